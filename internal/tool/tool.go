@@ -1,0 +1,145 @@
+// Package tool owns the tool abstraction shared by the agent, tools/list and
+// tools/call, and (later) the MCP server: a tool's spec (name, description,
+// JSON Schema input, permission class), the registry, the per-task
+// environment a tool runs in, and the split between a tool failure (a result
+// the model sees, *Error) and a runtime failure (any other error).
+//
+// Source: ../shared/spec/addendum.md §4 and §11 (tool names, classes, inputs).
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Class is a permission class (addendum §4).
+type Class string
+
+const (
+	ClassRead        Class = "read"
+	ClassEdit        Class = "edit"
+	ClassCommand     Class = "command"
+	ClassDestructive Class = "destructive"
+	ClassMCP         Class = "mcp"
+	ClassInteractive Class = "interactive"
+)
+
+// Spec is what tools/list reports for a tool: { name, description,
+// inputSchema, permission }.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Permission  Class           `json:"permission"`
+}
+
+// FileChange records one file a tool changed, for fileChanged events and the
+// summary's changedFiles. Path is relative to the root with "/". Kind is
+// "created", "modified" or "deleted". Added and Removed count lines.
+type FileChange struct {
+	Path    string `json:"path"`
+	Kind    string `json:"kind"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+}
+
+// Result is a successful tool run. Content is the text the model sees. Data is
+// the structured result returned by tools/call and carried by the toolFinished
+// event (nil means Content is used). Changes lists files the call changed.
+type Result struct {
+	Content string
+	Data    any
+	Changes []FileChange
+}
+
+// Error kinds of a tool failure (tools/call -32005 data.kind).
+const (
+	ErrInvalidInput       = "invalidInput"
+	ErrNotFound           = "notFound"
+	ErrOutsideWorkspace   = "outsideWorkspace"
+	ErrExcluded           = "excluded"
+	ErrStale              = "staleEdit"
+	ErrNoMatch            = "noMatch"
+	ErrAmbiguous          = "ambiguous"
+	ErrTimeout            = "timeout"
+	ErrSandboxUnavailable = "sandboxUnavailable"
+	ErrDenied             = "denied"
+	ErrCancelled          = "cancelled"
+	ErrIO                 = "io"
+	ErrUnknownTool        = "unknownTool"
+	ErrNoWorkspace        = "noWorkspace"
+)
+
+// Error is a tool failure: the model sees Message; tools/call answers -32005
+// with data {kind, message}.
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds a tool failure of the given kind.
+func Errorf(kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsError reports whether err is (or wraps) a tool failure.
+func AsError(err error) (*Error, bool) {
+	var te *Error
+	ok := errors.As(err, &te)
+	return te, ok
+}
+
+// Tool is one callable tool. Run returns a *Error for a failure the model
+// should see and any other error when the runtime itself failed.
+type Tool interface {
+	Spec() Spec
+	Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error)
+}
+
+// Registry is a set of tools by name, safe for concurrent use.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+// NewRegistry returns a registry holding tools.
+func NewRegistry(tools ...Tool) *Registry {
+	r := &Registry{tools: map[string]Tool{}}
+	for _, t := range tools {
+		r.Add(t)
+	}
+	return r
+}
+
+// Add registers t, replacing a tool of the same name.
+func (r *Registry) Add(t Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tools[t.Spec().Name] = t
+}
+
+// Get returns the tool called name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Specs returns every tool's spec sorted by name.
+func (r *Registry) Specs() []Spec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Spec, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t.Spec())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
