@@ -1,0 +1,201 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"unicode/utf8"
+)
+
+// DefaultMaxMessageBytes is the line cap of protocol.md "Framing": 32 MiB.
+const DefaultMaxMessageBytes = 32 << 20
+
+// Reader splits a byte stream into newline-delimited messages (protocol.md
+// "Framing"). Lines end at the byte '\n' only, so U+2028 and U+2029 never split a
+// message; one trailing '\r' is dropped; lines holding only spaces, tabs and '\r'
+// are skipped. A final line without '\n' before EOF is still returned.
+//
+// Reader is not safe for concurrent use.
+type Reader struct {
+	br  *bufio.Reader
+	max int
+	err error // sticky
+}
+
+// NewReader returns a Reader whose messages are at most maxBytes long, not counting
+// the "\n" or "\r\n" terminator. maxBytes <= 0 means DefaultMaxMessageBytes.
+func NewReader(r io.Reader, maxBytes int) *Reader {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxMessageBytes
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: maxBytes}
+}
+
+// Read returns the next non-blank line without its terminator, in a new slice the
+// caller owns. Errors: io.EOF at the end of input; ErrMessageTooLarge as soon as a
+// line passes the cap (at most the cap plus one buffer is held; the rest of the line
+// is never read); otherwise the underlying reader's error. Errors are sticky.
+func (r *Reader) Read() ([]byte, error) {
+	for r.err == nil {
+		line, err := r.readLine()
+		if err != nil {
+			r.err = err
+			if len(line) == 0 {
+				break
+			}
+			// A final unterminated line: return it, report err on the next call.
+		}
+		if !isBlank(line) {
+			return line, nil
+		}
+	}
+	return nil, r.err
+}
+
+// readLine reads up to and excluding '\n', drops one trailing '\r', and enforces
+// the cap while reading.
+func (r *Reader) readLine() ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		// A line within the cap holds at most max+2 bytes with its "\r\n".
+		if len(buf)+len(chunk) > r.max+2 {
+			return nil, ErrMessageTooLarge
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			buf = buf[:len(buf)-1]
+			if n := len(buf); n > 0 && buf[n-1] == '\r' {
+				buf = buf[:n-1]
+			}
+			if len(buf) > r.max {
+				return nil, ErrMessageTooLarge
+			}
+			return buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			if n := len(buf); n > 0 && buf[n-1] == '\r' {
+				buf = buf[:n-1]
+			}
+			if len(buf) > r.max {
+				return nil, ErrMessageTooLarge
+			}
+			return buf, err
+		}
+	}
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// Writer writes one JSON value per line. Writes are serialized: each message is a
+// single w.Write of the whole line, so lines never interleave. A writer waiting for
+// its turn gives up when its ctx is done or the Writer is closed; only the one write
+// already inside w.Write can stay blocked on a stalled peer.
+//
+// Output is compact JSON without HTML escaping; U+2028 and U+2029 are always
+// escaped (also inside json.RawMessage values) so that a client splitting on them
+// never breaks a message, and a line with invalid UTF-8 is refused.
+type Writer struct {
+	w         io.Writer
+	turn      chan struct{} // one token: the right to write
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	wr := &Writer{w: w, turn: make(chan struct{}, 1), closed: make(chan struct{})}
+	wr.turn <- struct{}{}
+	return wr
+}
+
+// Encode marshals v as one line, '\n' included, with the escaping rules above.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	line := escapeLineSeparators(buf.Bytes())
+	if !utf8.Valid(line) {
+		return nil, errors.New("jsonrpc: outgoing message is not valid UTF-8")
+	}
+	return line, nil
+}
+
+// escapeLineSeparators replaces raw U+2028/U+2029 (E2 80 A8/A9) with \u2028/\u2029.
+// JSON's structure is ASCII, so those bytes can only occur inside strings, where the
+// escape is equivalent.
+func escapeLineSeparators(b []byte) []byte {
+	if !bytes.Contains(b, []byte{0xE2, 0x80}) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); i++ {
+		if b[i] == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
+			out = append(out, `\u202`...)
+			out = append(out, "89"[b[i+2]-0xA8])
+			i += 2
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return out
+}
+
+// Write encodes v (see Encode) and writes it as one line. It returns ctx's error if
+// ctx is done while waiting for its turn, ErrClosed once Close was called, or the
+// encoding or I/O error.
+func (w *Writer) Write(ctx context.Context, v any) error {
+	line, err := Encode(v)
+	if err != nil {
+		return fmt.Errorf("jsonrpc: encode: %w", err)
+	}
+	return w.WriteLine(ctx, line)
+}
+
+// WriteLine writes an already encoded line, which must end with '\n' and hold no
+// other '\n'.
+func (w *Writer) WriteLine(ctx context.Context, line []byte) error {
+	select {
+	case <-w.closed:
+		return ErrClosed
+	default:
+	}
+	select {
+	case <-w.turn:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.closed:
+		return ErrClosed
+	}
+	defer func() { w.turn <- struct{}{} }()
+	select {
+	case <-w.closed:
+		return ErrClosed
+	default:
+	}
+	_, err := w.w.Write(line)
+	return err
+}
+
+// Close makes every pending and later Write return ErrClosed. It does not close
+// the underlying io.Writer. It is safe to call more than once and concurrently.
+func (w *Writer) Close() {
+	w.closeOnce.Do(func() { close(w.closed) })
+}
