@@ -1,0 +1,68 @@
+// Command task-x-runtime is the engine behind the task-x VS Code extension.
+// With no flags it serves the JSON-RPC 2.0 protocol of
+// ../shared/spec/protocol.md on stdio (one JSON object per line; stdout
+// carries protocol messages only, stderr carries logs at the TASK_X_LOG
+// level). --version prints the version.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/server"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0"
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("task-x-runtime", flag.ContinueOnError)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	mcpServer := fs.Bool("mcp-server", false, "serve the tool registry as an MCP server on stdio")
+	fs.String("root", "", "workspace root for --mcp-server")
+	fs.Bool("no-tools", false, "with --mcp-server, serve only the approve tool")
+	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	if *showVersion {
+		fmt.Println("task-x-runtime", version)
+		return 0
+	}
+	if *mcpServer || *hook {
+		fmt.Fprintln(os.Stderr, "task-x-runtime: --mcp-server and --hook-shell-edit are not available in this build yet")
+		return 2
+	}
+
+	secrets := &logx.Secrets{}
+	level, lerr := logx.ParseLevel(os.Getenv("TASK_X_LOG"))
+	handler := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: logx.LevelName})
+	logger := slog.New(logx.NewRedactingHandler(handler, secrets))
+	if lerr != nil {
+		logger.Warn(lerr.Error())
+	}
+	// Keys the runtime itself holds are redacted from logs too.
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
+		secrets.Add(os.Getenv(k))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	home, _ := os.UserHomeDir()
+	srv := server.New(&server.Options{Version: version, Logger: logger, Secrets: secrets, Home: home})
+	if err := srv.Serve(ctx, os.Stdin, os.Stdout); err != nil {
+		logger.Error("session ended", "err", err)
+		return 1
+	}
+	return 0
+}

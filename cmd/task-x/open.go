@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+)
+
+type summary struct {
+	Root    string `json:"root"`
+	Project struct {
+		Name      string   `json:"name"`
+		Kinds     []string `json:"kinds"`
+		Manifests []string `json:"manifests"`
+		Languages []struct {
+			Language string `json:"language"`
+			Files    int    `json:"files"`
+		} `json:"languages"`
+		Commands map[string]string `json:"commands"`
+		Git      *struct {
+			Branch string `json:"branch"`
+			Head   string `json:"head"`
+			Dirty  int    `json:"dirty"`
+		} `json:"git"`
+	} `json:"project"`
+	Stats struct {
+		Files        int            `json:"files"`
+		IndexedFiles int            `json:"indexedFiles"`
+		Skipped      map[string]int `json:"skipped"`
+		Bytes        int64          `json:"bytes"`
+		Symbols      int            `json:"symbols"`
+		ParseErrors  int            `json:"parseErrors"`
+		ElapsedMs    int64          `json:"elapsedMs"`
+		Truncated    bool           `json:"truncated"`
+	} `json:"stats"`
+	Instructions []struct {
+		Source    string `json:"source"`
+		Scope     string `json:"scope"`
+		Dir       string `json:"dir"`
+		Truncated bool   `json:"truncated"`
+	} `json:"instructions"`
+}
+
+func cmdOpen(args []string) int {
+	fs := flag.NewFlagSet("open", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(os.Stderr, "task-x open: at most one folder")
+		return 2
+	}
+	dir, err := absDir(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	c, err := startClient(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x:", err)
+		return 1
+	}
+	defer c.close()
+	bar := newProgressBar()
+	c.onNotify = func(method string, params json.RawMessage) {
+		if method == "workspace/progress" {
+			bar.update(params)
+		}
+	}
+	if err := c.initialize(ctx, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "task-x: initialize:", rpcMessage(err))
+		return 1
+	}
+	var raw json.RawMessage
+	if err := c.call(ctx, "workspace/open", map[string]any{"root": dir}, &raw); err != nil {
+		bar.clear()
+		fmt.Fprintln(os.Stderr, "task-x: workspace/open:", rpcMessage(err))
+		return 1
+	}
+	bar.clear()
+	if *asJSON {
+		var v any
+		json.Unmarshal(raw, &v)
+		out, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Println(string(out))
+		return 0
+	}
+	var s summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		fmt.Fprintln(os.Stderr, "task-x: unreadable summary:", err)
+		return 1
+	}
+	printSummary(&s)
+	return 0
+}
+
+func printSummary(s *summary) {
+	p := s.Project
+	fmt.Printf("%s  %s\n", p.Name, s.Root)
+	if len(p.Kinds) > 0 {
+		fmt.Printf("  kinds:      %s\n", strings.Join(p.Kinds, ", "))
+	}
+	if len(p.Manifests) > 0 {
+		fmt.Printf("  manifests:  %s\n", strings.Join(p.Manifests, ", "))
+	}
+	if len(p.Languages) > 0 {
+		var parts []string
+		for _, l := range p.Languages {
+			parts = append(parts, fmt.Sprintf("%s %d", l.Language, l.Files))
+		}
+		fmt.Printf("  languages:  %s\n", strings.Join(parts, ", "))
+	}
+	for _, k := range []string{"build", "test", "lint", "run"} {
+		if c := p.Commands[k]; c != "" {
+			fmt.Printf("  %-11s %s\n", k+":", c)
+		}
+	}
+	if p.Git != nil {
+		fmt.Printf("  git:        %s @ %s, %d changed\n", p.Git.Branch, p.Git.Head, p.Git.Dirty)
+	}
+	st := s.Stats
+	fmt.Printf("  files:      %d indexed of %d seen, %.1f MB, %d symbols, %d ms", st.IndexedFiles, st.Files, float64(st.Bytes)/1e6, st.Symbols, st.ElapsedMs)
+	if st.Truncated {
+		fmt.Print(" (truncated at the file cap)")
+	}
+	fmt.Println()
+	var skipped []string
+	for k, v := range st.Skipped {
+		if v > 0 {
+			skipped = append(skipped, fmt.Sprintf("%s %d", k, v))
+		}
+	}
+	sort.Strings(skipped)
+	if len(skipped) > 0 {
+		fmt.Printf("  skipped:    %s\n", strings.Join(skipped, ", "))
+	}
+	for _, in := range s.Instructions {
+		where := in.Scope
+		if in.Dir != "" {
+			where += " " + in.Dir
+		}
+		fmt.Printf("  instructions: %s (%s)\n", in.Source, where)
+	}
+}

@@ -1,0 +1,338 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/store"
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+type runParams struct {
+	Prompt   string          `json:"prompt"`
+	Images   []imageInput    `json:"images"`
+	Provider json.RawMessage `json:"provider"`
+	ChatMode string          `json:"chatMode"`
+	TaskID   string          `json:"taskId"`
+	Policy   json.RawMessage `json:"policy"`
+}
+
+// imageInput is protocol.md ImageInput.
+type imageInput struct {
+	MediaType string `json:"mediaType"`
+	Data      string `json:"data"`
+}
+
+const (
+	maxImages         = 8
+	maxImageDataChars = 7_000_000
+)
+
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// validateImages checks ImageInput[] as protocol.md Images says; -32602 otherwise.
+func validateImages(images []imageInput) ([]provider.Part, error) {
+	if len(images) > maxImages {
+		return nil, invalidParams("at most %d images per prompt, got %d", maxImages, len(images))
+	}
+	parts := make([]provider.Part, 0, len(images))
+	for i, im := range images {
+		if !imageTypes[im.MediaType] {
+			return nil, invalidParams("images[%d].mediaType %q is not one of image/png, image/jpeg, image/gif, image/webp", i, im.MediaType)
+		}
+		if im.Data == "" || strings.HasPrefix(im.Data, "data:") {
+			return nil, invalidParams("images[%d].data must be base64 without a data: prefix", i)
+		}
+		if len(im.Data) > maxImageDataChars {
+			return nil, invalidParams("images[%d].data is over %d characters", i, maxImageDataChars)
+		}
+		if _, err := base64.StdEncoding.DecodeString(im.Data); err != nil {
+			return nil, invalidParams("images[%d].data is not valid base64: %v", i, err)
+		}
+		parts = append(parts, provider.Part{Type: provider.PartImage, MediaType: im.MediaType, Data: im.Data})
+	}
+	return parts, nil
+}
+
+func newTaskID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "task-" + hex.EncodeToString(b[:])
+}
+
+// agentRun runs a top-level task and answers with its summary; agent/event
+// notifications stream while it runs (protocol.md Agent, tools, and
+// extensions).
+func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, error) {
+	var p runParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Prompt) == "" {
+		return nil, invalidParams("prompt is required")
+	}
+	if !utf8.ValidString(p.Prompt) {
+		return nil, invalidParams("prompt is not valid UTF-8")
+	}
+	mode := p.ChatMode
+	if mode == "" {
+		mode = "agent"
+	}
+	switch mode {
+	case "ask", "plan", "agent", "team":
+	default:
+		return nil, invalidParams("chatMode must be ask, plan, agent or team, got %q", p.ChatMode)
+	}
+	images, err := validateImages(p.Images)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy.Parse(p.Policy)
+	if err != nil {
+		return nil, invalidParams("policy: %v", err)
+	}
+	prov, err := s.parseProvider(p.Provider)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	st, sandbox := s.store, s.sandbox
+	s.mu.Unlock()
+
+	taskID := p.TaskID
+	var history []provider.Message
+	var saved *store.Task
+	if taskID != "" {
+		if !store.ValidID(taskID) {
+			return nil, invalidParams("taskId %q is not a valid task id", taskID)
+		}
+		if st != nil {
+			if t, err := st.Load(taskID); err == nil {
+				saved = t
+				if len(t.Messages) > 0 {
+					if err := json.Unmarshal(t.Messages, &history); err != nil {
+						return nil, invalidParams("saved task %s has an unreadable conversation: %v", taskID, err)
+					}
+				}
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+		}
+	} else {
+		taskID = newTaskID()
+	}
+
+	jsonrpc.Async(ctx)
+	emit := func(ev agent.Event) {
+		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: ev})
+		if ev.Type == "fileChanged" && ev.Path != "" {
+			s.filesChanged(ctx, []tool.FileChange{{Path: ev.Path}})
+		}
+	}
+	if mode == "team" {
+		emit(agent.Event{Type: "warning", Message: "team mode is not available in this runtime yet; the task runs as one agent"})
+		mode = "agent"
+	}
+
+	record := &store.Task{TaskID: taskID, Title: title(p.Prompt), Status: store.StatusRunning, ChatMode: mode,
+		Model: prov.Config().Model, Owner: store.Self()}
+	if saved != nil {
+		record.CreatedAt = saved.CreatedAt
+		record.Title = saved.Title
+	}
+	s.saveTask(st, record)
+
+	env := tool.NewEnv(ws.Root(), liveIndex{ws}, sandbox, taskID)
+	summary, messages := agent.Run(ctx, agent.Params{
+		TaskID:   taskID,
+		Prompt:   p.Prompt,
+		ChatMode: mode,
+		Images:   images,
+		Policy:   pol,
+		System:   projectContext(ws),
+		History:  history,
+	}, agent.Options{
+		Provider: prov,
+		Tools:    s.tools,
+		Env:      env,
+		Approve:  s.approver(),
+		Emit:     emit,
+		Logger:   s.log,
+	})
+
+	if st != nil {
+		record.Status = summary.Status
+		if summary.Error != nil {
+			record.Error = s.secrets.Redact(*summary.Error)
+		}
+		record.Summary, _ = json.Marshal(summary)
+		record.Messages, _ = json.Marshal(messages)
+		s.saveTask(st, record)
+	}
+	return summary, nil
+}
+
+func (s *Server) saveTask(st *store.Store, t *store.Task) {
+	if st == nil {
+		return
+	}
+	if err := st.Save(t); err != nil {
+		s.log.Warn("saving the task file", "task", t.TaskID, "err", err)
+	}
+}
+
+// title is the first line of the prompt, cut at 80 characters.
+func title(prompt string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	if utf8.RuneCountInString(line) > 80 {
+		r := []rune(line)
+		line = string(r[:80]) + "…"
+	}
+	return line
+}
+
+// approver asks the client with agent/requestApproval. No answer, an error or
+// an unknown decision is deny (protocol.md agent/requestApproval).
+func (s *Server) approver() agent.Approver {
+	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+		raw, err := s.conn.Call(ctx, protocol.MethodRequestApproval, map[string]any{
+			"taskId": req.TaskID, "callId": req.CallID, "tool": req.Tool,
+			"permission": req.Permission, "input": req.Input, "preview": req.Preview,
+		})
+		if err != nil {
+			return "deny", err
+		}
+		var r struct {
+			Decision string `json:"decision"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return "deny", fmt.Errorf("approval answer: %w", err)
+		}
+		switch r.Decision {
+		case "allow", "allowSession", "deny":
+			return agent.Decision(r.Decision), nil
+		}
+		return "deny", fmt.Errorf("unknown approval decision %q", r.Decision)
+	}
+}
+
+// projectContext is the workspace part of the agent's system prompt: the
+// project, its commands and the instructions that apply at the root.
+func projectContext(ws *workspace.Workspace) string {
+	sum := ws.Summary()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Workspace root: %s\n", sum.Root)
+	pr := sum.Project
+	fmt.Fprintf(&b, "Project: %s", pr.Name)
+	if len(pr.Kinds) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(pr.Kinds, ", "))
+	}
+	b.WriteString("\n")
+	if len(pr.Languages) > 0 {
+		b.WriteString("Languages:")
+		for i, l := range pr.Languages {
+			if i == 6 {
+				break
+			}
+			fmt.Fprintf(&b, " %s (%d files)", l.Language, l.Files)
+		}
+		b.WriteString("\n")
+	}
+	for _, k := range []string{"build", "test", "lint", "run"} {
+		if c, ok := pr.Commands[k]; ok && c != "" {
+			fmt.Fprintf(&b, "%s command: %s\n", k, c)
+		}
+	}
+	fmt.Fprintf(&b, "Indexed files: %d\n", sum.Stats.IndexedFiles)
+	for _, in := range sum.Instructions {
+		if in.Scope == "directory" {
+			fmt.Fprintf(&b, "\nInstructions in %s apply to work under %s/ (read them with read_file when you work there).\n", in.Source, in.Dir)
+			continue
+		}
+		fmt.Fprintf(&b, "\n<instructions source=%q scope=%q>\n%s\n</instructions>\n", in.Source, in.Scope, in.Content)
+	}
+	return b.String()
+}
+
+type taskIDParams struct {
+	TaskID string `json:"taskId"`
+}
+
+func (s *Server) taskStore() *store.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store
+}
+
+// agentTasks: agent/tasks → { tasks: [...] } newest first (addendum §11);
+// empty without a dataDir.
+func (s *Server) agentTasks(ctx context.Context, params json.RawMessage) (any, error) {
+	st := s.taskStore()
+	if st == nil {
+		return map[string]any{"tasks": []store.Info{}}, nil
+	}
+	list, err := st.List()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"tasks": list}, nil
+}
+
+// agentTask: agent/task { taskId } → { summary, messages, title }.
+func (s *Server) agentTask(ctx context.Context, params json.RawMessage) (any, error) {
+	var p taskIDParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	st := s.taskStore()
+	if st == nil || !store.ValidID(p.TaskID) {
+		return nil, invalidParams("no saved task %q", p.TaskID)
+	}
+	t, err := st.Load(p.TaskID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, invalidParams("no saved task %q", p.TaskID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msgs := t.Messages
+	if len(msgs) == 0 {
+		msgs = json.RawMessage("[]")
+	}
+	sum := t.Summary
+	if len(sum) == 0 {
+		sum = json.RawMessage("null")
+	}
+	return map[string]any{"summary": sum, "messages": msgs, "title": t.Title, "status": t.Status}, nil
+}
+
+// agentDeleteTask: agent/deleteTask { taskId } → bool.
+func (s *Server) agentDeleteTask(ctx context.Context, params json.RawMessage) (any, error) {
+	var p taskIDParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	st := s.taskStore()
+	if st == nil || !store.ValidID(p.TaskID) {
+		return false, nil
+	}
+	return st.Delete(p.TaskID)
+}

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/provider"
+)
+
+type chatParams struct {
+	Provider json.RawMessage `json:"provider"`
+	Request  json.RawMessage `json:"request"`
+}
+
+// chatSend: chat/send streams chat/event notifications {requestId, event}
+// and answers with their fold {text, toolCalls, stopReason, usage}. It never
+// retries (protocol.md chat/send, Errors).
+func (s *Server) chatSend(ctx context.Context, params json.RawMessage) (any, error) {
+	var p chatParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	prov, err := s.parseProvider(p.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Request) == 0 || string(p.Request) == "null" {
+		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Field: "request", Message: "request is required"}
+	}
+	req, err := provider.ParseRequest(p.Request)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := jsonrpc.RequestID(ctx)
+	jsonrpc.Async(ctx)
+	res, err := prov.Stream(ctx, req, func(ev provider.Event) {
+		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: id, Event: wireChatEvent(ev)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.ToolCalls == nil {
+		res.ToolCalls = []provider.ToolCall{}
+	}
+	return res, nil
+}
+
+// wireChatEvent renders a provider.Event as a protocol.md chat/event event.
+func wireChatEvent(ev provider.Event) any {
+	switch ev.Type {
+	case provider.EventTextDelta, provider.EventThinkingDelta:
+		return map[string]any{"type": ev.Type, "text": ev.Text}
+	case provider.EventToolCall:
+		return map[string]any{"type": ev.Type, "id": ev.ToolCall.ID, "name": ev.ToolCall.Name, "input": ev.ToolCall.Input}
+	case provider.EventUsage:
+		return map[string]any{"type": ev.Type, "usage": ev.Usage}
+	case provider.EventDone:
+		return map[string]any{"type": ev.Type, "stopReason": ev.StopReason}
+	}
+	return map[string]any{"type": ev.Type}
+}
