@@ -69,8 +69,8 @@ type chatChunk struct {
 	} `json:"message"`
 	Done            bool            `json:"done"`
 	DoneReason      string          `json:"done_reason"`
-	PromptEvalCount int             `json:"prompt_eval_count"`
-	EvalCount       int             `json:"eval_count"`
+	PromptEvalCount *int            `json:"prompt_eval_count"`
+	EvalCount       *int            `json:"eval_count"`
 	Error           json.RawMessage `json:"error"`
 }
 
@@ -182,7 +182,8 @@ func objectArguments(raw json.RawMessage) (json.RawMessage, error) {
 // It emits textDelta for message.content, thinkingDelta for message.thinking
 // (never folded into Result.Text), toolCall for each entry of
 // message.tool_calls (ids assigned as call_<n> when absent or repeated),
-// then usage and done from the final done line. stopReason is toolUse when a
+// then usage (when prompt_eval_count or eval_count is present) and done
+// from the final done line. stopReason is toolUse when a
 // tool call arrived, else done_reason stop → endTurn, length → maxTokens,
 // anything else → unknown.
 //
@@ -285,9 +286,16 @@ func (f *folder) line(line []byte) (bool, *provider.Error) {
 	if !ch.Done {
 		return false, nil
 	}
-	f.res.Usage = provider.Usage{InputTokens: max(ch.PromptEvalCount, 0), OutputTokens: max(ch.EvalCount, 0)}
-	f.emit(provider.Event{Type: provider.EventUsage, Usage: &provider.Usage{
-		InputTokens: f.res.Usage.InputTokens, OutputTokens: f.res.Usage.OutputTokens}})
+	if ch.PromptEvalCount != nil || ch.EvalCount != nil {
+		if ch.PromptEvalCount != nil {
+			f.res.Usage.InputTokens = max(*ch.PromptEvalCount, 0)
+		}
+		if ch.EvalCount != nil {
+			f.res.Usage.OutputTokens = max(*ch.EvalCount, 0)
+		}
+		u := f.res.Usage
+		f.emit(provider.Event{Type: provider.EventUsage, Usage: &u})
+	}
 	switch {
 	case len(f.calls) > 0:
 		f.res.StopReason = provider.StopToolUse

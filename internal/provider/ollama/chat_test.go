@@ -54,6 +54,19 @@ func TestStreamDoneReasons(t *testing.T) {
 	}
 }
 
+func TestStreamDoneWithoutCountsHasNoUsage(t *testing.T) {
+	p := newFake(t, provider.Config{}, chatServer(t, func(w http.ResponseWriter, r *http.Request) {
+		writeNDJSON(w, chunk("x"), `{"model":"qwen3:8b","message":{"role":"assistant","content":""},"done_reason":"stop","done":true}`)
+	}))
+	evs, res, err := run(t, p, context.Background(), simpleRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[1].Type != provider.EventDone || res.Usage != (provider.Usage{}) {
+		t.Fatalf("events %+v result %+v", evs, res)
+	}
+}
+
 func TestStreamThinkingOnlyChunks(t *testing.T) {
 	p := newFake(t, provider.Config{}, chatServer(t, func(w http.ResponseWriter, r *http.Request) {
 		writeNDJSON(w, thinkingChunk("Let me"), thinkingChunk(" think."), chunk("Answer"), doneLine("stop", 5, 4))
@@ -220,7 +233,7 @@ func TestStreamBadToolCallIsProtocol(t *testing.T) {
 func TestStreamErrorLineAfter200(t *testing.T) {
 	for text, kind := range map[string]provider.ErrorKind{
 		"an error was encountered while running the model: unexpected EOF": provider.KindServer,
-		`model "qwen3:8b" not found, try pulling it first`:                  provider.KindNotFound,
+		`model "qwen3:8b" not found, try pulling it first`:                 provider.KindNotFound,
 	} {
 		p := newFake(t, provider.Config{}, chatServer(t, func(w http.ResponseWriter, r *http.Request) {
 			b, _ := json.Marshal(map[string]string{"error": text})
