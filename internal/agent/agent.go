@@ -1,0 +1,494 @@
+// Package agent owns the agent loop of agent/run: the system prompt, the
+// model turn → tool calls → tool results cycle, approvals through the policy
+// and an Approver, the agent/event stream (Event, documented in
+// docs/events.md) and the task Summary.
+//
+// This slice has no retries, compaction, steering or background commands;
+// those join the loop in later issues.
+//
+// Source: ../shared/spec/protocol.md ("Agent, tools, and extensions":
+// agent/run, agent/event, agent/requestApproval, the policy paragraph;
+// Images; Framing for what is logged) and addendum §4, §5, §10, §11.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxIterations   = 50
+	DefaultApprovalTimeout = 10 * time.Minute // addendum §10
+	DefaultMaxTokens       = 4096             // protocol.md ChatRequest.maxTokens
+)
+
+// Options are the dependencies of Run. Provider is required. Tools nil means
+// no tools; Env nil means a fresh Env with no workspace; Approve nil denies
+// every call that would ask; Emit nil drops events; Logger nil discards.
+type Options struct {
+	Provider provider.Provider
+	Tools    *tool.Registry
+	Env      *tool.Env
+	Approve  Approver
+	// Emit receives every event in order, from Run's goroutine.
+	Emit   func(Event)
+	Logger *slog.Logger
+	// MaxIterations bounds the model calls of one task (default 50).
+	MaxIterations int
+	// ApprovalTimeout bounds the wait for one approval (default 10 minutes).
+	ApprovalTimeout time.Duration
+	// MaxTokens is each model call's output limit (default 4096).
+	MaxTokens int
+}
+
+// Params describe one task. ChatMode is "ask", "plan", "agent" or "team"
+// (team runs as agent in this slice). Images are image Parts joined to the
+// prompt's user message (validated by the server, protocol.md Images).
+// System is the project context the server built (workspace summary,
+// instruction files). History is a saved conversation to continue, or nil.
+type Params struct {
+	TaskID   string
+	Prompt   string
+	ChatMode string
+	Images   []provider.Part
+	Policy   policy.Policy
+	System   string
+	History  []provider.Message
+}
+
+// Messages the model sees as tool results when no tool output exists.
+const (
+	resultCancelled   = "The task was cancelled before this tool call finished."
+	resultUnknownTool = "Unknown tool %q. Use only the tools you were given."
+	resultBadInput    = "The tool input is not a valid JSON object."
+)
+
+// Run runs one task to its end and returns its Summary and the full
+// conversation (History, the new user message, and every model turn and
+// tool-result message), ready to be saved. It never returns an error: a
+// failure is a Summary with status failed and Error set, a cancelled ctx
+// gives status cancelled with Error "cancelled". The first event is
+// `started`, the last is always `done`. Every toolUse in the returned
+// conversation has exactly one toolResult in the next message.
+func Run(ctx context.Context, p Params, opts Options) (Summary, []provider.Message) {
+	r := newRun(p, opts)
+	r.run(ctx)
+	return r.finish()
+}
+
+type run struct {
+	p        Params
+	opts     Options
+	log      *slog.Logger
+	env      *tool.Env
+	grants   *grants
+	messages []provider.Message
+	sum      Summary
+	errMsg   string
+}
+
+func newRun(p Params, opts Options) *run {
+	if opts.Tools == nil {
+		opts.Tools = tool.NewRegistry()
+	}
+	if opts.Emit == nil {
+		opts.Emit = func(Event) {}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxIterations <= 0 {
+		opts.MaxIterations = DefaultMaxIterations
+	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = DefaultMaxTokens
+	}
+	env := opts.Env
+	if env == nil {
+		env = tool.NewEnv("", nil, true, p.TaskID)
+	}
+	if env.Reads == nil {
+		e := *env
+		e.Reads = tool.NewReadTracker()
+		env = &e
+	}
+	if p.ChatMode == "" {
+		p.ChatMode = policy.ChatAgent
+	}
+	p.Policy = p.Policy.WithRoot(env.Root)
+	r := &run{p: p, opts: opts, env: env, grants: newGrants(),
+		log: opts.Logger.With("taskId", p.TaskID)}
+	r.sum = Summary{
+		TaskID:        p.TaskID,
+		Status:        StatusCompleted,
+		ChangedFiles:  []tool.FileChange{},
+		Operations:    []string{},
+		Validations:   []Validation{},
+		SkippedChecks: []string{},
+	}
+	if opts.Provider != nil {
+		r.sum.Model = opts.Provider.Config().Model
+	}
+	return r
+}
+
+func (r *run) emit(e Event) { r.opts.Emit(e) }
+
+// fail ends the task as failed with msg.
+func (r *run) fail(msg string) {
+	r.sum.Status = StatusFailed
+	r.errMsg = msg
+}
+
+func (r *run) cancel() {
+	r.sum.Status = StatusCancelled
+	r.errMsg = "cancelled"
+}
+
+func (r *run) run(ctx context.Context) {
+	r.emit(Event{Type: EventStarted, TaskID: r.p.TaskID, ChatMode: r.p.ChatMode, Model: r.sum.Model})
+	if r.opts.Provider == nil {
+		r.fail("agent: no provider configured")
+		return
+	}
+	r.emit(Event{Type: EventModel, Provider: string(r.opts.Provider.Config().Kind), Model: r.sum.Model})
+	if r.p.Prompt == "" && len(r.p.Images) == 0 {
+		r.fail("agent: the prompt is empty")
+		return
+	}
+	r.messages = startConversation(r.p.History, r.p.Prompt, r.p.Images)
+
+	var specs []provider.ToolSpec
+	offered := map[string]tool.Spec{}
+	for _, s := range r.opts.Tools.Specs() {
+		if r.p.Policy.OfferedTool(s, r.p.ChatMode) {
+			offered[s.Name] = s
+			specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema})
+		}
+	}
+	system := systemPrompt(r.env.Root, r.p.ChatMode, r.p.Policy.Mode == policy.ModeReadOnly, r.p.System)
+
+	for {
+		if ctx.Err() != nil {
+			r.cancel()
+			return
+		}
+		if r.sum.Iterations >= r.opts.MaxIterations {
+			r.fail(fmt.Sprintf("the task reached the limit of %d model turns without finishing", r.opts.MaxIterations))
+			return
+		}
+		r.sum.Iterations++
+		r.emit(Event{Type: EventIteration, N: r.sum.Iterations})
+		res, err := r.modelTurn(ctx, system, specs)
+		if err != nil {
+			if ctx.Err() != nil {
+				r.cancel()
+				return
+			}
+			pe := provider.AsError(err)
+			r.emit(Event{Type: EventError, Message: pe.Message, Kind: string(pe.Kind), HTTPStatus: pe.Status, Retryable: pe.Retryable()})
+			r.log.Warn("model call failed", "kind", pe.Kind, "status", pe.Status, "iteration", r.sum.Iterations)
+			r.fail(pe.Error())
+			return
+		}
+		calls := r.recordAssistant(res)
+		if len(calls) == 0 {
+			if res.StopReason == provider.StopMaxTokens {
+				r.emit(Event{Type: EventWarning, Message: "the model's answer was cut at the output token limit"})
+			}
+			return
+		}
+		r.runCalls(ctx, calls, offered)
+		if ctx.Err() != nil {
+			r.cancel()
+			return
+		}
+	}
+}
+
+// modelTurn runs one model call, relaying text and thinking deltas.
+func (r *run) modelTurn(ctx context.Context, system string, specs []provider.ToolSpec) (*provider.Result, error) {
+	req := &provider.Request{System: system, Messages: r.messages, Tools: specs, MaxTokens: r.opts.MaxTokens}
+	start := time.Now()
+	res, err := r.opts.Provider.Stream(ctx, req, func(ev provider.Event) {
+		switch ev.Type {
+		case provider.EventTextDelta:
+			r.emit(Event{Type: EventTextDelta, Text: ev.Text})
+		case provider.EventThinkingDelta:
+			r.emit(Event{Type: EventThinkingDelta, Text: ev.Text})
+		}
+	})
+	if err == nil && res == nil {
+		err = provider.Errorf(provider.KindProtocol, "the provider returned no result")
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.sum.Usage.InputTokens += res.Usage.InputTokens
+	r.sum.Usage.OutputTokens += res.Usage.OutputTokens
+	r.sum.Metrics.UnpricedTokens = r.sum.Usage.InputTokens + r.sum.Usage.OutputTokens
+	r.log.Info("model call", "iteration", r.sum.Iterations, "inputTokens", res.Usage.InputTokens,
+		"outputTokens", res.Usage.OutputTokens, "toolCalls", len(res.ToolCalls), "stopReason", res.StopReason,
+		"durationMs", time.Since(start).Milliseconds())
+	return res, nil
+}
+
+// recordAssistant appends the model turn to the conversation, emits
+// assistantMessage and usage, and returns the tool calls with ids and inputs
+// made safe to send back (a missing id gets call_<iteration>_<n>; an input
+// that is not a JSON object becomes {} and is answered with an error).
+func (r *run) recordAssistant(res *provider.Result) []pendingCall {
+	calls := make([]pendingCall, 0, len(res.ToolCalls))
+	seen := map[string]bool{}
+	var parts []provider.Part
+	if res.Text != "" {
+		parts = append(parts, provider.Part{Type: provider.PartText, Text: res.Text})
+		r.sum.Text = res.Text
+	}
+	for i, tc := range res.ToolCalls {
+		pc := pendingCall{ToolCall: tc}
+		if pc.ID == "" || seen[pc.ID] {
+			pc.ID = fmt.Sprintf("call_%d_%d", r.sum.Iterations, i+1)
+		}
+		seen[pc.ID] = true
+		if !isObject(pc.Input) {
+			pc.badInput = true
+			pc.Input = json.RawMessage("{}")
+		}
+		calls = append(calls, pc)
+		parts = append(parts, provider.Part{Type: provider.PartToolUse, ID: pc.ID, Name: pc.Name, Input: pc.Input})
+	}
+	if len(parts) > 0 {
+		r.messages = append(r.messages, provider.Message{Role: provider.RoleAssistant, Content: parts})
+	}
+	wire := make([]provider.ToolCall, len(calls))
+	for i, c := range calls {
+		wire[i] = c.ToolCall
+	}
+	r.emit(Event{Type: EventAssistantMessage, Text: res.Text, ToolCalls: wire})
+	r.emit(Event{Type: EventUsage, InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
+		TotalInputTokens: r.sum.Usage.InputTokens, TotalOutputTokens: r.sum.Usage.OutputTokens, CostUSD: r.sum.Metrics.CostUSD})
+	return calls
+}
+
+type pendingCall struct {
+	provider.ToolCall
+	badInput bool
+}
+
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// runCalls runs the calls in order and appends one user message holding one
+// toolResult per call, whatever happened to it.
+func (r *run) runCalls(ctx context.Context, calls []pendingCall, offered map[string]tool.Spec) {
+	results := make([]provider.Part, 0, len(calls))
+	for _, c := range calls {
+		r.sum.ToolCalls++
+		var content string
+		var isErr bool
+		if ctx.Err() != nil {
+			content, isErr = resultCancelled, true
+		} else {
+			content, isErr = r.runCall(ctx, c, offered)
+		}
+		results = append(results, provider.Part{Type: provider.PartToolResult, ToolUseID: c.ID, ToolName: c.Name, Content: content, IsError: isErr})
+	}
+	r.messages = append(r.messages, provider.Message{Role: provider.RoleUser, Content: results})
+}
+
+// runCall takes one call through the policy, the approval and the tool, and
+// returns the content the model sees.
+func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]tool.Spec) (string, bool) {
+	spec, isOffered := offered[c.Name]
+	t, exists := r.opts.Tools.Get(c.Name)
+	if !exists {
+		spec = tool.Spec{Name: c.Name}
+	} else if !isOffered {
+		spec = t.Spec()
+	}
+	r.emit(Event{Type: EventToolStarted, CallID: c.ID, Tool: c.Name, Input: c.Input, Permission: spec.Permission})
+	start := time.Now()
+	finish := func(content string, ok bool, result any) (string, bool) {
+		ev := Event{Type: EventToolFinished, CallID: c.ID, Tool: c.Name, OK: ok, Result: result, DurationMs: time.Since(start).Milliseconds()}
+		if !ok {
+			ev.Error = &content
+		}
+		r.emit(ev)
+		outcome := "ok"
+		if !ok {
+			outcome = "error"
+		}
+		r.log.Info("tool call", "tool", c.Name, "class", spec.Permission, "outcome", outcome, "durationMs", ev.DurationMs)
+		return content, !ok
+	}
+	if !exists {
+		return finish(fmt.Sprintf(resultUnknownTool, c.Name), false, nil)
+	}
+	if c.badInput {
+		return finish(resultBadInput, false, nil)
+	}
+
+	decision, reason := r.p.Policy.Decide(spec, c.Input)
+	if !isOffered && decision != policy.Deny {
+		// A tool the mode does not offer (the model called it anyway).
+		decision, reason = policy.Deny, fmt.Sprintf("%s tools are not available in %s mode", spec.Permission, r.chatModeLabel())
+	}
+	switch decision {
+	case policy.Deny:
+		return finish("denied by policy: "+reason, false, nil)
+	case policy.Ask:
+		if r.grants.covers(c.Name, c.Input) {
+			break
+		}
+		if !r.approve(ctx, c, spec) {
+			if ctx.Err() != nil {
+				return finish(resultCancelled, false, nil)
+			}
+			return finish(resultDenied, false, nil)
+		}
+	}
+
+	res, err := r.runTool(ctx, t, c.Input)
+	if err != nil {
+		if te, ok := tool.AsError(err); ok {
+			return finish(te.Message, false, nil)
+		}
+		if ctx.Err() != nil {
+			return finish(resultCancelled, false, nil)
+		}
+		r.log.Error("tool runtime failure", "tool", c.Name, "error", err)
+		return finish("The tool failed: "+err.Error(), false, nil)
+	}
+	for _, ch := range res.Changes {
+		r.emit(Event{Type: EventFileChanged, CallID: c.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
+		r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
+	}
+	var data any = res.Content
+	if res.Data != nil {
+		data = res.Data
+	}
+	return finish(res.Content, true, data)
+}
+
+func (r *run) chatModeLabel() string {
+	if r.p.Policy.Mode == policy.ModeReadOnly {
+		return "readOnly"
+	}
+	return r.p.ChatMode
+}
+
+// approve asks the Approver with the approval timeout; it reports whether the
+// call may run and remembers allowSession.
+func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec) bool {
+	req := ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
+		Input: c.Input, Preview: preview(r.env, c.Name, c.Input)}
+	r.emit(Event{Type: EventApprovalRequested, CallID: c.ID, Tool: c.Name, Permission: spec.Permission, Input: c.Input, Preview: req.Preview})
+	d := DecisionDeny
+	if r.opts.Approve != nil {
+		actx, stop := context.WithTimeout(ctx, r.opts.ApprovalTimeout)
+		got, err := r.opts.Approve(actx, req)
+		switch {
+		case err != nil:
+			r.log.Warn("approval failed; counted as deny", "tool", c.Name, "error", err)
+		case actx.Err() != nil:
+			r.log.Info("approval timed out or task ended; counted as deny", "tool", c.Name)
+		default:
+			d = normalise(got)
+		}
+		stop()
+	}
+	r.emit(Event{Type: EventApprovalResolved, CallID: c.ID, Tool: c.Name, Decision: d})
+	if d == DecisionAllowSession {
+		r.grants.remember(c.Name, c.Input)
+	}
+	return d != DecisionDeny
+}
+
+// runTool runs t, turning a panic into a runtime error (a broken tool must
+// not take the runtime down).
+func (r *run) runTool(ctx context.Context, t tool.Tool, input json.RawMessage) (res tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool panicked: %v", p)
+		}
+	}()
+	return t.Run(ctx, r.env, input)
+}
+
+// finish emits done and returns the summary and the conversation.
+func (r *run) finish() (Summary, []provider.Message) {
+	if r.sum.Status != StatusCompleted {
+		msg := r.errMsg
+		r.sum.Error = &msg
+	}
+	usage := r.sum.Usage
+	r.emit(Event{Type: EventDone, Status: r.sum.Status, Error: r.sum.Error, Text: r.sum.Text, ChangedFiles: r.sum.ChangedFiles,
+		Usage: &usage, Model: r.sum.Model, Iterations: r.sum.Iterations, ToolCallsN: r.sum.ToolCalls})
+	r.log.Info("task done", "status", r.sum.Status, "iterations", r.sum.Iterations, "toolCalls", r.sum.ToolCalls,
+		"inputTokens", r.sum.Usage.InputTokens, "outputTokens", r.sum.Usage.OutputTokens)
+	return r.sum, r.messages
+}
+
+// startConversation copies history, gives any toolUse without a result a
+// cancelled result (a saved task may have stopped mid-call), and adds the
+// prompt and images as a user message, joined to a trailing user message so
+// that roles keep alternating.
+func startConversation(history []provider.Message, prompt string, images []provider.Part) []provider.Message {
+	msgs := make([]provider.Message, 0, len(history)+2)
+	for _, m := range history {
+		m.Content = append([]provider.Part(nil), m.Content...)
+		msgs = append(msgs, m)
+	}
+	for i := 0; i < len(msgs); i++ {
+		if msgs[i].Role != provider.RoleAssistant {
+			continue
+		}
+		nextIsUser := i+1 < len(msgs) && msgs[i+1].Role == provider.RoleUser
+		answered := map[string]bool{}
+		if nextIsUser {
+			for _, p := range msgs[i+1].Content {
+				if p.Type == provider.PartToolResult {
+					answered[p.ToolUseID] = true
+				}
+			}
+		}
+		var missing []provider.Part
+		for _, p := range msgs[i].Content {
+			if p.Type == provider.PartToolUse && !answered[p.ID] {
+				missing = append(missing, provider.Part{Type: provider.PartToolResult, ToolUseID: p.ID, ToolName: p.Name, Content: resultCancelled, IsError: true})
+			}
+		}
+		switch {
+		case len(missing) == 0:
+		case nextIsUser:
+			msgs[i+1].Content = append(missing, msgs[i+1].Content...)
+		default:
+			msgs = slices.Insert(msgs, i+1, provider.Message{Role: provider.RoleUser, Content: missing})
+		}
+	}
+	var parts []provider.Part
+	if prompt != "" {
+		parts = append(parts, provider.Part{Type: provider.PartText, Text: prompt})
+	}
+	parts = append(parts, images...)
+	if n := len(msgs); n > 0 && msgs[n-1].Role == provider.RoleUser {
+		msgs[n-1].Content = append(msgs[n-1].Content, parts...)
+		return msgs
+	}
+	return append(msgs, provider.Message{Role: provider.RoleUser, Content: parts})
+}

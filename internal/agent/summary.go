@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// Task statuses of a Summary (addendum §10).
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Summary is the protocol.md agent/run result: { taskId, status, text,
+// changedFiles, operations, validations, validationRan, skippedChecks, usage,
+// metrics, model, iterations, toolCalls, error }. Slices are never nil, so
+// they reach the wire as [] rather than null. Error is nil (null) unless the
+// task failed or was cancelled.
+type Summary struct {
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	// Text is the last assistant text of the task.
+	Text string `json:"text"`
+	// ChangedFiles holds one entry per path, in first-change order, merged
+	// over the task's calls (see mergeChange).
+	ChangedFiles []tool.FileChange `json:"changedFiles"`
+	// Operations are edit-log operation ids; empty until the edit log exists.
+	Operations []string `json:"operations"`
+	// Validations are the checks the task ran; empty in this slice.
+	Validations   []Validation   `json:"validations"`
+	ValidationRan bool           `json:"validationRan"`
+	SkippedChecks []string       `json:"skippedChecks"`
+	Usage         provider.Usage `json:"usage"`
+	Metrics       Metrics        `json:"metrics"`
+	Model         string         `json:"model"`
+	// Iterations counts model calls; ToolCalls counts the tool calls the model
+	// made (denied and failed ones included).
+	Iterations int     `json:"iterations"`
+	ToolCalls  int     `json:"toolCalls"`
+	Error      *string `json:"error"`
+}
+
+// Validation is one check the task ran (a test or build command) and its
+// outcome. No code fills it yet; the type fixes the wire shape.
+type Validation struct {
+	Command string `json:"command"`
+	OK      bool   `json:"ok"`
+}
+
+// Metrics is protocol.md "Costs" metrics. Costs are 0 until prices are wired
+// in; UnpricedTokens then counts every billed token.
+type Metrics struct {
+	CostUSD         float64 `json:"costUsd"`
+	UnpricedTokens  int     `json:"unpricedTokens"`
+	Subagents       int     `json:"subagents"`
+	SubagentCostUSD float64 `json:"subagentCostUsd"`
+	SubagentTokens  int     `json:"subagentTokens"`
+}
+
+// mergeChange folds c into files, one entry per path: line counts add up;
+// created then modified stays created, anything then deleted is deleted,
+// deleted then created is modified, and created then deleted drops the entry
+// (the file did not exist before the task). The edit log gives exact net diffs
+// later; these counts are the sums of the calls.
+func mergeChange(files []tool.FileChange, c tool.FileChange) []tool.FileChange {
+	for i := range files {
+		f := &files[i]
+		if f.Path != c.Path {
+			continue
+		}
+		switch {
+		case f.Kind == "created" && c.Kind == "deleted":
+			return append(files[:i], files[i+1:]...)
+		case f.Kind == "created":
+		case f.Kind == "deleted" && c.Kind != "deleted":
+			f.Kind = "modified"
+		default:
+			f.Kind = c.Kind
+		}
+		f.Added += c.Added
+		f.Removed += c.Removed
+		return files
+	}
+	return append(files, c)
+}
