@@ -125,7 +125,9 @@ func preview(env *tool.Env, name string, input json.RawMessage) string {
 	var s string
 	switch name {
 	case "replace_text":
-		s = udiff.Unified("a/"+in.Path, "b/"+in.Path, in.OldText, in.NewText)
+		// The texts are fragments: end both with a newline so the diff has
+		// no "No newline at end of file" markers.
+		s = udiff.Unified("a/"+in.Path, "b/"+in.Path, withNewline(in.OldText), withNewline(in.NewText))
 	case "write_file":
 		if old, ok := readForPreview(env, in.Path); ok {
 			s = udiff.Unified("a/"+in.Path, "b/"+in.Path, old, in.Content)
@@ -158,6 +160,13 @@ func preview(env *tool.Env, name string, input json.RawMessage) string {
 		s = string(b)
 	}
 	return cut(s, maxPreview)
+}
+
+func withNewline(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
 }
 
 // readForPreview reads the current text of a workspace file through os.Root,
