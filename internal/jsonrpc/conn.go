@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -597,10 +598,11 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if method == "" {
 		return errors.New("jsonrpc: Notify with an empty method")
 	}
-	return c.writer.Write(ctx, wireRequest{JSONRPC: "2.0", Method: method, Params: params})
+	return c.writer.Write(ctx, wireRequest{JSONRPC: "2.0", Method: method, Params: omitNil(params)})
 }
 
-// Call sends a request to the client and waits for its response. Ids are integers
+// Call sends a request to the client and waits for its response. params is
+// marshalled with encoding/json (nil omits "params"). Ids are integers
 // counting from 1, a namespace separate from the client's ids. It returns the raw
 // result; an error response as *Error (with Data as json.RawMessage); ctx.Err()
 // when ctx is done, after which the id is retired at once and a late response is
@@ -621,7 +623,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	c.outgoing[id] = ch
 	c.mu.Unlock()
 
-	if err := c.writer.Write(ctx, wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
+	if err := c.writer.Write(ctx, wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: omitNil(params)}); err != nil {
 		c.retireCall(id)
 		return nil, err
 	}
@@ -632,6 +634,21 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		c.retireCall(id)
 		return nil, ctx.Err()
 	}
+}
+
+// omitNil turns a nil pointer, map, slice or json.RawMessage into an untyped nil,
+// so that "params" is omitted rather than sent as null.
+func omitNil(v any) any {
+	if v == nil {
+		return nil
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		if rv.IsNil() {
+			return nil
+		}
+	}
+	return v
 }
 
 func (c *Conn) retireCall(id ID) {

@@ -159,7 +159,7 @@ func escapeLineSeparators(b []byte) []byte {
 }
 
 // Write encodes v (see Encode) and writes it as one line. It returns ctx's error if
-// ctx is done while waiting for its turn, ErrClosed once Close was called, or the
+// ctx is done before the write gets its turn (a done ctx never writes), ErrClosed once Close was called, or the
 // encoding or I/O error.
 func (w *Writer) Write(ctx context.Context, v any) error {
 	line, err := Encode(v)
@@ -176,6 +176,9 @@ func (w *Writer) WriteLine(ctx context.Context, line []byte) error {
 	case <-w.closed:
 		return ErrClosed
 	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	select {
 	case <-w.turn:
