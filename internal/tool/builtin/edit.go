@@ -1,0 +1,70 @@
+package builtin
+
+import (
+	"io/fs"
+	"os"
+	"path"
+
+	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// writeFunc writes data atomically to name inside root (fsx.WriteFileAtomicIn).
+type writeFunc func(root *os.Root, name string, data []byte, perm fs.FileMode) error
+
+// editData is the structured result of write_file and replace_text.
+type editData struct {
+	Path         string `json:"path"`
+	Kind         string `json:"kind"` // "created" or "modified"
+	Added        int    `json:"added"`
+	Removed      int    `json:"removed"`
+	Replacements int    `json:"replacements,omitempty"`
+	Diff         string `json:"diff"`
+}
+
+// checkEditable refuses edits under .git/.
+func checkEditable(p fsx.Resolved) error {
+	if p.Rel == "." {
+		return tool.Errorf(tool.ErrInvalidInput, "the workspace root is a folder, not a file")
+	}
+	if inGitDir(p.Rel) {
+		return tool.Errorf(tool.ErrDenied, "%s is inside .git/; the repository's internals are not edited by tools", p.Rel)
+	}
+	return nil
+}
+
+// checkStale fails with ErrStale when the file changed on disk since the
+// agent last read or wrote it (addendum §4).
+func checkStale(env *tool.Env, p fsx.Resolved, current []byte) error {
+	if env.Reads != nil && env.Reads.Stale(p.Abs, current) {
+		return tool.Errorf(tool.ErrStale,
+			"%s changed on disk since you last read it; read it again with read_file before editing it", p.Rel)
+	}
+	return nil
+}
+
+// commitEdit writes newData to p atomically (creating its parent folders for
+// a new file), records it in env.Reads and builds the change and its diff.
+// A failed write leaves the old file whole.
+func commitEdit(env *tool.Env, root *os.Root, write writeFunc, p fsx.Resolved, old []byte, existed bool, newData []byte) (editData, tool.FileChange, error) {
+	if !existed {
+		if dir := path.Dir(p.Rel); dir != "." {
+			if err := root.MkdirAll(osName(dir), 0o755); err != nil {
+				return editData{}, tool.FileChange{}, fsError(dir, err)
+			}
+		}
+	}
+	if err := write(root, osName(p.Rel), newData, 0o644); err != nil {
+		return editData{}, tool.FileChange{}, fsError(p.Rel, err)
+	}
+	if env.Reads != nil {
+		env.Reads.Record(p.Abs, newData)
+	}
+	kind := "modified"
+	if !existed {
+		kind = "created"
+	}
+	df := diffFiles(p.Rel, string(old), string(newData))
+	d := editData{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed, Diff: df.Text}
+	return d, tool.FileChange{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed}, nil
+}

@@ -1,0 +1,187 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// maxListedLines bounds the line numbers named in an ambiguous-match error.
+const maxListedLines = 20
+
+type replaceText struct {
+	write writeFunc
+}
+
+type replaceTextInput struct {
+	Path       string  `json:"path"`
+	OldText    *string `json:"oldText"`
+	NewText    *string `json:"newText"`
+	ReplaceAll bool    `json:"replaceAll"`
+}
+
+const replaceTextDescription = `
+Replace exact text in an existing file: oldText must match the file character for character, including indentation (tabs or spaces) and blank lines; line numbers shown by read_file are not part of the file.
+oldText must match exactly once: include enough surrounding lines to make it unique, or set replaceAll to replace every occurrence. When nothing matches, the error shows the most similar passage of the file with its line numbers.
+The file keeps its line endings (CRLF or LF) and a byte order mark; write oldText and newText with plain "\n" newlines. The file must not have changed on disk since you last read it. Files under .git/ cannot be edited.`
+
+var replaceTextSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
+    "oldText": {"type": "string", "minLength": 1, "description": "The exact text to replace, as it appears in the file."},
+    "newText": {"type": "string", "description": "The text to put in its place (may be empty to delete oldText)."},
+    "replaceAll": {"type": "boolean", "description": "Replace every occurrence of oldText instead of requiring exactly one. Default false."}
+  },
+  "required": ["path", "oldText", "newText"],
+  "additionalProperties": false
+}`)
+
+func (*replaceText) Spec() tool.Spec {
+	return tool.Spec{
+		Name:        "replace_text",
+		Description: renderDescription(replaceTextDescription, nil),
+		InputSchema: replaceTextSchema,
+		Permission:  tool.ClassEdit,
+	}
+}
+
+// Run replaces oldText by newText. Failures: invalidInput (empty oldText,
+// oldText equal to newText, binary file, folder), notFound, staleEdit,
+// noMatch (with the nearest candidate), ambiguous (several or overlapping
+// matches without replaceAll; overlapping ones even with it).
+func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	var in replaceTextInput
+	if err := decodeInput(input, &in); err != nil {
+		return tool.Result{}, err
+	}
+	if in.OldText == nil || in.NewText == nil {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "path, oldText and newText are required")
+	}
+	oldText, newText := *in.OldText, *in.NewText
+	if oldText == "" {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "oldText is empty; to create or overwrite a whole file use write_file")
+	}
+	if oldText == newText {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "oldText and newText are the same; nothing would change")
+	}
+	p, err := resolvePath(env, in.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if err := checkEditable(p); err != nil {
+		return tool.Result{}, err
+	}
+	root, err := openRoot(env)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer root.Close()
+	data, err := readRegular(root, p.Rel)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if err := checkStale(env, p, data); err != nil {
+		return tool.Result{}, err
+	}
+
+	content := string(data)
+	bom := ""
+	if strings.HasPrefix(content, utf8BOM) {
+		bom = utf8BOM
+	}
+	body := content[len(bom):]
+
+	pos := matchPositions(body, oldText)
+	if len(pos) == 0 {
+		// Match the file's line endings: LF text against a CRLF file, or
+		// CRLF text against an LF file.
+		if strings.Contains(oldText, "\n") && strings.Contains(body, "\r\n") && !strings.Contains(oldText, "\r\n") {
+			if p2 := matchPositions(body, toCRLF(oldText)); len(p2) > 0 {
+				pos, oldText, newText = p2, toCRLF(oldText), toCRLF(newText)
+			}
+		} else if strings.Contains(oldText, "\r\n") && !strings.Contains(body, "\r\n") {
+			if p2 := matchPositions(body, toLF(oldText)); len(p2) > 0 {
+				pos, oldText, newText = p2, toLF(oldText), toLF(newText)
+			}
+		}
+	}
+	if len(pos) == 0 {
+		return tool.Result{}, tool.Errorf(tool.ErrNoMatch, "oldText was not found in %s.\n%s", p.Rel, nearestCandidate(body, oldText))
+	}
+	lines := make([]int, len(pos))
+	for i, off := range pos {
+		lines[i] = lineOf(body, off)
+	}
+	for i := 1; i < len(pos); i++ {
+		if pos[i] < pos[i-1]+len(oldText) {
+			return tool.Result{}, tool.Errorf(tool.ErrAmbiguous,
+				"oldText matches %d times in %s and the matches overlap (lines %s); include more surrounding text so that it matches once",
+				len(pos), p.Rel, listLines(lines))
+		}
+	}
+	if len(pos) > 1 && !in.ReplaceAll {
+		return tool.Result{}, tool.Errorf(tool.ErrAmbiguous,
+			"oldText matches %d times in %s (lines %s); include more surrounding lines so that it matches once, or set replaceAll to replace every occurrence",
+			len(pos), p.Rel, listLines(lines))
+	}
+
+	var nb strings.Builder
+	nb.Grow(len(content) + len(pos)*(len(newText)-len(oldText)))
+	nb.WriteString(bom)
+	last := 0
+	for _, off := range pos {
+		nb.WriteString(body[last:off])
+		nb.WriteString(newText)
+		last = off + len(oldText)
+	}
+	nb.WriteString(body[last:])
+	if ctx.Err() != nil {
+		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
+	}
+	d, change, err := commitEdit(env, root, t.write, p, data, true, []byte(nb.String()))
+	if err != nil {
+		return tool.Result{}, err
+	}
+	d.Replacements = len(pos)
+	msg := fmt.Sprintf("Replaced %s in %s at line %s (+%d -%d).",
+		plural(len(pos), "occurrence"), p.Rel, listLines(lines), d.Added, d.Removed)
+	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}}, nil
+}
+
+// matchPositions returns the byte offsets of every occurrence of sub in s,
+// overlapping ones included.
+func matchPositions(s, sub string) []int {
+	var pos []int
+	for i := 0; i <= len(s)-len(sub); {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			break
+		}
+		pos = append(pos, i+j)
+		i += j + 1
+	}
+	return pos
+}
+
+func toLF(s string) string   { return strings.ReplaceAll(s, "\r\n", "\n") }
+func toCRLF(s string) string { return strings.ReplaceAll(toLF(s), "\n", "\r\n") }
+
+// listLines formats line numbers "3, 9, 12", naming at most maxListedLines.
+func listLines(lines []int) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i == maxListedLines {
+			fmt.Fprintf(&b, " and %d more", len(lines)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, l)
+	}
+	return b.String()
+}

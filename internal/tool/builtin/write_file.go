@@ -1,0 +1,109 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+type writeFile struct {
+	write writeFunc
+}
+
+type writeFileInput struct {
+	Path    *string `json:"path"`
+	Content *string `json:"content"`
+}
+
+const writeFileDescription = `
+Create a file, or replace the whole content of an existing one, with content. Missing parent folders are created. The write is atomic: the file holds either its old or its new content, never a part.
+To change part of an existing file prefer replace_text. An existing file you have read must not have changed on disk since; if it did, read it again first. Files under .git/ cannot be written. Content is at most {{.MaxMiB}} MiB.`
+
+var writeFileSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
+    "content": {"type": "string", "description": "The complete new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`)
+
+func (*writeFile) Spec() tool.Spec {
+	return tool.Spec{
+		Name:        "write_file",
+		Description: renderDescription(writeFileDescription, map[string]int{"MaxMiB": maxFileBytes >> 20}),
+		InputSchema: writeFileSchema,
+		Permission:  tool.ClassEdit,
+	}
+}
+
+// Run writes the file atomically and returns its FileChange, with the
+// unified diff in Data (editData).
+func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	var in writeFileInput
+	if err := decodeInput(input, &in); err != nil {
+		return tool.Result{}, err
+	}
+	if in.Path == nil || in.Content == nil {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "path and content are required")
+	}
+	if len(*in.Content) > maxFileBytes {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "content is over the %d MiB limit", maxFileBytes>>20)
+	}
+	p, err := resolvePath(env, *in.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if err := checkEditable(p); err != nil {
+		return tool.Result{}, err
+	}
+	root, err := openRoot(env)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer root.Close()
+
+	var old []byte
+	existed := true
+	fi, err := root.Stat(osName(p.Rel))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		existed = false
+	case err != nil:
+		return tool.Result{}, fsError(p.Rel, err)
+	case fi.IsDir():
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is a directory", p.Rel)
+	case !fi.Mode().IsRegular():
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is not a regular file", p.Rel)
+	case fi.Size() > maxFileBytes:
+		// Too large to diff; a stale check still needs the content.
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is over the %d MiB limit", p.Rel, maxFileBytes>>20)
+	default:
+		if old, err = root.ReadFile(osName(p.Rel)); err != nil {
+			return tool.Result{}, fsError(p.Rel, err)
+		}
+		if err := checkStale(env, p, old); err != nil {
+			return tool.Result{}, err
+		}
+	}
+	if ctx.Err() != nil {
+		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
+	}
+	newData := []byte(*in.Content)
+	d, change, err := commitEdit(env, root, t.write, p, old, existed, newData)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	var msg string
+	if existed {
+		msg = fmt.Sprintf("Wrote %s (%s, +%d -%d).", p.Rel, plural(countLines(*in.Content), "line"), d.Added, d.Removed)
+	} else {
+		msg = fmt.Sprintf("Created %s (%s).", p.Rel, plural(countLines(*in.Content), "line"))
+	}
+	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}}, nil
+}
