@@ -260,7 +260,6 @@ func parseTimeout(raw json.RawMessage) (int, error) {
 	if raw == nil || string(bytes.TrimSpace(raw)) == "null" {
 		return DefaultTimeoutMs, nil
 	}
-	var n json.Number
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any

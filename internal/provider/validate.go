@@ -360,9 +360,10 @@ func jsonErrorText(err error) string {
 }
 
 // Redact returns s with every non-empty secret replaced by "[redacted]"
-// (addendum §11: keys never reach logs, errors or files). A secret of 20 or
-// more characters is also redacted where only its first 12 characters are
-// echoed, as providers do in "invalid key sk-ant-api03-..." messages.
+// (addendum §11: keys never reach logs, errors or files). For a secret of 20
+// or more characters, any echo of its first 12 or more characters (as in
+// "invalid key sk-ant-api03-abc...") is replaced too, up to where the echo
+// stops matching the secret.
 func Redact(s string, secrets ...string) string {
 	for _, secret := range secrets {
 		if secret == "" {
@@ -370,8 +371,32 @@ func Redact(s string, secrets ...string) string {
 		}
 		s = strings.ReplaceAll(s, secret, redactedPlaceholder)
 		if len(secret) >= minPartialSecretChars {
-			s = strings.ReplaceAll(s, secret[:partialSecretPrefix], redactedPlaceholder)
+			s = redactPrefixEchoes(s, secret)
 		}
 	}
 	return s
+}
+
+// redactPrefixEchoes replaces each run of s that equals a prefix of secret at
+// least partialSecretPrefix bytes long.
+func redactPrefixEchoes(s, secret string) string {
+	head := secret[:partialSecretPrefix]
+	var b strings.Builder
+	for {
+		i := strings.Index(s, head)
+		if i < 0 {
+			if b.Len() == 0 {
+				return s
+			}
+			b.WriteString(s)
+			return b.String()
+		}
+		n := partialSecretPrefix
+		for i+n < len(s) && n < len(secret) && s[i+n] == secret[n] {
+			n++
+		}
+		b.WriteString(s[:i])
+		b.WriteString(redactedPlaceholder)
+		s = s[i+n:]
+	}
 }
