@@ -49,14 +49,12 @@ const (
 	showLimit = 100
 	// showParallel is how many /api/show requests run at once.
 	showParallel = 8
-	// defaultTimeout is protocol.md ProviderConfig.timeoutMs's default.
-	defaultTimeout = 120 * time.Second
 )
 
 // Options are the optional dependencies of New. A nil *Options is allowed.
 type Options struct {
 	// HTTPClient sends every request. Default:
-	// provider.NewHTTPClient(cfg.TimeoutMs), which applies the header and
+	// provider.NewHTTPClient(cfg.Timeout()), which applies the header and
 	// idle-gap timeout.
 	HTTPClient *http.Client
 	// Logger receives debug records (endpoint paths, statuses, timings;
@@ -101,11 +99,7 @@ func New(cfg provider.Config, opts *Options) (provider.Provider, error) {
 		o = *opts
 	}
 	if o.HTTPClient == nil {
-		timeout := defaultTimeout
-		if cfg.TimeoutMs > 0 {
-			timeout = time.Duration(cfg.TimeoutMs) * time.Millisecond
-		}
-		o.HTTPClient = provider.NewHTTPClient(timeout)
+		o.HTTPClient = provider.NewHTTPClient(cfg.Timeout())
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -224,11 +218,8 @@ func errorText(raw []byte) string {
 	return s
 }
 
-// redact removes the configured API key from s (addendum §11: every key is
+// redact removes the configured API key from s with provider.Redact (addendum §11: every key is
 // redacted from everything the runtime emits, a body echoing it included).
 func (c *client) redact(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
+	return provider.Redact(s, c.apiKey)
 }
