@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net/http"
 	"sort"
 	"strconv"
 	"sync/atomic"
@@ -58,7 +60,12 @@ func (c *Client) Stream(ctx context.Context, req *provider.Request, emit func(pr
 		emit = func(provider.Event) {}
 	}
 	f := &fold{emit: emit}
-	if err := f.run(resp.Body); err != nil {
+	run := f.run
+	if isJSONResponse(resp) {
+		// A server (or proxy) that ignored stream: true.
+		run = f.runCompletion
+	}
+	if err := run(resp.Body); err != nil {
 		pe := c.streamError(ctx, err)
 		c.log.DebugContext(ctx, "openai stream failed", "kind", pe.Kind)
 		return nil, pe
@@ -166,6 +173,65 @@ func (f *fold) run(body io.Reader) error {
 			return err
 		}
 	}
+}
+
+// isJSONResponse reports whether resp is a plain JSON body rather than an
+// event stream.
+func isJSONResponse(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "application/json"
+}
+
+// runCompletion folds a non-streamed chat.completion
+// (https://platform.openai.com/docs/api-reference/chat/object): its message
+// has the shape of a delta, and its tool calls are complete.
+func (f *fold) runCompletion(body io.Reader) error {
+	raw, err := io.ReadAll(io.LimitReader(body, maxLine+1))
+	if err != nil {
+		return err
+	}
+	if len(raw) > maxLine {
+		return errLineTooLong
+	}
+	if t := bytes.TrimSpace(raw); bytes.HasPrefix(t, []byte("data:")) || bytes.HasPrefix(t, []byte(":")) {
+		// An event stream labelled as JSON.
+		return f.run(bytes.NewReader(raw))
+	}
+	var c struct {
+		Choices []struct {
+			Index        int        `json:"index"`
+			Message      chunkDelta `json:"message"`
+			FinishReason string     `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *chunkUsage     `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return &provider.Error{Kind: provider.KindProtocol, Message: "malformed completion: " + err.Error()}
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return f.handle("", raw)
+	}
+	if len(c.Choices) == 0 {
+		return &provider.Error{Kind: provider.KindProtocol, Message: "the completion has no choices"}
+	}
+	f.usage = c.Usage
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue
+		}
+		for k := range ch.Message.ToolCalls {
+			if ch.Message.ToolCalls[k].Index == nil {
+				ch.Message.ToolCalls[k].Index = &k
+			}
+		}
+		if err := f.delta(&ch.Message); err != nil {
+			return err
+		}
+		f.finishReason = ch.FinishReason
+	}
+	return nil
 }
 
 // handle folds one event's data.

@@ -462,3 +462,36 @@ func TestStreamNetworkErrorRefused(t *testing.T) {
 	_, err := cl.Stream(context.Background(), userText("hi"), nil)
 	wantKind(t, err, provider.KindNetwork)
 }
+
+func TestStreamServerIgnoringStreamTrue(t *testing.T) {
+	f := newFake(t, jsonHandler(200, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,
+	 "message":{"role":"assistant","content":"Reading.","reasoning_content":"hmm","tool_calls":[
+	  {"type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}},
+	  {"id":"call_9","type":"function","function":{"name":"now","arguments":""}}]},
+	 "finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":5}}`))
+	var evs []provider.Event
+	res, err := compat(t, f).Stream(context.Background(), userText("hi"), func(e provider.Event) { evs = append(evs, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []provider.EventType{provider.EventThinkingDelta, provider.EventTextDelta, provider.EventToolCall, provider.EventToolCall, provider.EventUsage, provider.EventDone}
+	if got := eventTypes(evs); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+	if res.Text != "Reading." || len(res.ToolCalls) != 2 || res.ToolCalls[0].Name != "read_file" || !strings.HasPrefix(res.ToolCalls[0].ID, "call_") ||
+		res.ToolCalls[1].ID != "call_9" || string(res.ToolCalls[1].Input) != "{}" || res.StopReason != provider.StopToolUse || res.Usage.OutputTokens != 5 {
+		t.Fatalf("result = %+v", res)
+	}
+
+	g := newFake(t, jsonHandler(200, `{"error":{"message":"overloaded","type":"overloaded_error"}}`))
+	_, err = compat(t, g).Stream(context.Background(), userText("hi"), nil)
+	wantKind(t, err, provider.KindOverloaded)
+}
+
+func TestStreamEventStreamLabelledJSON(t *testing.T) {
+	f := newFake(t, jsonHandler(200, sse(textChunk("a"), finishChunk("stop"))))
+	res, err := compat(t, f).Stream(context.Background(), userText("hi"), nil)
+	if err != nil || res.Text != "a" {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+}
