@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Error codes of protocol.md "Errors" (the -327xx/-326xx ones are JSON-RPC 2.0's own).
@@ -113,7 +114,7 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 // a string; data, when present, is kept as json.RawMessage.
 func (e *Error) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Code    *json.Number    `json:"code"`
+		Code    json.RawMessage `json:"code"`
 		Message *string         `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
@@ -123,9 +124,9 @@ func (e *Error) UnmarshalJSON(b []byte) error {
 	if w.Code == nil || w.Message == nil {
 		return errors.New("jsonrpc: error object needs code and message")
 	}
-	code, err := w.Code.Int64()
-	if err != nil {
-		return fmt.Errorf("jsonrpc: error code %q is not an integer", w.Code.String())
+	code, err := strconv.ParseInt(string(w.Code), 10, 64)
+	if err != nil || !isIntegerToken(w.Code) {
+		return fmt.Errorf("jsonrpc: error code %s is not an integer", truncate(w.Code))
 	}
 	e.Code, e.Message, e.Data = code, *w.Message, nil
 	if len(w.Data) > 0 && string(w.Data) != "null" {
