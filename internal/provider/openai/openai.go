@@ -41,17 +41,11 @@ import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
-// DefaultBaseURL is the official API's base URL, used when a kind openai
-// Config has no BaseURL.
-const DefaultBaseURL = "https://api.openai.com/v1"
-
-// defaultTimeout is protocol.md ProviderConfig.timeoutMs's default.
-const defaultTimeout = 120 * time.Second
-
 // Options are the optional dependencies of New. A nil *Options is allowed.
 type Options struct {
-	// HTTPClient sends every request. Default: provider.NewHTTPClient with the
-	// Config's timeout, which bounds the wait for headers and each idle gap.
+	// HTTPClient sends every request. Default:
+	// provider.NewHTTPClient(cfg.Timeout()), which bounds the wait for
+	// headers and each idle gap.
 	HTTPClient *http.Client
 	// Logger receives debug records about calls (endpoint, status, duration).
 	// It never receives an API key, a prompt or model output. Default: discard.
@@ -71,7 +65,7 @@ var _ provider.Provider = (*Client)(nil)
 
 // New returns a Client for cfg, whose Kind must be provider.OpenAI or
 // provider.OpenAICompatible. cfg.BaseURL includes the API prefix
-// ("http://127.0.0.1:8000/v1"); it defaults to DefaultBaseURL for kind
+// ("http://127.0.0.1:8000/v1"); it defaults to provider.DefaultOpenAIBaseURL for kind
 // openai and is required for openaiCompatible. Errors are *provider.Error of
 // kind invalidConfig, with Field set.
 //
@@ -90,7 +84,7 @@ func New(cfg provider.Config, opts *Options) (provider.Provider, error) {
 		if cfg.Kind == provider.OpenAICompatible {
 			return nil, &provider.Error{Kind: provider.KindInvalidConfig, Field: "baseUrl", Message: "baseUrl is required for openaiCompatible"}
 		}
-		base = DefaultBaseURL
+		base = provider.DefaultOpenAIBaseURL
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -101,20 +95,12 @@ func New(cfg provider.Config, opts *Options) (provider.Provider, error) {
 		o = *opts
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = provider.NewHTTPClient(timeoutOf(cfg))
+		o.HTTPClient = provider.NewHTTPClient(cfg.Timeout())
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Client{cfg: cfg, baseURL: base, http: o.HTTPClient, log: o.Logger}, nil
-}
-
-// timeoutOf is cfg's timeoutMs as a duration, with protocol.md's default for 0.
-func timeoutOf(cfg provider.Config) time.Duration {
-	if cfg.TimeoutMs <= 0 {
-		return defaultTimeout
-	}
-	return time.Duration(cfg.TimeoutMs) * time.Millisecond
 }
 
 // Config returns the configuration New was given.

@@ -208,7 +208,7 @@ func TestNewValidatesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cl := p.(*Client); cl.baseURL != DefaultBaseURL || p.Config().Model != "gpt-4.1" {
+	if cl := p.(*Client); cl.baseURL != provider.DefaultOpenAIBaseURL || p.Config().Model != "gpt-4.1" {
 		t.Errorf("baseURL %q config %+v", cl.baseURL, p.Config())
 	}
 }
