@@ -91,7 +91,12 @@ func New(cfg provider.Config, opts *Options) (provider.Provider, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg, http: o.HTTPClient, log: o.Logger}, nil
+	// Never follow redirects: net/http would resend x-api-key to whatever
+	// host (or plain-http URL) a redirect names, as it strips only its own
+	// sensitive headers. A 3xx is reported as an error instead.
+	hc := *o.HTTPClient
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{cfg: cfg, http: &hc, log: o.Logger}, nil
 }
 
 // Config returns the configuration the client was built with.

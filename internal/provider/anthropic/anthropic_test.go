@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -630,4 +631,18 @@ func BenchmarkStream(b *testing.B) {
 			}
 		}
 	})
+}
+
+func newDiscardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestRedirectNotFollowed(t *testing.T) {
+	var leaked bool
+	other := newFake(t, func(w http.ResponseWriter, r *http.Request) { leaked = r.Header.Get("x-api-key") != "" })
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.srv.URL+"/v1/messages", http.StatusTemporaryRedirect)
+	})
+	_, err := f.client(t, 5000).Stream(context.Background(), userReq("hi"), nil)
+	if err == nil || leaked {
+		t.Fatalf("err %v, key sent to the redirect target: %v", err, leaked)
+	}
 }

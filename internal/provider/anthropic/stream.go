@@ -470,8 +470,20 @@ func (c *Client) Stream(ctx context.Context, req *provider.Request, emit func(pr
 		return nil, protocolErr("expected a text/event-stream response, got %q", ct)
 	}
 
+	res, err := c.consume(ctx, resp.Body, emit)
+	if err != nil {
+		return nil, err
+	}
+	c.log.DebugContext(ctx, "anthropic stream done", "model", c.cfg.Model, "inputTokens", res.Usage.InputTokens,
+		"outputTokens", res.Usage.OutputTokens, "stopReason", res.StopReason, "toolCalls", len(res.ToolCalls), "elapsed", time.Since(start))
+	return res, nil
+}
+
+// consume folds the event stream in body until message_stop, then emits the
+// usage and done events.
+func (c *Client) consume(ctx context.Context, body io.Reader, emit func(provider.Event)) (*provider.Result, error) {
 	f := &fold{emit: emit}
-	sse := newSSEReader(resp.Body)
+	sse := newSSEReader(body)
 	for !f.done {
 		ev, err := sse.Next()
 		if err != nil {
@@ -495,8 +507,6 @@ func (c *Client) Stream(ctx context.Context, req *provider.Request, emit func(pr
 		emit(provider.Event{Type: provider.EventUsage, Usage: &u})
 	}
 	emit(provider.Event{Type: provider.EventDone, StopReason: res.StopReason})
-	c.log.DebugContext(ctx, "anthropic stream done", "model", c.cfg.Model, "inputTokens", f.input,
-		"outputTokens", f.output, "stopReason", res.StopReason, "toolCalls", len(f.calls), "elapsed", time.Since(start))
 	return res, nil
 }
 
