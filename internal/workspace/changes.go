@@ -1,0 +1,218 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// FilesChanged updates only the given paths (absolute, or relative to the
+// root) and publishes a new snapshot (protocol.md, workspace/filesChanged).
+// A deleted path leaves the index, with everything below it when it was a
+// folder; a path that is now excluded leaves it; a new or changed file is
+// read again; a new folder is walked. A changed ignore file reloads its
+// folder's rules and drops indexed files below it that they now exclude
+// (files they stop excluding come back with the next Refresh). Paths
+// outside the root are ignored. The root itself rescans everything.
+func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	old := w.snap.Load()
+	rels := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rel, err := w.relPath(p)
+		if err != nil {
+			w.log.Debug("workspace: changed path ignored", "err", err)
+			continue
+		}
+		if rel == "" {
+			s, err := w.fullScan(ctx, old)
+			if err != nil {
+				return Summary{}, err
+			}
+			w.snap.Store(s)
+			return s.summary, nil
+		}
+		rels = append(rels, rel)
+	}
+	gitc := w.startGit(ctx)
+	sc := newScanner(ctx, w, nil, old.rules.clone())
+	sc.files = maps.Clone(old.files)
+	sc.skipped = maps.Clone(old.skipped)
+	sc.candidate = len(old.files)
+	instr := map[string]bool{}
+	for _, c := range old.instrCandidates {
+		instr[c] = true
+	}
+	instrChanged := false
+
+	// Rules first: reload the ignore files and manifests of touched folders.
+	var ruleDirs []string
+	for _, rel := range rels {
+		dir, name := splitRel(rel)
+		if isIgnoreFile(name) || isOutputManifest(name) {
+			sc.reloadDir(dir)
+			if isIgnoreFile(name) {
+				ruleDirs = append(ruleDirs, dir)
+			}
+		}
+	}
+	for _, rel := range rels {
+		dir, name := splitRel(rel)
+		if w.isInstructionPath(rel) {
+			instrChanged = true
+		}
+		// Forget the old state of rel and, if it was a folder, below it.
+		delete(sc.files, rel)
+		delete(sc.skipped, rel)
+		fi, err := os.Lstat(w.abs(rel))
+		if err != nil || fi.IsDir() {
+			sc.forgetBelow(rel)
+		}
+		if isInstructionName(name) {
+			delete(instr, rel)
+			if err == nil {
+				instr[rel] = true
+			}
+		}
+		if err != nil {
+			continue // deleted
+		}
+		if dir != "" && sc.rules.excluded(dir, true) {
+			continue // inside an excluded folder: not seen at all
+		}
+		if fi.IsDir() {
+			if sc.rules.excludedSelf(rel, true) {
+				sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
+				continue
+			}
+			sc.stack = append(sc.stack, dirJob{rel: rel, abs: w.abs(rel)})
+			if err := sc.walk(); err != nil {
+				<-gitc
+				return Summary{}, err
+			}
+			continue
+		}
+		sc.entry(rel, w.abs(rel), fs.FileInfoToDirEntry(fi))
+	}
+	sc.flush()
+	if err := sc.g.Wait(); err != nil {
+		<-gitc
+		return Summary{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		<-gitc
+		return Summary{}, err
+	}
+	for _, b := range sc.batches {
+		for i, j := range b.jobs {
+			if res := b.results[i]; res.file != nil {
+				sc.files[j.rel] = res.file
+			} else {
+				sc.skipped[j.rel] = res.skip
+			}
+		}
+	}
+	// Files below a folder whose ignore rules changed may now be excluded.
+	for _, dir := range ruleDirs {
+		for rel := range sc.files {
+			if (dir == "" || strings.HasPrefix(rel, dir+"/")) && sc.rules.excluded(rel, false) {
+				delete(sc.files, rel)
+				sc.skipped[rel] = skipEntry{reason: skipExcludedFile}
+			}
+		}
+	}
+	s := &Snapshot{
+		version: old.version + 1, root: w.root, files: sc.files, skipped: sc.skipped, rules: sc.rules,
+	}
+	for c := range instr {
+		s.instrCandidates = append(s.instrCandidates, c)
+	}
+	s.paths = sortedPaths(s.files)
+	sc.truncated = sc.truncated || old.summary.Stats.Truncated
+	w.finish(s, sc, <-gitc)
+	if !instrChanged {
+		s.summary.Instructions = old.summary.Instructions
+	}
+	w.snap.Store(s)
+	return s.summary, nil
+}
+
+// isInstructionPath reports whether a changed path may alter the loaded
+// instructions: an instruction file or folder, a file inside one, or a file
+// a CLAUDE.md may import (any .md file).
+func (w *Workspace) isInstructionPath(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if isInstructionName(part) {
+			return true
+		}
+	}
+	return strings.HasSuffix(rel, ".md")
+}
+
+// reloadDir reloads the ignore rules and manifest flag of one folder.
+func (sc *scanner) reloadDir(dir string) {
+	entries, err := os.ReadDir(sc.w.abs(dir))
+	if err != nil {
+		delete(sc.rules.perDir, dir)
+		delete(sc.rules.outputParents, dir)
+		return
+	}
+	saved := sc.instr
+	sc.loadIgnores(dirJob{rel: dir, abs: sc.w.abs(dir)}, entries)
+	sc.instr = saved
+}
+
+// forgetBelow drops every entry below the folder rel.
+func (sc *scanner) forgetBelow(rel string) {
+	prefix := rel + "/"
+	for p := range sc.files {
+		if strings.HasPrefix(p, prefix) {
+			delete(sc.files, p)
+		}
+	}
+	for p := range sc.skipped {
+		if strings.HasPrefix(p, prefix) {
+			delete(sc.skipped, p)
+		}
+	}
+}
+
+func splitRel(rel string) (dir, name string) {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i], rel[i+1:]
+	}
+	return "", rel
+}
+
+// relPath turns an absolute or root-relative path into a root-relative one
+// with "/". An absolute path outside the root is an error. An absolute path
+// through a symlinked root is accepted as well.
+func (w *Workspace) relPath(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("workspace: empty path")
+	}
+	if !filepath.IsAbs(p) {
+		rel := cleanRel(p)
+		if rel == ".." || strings.HasPrefix(rel, "../") {
+			return "", fmt.Errorf("workspace: path %q leaves the root", p)
+		}
+		return rel, nil
+	}
+	p = filepath.Clean(p)
+	if r, err := filepath.Rel(w.root, p); err == nil && within(w.root, p) {
+		return cleanRel(r), nil
+	}
+	// The client may use the root's unresolved spelling: resolve the
+	// longest existing parent.
+	dir := filepath.Dir(p)
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil && within(w.root, resolved) {
+		r, _ := filepath.Rel(w.root, filepath.Join(resolved, filepath.Base(p)))
+		return cleanRel(r), nil
+	}
+	return "", fmt.Errorf("workspace: path %q is outside the root", p)
+}

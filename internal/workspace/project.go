@@ -1,0 +1,406 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Project is the detected project (addendum §2, summary.project).
+type Project struct {
+	// Name comes from the root manifest (go.mod module's last element,
+	// Cargo.toml package.name, package.json name, pyproject name), else the
+	// root folder's name.
+	Name string `json:"name"`
+	// Kinds are project kinds from manifests at the root and in folders up
+	// to depth 3, shallowest first: go, rust, node, python, maven, gradle,
+	// java, dotnet, ruby, php, cmake, make, ...
+	Kinds []string `json:"kinds"`
+	// Manifests are root-relative paths of the manifests found.
+	Manifests []string `json:"manifests"`
+	// Languages counts indexed files per language, most files first.
+	Languages []LanguageCount `json:"languages"`
+	// Commands maps build, test, lint, run to what a developer types.
+	Commands map[string]string `json:"commands"`
+	// Git is nil when the root has no .git or git is missing or fails.
+	Git *GitInfo `json:"git"`
+}
+
+// LanguageCount is one entry of Project.Languages.
+type LanguageCount struct {
+	Language string `json:"language"`
+	Files    int    `json:"files"`
+}
+
+// GitInfo is the repository state: Branch ("" when detached), Head (short
+// commit id, "" before the first commit), Dirty (number of changed or
+// untracked paths in `git status --porcelain`).
+type GitInfo struct {
+	Branch string `json:"branch"`
+	Head   string `json:"head"`
+	Dirty  int    `json:"dirty"`
+}
+
+// manifestKinds maps a manifest base name to the kinds it implies.
+var manifestKinds = map[string][]string{
+	"go.mod": {"go"}, "go.work": {"go"}, "Cargo.toml": {"rust"}, "package.json": {"node"},
+	"deno.json": {"deno"}, "pyproject.toml": {"python"}, "setup.py": {"python"},
+	"requirements.txt": {"python"}, "Pipfile": {"python"}, "setup.cfg": {"python"},
+	"pom.xml": {"maven", "java"}, "build.gradle": {"gradle", "java"}, "build.gradle.kts": {"gradle", "java"},
+	"Gemfile": {"ruby"}, "composer.json": {"php"}, "CMakeLists.txt": {"cmake"},
+	"Makefile": {"make"}, "makefile": {"make"}, "GNUmakefile": {"make"},
+	"mix.exs": {"elixir"}, "pubspec.yaml": {"dart"}, "build.sbt": {"scala"}, "Package.swift": {"swift"},
+}
+
+// maxManifestDepth is the deepest folder (counted in "/" separators)
+// searched for manifests.
+const maxManifestDepth = 3
+
+func manifestKindsOf(name string) []string {
+	if k, ok := manifestKinds[name]; ok {
+		return k
+	}
+	switch {
+	case strings.HasSuffix(name, ".csproj"), strings.HasSuffix(name, ".fsproj"), strings.HasSuffix(name, ".sln"):
+		return []string{"dotnet"}
+	}
+	return nil
+}
+
+// detectProject builds the project from the indexed paths (sorted), the
+// skipped ones and the root's manifests. Git is filled in by the caller.
+func detectProject(root string, paths []string, files map[string]*File, skipped map[string]skipEntry) Project {
+	p := Project{Kinds: []string{}, Manifests: []string{}, Languages: []LanguageCount{}, Commands: map[string]string{}}
+	type man struct {
+		rel   string
+		depth int
+	}
+	var mans []man
+	langs := map[string]int{}
+	for _, rel := range paths {
+		if l := files[rel].Language; l != "" {
+			langs[l]++
+		}
+		depth := strings.Count(rel, "/")
+		if depth <= maxManifestDepth && manifestKindsOf(path.Base(rel)) != nil {
+			mans = append(mans, man{rel, depth})
+		}
+	}
+	sort.SliceStable(mans, func(i, j int) bool { return mans[i].depth < mans[j].depth })
+	seenKind := map[string]bool{}
+	for _, m := range mans {
+		p.Manifests = append(p.Manifests, m.rel)
+		for _, k := range manifestKindsOf(path.Base(m.rel)) {
+			if !seenKind[k] {
+				seenKind[k] = true
+				p.Kinds = append(p.Kinds, k)
+			}
+		}
+	}
+	for l, n := range langs {
+		p.Languages = append(p.Languages, LanguageCount{l, n})
+	}
+	sort.Slice(p.Languages, func(i, j int) bool {
+		a, b := p.Languages[i], p.Languages[j]
+		if a.Files != b.Files {
+			return a.Files > b.Files
+		}
+		return a.Language < b.Language
+	})
+	// Lock files are often over the size limit: a seen binary or too-large
+	// file counts as present too.
+	has := func(rel string) bool {
+		if _, ok := files[rel]; ok {
+			return true
+		}
+		e, ok := skipped[rel]
+		return ok && (e.reason == skipTooLarge || e.reason == skipBinary)
+	}
+	p.Name = projectName(root, has)
+	p.Commands = projectCommands(root, "", has)
+	if len(p.Commands) == 0 {
+		// No root manifest with commands: use the shallowest folder that has one.
+		for _, m := range mans {
+			dir := path.Dir(m.rel)
+			if dir == "." {
+				continue
+			}
+			pre := func(rel string) bool { return has(dir + "/" + rel) }
+			if c := projectCommands(filepath.Join(root, filepath.FromSlash(dir)), "cd "+dir+" && ", pre); len(c) > 0 {
+				p.Commands = c
+				break
+			}
+		}
+	}
+	return p
+}
+
+var majorVersion = regexp.MustCompile(`^v[0-9]+$`)
+
+// projectName reads the name from the root manifests.
+func projectName(root string, has func(string) bool) string {
+	if has("go.mod") {
+		if data, err := readSmall(filepath.Join(root, "go.mod")); err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				f := strings.Fields(line)
+				if len(f) >= 2 && f[0] == "module" {
+					mod := strings.Trim(f[1], `"`)
+					parts := strings.Split(mod, "/")
+					name := parts[len(parts)-1]
+					if majorVersion.MatchString(name) && len(parts) > 1 {
+						name = parts[len(parts)-2]
+					}
+					if name != "" {
+						return name
+					}
+				}
+			}
+		}
+	}
+	if has("Cargo.toml") {
+		if n := tomlString(filepath.Join(root, "Cargo.toml"), "package", "name"); n != "" {
+			return n
+		}
+	}
+	if has("package.json") {
+		if pkg, ok := readPackageJSON(filepath.Join(root, "package.json")); ok && pkg.Name != "" {
+			return pkg.Name
+		}
+	}
+	if has("pyproject.toml") {
+		if n := tomlString(filepath.Join(root, "pyproject.toml"), "project", "name"); n != "" {
+			return n
+		}
+		if n := tomlString(filepath.Join(root, "pyproject.toml"), "tool.poetry", "name"); n != "" {
+			return n
+		}
+	}
+	return filepath.Base(root)
+}
+
+type packageJSON struct {
+	Name    string            `json:"name"`
+	Scripts map[string]string `json:"scripts"`
+}
+
+func readPackageJSON(abs string) (packageJSON, bool) {
+	var pkg packageJSON
+	data, err := readSmall(abs)
+	if err != nil || json.Unmarshal(data, &pkg) != nil {
+		return pkg, false
+	}
+	return pkg, true
+}
+
+// tomlString returns the string value of key in [section] of a TOML file,
+// for simple `key = "value"` lines (enough for manifest names).
+func tomlString(abs, section, key string) string {
+	data, err := readSmall(abs)
+	if err != nil {
+		return ""
+	}
+	cur := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			cur = strings.TrimSpace(strings.Trim(line, "[]"))
+			continue
+		}
+		if cur != section {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != key {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
+			if end := strings.IndexByte(v[1:], v[0]); end >= 0 {
+				return v[1 : 1+end]
+			}
+		}
+	}
+	return ""
+}
+
+// fileContains reports whether the file at abs holds sub.
+func fileContains(abs, sub string) bool {
+	data, err := readSmall(abs)
+	return err == nil && bytes.Contains(data, []byte(sub))
+}
+
+var makeTarget = regexp.MustCompile(`(?m)^([A-Za-z0-9_.-]+)\s*:([^=]|$)`)
+
+// projectCommands returns the build/test/lint/run commands for the folder
+// dir (absolute); has tells whether a path relative to dir is indexed; pre
+// is prepended to each command.
+func projectCommands(dir, pre string, has func(string) bool) map[string]string {
+	c := map[string]string{}
+	set := func(k, v string) {
+		if _, ok := c[k]; !ok {
+			c[k] = pre + v
+		}
+	}
+	if has("go.mod") || has("go.work") {
+		set("build", "go build ./...")
+		set("test", "go test ./...")
+		set("lint", "go vet ./...")
+	}
+	if has("Cargo.toml") {
+		set("build", "cargo build")
+		set("test", "cargo test")
+		set("lint", "cargo clippy")
+		if has("src/main.rs") {
+			set("run", "cargo run")
+		}
+	}
+	if has("package.json") {
+		if pkg, ok := readPackageJSON(filepath.Join(dir, "package.json")); ok {
+			pm := "npm"
+			switch {
+			case has("pnpm-lock.yaml"):
+				pm = "pnpm"
+			case has("yarn.lock"):
+				pm = "yarn"
+			case has("bun.lockb") || has("bun.lock"):
+				pm = "bun"
+			}
+			script := func(name string) string {
+				switch {
+				case pm == "yarn":
+					return "yarn " + name
+				case name == "test" && pm != "bun", name == "start" && pm != "bun":
+					return pm + " " + name
+				default:
+					return pm + " run " + name
+				}
+			}
+			for _, k := range []string{"build", "test", "lint"} {
+				if _, ok := pkg.Scripts[k]; ok {
+					set(k, script(k))
+				}
+			}
+			for _, k := range []string{"dev", "start"} {
+				if _, ok := pkg.Scripts[k]; ok {
+					set("run", script(k))
+				}
+			}
+		}
+	}
+	if has("pyproject.toml") || has("setup.py") || has("requirements.txt") || has("setup.cfg") {
+		if has("pytest.ini") || has("conftest.py") ||
+			(has("pyproject.toml") && fileContains(filepath.Join(dir, "pyproject.toml"), "[tool.pytest")) ||
+			(has("setup.cfg") && fileContains(filepath.Join(dir, "setup.cfg"), "[tool:pytest]")) ||
+			(has("tox.ini") && fileContains(filepath.Join(dir, "tox.ini"), "[pytest]")) {
+			set("test", "pytest")
+		}
+		if has("ruff.toml") || (has("pyproject.toml") && fileContains(filepath.Join(dir, "pyproject.toml"), "[tool.ruff")) {
+			set("lint", "ruff check .")
+		}
+		if has("pyproject.toml") && fileContains(filepath.Join(dir, "pyproject.toml"), "[build-system]") {
+			set("build", "python -m build")
+		}
+	}
+	if has("pom.xml") {
+		set("build", "mvn -q package")
+		set("test", "mvn test")
+	}
+	if has("build.gradle") || has("build.gradle.kts") {
+		g := "gradle"
+		if has("gradlew") {
+			g = "./gradlew"
+		}
+		set("build", g+" build")
+		set("test", g+" test")
+	}
+	if has("CMakeLists.txt") {
+		set("build", "cmake -S . -B build && cmake --build build")
+		set("test", "ctest --test-dir build")
+	}
+	if has("Gemfile") {
+		if has("Rakefile") {
+			set("test", "bundle exec rake test")
+		}
+	}
+	if has("composer.json") && (has("phpunit.xml") || has("phpunit.xml.dist")) {
+		set("test", "vendor/bin/phpunit")
+	}
+	for _, mk := range []string{"GNUmakefile", "Makefile", "makefile"} {
+		if !has(mk) {
+			continue
+		}
+		data, err := readSmall(filepath.Join(dir, mk))
+		if err != nil {
+			break
+		}
+		targets := map[string]bool{}
+		for _, m := range makeTarget.FindAllSubmatch(data, -1) {
+			targets[string(m[1])] = true
+		}
+		for _, k := range []string{"build", "test", "lint", "run"} {
+			if targets[k] {
+				set(k, "make "+k)
+			}
+		}
+		if targets["all"] {
+			set("build", "make")
+		}
+		break
+	}
+	return c
+}
+
+// startGit reads the git state of the root in the background; the channel
+// yields nil when the root is not a repository or git fails.
+func (w *Workspace) startGit(ctx context.Context) <-chan *GitInfo {
+	ch := make(chan *GitInfo, 1)
+	go func() { ch <- w.gitInfo(ctx) }()
+	return ch
+}
+
+func (w *Workspace) gitInfo(ctx context.Context) *GitInfo {
+	if _, err := os.Lstat(filepath.Join(w.root, ".git")); err != nil {
+		return nil
+	}
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.opts.GitTimeout)
+	defer cancel()
+	run := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"-C", w.root}, args...)...)
+		// No optional locks: status must not take index.lock under the
+		// user's feet.
+		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	info := &GitInfo{}
+	if out, err := run("symbolic-ref", "--short", "-q", "HEAD"); err == nil {
+		info.Branch = strings.TrimSpace(out)
+	}
+	if out, err := run("rev-parse", "--short", "HEAD"); err == nil {
+		info.Head = strings.TrimSpace(out)
+	}
+	out, err := run("status", "--porcelain", "--untracked-files=normal")
+	if err != nil {
+		w.log.Debug("workspace: git status failed", "err", err)
+		return nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" {
+			info.Dirty++
+		}
+	}
+	return info
+}

@@ -1,0 +1,547 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/task-x/task-x-runtime/internal/workspace/ignore"
+)
+
+// batchSize is how many files one worker task checks: a goroutine per file
+// would cost more than the check on small files.
+const batchSize = 64
+
+// testHookBeforeRead, when set by tests, runs after a file was listed and
+// before its content is opened.
+var testHookBeforeRead func(rel string)
+
+var sniffPool = sync.Pool{New: func() any { b := make([]byte, BinarySniffSize); return &b }}
+
+type dirJob struct{ rel, abs string }
+
+type fileJob struct {
+	rel, abs string
+	entry    fs.DirEntry // lstat on demand; nil when info is set
+	info     fs.FileInfo // known already (a symlink's target)
+}
+
+type result struct {
+	file *File
+	skip skipEntry
+}
+
+type batch struct {
+	jobs    []fileJob
+	results []result
+}
+
+// scanner walks folders and checks files. The walk runs on one goroutine;
+// file checks (stat, 8 KiB sniff, parse) run on at most runtime.NumCPU()
+// workers.
+type scanner struct {
+	w      *Workspace
+	parent context.Context // the caller's context
+	ctx    context.Context // the worker group's context
+	start  time.Time
+	old    *Snapshot // entries to reuse when size and mtime match; nil to read all
+
+	rules   *rules
+	files   map[string]*File
+	skipped map[string]skipEntry
+	instr   []string
+
+	visitedID   map[fileID]bool
+	visitedPath map[string]bool
+	links       []dirJob // symlinked folders, walked after real ones
+	stack       []dirJob
+
+	g         *errgroup.Group
+	cur       *batch
+	batches   []*batch
+	candidate int
+	truncated bool
+
+	seen, parsed atomic.Int64
+}
+
+func newScanner(ctx context.Context, w *Workspace, old *Snapshot, r *rules) *scanner {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.NumCPU())
+	return &scanner{
+		w: w, parent: ctx, ctx: gctx, start: time.Now(), old: old, rules: r,
+		files: map[string]*File{}, skipped: map[string]skipEntry{},
+		visitedID: map[fileID]bool{}, visitedPath: map[string]bool{},
+		g: g,
+	}
+}
+
+// fullScan walks the whole root and builds a new snapshot. old, when not
+// nil, provides entries to reuse and the previous version.
+func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, error) {
+	r, err := newRules(w.opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	gitc := w.startGit(ctx)
+	sc := newScanner(ctx, w, old, r)
+	stop := sc.startProgress()
+	err = sc.run("", w.root)
+	stop()
+	if err != nil {
+		<-gitc
+		return nil, err
+	}
+	var version uint64 = 1
+	if old != nil {
+		version = old.version + 1
+	}
+	s := &Snapshot{
+		version: version, root: w.root, files: sc.files, skipped: sc.skipped,
+		rules: sc.rules, instrCandidates: sc.instr,
+	}
+	s.paths = sortedPaths(s.files)
+	w.finish(s, sc, <-gitc)
+	w.log.Debug("workspace scanned", "root", w.root, "files", s.summary.Stats.IndexedFiles,
+		"elapsedMs", s.summary.Stats.ElapsedMs, "version", s.version)
+	return s, nil
+}
+
+// finish fills the snapshot's summary: stats, project, instructions.
+func (w *Workspace) finish(s *Snapshot, sc *scanner, git *GitInfo) {
+	st := computeStats(s.files, s.skipped)
+	st.Truncated = sc.truncated
+	st.ElapsedMs = time.Since(sc.start).Milliseconds()
+	s.summary = Summary{
+		Root:         w.root,
+		Project:      detectProject(w.root, s.paths, s.files, s.skipped),
+		Stats:        st,
+		Instructions: w.loadInstructions(s.instrCandidates),
+		Excludes:     append(BuiltinExcludes(), w.opts.Exclude...),
+	}
+	s.summary.Project.Git = git
+}
+
+// run walks from the folder rel (abs on disk), then every symlinked folder
+// found on the way, then waits for the file checks and merges their results.
+func (sc *scanner) run(rel, abs string) error {
+	if fi, err := os.Stat(abs); err == nil {
+		sc.markVisited(abs, fi)
+	}
+	sc.stack = append(sc.stack, dirJob{rel, abs})
+	err := sc.walk()
+	sc.flush()
+	if werr := sc.g.Wait(); err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = sc.parent.Err()
+	}
+	if err != nil {
+		return err
+	}
+	for _, b := range sc.batches {
+		for i, j := range b.jobs {
+			res := b.results[i]
+			if res.file != nil {
+				sc.files[j.rel] = res.file
+			} else {
+				sc.skipped[j.rel] = res.skip
+			}
+		}
+	}
+	return nil
+}
+
+func (sc *scanner) walk() error {
+	for !sc.truncated {
+		if err := sc.ctx.Err(); err != nil {
+			return err
+		}
+		if n := len(sc.stack); n > 0 {
+			d := sc.stack[n-1]
+			sc.stack = sc.stack[:n-1]
+			if err := sc.dir(d); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(sc.links) == 0 {
+			return nil
+		}
+		l := sc.links[0]
+		sc.links = sc.links[1:]
+		sc.followLink(l)
+	}
+	return nil
+}
+
+// markVisited records a folder; it reports false when it was seen before.
+func (sc *scanner) markVisited(abs string, fi fs.FileInfo) bool {
+	if id, ok := idOf(fi); ok {
+		if sc.visitedID[id] {
+			return false
+		}
+		sc.visitedID[id] = true
+		return true
+	}
+	if sc.visitedPath[abs] {
+		return false
+	}
+	sc.visitedPath[abs] = true
+	return true
+}
+
+// followLink walks a symlinked folder when its target is inside the root
+// and was not walked yet.
+func (sc *scanner) followLink(l dirJob) {
+	target, err := filepath.EvalSymlinks(l.abs)
+	if err != nil {
+		sc.skip(l.rel, skipEntry{reason: skipSymlinkLoop})
+		return
+	}
+	if !within(sc.w.root, target) {
+		sc.skip(l.rel, skipEntry{reason: skipOutsideRoot})
+		return
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		sc.skip(l.rel, skipEntry{reason: skipUnreadable})
+		return
+	}
+	if !sc.markVisited(target, fi) {
+		sc.skip(l.rel, skipEntry{reason: skipSymlinkLoop})
+		return
+	}
+	sc.stack = append(sc.stack, dirJob{rel: l.rel, abs: target})
+}
+
+func (sc *scanner) skip(rel string, e skipEntry) {
+	sc.seen.Add(1)
+	sc.skipped[rel] = e
+}
+
+// dir lists one folder: it loads the folder's ignore files first, then
+// classifies each entry.
+func (sc *scanner) dir(d dirJob) error {
+	entries, err := os.ReadDir(d.abs)
+	if err != nil {
+		if d.rel == "" {
+			return err
+		}
+		sc.w.log.Debug("workspace: folder unreadable", "path", d.rel, "err", err)
+		sc.skip(d.rel, skipEntry{reason: skipUnreadable})
+		return nil
+	}
+	sc.loadIgnores(d, entries)
+	for _, e := range entries {
+		name := e.Name()
+		rel := name
+		if d.rel != "" {
+			rel = d.rel + "/" + name
+		}
+		sc.entry(rel, filepath.Join(d.abs, name), e)
+		if sc.truncated {
+			break
+		}
+	}
+	sc.flush()
+	return nil
+}
+
+// loadIgnores reads the folder's .gitignore, .ignore and .task-xignore (in
+// that precedence order) and, at the root, .git/info/exclude. It also notes
+// build manifests (for outputDirs) and instruction file candidates.
+func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) {
+	var list ignore.List
+	manifest := false
+	for _, want := range ignoreFileNames {
+		for _, e := range entries {
+			if e.Name() == want && !e.IsDir() {
+				if data, err := readSmall(filepath.Join(d.abs, want)); err == nil {
+					list = append(list, ignore.Parse(data, d.rel)...)
+				}
+			}
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if isOutputManifest(name) && !e.IsDir() {
+			manifest = true
+		}
+		if isInstructionName(name) {
+			rel := name
+			if d.rel != "" {
+				rel = d.rel + "/" + name
+			}
+			sc.instr = append(sc.instr, rel)
+		}
+	}
+	if len(list) > 0 {
+		sc.rules.perDir[d.rel] = list
+	} else {
+		delete(sc.rules.perDir, d.rel)
+	}
+	if manifest {
+		sc.rules.outputParents[d.rel] = true
+	} else {
+		delete(sc.rules.outputParents, d.rel)
+	}
+	if d.rel == "" {
+		if data, err := readSmall(filepath.Join(d.abs, ".git", "info", "exclude")); err == nil {
+			sc.rules.info = ignore.Parse(data, "")
+		} else {
+			sc.rules.info = nil
+		}
+	}
+}
+
+// readSmall reads at most 1 MiB of a file (ignore files, manifests).
+func readSmall(abs string) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxFileSize))
+}
+
+// entry classifies one listed path: folder (walk or exclude), symlink
+// (resolve), regular file (queue a check), anything else (ignored).
+func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
+	if !utf8.ValidString(rel) {
+		sc.skip(rel, skipEntry{reason: skipInvalidName})
+		return
+	}
+	typ := e.Type()
+	switch {
+	case typ.IsDir():
+		if sc.rules.excludedSelf(rel, true) {
+			sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
+			return
+		}
+		fi, err := e.Info()
+		if err != nil {
+			sc.skip(rel, skipEntry{reason: skipVanished})
+			return
+		}
+		if !sc.markVisited(abs, fi) {
+			sc.skip(rel, skipEntry{reason: skipSymlinkLoop})
+			return
+		}
+		sc.stack = append(sc.stack, dirJob{rel, abs})
+	case typ&fs.ModeSymlink != 0:
+		fi, err := os.Stat(abs)
+		if err != nil {
+			if sc.rules.excludedSelf(rel, false) {
+				sc.skip(rel, skipEntry{reason: skipExcludedFile})
+				return
+			}
+			// A broken link, or a link to itself (ELOOP).
+			reason := skipUnreadable
+			if errors.Is(err, fs.ErrNotExist) {
+				if _, lerr := os.Lstat(abs); lerr != nil {
+					reason = skipVanished
+				}
+			} else if isLoopErr(err) {
+				reason = skipSymlinkLoop
+			}
+			sc.skip(rel, skipEntry{reason: reason})
+			return
+		}
+		if fi.IsDir() {
+			if sc.rules.excludedSelf(rel, true) {
+				sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
+				return
+			}
+			sc.links = append(sc.links, dirJob{rel, abs})
+			return
+		}
+		if !fi.Mode().IsRegular() {
+			return
+		}
+		if sc.rules.excludedSelf(rel, false) {
+			sc.skip(rel, skipEntry{reason: skipExcludedFile})
+			return
+		}
+		target, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			sc.skip(rel, skipEntry{reason: skipUnreadable})
+			return
+		}
+		if !within(sc.w.root, target) {
+			sc.skip(rel, skipEntry{reason: skipOutsideRoot})
+			return
+		}
+		sc.queue(fileJob{rel: rel, abs: abs, info: fi})
+	case typ.IsRegular():
+		if sc.rules.excludedSelf(rel, false) {
+			sc.skip(rel, skipEntry{reason: skipExcludedFile})
+			return
+		}
+		sc.queue(fileJob{rel: rel, abs: abs, entry: e})
+	}
+}
+
+func isLoopErr(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "too many levels of symbolic links")
+}
+
+// within reports whether target (absolute, resolved) is root or below it.
+func within(root, target string) bool {
+	rel, err := filepath.Rel(root, target)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// queue adds a file to the current batch, enforcing MaxFiles.
+func (sc *scanner) queue(j fileJob) {
+	if sc.candidate >= sc.w.opts.MaxFiles {
+		sc.truncated = true
+		return
+	}
+	sc.candidate++
+	sc.seen.Add(1)
+	if sc.cur == nil {
+		sc.cur = &batch{}
+	}
+	sc.cur.jobs = append(sc.cur.jobs, j)
+	if len(sc.cur.jobs) >= batchSize {
+		sc.flush()
+	}
+}
+
+// flush hands the current batch to a worker. g.Go blocks while all workers
+// are busy, which keeps the walk from running far ahead.
+func (sc *scanner) flush() {
+	b := sc.cur
+	if b == nil || len(b.jobs) == 0 {
+		return
+	}
+	sc.cur = nil
+	b.results = make([]result, len(b.jobs))
+	sc.batches = append(sc.batches, b)
+	sc.g.Go(func() error {
+		bufp := sniffPool.Get().(*[]byte)
+		defer sniffPool.Put(bufp)
+		for i := range b.jobs {
+			if err := sc.ctx.Err(); err != nil {
+				return err
+			}
+			b.results[i] = sc.check(&b.jobs[i], *bufp)
+		}
+		return nil
+	})
+}
+
+// check stats one file and, unless an unchanged entry can be reused, reads
+// its first 8 KiB for the binary check and the language, then parses it.
+func (sc *scanner) check(j *fileJob, buf []byte) result {
+	if testHookBeforeRead != nil {
+		testHookBeforeRead(j.rel)
+	}
+	info := j.info
+	if info == nil {
+		var err error
+		info, err = j.entry.Info()
+		if err != nil {
+			return result{skip: skipEntry{reason: errReason(err)}}
+		}
+	}
+	if !info.Mode().IsRegular() {
+		return result{skip: skipEntry{reason: skipVanished}}
+	}
+	size, mtime := info.Size(), info.ModTime()
+	if sc.old != nil {
+		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) {
+			return result{file: f}
+		}
+		if e, ok := sc.old.skipped[j.rel]; ok && (e.reason == skipBinary || e.reason == skipTooLarge) &&
+			e.size == size && e.modTime.Equal(mtime) {
+			return result{skip: e}
+		}
+	}
+	if size > MaxFileSize {
+		return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime}}
+	}
+	sc.w.contentReads.Add(1)
+	f, err := os.Open(j.abs)
+	if err != nil {
+		return result{skip: skipEntry{reason: errReason(err)}}
+	}
+	n, err := io.ReadFull(f, buf)
+	f.Close()
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return result{skip: skipEntry{reason: skipUnreadable}}
+	}
+	head := buf[:n]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime}}
+	}
+	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime}
+	if p := sc.w.opts.Parse; p != nil {
+		res, err := p(sc.ctx, j.abs, file)
+		if err != nil {
+			file.ParseErr = err.Error()
+		} else {
+			file.Parsed, file.Symbols = res.Data, res.Symbols
+		}
+		sc.parsed.Add(1)
+	}
+	return result{file: file}
+}
+
+func errReason(err error) skipReason {
+	if errors.Is(err, fs.ErrNotExist) {
+		return skipVanished
+	}
+	return skipUnreadable
+}
+
+// startProgress calls Options.Progress from one goroutine, each call at
+// least ProgressInterval after the previous one returned. The returned stop
+// function ends it and waits for it.
+func (sc *scanner) startProgress() (stop func()) {
+	cb := sc.w.opts.Progress
+	if cb == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTimer(ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				cb(Progress{
+					Phase:     "indexing",
+					Files:     int(sc.seen.Load()),
+					Parsed:    int(sc.parsed.Load()),
+					ElapsedMs: time.Since(sc.start).Milliseconds(),
+				})
+				t.Reset(ProgressInterval)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

@@ -1,0 +1,177 @@
+package workspace
+
+import (
+	"slices"
+	"sort"
+	"time"
+)
+
+// File is one indexed file of a snapshot. It is immutable once published:
+// a later snapshot that keeps the file shares the same *File.
+type File struct {
+	// Path is relative to the root with "/".
+	Path string
+	// Language is detected from the name, the extension or a "#!" line:
+	// go, rust, typescript, tsx, javascript, python, java, c, cpp, csharp,
+	// ruby, bash, markdown, json, yaml, toml, ... ("" when unknown).
+	Language string
+	// Size is in bytes; ModTime is the file's modification time.
+	Size    int64
+	ModTime time.Time
+	// Parsed is what Options.Parse returned for this file (nil without a
+	// parser or when parsing failed).
+	Parsed any
+	// Symbols is the symbol count the parser reported.
+	Symbols int
+	// ParseErr is the parser's error text, "" when it succeeded.
+	ParseErr string
+}
+
+// skipReason says why a seen path is not indexed.
+type skipReason uint8
+
+const (
+	skipExcludedFile skipReason = iota + 1
+	skipExcludedDir
+	skipBinary
+	skipTooLarge
+	skipUnreadable
+	skipVanished
+	skipSymlinkLoop
+	skipOutsideRoot
+	skipInvalidName
+)
+
+// skipEntry records a seen, not indexed path. size and modTime are kept
+// for binary and too-large files so Refresh need not read them again.
+type skipEntry struct {
+	reason  skipReason
+	size    int64
+	modTime time.Time
+}
+
+// Snapshot is an immutable, versioned view of the index: the indexed files,
+// the exclude rules, the summary and the instructions. Readers hold a
+// *Snapshot for as long as they like; writers publish a new one.
+type Snapshot struct {
+	version uint64
+	root    string
+	files   map[string]*File
+	paths   []string // sorted keys of files
+	skipped map[string]skipEntry
+	rules   *rules
+	// instrCandidates are root-relative paths of instruction files or
+	// folders (.clinerules, .cursor, .github, .task-x) seen by the walk in
+	// folders that are not excluded.
+	instrCandidates []string
+	summary         Summary
+}
+
+// Version increases by one with each published snapshot, starting at 1.
+func (s *Snapshot) Version() uint64 { return s.version }
+
+// Root is the absolute workspace root with symlinks resolved.
+func (s *Snapshot) Root() string { return s.root }
+
+// Files returns the sorted root-relative paths ("/"-separated) of the
+// indexed files. The slice is a copy the caller may modify.
+func (s *Snapshot) Files() []string { return slices.Clone(s.paths) }
+
+// Len returns the number of indexed files.
+func (s *Snapshot) Len() int { return len(s.paths) }
+
+// File returns the indexed file at rel (root-relative, "/"-separated).
+func (s *Snapshot) File(rel string) (*File, bool) {
+	f, ok := s.files[rel]
+	return f, ok
+}
+
+// Excluded reports whether rel (root-relative, "/"-separated) is excluded by
+// the full rule set: built-in excludes, .gitignore files at every level,
+// .git/info/exclude, .ignore, .task-xignore and the request's globs. A path
+// inside an excluded folder is excluded whatever later rules say. isDir
+// marks a folder (for "dir/" rules). It answers for paths the snapshot has
+// never seen too, from the rules it holds.
+func (s *Snapshot) Excluded(rel string, isDir bool) bool {
+	rel = cleanRel(rel)
+	if rel == "" {
+		return false
+	}
+	return s.rules.excluded(rel, isDir)
+}
+
+// Summary returns the workspace summary of this snapshot (addendum §2).
+// Its slices and maps are shared: callers must not modify them.
+func (s *Snapshot) Summary() Summary { return s.summary }
+
+// Instructions returns all loaded instruction files: user, workspace and
+// directory scope.
+func (s *Snapshot) Instructions() []Instruction { return s.summary.Instructions }
+
+// InstructionsFor returns the instructions that apply to work on rel: the
+// user and workspace ones, plus the directory-scoped ones whose Dir is rel
+// or one of its ancestors. The order is user, workspace, then directories
+// from shallow to deep (more specific last).
+func (s *Snapshot) InstructionsFor(rel string) []Instruction {
+	rel = cleanRel(rel)
+	var out []Instruction
+	for _, in := range s.summary.Instructions {
+		if in.Scope != ScopeDirectory {
+			out = append(out, in)
+			continue
+		}
+		if rel == in.Dir || (len(rel) > len(in.Dir) && rel[len(in.Dir)] == '/' && rel[:len(in.Dir)] == in.Dir) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// sortedPaths returns the sorted keys of files.
+func sortedPaths(files map[string]*File) []string {
+	out := make([]string, 0, len(files))
+	for p := range files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// computeStats derives the stats of a snapshot from its entries.
+func computeStats(files map[string]*File, skipped map[string]skipEntry) Stats {
+	var st Stats
+	st.IndexedFiles = len(files)
+	for _, f := range files {
+		st.Bytes += f.Size
+		st.Symbols += f.Symbols
+		if f.ParseErr != "" {
+			st.ParseErrors++
+		}
+	}
+	for _, e := range skipped {
+		switch e.reason {
+		case skipExcludedFile:
+			st.Skipped.Excluded++
+		case skipExcludedDir:
+			st.Skipped.Excluded++
+			continue // a folder is not a file seen
+		case skipBinary:
+			st.Skipped.Binary++
+		case skipTooLarge:
+			st.Skipped.TooLarge++
+		case skipUnreadable:
+			st.Skipped.Unreadable++
+		case skipVanished:
+			st.Skipped.Vanished++
+		case skipSymlinkLoop:
+			st.Skipped.SymlinkLoop++
+		case skipOutsideRoot:
+			st.Skipped.OutsideRoot++
+		case skipInvalidName:
+			st.Skipped.InvalidName++
+		}
+		st.Files++
+	}
+	st.Files += st.IndexedFiles
+	return st
+}

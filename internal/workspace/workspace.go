@@ -1,0 +1,258 @@
+// Package workspace owns the index of an open workspace folder: the scan and
+// its excludes (built-ins, .gitignore at every level, .git/info/exclude,
+// .ignore, .task-xignore, the request's globs), immutable versioned
+// snapshots of the indexed files, project detection (name, kinds,
+// manifests, languages, commands, git state), the instruction files
+// (AGENTS.md, CLAUDE.md, ...) and indexing progress callbacks.
+//
+// Source: spec/protocol.md (workspace/open, workspace/progress,
+// workspace/refresh, workspace/filesChanged, context/inspect) and
+// spec/addendum.md §2 (the summary shape) and §11 (excluded files).
+//
+// Readers call Workspace.Snapshot and keep the *Snapshot as long as they
+// need: it never changes. Refresh and FilesChanged build a new snapshot and
+// publish it with an atomic pointer swap; they are serialized among
+// themselves and never block readers.
+//
+// Decisions (see also the doc comments of Stats and Options):
+//   - vendor/ is not a built-in exclude (Go's vendor tree is source people
+//     read; ripgrep does not skip it either).
+//   - target/, dist/, build/ and out/ are excluded only next to a build
+//     manifest (package.json, Cargo.toml, pom.xml, ...), so Go's go/build
+//     package stays indexed.
+//   - Built-in excludes and the request's globs cannot be undone by a "!"
+//     line in an ignore file; within ignore files git's precedence holds.
+//   - A request glob without "/" matches the base name at any depth too
+//     ("*.log" excludes "a/b.log"); one with "/" matches the whole
+//     root-relative path (doublestar syntax).
+//   - Symlinked files are indexed when their target is inside the root;
+//     symlinked folders are walked after all real folders, only when their
+//     target is inside the root and was not walked yet (device and inode).
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrInvalidRoot is wrapped by the error Open returns when the root is not
+// an absolute path to an existing folder.
+var ErrInvalidRoot = errors.New("invalid workspace root")
+
+// Limits of the index (addendum §2).
+const (
+	DefaultMaxFiles = 200_000
+	// MaxFileSize is the largest file indexed, in bytes (1 MiB).
+	MaxFileSize = 1 << 20
+	// BinarySniffSize is how many leading bytes are checked for a NUL.
+	BinarySniffSize = 8 << 10
+	// ProgressInterval is the least time between two Progress callbacks.
+	ProgressInterval = 150 * time.Millisecond
+)
+
+// ParseResult is what a Parser returns for one file.
+type ParseResult struct {
+	// Symbols is the number of symbols found (summed into stats.symbols).
+	Symbols int
+	// Data is stored as File.Parsed for later packages (symbols, imports).
+	Data any
+}
+
+// Parser parses one indexed file. abs is its absolute path; f is the entry
+// being built (Path, Language, Size and ModTime are set; do not keep or
+// modify f). It is called in parallel for different files and must be safe
+// for concurrent use. An error counts in stats.parseErrors; the file stays
+// indexed. Unchanged files (same size and modification time) are not parsed
+// again by Refresh.
+type Parser func(ctx context.Context, abs string, f *File) (ParseResult, error)
+
+// Options configure Open. A nil *Options means all defaults.
+type Options struct {
+	// Exclude holds the request's exclude globs (doublestar "**" syntax).
+	// An invalid glob makes Open fail.
+	Exclude []string
+	// MaxFiles caps the files indexed; default DefaultMaxFiles. Over it the
+	// walk stops and Stats.Truncated is set.
+	MaxFiles int
+	// Home is the user's home folder for ~/.task-x/instructions.md; default
+	// os.UserHomeDir(). Set it to "-" to load no user instructions.
+	Home string
+	// Logger receives diagnostics (paths and counts, never file contents);
+	// default discards.
+	Logger *slog.Logger
+	// Progress is called with phase "indexing" while a scan runs, at most
+	// once per ProgressInterval and never concurrently.
+	Progress func(Progress)
+	// Parse, when set, is called for each new or changed indexed file.
+	Parse Parser
+	// GitTimeout bounds the git commands of project detection; default 3s.
+	GitTimeout time.Duration
+}
+
+// Progress is one workspace/progress notification of phase "indexing".
+type Progress struct {
+	Phase     string `json:"phase"`
+	Files     int    `json:"files"`
+	Parsed    int    `json:"parsed"`
+	ElapsedMs int64  `json:"elapsedMs"`
+}
+
+// Summary is the workspace summary of workspace/open, workspace/refresh and
+// context/inspect (addendum §2).
+type Summary struct {
+	Root         string        `json:"root"`
+	Project      Project       `json:"project"`
+	Stats        Stats         `json:"stats"`
+	Instructions []Instruction `json:"instructions"`
+	Excludes     []string      `json:"excludes"`
+}
+
+// Stats counts what a scan saw (addendum §2; fields after ParseErrors in
+// Skipped are additive).
+//
+// Files counts every path the walk met that is not a folder it entered:
+// indexed files plus skipped ones (excluded files, binary, too large,
+// unreadable, vanished, symlink loops, symlinks leaving the root, invalid
+// names). An excluded folder counts once in Skipped.Excluded and not in
+// Files; nothing below it is seen. IndexedFiles counts indexed files and
+// Bytes sums their sizes. Symbols and ParseErrors stay 0 without a Parser.
+type Stats struct {
+	Files        int     `json:"files"`
+	IndexedFiles int     `json:"indexedFiles"`
+	Skipped      Skipped `json:"skipped"`
+	Bytes        int64   `json:"bytes"`
+	Symbols      int     `json:"symbols"`
+	ParseErrors  int     `json:"parseErrors"`
+	ElapsedMs    int64   `json:"elapsedMs"`
+	Truncated    bool    `json:"truncated"`
+}
+
+// Skipped counts paths seen but not indexed. Binary, TooLarge and Excluded
+// are addendum §2; the others are additive:
+//   - Unreadable: a file or folder that could not be opened or listed, or a
+//     broken symlink;
+//   - Vanished: a file listed but gone when read;
+//   - SymlinkLoop: a symlinked folder whose target was already walked (a
+//     loop, or a second path to the same folder);
+//   - OutsideRoot: a symlink whose target is outside the root;
+//   - InvalidName: a name that is not valid UTF-8 (it could not round-trip
+//     through JSON).
+type Skipped struct {
+	Binary      int `json:"binary"`
+	TooLarge    int `json:"tooLarge"`
+	Excluded    int `json:"excluded"`
+	Unreadable  int `json:"unreadable"`
+	Vanished    int `json:"vanished"`
+	SymlinkLoop int `json:"symlinkLoop"`
+	OutsideRoot int `json:"outsideRoot"`
+	InvalidName int `json:"invalidName"`
+}
+
+// Workspace is an open workspace folder.
+type Workspace struct {
+	root string
+	opts Options
+	log  *slog.Logger
+
+	snap atomic.Pointer[Snapshot]
+	mu   sync.Mutex // serializes writers (Refresh, FilesChanged)
+
+	// contentReads counts files whose content was opened (a test hook that
+	// proves Refresh does not read unchanged files).
+	contentReads atomic.Int64
+}
+
+// Open scans root and returns the workspace with its first snapshot. root
+// must be an absolute path to an existing folder; otherwise the error wraps
+// ErrInvalidRoot. An invalid exclude glob is an error too. ctx cancels the
+// scan.
+func Open(ctx context.Context, root string, opts *Options) (*Workspace, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.GitTimeout <= 0 {
+		o.GitTimeout = 3 * time.Second
+	}
+	if o.Home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			o.Home = h
+		}
+	}
+	o.Exclude = append([]string(nil), o.Exclude...)
+	if root == "" || !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("workspace: root %q is not an absolute path: %w", root, ErrInvalidRoot)
+	}
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root %q: %v: %w", root, errors.Unwrap(err), ErrInvalidRoot)
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root %q: %v: %w", root, err, ErrInvalidRoot)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("workspace: root %q is not a folder: %w", root, ErrInvalidRoot)
+	}
+	if _, err := newRules(o.Exclude); err != nil {
+		return nil, err
+	}
+	w := &Workspace{root: filepath.Clean(resolved), opts: o, log: o.Logger}
+	s, err := w.fullScan(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	w.snap.Store(s)
+	return w, nil
+}
+
+// Root returns the absolute root with symlinks resolved.
+func (w *Workspace) Root() string { return w.root }
+
+// Snapshot returns the current snapshot. It never blocks.
+func (w *Workspace) Snapshot() *Snapshot { return w.snap.Load() }
+
+// Summary returns the current snapshot's summary.
+func (w *Workspace) Summary() Summary { return w.snap.Load().summary }
+
+// Refresh scans the root again and publishes a new snapshot. Files with the
+// same size and modification time keep their entry (they are not read or
+// parsed again). On error the current snapshot stays.
+func (w *Workspace) Refresh(ctx context.Context) (Summary, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.fullScan(ctx, w.snap.Load())
+	if err != nil {
+		return Summary{}, err
+	}
+	w.snap.Store(s)
+	return s.summary, nil
+}
+
+// cleanRel turns a root-relative path into the index's form: "/"-separated,
+// cleaned, no leading "./" or "/"; "" for the root itself.
+func cleanRel(rel string) string {
+	rel = filepath.ToSlash(rel)
+	if rel == "" || rel == "." {
+		return ""
+	}
+	rel = strings.TrimPrefix(filepath.ToSlash(filepath.Clean(rel)), "/")
+	if rel == "." {
+		return ""
+	}
+	return rel
+}

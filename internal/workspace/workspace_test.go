@@ -1,0 +1,602 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// write creates files under root: path → content.
+func write(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func open(t *testing.T, root string, opts *Options) *Workspace {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.Home == "" {
+		opts.Home = "-"
+	}
+	w, err := Open(context.Background(), root, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return w
+}
+
+func TestExcludeSemantics(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		".gitignore":               "*.log\n!keep.log\n/only-root.txt\nbuild-out/\nsecret/\n!secret/allowed.txt\ndocs/**/*.tmp\n",
+		"a.log":                    "x",
+		"keep.log":                 "x",
+		"only-root.txt":            "x",
+		"sub/only-root.txt":        "x",
+		"sub/.gitignore":           "*.gen\n!a.log\n/local\n",
+		"sub/x.gen":                "x",
+		"sub/a.log":                "x", // re-included by the deeper file
+		"sub/local/f.go":           "package f",
+		"sub/deep/local/f.go":      "package f",
+		"x.gen":                    "x", // sub's rules do not apply at the root
+		"build-out/o.txt":          "x",
+		"build-out.txt":            "x",
+		"secret/allowed.txt":       "x", // parent excluded: cannot be re-included
+		"docs/a/b/c.tmp":           "x",
+		"docs/c.tmp":               "x",
+		"info.txt":                 "x",
+		".ignore":                  "ignored-by-dotignore.txt\n",
+		"ignored-by-dotignore.txt": "x",
+		".task-xignore":            "private/\n",
+		"private/p.go":             "package p",
+		"node_modules/m/i.js":      "x",
+		"vendor/v/v.go":            "package v",
+		"go/build/build.go":        "package build",
+		"web/package.json":         `{"name":"web"}`,
+		"web/dist/app.js":          "x",
+		"web/src/app.js":           "x",
+		"app.min.js":               "x",
+		"req/skip.txt":             "x",
+		"req/deep/keep.txt":        "x",
+		"z.bak":                    "x",
+		"zz/y.bak":                 "x",
+		"main.go":                  "package main",
+	})
+	write(t, root, map[string]string{".git/info/exclude": "info.txt\n", ".git/HEAD": "ref: refs/heads/main\n"})
+	w := open(t, root, &Options{Exclude: []string{"req/*.txt", "*.bak"}})
+	s := w.Snapshot()
+	want := []string{
+		".gitignore", ".ignore", ".task-xignore", "go/build/build.go", "keep.log", "main.go",
+		"req/deep/keep.txt", "sub/.gitignore", "sub/a.log", "sub/deep/local/f.go", "sub/only-root.txt",
+		"vendor/v/v.go", "web/package.json", "web/src/app.js", "x.gen", "build-out.txt",
+	}
+	slices.Sort(want)
+	if got := s.Files(); !slices.Equal(got, want) {
+		t.Errorf("Files() =\n%q\nwant\n%q", got, want)
+	}
+	excluded := []struct {
+		rel   string
+		isDir bool
+		want  bool
+	}{
+		{"a.log", false, true},
+		{"keep.log", false, false},
+		{"secret/allowed.txt", false, true},
+		{"secret", true, true},
+		{"sub/local", true, true},
+		{"sub/local/f.go", false, true},
+		{"build-out", true, true},
+		{"build-out", false, false},
+		{".git/config", false, true},
+		{"node_modules", true, true},
+		{"private/new.go", false, true},
+		{"info.txt", false, true},
+		{"web/dist/x.js", false, true},
+		{"dist/x.js", false, false}, // no manifest at the root
+		{"new/z.bak", false, true},
+		{"req/a.txt", false, true},
+		{"main.go", false, false},
+		{"./main.go", false, false},
+	}
+	for _, tc := range excluded {
+		if got := s.Excluded(tc.rel, tc.isDir); got != tc.want {
+			t.Errorf("Excluded(%q, %v) = %v, want %v", tc.rel, tc.isDir, got, tc.want)
+		}
+	}
+	st := w.Summary().Stats
+	// 11 excluded files (a.log, only-root.txt, sub/x.gen, info.txt,
+	// ignored-by-dotignore.txt, 2 docs .tmp, app.min.js, req/skip.txt, 2 .bak)
+	// and 7 excluded folders (.git, node_modules, sub/local, build-out,
+	// secret, private, web/dist). Folders do not count in Files.
+	if st.Skipped.Excluded != 18 || st.IndexedFiles != len(want) || st.Files != len(want)+11 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestBinaryLargeAndCap(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"a.go":    "package a",
+		"bin.dat": "ab\x00cd",
+		"big.txt": strings.Repeat("x", MaxFileSize+1),
+		"ok.txt":  strings.Repeat("y", MaxFileSize),
+		// NUL after the first 8 KiB: not binary.
+		"late.txt": strings.Repeat("z", BinarySniffSize) + "\x00",
+	})
+	w := open(t, root, nil)
+	st := w.Summary().Stats
+	if st.Skipped.Binary != 1 || st.Skipped.TooLarge != 1 || st.IndexedFiles != 3 || st.Files != 5 || st.Truncated {
+		t.Errorf("stats = %+v", st)
+	}
+	if st.Bytes != int64(len("package a")+MaxFileSize+BinarySniffSize+1) {
+		t.Errorf("bytes = %d", st.Bytes)
+	}
+	w2 := open(t, root, &Options{MaxFiles: 2})
+	st = w2.Summary().Stats
+	if !st.Truncated || st.IndexedFiles > 2 {
+		t.Errorf("capped stats = %+v", st)
+	}
+}
+
+func TestOddEntriesDoNotStopScan(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write(t, root, map[string]string{"a/f.go": "package a", "gone.txt": "x", "real/r.go": "package r"})
+	write(t, outside, map[string]string{"o.go": "package o", "od/x.go": "package x"})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("..", filepath.Join(root, "a", "loop")))                      // loop to the root
+	must(os.Symlink(filepath.Join(outside, "o.go"), filepath.Join(root, "o.go"))) // file outside
+	must(os.Symlink(filepath.Join(outside, "od"), filepath.Join(root, "od")))     // folder outside
+	must(os.Symlink("real/r.go", filepath.Join(root, "link.go")))                 // file inside
+	must(os.Symlink("self", filepath.Join(root, "self")))                         // ELOOP
+	must(os.Symlink("missing", filepath.Join(root, "broken")))
+	must(os.WriteFile(filepath.Join(root, "bad\xffname.go"), []byte("x"), 0o644))
+	must(os.WriteFile(filepath.Join(root, "secret.txt"), []byte("x"), 0o000))
+
+	testHookBeforeRead = func(rel string) {
+		if rel == "gone.txt" {
+			os.Remove(filepath.Join(root, "gone.txt"))
+		}
+	}
+	defer func() { testHookBeforeRead = nil }()
+	w := open(t, root, nil)
+	sk := w.Summary().Stats.Skipped
+	if sk.SymlinkLoop < 2 || sk.OutsideRoot != 2 || sk.InvalidName != 1 || sk.Vanished != 1 || sk.Unreadable < 1 {
+		t.Errorf("skipped = %+v", sk)
+	}
+	files := w.Snapshot().Files()
+	for _, want := range []string{"a/f.go", "link.go", "real/r.go"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("%s not indexed: %q", want, files)
+		}
+	}
+	if os.Geteuid() == 0 {
+		t.Log("running as root: the unreadable-file case cannot be observed")
+	} else if slices.Contains(files, "secret.txt") {
+		t.Errorf("unreadable file indexed")
+	}
+}
+
+func TestUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a", "b.go": "package b"})
+	if err := os.Chmod(filepath.Join(root, "b.go"), 0); err != nil {
+		t.Fatal(err)
+	}
+	w := open(t, root, nil)
+	if st := w.Summary().Stats; st.Skipped.Unreadable != 1 || st.IndexedFiles != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestOpenInvalidRoot(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	write(t, dir, map[string]string{"f": "x"})
+	for _, root := range []string{"", "relative/path", filepath.Join(dir, "missing"), file} {
+		_, err := Open(context.Background(), root, nil)
+		if !errors.Is(err, ErrInvalidRoot) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidRoot", root, err)
+		}
+	}
+	if _, err := Open(context.Background(), dir, &Options{Exclude: []string{"[bad"}}); err == nil {
+		t.Errorf("invalid glob accepted")
+	}
+}
+
+func TestRefreshReusesUnchanged(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a", "b.go": "package b", "c.bin": "\x00"})
+	var parsed sync.Map
+	parse := func(_ context.Context, _ string, f *File) (ParseResult, error) {
+		n, _ := parsed.LoadOrStore(f.Path, new(int))
+		*n.(*int)++
+		if f.Path == "b.go" {
+			return ParseResult{}, errors.New("bad syntax")
+		}
+		return ParseResult{Symbols: 2, Data: "tree"}, nil
+	}
+	w := open(t, root, &Options{Parse: parse})
+	st := w.Summary().Stats
+	if st.Symbols != 2 || st.ParseErrors != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+	if f, _ := w.Snapshot().File("a.go"); f.Parsed != "tree" || f.Language != "go" {
+		t.Errorf("a.go = %+v", f)
+	}
+	before := w.contentReads.Load()
+	old, _ := w.Snapshot().File("a.go")
+	write(t, root, map[string]string{"b.go": "package b // changed"})
+	sum, err := w.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := w.contentReads.Load() - before; reads != 1 {
+		t.Errorf("refresh read %d files, want 1 (b.go)", reads)
+	}
+	if f, _ := w.Snapshot().File("a.go"); f != old {
+		t.Errorf("a.go entry not reused")
+	}
+	if n, _ := parsed.Load("a.go"); *n.(*int) != 1 {
+		t.Errorf("a.go parsed %d times", *n.(*int))
+	}
+	if w.Snapshot().Version() != 2 || sum.Stats.IndexedFiles != 2 || sum.Stats.Skipped.Binary != 1 {
+		t.Errorf("version %d, stats %+v", w.Snapshot().Version(), sum.Stats)
+	}
+}
+
+func TestFilesChanged(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a", "d/b.go": "package b", "d/e/c.go": "package c", "keep.go": "x"})
+	w := open(t, root, nil)
+	first := w.Snapshot()
+	ctx := context.Background()
+
+	write(t, root, map[string]string{"new.go": "package n", "a.go": "package a // more", "nd/x/y.py": "print(1)"})
+	if _, err := w.FilesChanged(ctx, []string{filepath.Join(root, "new.go"), "a.go", "nd"}); err != nil {
+		t.Fatal(err)
+	}
+	s := w.Snapshot()
+	if f, ok := s.File("a.go"); !ok || f.Size != int64(len("package a // more")) {
+		t.Errorf("a.go = %+v", f)
+	}
+	for _, p := range []string{"new.go", "nd/x/y.py"} {
+		if _, ok := s.File(p); !ok {
+			t.Errorf("%s not added", p)
+		}
+	}
+	if _, ok := first.File("new.go"); ok {
+		t.Errorf("old snapshot changed")
+	}
+	// Delete a folder and a file; exclude another by a new .gitignore line.
+	os.RemoveAll(filepath.Join(root, "d"))
+	os.Remove(filepath.Join(root, "new.go"))
+	write(t, root, map[string]string{".gitignore": "keep.go\n"})
+	sum, err := w.FilesChanged(ctx, []string{"d", "new.go", ".gitignore", filepath.Join(root, "..", "elsewhere")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.Snapshot().Files()
+	want := []string{".gitignore", "a.go", "nd/x/y.py"}
+	if !slices.Equal(got, want) {
+		t.Errorf("files = %q, want %q", got, want)
+	}
+	if sum.Stats.IndexedFiles != 3 || sum.Stats.Skipped.Excluded != 1 || w.Snapshot().Version() != 3 {
+		t.Errorf("stats = %+v version %d", sum.Stats, w.Snapshot().Version())
+	}
+	// A path that is now excluded by the request globs' equivalent: an ignore file in place.
+	write(t, root, map[string]string{"nd/.gitignore": "*.py\n"})
+	if _, err := w.FilesChanged(ctx, []string{"nd/.gitignore", "nd/x/y.py"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Snapshot().File("nd/x/y.py"); ok {
+		t.Errorf("now-excluded file still indexed")
+	}
+}
+
+func TestProgressThrottled(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 300 {
+		files[filepath.Join("d", strings.Repeat("x", i%7+1), time.Duration(i).String()+".go")] = "package x"
+	}
+	write(t, root, files)
+	var mu sync.Mutex
+	var times []time.Time
+	var active, overlap int
+	slow := func(_ context.Context, _ string, _ *File) (ParseResult, error) {
+		time.Sleep(3 * time.Millisecond)
+		return ParseResult{}, nil
+	}
+	open(t, root, &Options{Parse: slow, Progress: func(p Progress) {
+		mu.Lock()
+		active++
+		if active > 1 {
+			overlap++
+		}
+		times = append(times, time.Now())
+		mu.Unlock()
+		if p.Phase != "indexing" {
+			t.Errorf("phase %q", p.Phase)
+		}
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		active--
+		mu.Unlock()
+	}})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(times) < 2 {
+		t.Fatalf("only %d progress calls", len(times))
+	}
+	for i := 1; i < len(times); i++ {
+		if d := times[i].Sub(times[i-1]); d < ProgressInterval {
+			t.Errorf("calls %d and %d are %v apart", i-1, i, d)
+		}
+	}
+	if overlap != 0 {
+		t.Errorf("concurrent progress calls")
+	}
+}
+
+func TestProjectDetection(t *testing.T) {
+	tests := []struct {
+		name      string
+		files     map[string]string
+		wantName  string
+		wantKinds []string
+		wantCmds  map[string]string
+	}{
+		{"go", map[string]string{"go.mod": "module github.com/acme/tool/v2\n", "main.go": "package main"},
+			"tool", []string{"go"}, map[string]string{"build": "go build ./...", "test": "go test ./...", "lint": "go vet ./..."}},
+		{"node-pnpm", map[string]string{"package.json": `{"name":"@acme/web","scripts":{"build":"vite build","test":"vitest","lint":"eslint .","dev":"vite"}}`, "pnpm-lock.yaml": "lockfileVersion: 9\n", "src/a.ts": "x"},
+			"@acme/web", []string{"node"}, map[string]string{"build": "pnpm run build", "test": "pnpm test", "lint": "pnpm run lint", "run": "pnpm run dev"}},
+		{"rust", map[string]string{"Cargo.toml": "[package]\nname = \"crab\"\nversion = \"0.1.0\"\n", "src/main.rs": "fn main(){}"},
+			"crab", []string{"rust"}, map[string]string{"build": "cargo build", "test": "cargo test", "lint": "cargo clippy", "run": "cargo run"}},
+		{"python", map[string]string{"pyproject.toml": "[project]\nname = \"snake\"\n[tool.pytest.ini_options]\n", "snake/__init__.py": ""},
+			"snake", []string{"python"}, map[string]string{"test": "pytest"}},
+		{"mixed", map[string]string{"go.mod": "module demo\n", "web/package.json": `{"name":"web","scripts":{"test":"jest"}}`, "tools/py/requirements.txt": "x", "Makefile": "test:\n\tgo test ./...\nrun:\n\tgo run .\n", "a/b/c/d/Cargo.toml": "[package]\nname=\"deep\"\n"},
+			"demo", []string{"make", "go", "node", "python"}, map[string]string{"build": "go build ./...", "test": "go test ./...", "lint": "go vet ./...", "run": "make run"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, tc.files)
+			p := open(t, root, nil).Summary().Project
+			if p.Name != tc.wantName || !slices.Equal(p.Kinds, tc.wantKinds) {
+				t.Errorf("name %q kinds %q, want %q %q", p.Name, p.Kinds, tc.wantName, tc.wantKinds)
+			}
+			if len(p.Commands) != len(tc.wantCmds) {
+				t.Errorf("commands = %v, want %v", p.Commands, tc.wantCmds)
+			}
+			for k, v := range tc.wantCmds {
+				if p.Commands[k] != v {
+					t.Errorf("commands[%s] = %q, want %q", k, p.Commands[k], v)
+				}
+			}
+			if p.Git != nil {
+				t.Errorf("git = %+v without a repository", p.Git)
+			}
+		})
+	}
+	t.Run("languages-and-manifests", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, root, map[string]string{"go.mod": "module m\n", "a.go": "", "b.go": "", "c.py": "", "web/package.json": "{}", "script": "#!/usr/bin/env python3\n"})
+		p := open(t, root, nil).Summary().Project
+		want := []LanguageCount{{"go", 2}, {"python", 2}, {"go.mod", 1}, {"json", 1}}
+		if !slices.Equal(p.Languages, want) {
+			t.Errorf("languages = %v, want %v", p.Languages, want)
+		}
+		if !slices.Equal(p.Manifests, []string{"go.mod", "web/package.json"}) {
+			t.Errorf("manifests = %q", p.Manifests)
+		}
+	})
+}
+
+func TestGitInfo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a"})
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q", "-b", "trunk")
+	run("add", ".")
+	run("commit", "-q", "-m", "init")
+	write(t, root, map[string]string{"a.go": "package a // x", "b.go": "package b"})
+	g := open(t, root, nil).Summary().Project.Git
+	if g == nil || g.Branch != "trunk" || len(g.Head) < 4 || g.Dirty != 2 {
+		t.Errorf("git = %+v", g)
+	}
+}
+
+func TestInstructions(t *testing.T) {
+	root := t.TempDir()
+	home := t.TempDir()
+	big := strings.Repeat("é", MaxInstructionSize) // 2 bytes each
+	write(t, home, map[string]string{".task-x/instructions.md": "user rules"})
+	write(t, root, map[string]string{
+		"AGENTS.md":                       "root agents",
+		"CLAUDE.md":                       "top\n@docs/style.md\n```\n@docs/style.md\n```\n@../outside.md\n@missing.md\n",
+		"docs/style.md":                   "style\n@../CLAUDE.md\n@more.md\n",
+		"docs/more.md":                    "more",
+		".cursor/rules/a.mdc":             "cursor a",
+		".clinerules/1.md":                "cline 1",
+		".github/copilot-instructions.md": "copilot",
+		"GEMINI.md":                       big,
+		"svc/AGENTS.md":                   "svc agents",
+		"svc/.task-x/instructions.md":     "svc taskx",
+		"node_modules/x/AGENTS.md":        "excluded",
+		".gitignore":                      "CLAUDE.local.md\n",
+		"CLAUDE.local.md":                 "local",
+	})
+	w := open(t, root, &Options{Home: home})
+	got := map[string]Instruction{}
+	var order []string
+	for _, in := range w.Summary().Instructions {
+		got[in.Source] = in
+		order = append(order, in.Source)
+	}
+	wantOrder := []string{"~/.task-x/instructions.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md",
+		".github/copilot-instructions.md", ".cursor/rules/a.mdc", ".clinerules/1.md", "svc/AGENTS.md", "svc/.task-x/instructions.md"}
+	if !slices.Equal(order, wantOrder) {
+		t.Fatalf("order = %q\nwant    %q", order, wantOrder)
+	}
+	if in := got["~/.task-x/instructions.md"]; in.Scope != ScopeUser || in.Content != "user rules" {
+		t.Errorf("user = %+v", in)
+	}
+	wantClaude := "top\nstyle\n@../CLAUDE.md\nmore\n```\n@docs/style.md\n```\n@../outside.md\n@missing.md\n"
+	if c := got["CLAUDE.md"].Content; c != wantClaude {
+		t.Errorf("CLAUDE.md = %q, want %q", c, wantClaude)
+	}
+	g := got["GEMINI.md"]
+	if !g.Truncated || len(g.Content) != MaxInstructionSize || !strings.HasSuffix(g.Content, "é") {
+		t.Errorf("GEMINI.md truncated=%v len=%d", g.Truncated, len(g.Content))
+	}
+	if in := got["svc/.task-x/instructions.md"]; in.Scope != ScopeDirectory || in.Dir != "svc" {
+		t.Errorf("svc taskx = %+v", in)
+	}
+	if in := got["AGENTS.md"]; in.Scope != ScopeWorkspace || in.Dir != "" {
+		t.Errorf("root agents = %+v", in)
+	}
+	forSvc := w.Snapshot().InstructionsFor("svc/main.go")
+	forRoot := w.Snapshot().InstructionsFor("main.go")
+	if len(forSvc) != len(wantOrder) || len(forRoot) != len(wantOrder)-2 {
+		t.Errorf("InstructionsFor: svc %d, root %d", len(forSvc), len(forRoot))
+	}
+	if len(w.Snapshot().InstructionsFor("svcx/a.go")) != len(wantOrder)-2 {
+		t.Errorf("svc instructions leak into svcx")
+	}
+}
+
+func TestSummaryJSONShape(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a"})
+	data, err := json.Marshal(open(t, root, nil).Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]map[string]any
+	var top map[string]json.RawMessage
+	json.Unmarshal(data, &top)
+	for _, k := range []string{"root", "project", "stats", "instructions", "excludes"} {
+		if _, ok := top[k]; !ok {
+			t.Errorf("summary lacks %q: %s", k, data)
+		}
+	}
+	json.Unmarshal(data, &struct{ Stats *map[string]any }{})
+	_ = m
+	var s struct {
+		Project map[string]any `json:"project"`
+		Stats   map[string]any `json:"stats"`
+	}
+	json.Unmarshal(data, &s)
+	for _, k := range []string{"name", "kinds", "manifests", "languages", "commands", "git"} {
+		if _, ok := s.Project[k]; !ok {
+			t.Errorf("project lacks %q", k)
+		}
+	}
+	for _, k := range []string{"files", "indexedFiles", "skipped", "bytes", "symbols", "parseErrors", "elapsedMs", "truncated"} {
+		if _, ok := s.Stats[k]; !ok {
+			t.Errorf("stats lacks %q", k)
+		}
+	}
+	if string(top["instructions"]) != "[]" {
+		t.Errorf("instructions = %s, want []", top["instructions"])
+	}
+}
+
+func TestConcurrentReadersAndWriters(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a"})
+	w := open(t, root, nil)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				w.Refresh(ctx)
+			} else {
+				w.FilesChanged(ctx, []string{"a.go"})
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			s := w.Snapshot()
+			_ = s.Files()
+			_ = s.Excluded("a.go", false)
+		}()
+	}
+	wg.Wait()
+	if v := w.Snapshot().Version(); v != 5 {
+		t.Errorf("version = %d, want 5", v)
+	}
+}
+
+func TestDetectLanguage(t *testing.T) {
+	tests := map[string]struct{ head, want string }{
+		"a.go": {"", "go"}, "a.TSX": {"", "tsx"}, "Makefile": {"", "makefile"}, "x.h": {"", "c"},
+		"run": {"#!/usr/bin/env -S python3.12 -u\n", "python"}, "tool": {"#!/bin/bash\n", "bash"},
+		"noext": {"hello", ""}, "a.unknown": {"", ""},
+	}
+	for name, tc := range tests {
+		if got := detectLanguage(name, []byte(tc.head)); got != tc.want {
+			t.Errorf("detectLanguage(%q) = %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+func BenchmarkOpen(b *testing.B) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("go env GOROOT failed")
+	}
+	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("GOROOT/src absent")
+	}
+	var files int
+	b.ResetTimer()
+	for b.Loop() {
+		w, err := Open(context.Background(), src, &Options{Home: "-"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = w.Summary().Stats.IndexedFiles
+	}
+	b.ReportMetric(float64(files)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+}
