@@ -192,3 +192,12 @@ func TestFailedWriteKeepsFile(t *testing.T) {
 	// The real writer still works afterwards and sees no stale record.
 	runOK(t, env, "replace_text", map[string]any{"path": "a.txt", "oldText": "precious", "newText": "cheap"})
 }
+
+func TestReplaceTextSecretNoCandidate(t *testing.T) {
+	env := workspace(t, map[string]string{".env": "API_TOKEN=abc123\n"})
+	_, err := run(t, env, "replace_text", map[string]any{"path": ".env", "oldText": "API_TOKEN=abc124", "newText": "x"})
+	wantKind(t, err, tool.ErrNoMatch)
+	if strings.Contains(err.Error(), "abc123") {
+		t.Fatalf("secret content in the error: %q", err)
+	}
+}

@@ -213,3 +213,19 @@ func TestSearchTextOrderAndCap(t *testing.T) {
 		t.Fatalf("vanished file not skipped: %+v", d.Matches[0])
 	}
 }
+
+func TestSearchTextSkipsSecrets(t *testing.T) {
+	env := workspace(t, map[string]string{".env": "TOKEN=needle-secret\n", "a.txt": "needle\n"})
+	res := runOK(t, env, "search_text", map[string]any{"query": "needle"})
+	d := res.Data.(searchTextData)
+	if len(d.Matches) != 1 || d.Matches[0].Path != "a.txt" || strings.Contains(res.Content, "needle-secret") {
+		t.Fatalf("secret searched: %+v", d.Matches)
+	}
+	if !strings.Contains(res.Content, "look like secrets") {
+		t.Fatalf("no note: %q", res.Content)
+	}
+	d = runCtxOK(t, WithSecretApproved(context.Background()), env, "search_text", map[string]any{"query": "needle"}).Data.(searchTextData)
+	if len(d.Matches) != 2 {
+		t.Fatalf("approved: %+v", d.Matches)
+	}
+}

@@ -110,7 +110,12 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		}
 	}
 	if len(pos) == 0 {
-		return tool.Result{}, tool.Errorf(tool.ErrNoMatch, "oldText was not found in %s.\n%s", p.Rel, nearestCandidate(body, oldText))
+		hint := "Read the file again with read_file and copy the text exactly as it is now."
+		if !IsSecretPath(p.Rel) || secretApproved(ctx) {
+			// A secret-looking file's lines are shown only once approved.
+			hint = nearestCandidate(body, oldText)
+		}
+		return tool.Result{}, tool.Errorf(tool.ErrNoMatch, "oldText was not found in %s.\n%s", p.Rel, hint)
 	}
 	lines := make([]int, len(pos))
 	for i, off := range pos {

@@ -53,7 +53,7 @@ const searchTextDescription = `
 Search the text of the workspace's indexed files and return matching lines as "path:line: text".
 query is a literal string by default; set regex for an RE2 regular expression (Go syntax: no lookaround or backreferences). Matching is case-insensitive unless caseSensitive is true, and works line by line.
 glob limits the files searched: a pattern without "/" matches file names at any depth ("*.go"), one with "/" matches paths from the root ("src/**/*.ts").
-Excluded files (.gitignore, dependency and build folders) and binary files are never searched. Returns at most maxResults matches (default {{.Default}}, max {{.Max}}); lines are cut to {{.LineBytes}} characters.`
+Excluded files (.gitignore, dependency and build folders), binary files and files that look like secrets (.env, *.pem, *.key, ...) are never searched. Returns at most maxResults matches (default {{.Default}}, max {{.Max}}); lines are cut to {{.LineBytes}} characters.`
 
 var searchTextSchema = json.RawMessage(`{
   "type": "object",
@@ -79,7 +79,8 @@ func (*searchText) Spec() tool.Spec {
 	}
 }
 
-// Run searches env.Index.Files() (never excluded files) in parallel, at most
+// Run searches env.Index.Files() (never excluded files, nor secret-looking
+// ones unless WithSecretApproved) in parallel, at most
 // NumCPU files at a time, and returns the first maxResults matches in path
 // order. Files that vanished, cannot be read or are binary are skipped.
 func (*searchText) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
@@ -128,8 +129,13 @@ func (*searchText) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 	defer root.Close()
 
 	var files []string
+	skippedSecrets := 0
 	for _, f := range env.Index.Files() {
 		if env.Index.Excluded(f, false) || (in.Glob != "" && !globMatch(in.Glob, f)) {
+			continue
+		}
+		if IsSecretPath(f) && !secretApproved(ctx) {
+			skippedSecrets++
 			continue
 		}
 		files = append(files, f)
@@ -192,6 +198,9 @@ func (*searchText) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 		fmt.Fprintf(&b, "No matches for %q in %s.\n", in.Query, plural(len(files), "searched file"))
 	case d.Truncated:
 		fmt.Fprintf(&b, "[results cut at %d matches; narrow the query or the glob, or raise maxResults (max %d)]\n", in.MaxResults, searchMaxResults)
+	}
+	if skippedSecrets > 0 {
+		fmt.Fprintf(&b, "[%s that look like secrets (.env, *.pem, ...) not searched]\n", plural(skippedSecrets, "file"))
 	}
 	return tool.Result{Content: b.String(), Data: d}, nil
 }

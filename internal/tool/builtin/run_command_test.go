@@ -1,0 +1,219 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+func cmdData(t *testing.T, res tool.Result) runCommandData {
+	t.Helper()
+	return res.Data.(runCommandData)
+}
+
+func TestRunCommandExitCodes(t *testing.T) {
+	env := workspace(t, map[string]string{"sub/f.txt": "x"})
+	res := runOK(t, env, "run_command", map[string]any{"command": "echo out; echo err >&2; pwd"})
+	d := cmdData(t, res)
+	if d.ExitCode != 0 || d.TimedOut || d.Truncated {
+		t.Fatalf("data %+v", d)
+	}
+	if d.Output != "out\nerr\n"+env.Root+"\n" || !strings.HasSuffix(res.Content, "exit code 0") {
+		t.Fatalf("output %q content %q", d.Output, res.Content)
+	}
+	res = runOK(t, env, "run_command", map[string]any{"command": "exit 3"})
+	if d := cmdData(t, res); d.ExitCode != 3 || !strings.Contains(res.Content, "exit code 3") {
+		t.Fatalf("exit 3: %+v %q", d, res.Content)
+	}
+	res = runOK(t, env, "run_command", map[string]any{"command": "pwd; cat f.txt", "cwd": "sub"})
+	if d := cmdData(t, res); d.Output != filepath.Join(env.Root, "sub")+"\nx" {
+		t.Fatalf("cwd: %q", d.Output)
+	}
+	// Stdin is empty: cat returns at once.
+	res = runOK(t, env, "run_command", map[string]any{"command": "cat; echo done", "timeoutMs": 5000})
+	if d := cmdData(t, res); d.Output != "done\n" || d.TimedOut {
+		t.Fatalf("stdin: %+v", d)
+	}
+
+	_, err := run(t, env, "run_command", map[string]any{"command": "  "})
+	wantKind(t, err, tool.ErrInvalidInput)
+	_, err = run(t, env, "run_command", map[string]any{"command": "true", "background": true})
+	wantKind(t, err, tool.ErrInvalidInput, "background commands are not supported yet")
+	_, err = run(t, env, "run_command", map[string]any{"command": "true", "cwd": "sub/f.txt"})
+	wantKind(t, err, tool.ErrInvalidInput, "not a folder")
+	_, err = run(t, env, "run_command", map[string]any{"command": "true", "cwd": "nope"})
+	wantKind(t, err, tool.ErrNotFound)
+	_, err = run(t, env, "run_command", map[string]any{"command": "true", "cwd": "/"})
+	wantKind(t, err, tool.ErrOutsideWorkspace)
+}
+
+func TestRunCommandSandboxRefused(t *testing.T) {
+	env := workspace(t, nil)
+	env.Sandbox = true
+	marker := filepath.Join(env.Root, "ran")
+	_, err := run(t, env, "run_command", map[string]any{"command": "touch " + marker})
+	wantKind(t, err, tool.ErrSandboxUnavailable, "sandbox: false")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran unconfined")
+	}
+}
+
+func TestRunCommandOutputCap(t *testing.T) {
+	env := workspace(t, nil)
+	// 100 000 bytes: "HEAD", filler, "TAIL".
+	res := runOK(t, env, "run_command", map[string]any{
+		"command": `printf HEAD; head -c 99992 /dev/zero | tr '\0' x; printf TAIL`})
+	d := cmdData(t, res)
+	if !d.Truncated || !strings.HasPrefix(d.Output, "HEAD") || !strings.HasSuffix(d.Output, "TAIL") {
+		t.Fatalf("head/tail lost: %q…%q", d.Output[:10], d.Output[len(d.Output)-10:])
+	}
+	if !strings.Contains(d.Output, "[... 70000 bytes omitted ...]") || len(d.Output) > cmdOutputCap+100 {
+		t.Fatalf("marker or size: %d bytes", len(d.Output))
+	}
+}
+
+func TestHeadTail(t *testing.T) {
+	h := newHeadTail(10)
+	for _, s := range []string{"ab", "cdefg", "hijklmnop", "q", "rstuvwxyz"} {
+		h.Write([]byte(s))
+	}
+	got, cut := h.String()
+	if want := "abcde\n[... 16 bytes omitted ...]\nvwxyz"; got != want || !cut {
+		t.Fatalf("got %q", got)
+	}
+	h = newHeadTail(10)
+	h.Write([]byte("short"))
+	h.Write([]byte("ok"))
+	if got, cut := h.String(); got != "shortok" || cut {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// alive reports whether pid is a live process (a zombie counts as gone).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+func pids(t *testing.T, out string) []int {
+	t.Helper()
+	var ps []int
+	for _, f := range strings.Fields(out) {
+		if n, err := strconv.Atoi(f); err == nil {
+			ps = append(ps, n)
+		}
+	}
+	if len(ps) < 2 {
+		t.Fatalf("no child pids in %q", out)
+	}
+	return ps
+}
+
+func waitGone(t *testing.T, ps []int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, p := range ps {
+		for alive(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("child %d still running", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+const spawnChildren = `sleep 100 & echo $!; sleep 100 & echo $!; wait`
+
+func TestRunCommandTimeoutKillsChildren(t *testing.T) {
+	env := workspace(t, nil)
+	start := time.Now()
+	res := runOK(t, env, "run_command", map[string]any{"command": spawnChildren, "timeoutMs": 1000})
+	d := cmdData(t, res)
+	if !d.TimedOut || !strings.Contains(res.Content, "timed out after 1000 ms") {
+		t.Fatalf("timeout: %+v %q", d, res.Content)
+	}
+	if el := time.Since(start); el > 8*time.Second {
+		t.Fatalf("took %v", el)
+	}
+	waitGone(t, pids(t, d.Output))
+}
+
+func TestRunCommandCancel(t *testing.T) {
+	env := workspace(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	res := runCtxOK(t, ctx, env, "run_command", map[string]any{"command": spawnChildren})
+	d := cmdData(t, res)
+	if !d.Cancelled || d.TimedOut || !strings.Contains(res.Content, "killed: cancelled") {
+		t.Fatalf("cancel: %+v %q", d, res.Content)
+	}
+	waitGone(t, pids(t, d.Output))
+}
+
+// TestRunCommandLeftoverChildren: background jobs the shell leaves behind
+// are ended when it exits.
+func TestRunCommandLeftoverChildren(t *testing.T) {
+	env := workspace(t, nil)
+	res := runOK(t, env, "run_command", map[string]any{"command": "sleep 100 & echo $!; sleep 100 & echo $!; exit 0"})
+	d := cmdData(t, res)
+	if d.ExitCode != 0 || d.TimedOut || d.DurationMs > 5000 {
+		t.Fatalf("leftover: %+v", d)
+	}
+	waitGone(t, pids(t, d.Output))
+}
+
+func TestRunCommandTimeoutClamp(t *testing.T) {
+	env := workspace(t, nil)
+	// Under the minimum is raised to 1000 ms: a 300 ms sleep finishes.
+	res := runOK(t, env, "run_command", map[string]any{"command": "sleep 0.3; echo ok", "timeoutMs": 1})
+	if d := cmdData(t, res); d.TimedOut || d.Output != "ok\n" {
+		t.Fatalf("clamp: %+v", d)
+	}
+}
+
+func TestRunCommandEnv(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	t.Setenv("OPENAI_API_KEY", "sk-openai-test")
+	t.Setenv("OPENROUTER_API_KEY", "sk-or-test")
+	t.Setenv("MISTRAL_API_KEY", "mistral-test")
+	t.Setenv("MY_TOKEN_COPY", "held-secret-value")
+	t.Setenv("TASK_X_HARMLESS", "visible")
+	env := workspace(t, nil)
+	tl := New(&Options{Secrets: []string{"held-secret-value"}, SecretEnv: []string{"MISTRAL_API_KEY"}})
+	var rc tool.Tool
+	for _, x := range tl {
+		if x.Spec().Name == "run_command" {
+			rc = x
+		}
+	}
+	res, err := rc.Run(context.Background(), env, []byte(`{"command":"env"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := cmdData(t, res).Output
+	for _, leak := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "MISTRAL_API_KEY",
+		"sk-ant-test", "sk-openai-test", "sk-or-test", "mistral-test", "held-secret-value"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("child environment holds %s", leak)
+		}
+	}
+	if !strings.Contains(out, "TASK_X_HARMLESS=visible") {
+		t.Error("ordinary variables dropped")
+	}
+}
