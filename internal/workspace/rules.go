@@ -37,6 +37,9 @@ var outputDirs = []string{"target", "dist", "build", "out"}
 // depth.
 var builtinFiles = []string{"*.min.js", "*.min.css", "*.pyc", "*.class", ".DS_Store"}
 
+// builtinFileRules are builtinFiles compiled (suffix and literal fast paths).
+var builtinFileRules = ignore.Parse([]byte(strings.Join(builtinFiles, "\n")), "")
+
 // outputManifests are the base names that make outputDirs siblings excluded.
 var outputManifests = map[string]bool{
 	"package.json": true, "Cargo.toml": true, "pom.xml": true, "build.gradle": true,
@@ -58,15 +61,16 @@ func isIgnoreFile(name string) bool {
 }
 
 // BuiltinExcludes lists the built-in excludes as reported in
-// Summary.Excludes: folders with a trailing "/", conditional output folders
-// with a note, and file globs.
+// Summary.Excludes: folders with a trailing "/" (the output folders target/,
+// dist/, build/ and out/ among them, though those apply only next to a build
+// manifest), then file globs.
 func BuiltinExcludes() []string {
 	out := make([]string, 0, len(builtinDirs)+len(outputDirs)+len(builtinFiles))
 	for _, d := range builtinDirs {
 		out = append(out, d+"/")
 	}
 	for _, d := range outputDirs {
-		out = append(out, d+"/ (next to a build manifest)")
+		out = append(out, d+"/")
 	}
 	return append(out, builtinFiles...)
 }
@@ -134,10 +138,8 @@ func (r *rules) excludedSelf(rel string, isDir bool) bool {
 			}
 		}
 	} else {
-		for _, g := range builtinFiles {
-			if ignore.Match(g, name) {
-				return true
-			}
+		if builtinFileRules.Match(name, false) == ignore.Ignore {
+			return true
 		}
 	}
 	for _, g := range r.globs {
