@@ -633,3 +633,33 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	b.ReportMetric(float64(files)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
 }
+
+// Snapshot is the tool package's Index.
+var _ interface {
+	Files() []string
+	Excluded(rel string, isDir bool) bool
+} = (*Snapshot)(nil)
+
+func TestGoSourceSanity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skip("no go env")
+	}
+	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("GOROOT/src absent")
+	}
+	w := open(t, src, nil)
+	s := w.Snapshot()
+	if _, ok := s.File("go/build/build.go"); !ok {
+		t.Errorf("go/build/build.go not indexed")
+	}
+	if _, ok := s.File("cmd/vendor/modules.txt"); !ok {
+		t.Errorf("vendor not indexed")
+	}
+	st := w.Summary().Stats
+	t.Logf("GOROOT/src: %+v, kinds %v", st, w.Summary().Project.Kinds)
+}
