@@ -1,0 +1,347 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestCallPendingFailsAtOnceOnClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPipeConn(t, &testHandler{}, nil)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.conn.Call(context.Background(), "agent/requestApproval", map[string]string{"tool": "edit"})
+			errc <- err
+		}()
+		if got := p.settle(); len(got) != 1 || got[0] != `{"jsonrpc":"2.0","id":1,"method":"agent/requestApproval","params":{"tool":"edit"}}` {
+			t.Fatalf("wrote %q", got)
+		}
+		p.conn.Close()
+		synctest.Wait()
+		select {
+		case err := <-errc:
+			if !errors.Is(err, ErrClosed) {
+				t.Fatalf("Call err = %v, want ErrClosed", err)
+			}
+		default:
+			t.Fatal("Call still waiting after Close")
+		}
+		if _, err := p.conn.Call(context.Background(), "x", nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Call after Close: %v", err)
+		}
+		if done, err := p.returned(); !done || err != nil {
+			t.Fatalf("Run: done=%v err=%v", done, err)
+		}
+		if err := p.conn.Notify(context.Background(), "late", nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Notify after Run returned: %v", err)
+		}
+		p.finish()
+	})
+}
+
+func TestCallCancelledRetiresID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPipeConn(t, &testHandler{}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.conn.Call(ctx, "agent/askUser", nil)
+			errc <- err
+		}()
+		if got := p.settle(); len(got) != 1 || got[0] != `{"jsonrpc":"2.0","id":1,"method":"agent/askUser"}` {
+			t.Fatalf("wrote %q", got)
+		}
+		cancel()
+		synctest.Wait()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		p.conn.mu.Lock()
+		pending := len(p.conn.outgoing)
+		p.conn.mu.Unlock()
+		if pending != 0 {
+			t.Fatalf("%d outgoing calls still pending", pending)
+		}
+		// The late response is ignored; the next call gets a new id and its result.
+		p.send(`{"jsonrpc":"2.0","id":1,"result":"late"}`)
+		res := make(chan json.RawMessage, 1)
+		go func() {
+			r, err := p.conn.Call(context.Background(), "agent/askUser", nil)
+			if err != nil {
+				t.Error(err)
+			}
+			res <- r
+		}()
+		if got := p.settle(); len(got) != 1 || !strings.Contains(got[0], `"id":2`) {
+			t.Fatalf("wrote %q", got)
+		}
+		p.send(`{"jsonrpc":"2.0","id":2,"result":{"answer":"yes"}}`)
+		synctest.Wait()
+		if r := <-res; string(r) != `{"answer":"yes"}` {
+			t.Fatalf("result %s", r)
+		}
+		p.finish()
+	})
+}
+
+func TestCallErrorResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPipeConn(t, &testHandler{}, nil)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.conn.Call(context.Background(), "m", []int{1})
+			errc <- err
+		}()
+		p.settle()
+		p.send(`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad","data":{"f":1}}}`)
+		synctest.Wait()
+		err := <-errc
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrInvalidParams) || e.Message != "bad" || string(e.Data.(json.RawMessage)) != `{"f":1}` {
+			t.Fatalf("err = %#v", err)
+		}
+		p.finish()
+	})
+}
+
+func TestHandlerContextCauses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		causes := make(chan error, 4)
+		var conn *Conn
+		h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			switch req.Method {
+			case "wait":
+				Async(ctx)
+				<-ctx.Done()
+				causes <- context.Cause(ctx)
+				return nil, ctx.Err()
+			case "shutdown":
+				conn.Shutdown(ctx)
+				causes <- context.Cause(ctx) // the caller's own ctx is spared
+				return "ok", nil
+			}
+			return nil, ErrMethodNotFound
+		})
+		p := newPipeConn(t, h, nil)
+		conn = p.conn
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"wait"}`)
+		p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)
+		synctest.Wait()
+		if c := <-causes; !errors.Is(c, ErrCancelled) {
+			t.Fatalf("cancel cause = %v", c)
+		}
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"wait"}`)
+		p.send(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
+		synctest.Wait()
+		got := []error{<-causes, <-causes}
+		if !(errors.Is(got[0], ErrShutdown) && got[1] == nil) && !(errors.Is(got[1], ErrShutdown) && got[0] == nil) {
+			t.Fatalf("shutdown causes = %v, want ErrShutdown for the waiter and nil for shutdown", got)
+		}
+		p.settle()
+		p.send(`{"jsonrpc":"2.0","id":4,"method":"wait"}`)
+		p.send(`{"jsonrpc":"2.0","method":"wait"}`) // notification after shutdown: delivered
+		if got := p.settle(); len(got) != 1 || !strings.Contains(got[0], "runtime is shutting down") {
+			t.Fatalf("got %q", got)
+		}
+		p.finish()
+		if c := <-causes; !errors.Is(c, ErrClosed) {
+			t.Fatalf("cause at Run end = %v, want ErrClosed", c)
+		}
+	})
+}
+
+func TestRunCtxCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inR, inW := io.Pipe()
+		defer inW.Close()
+		cause := make(chan error, 1)
+		c := NewConn(inR, io.Discard, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return nil, nil
+		}), nil)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"x"}`+"\n")
+		synctest.Wait()
+		stop := errors.New("parent stopped")
+		cancel(stop)
+		synctest.Wait()
+		if err := <-runErr; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run = %v", err)
+		}
+		if c := <-cause; !errors.Is(c, stop) {
+			t.Fatalf("handler cause = %v", c)
+		}
+		if err := c.Run(context.Background()); err == nil {
+			t.Fatal("second Run succeeded")
+		}
+	})
+}
+
+func TestCloseUnblocksRunWhenStdinStaysOpen(t *testing.T) {
+	// No synctest: a real blocked read, as with a stdin that never closes.
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	c := NewConn(inR, io.Discard, &testHandler{}, &ConnOptions{DrainTimeout: time.Second})
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(context.Background()) }()
+	time.Sleep(10 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-runErr:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run still blocked after Close")
+	}
+}
+
+func TestMessageTooLargeAtDefaultCap(t *testing.T) {
+	c := NewConn(io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","method":"x","params":["`), &endless{}), io.Discard, &testHandler{}, nil)
+	if err := c.Run(context.Background()); !errors.Is(err, ErrMessageTooLarge) {
+		t.Fatalf("Run = %v, want ErrMessageTooLarge", err)
+	}
+}
+
+func TestPanicIsReportedAndServingGoesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var reported []error
+		p := newPipeConn(t, &testHandler{}, &ConnOptions{OnInternalError: func(err error) {
+			mu.Lock()
+			reported = append(reported, err)
+			mu.Unlock()
+		}})
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"panic"}`)
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}`)
+		got := p.settle()
+		if len(got) != 2 || !strings.Contains(got[0], "-32603") || !strings.Contains(got[1], `"result":[2]`) {
+			t.Fatalf("got %q", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(reported) != 1 || !strings.Contains(reported[0].Error(), "kaboom") || !strings.Contains(reported[0].Error(), "goroutine") {
+			t.Fatalf("reported %v", reported)
+		}
+		p.finish()
+	})
+}
+
+func TestLogsNeverCarryParamsOrResults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		var mu sync.Mutex
+		logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		p := newPipeConn(t, &testHandler{}, &ConnOptions{Logger: logger})
+		const secret = "sk-SECRET-prompt-text"
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"k":"` + secret + `"}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"panic","params":{"k":"` + secret + `"}}`,
+			`{"jsonrpc":"2.0","method":"nope","params":{"k":"` + secret + `"}}`,
+			`{"jsonrpc":"1.0","id":3,"method":"echo","params":{"k":"` + secret + `"}}`,
+			`{"jsonrpc":"2.0","id":4,"result":{"k":"` + secret + `"}}`,
+			`{"k":"` + secret + `"`,
+		} {
+			p.send(line)
+		}
+		p.settle()
+		p.finish()
+		mu.Lock()
+		defer mu.Unlock()
+		if buf.Len() == 0 {
+			t.Fatal("nothing logged at debug")
+		}
+		if strings.Contains(buf.String(), secret) {
+			t.Fatalf("log carries message content:\n%s", buf.String())
+		}
+	})
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestNotifyConcurrentWithReplies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPipeConn(t, &testHandler{}, nil)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 25 {
+					if err := p.conn.Notify(context.Background(), "chat/event", map[string]int{"g": g, "i": i}); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		for i := range 20 {
+			p.send(`{"jsonrpc":"2.0","id":` + string(rune('0'+i%10)) + `,"method":"echo","params":[` + string(rune('0'+i%10)) + `]}`)
+		}
+		wg.Wait()
+		got := p.settle()
+		if len(got) != 120 {
+			t.Fatalf("got %d lines, want 120", len(got))
+		}
+		for _, l := range got {
+			if !json.Valid([]byte(l)) {
+				t.Fatalf("interleaved line %q", l)
+			}
+		}
+		if err := p.conn.Notify(context.Background(), "", nil); err == nil {
+			t.Fatal("empty method accepted")
+		}
+		p.finish()
+	})
+}
+
+func TestNewConnNilHandlerPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	NewConn(strings.NewReader(""), io.Discard, nil, nil)
+}
+
+func TestAsyncAndRequestIDOutsideHandler(t *testing.T) {
+	Async(context.Background()) // no-op, no panic
+	if _, ok := RequestID(context.Background()); ok {
+		t.Fatal("RequestID outside a handler")
+	}
+}
+
+func BenchmarkNotify(b *testing.B) {
+	c := NewConn(strings.NewReader(""), io.Discard, &testHandler{}, nil)
+	params := map[string]any{
+		"requestId": "r-1",
+		"event":     map[string]any{"type": "textDelta", "text": strings.Repeat("token ", 8)},
+	}
+	line, _ := Encode(wireRequest{JSONRPC: "2.0", Method: "chat/event", Params: params})
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	ctx := context.Background()
+	for b.Loop() {
+		if err := c.Notify(ctx, "chat/event", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
