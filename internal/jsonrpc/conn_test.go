@@ -134,12 +134,14 @@ func TestHandlerContextCauses(t *testing.T) {
 		p := newPipeConn(t, h, nil)
 		conn = p.conn
 		p.send(`{"jsonrpc":"2.0","id":1,"method":"wait"}`)
+		synctest.Wait() // running, not queued (a queued request would never run)
 		p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}`)
 		synctest.Wait()
 		if c := <-causes; !errors.Is(c, ErrCancelled) {
 			t.Fatalf("cancel cause = %v", c)
 		}
 		p.send(`{"jsonrpc":"2.0","id":2,"method":"wait"}`)
+		synctest.Wait()
 		p.send(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
 		synctest.Wait()
 		got := []error{<-causes, <-causes}
