@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -36,12 +35,8 @@ type imageInput struct {
 	Data      string `json:"data"`
 }
 
-const (
-	maxImages         = 8
-	maxImageDataChars = 7_000_000
-)
-
-var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// maxImages is the image cap of a prompt (protocol.md Images).
+const maxImages = 8
 
 // validateImages checks ImageInput[] as protocol.md Images says; -32602 otherwise.
 func validateImages(images []imageInput) ([]provider.Part, error) {
@@ -50,17 +45,8 @@ func validateImages(images []imageInput) ([]provider.Part, error) {
 	}
 	parts := make([]provider.Part, 0, len(images))
 	for i, im := range images {
-		if !imageTypes[im.MediaType] {
-			return nil, invalidParams("images[%d].mediaType %q is not one of image/png, image/jpeg, image/gif, image/webp", i, im.MediaType)
-		}
-		if im.Data == "" || strings.HasPrefix(im.Data, "data:") {
-			return nil, invalidParams("images[%d].data must be base64 without a data: prefix", i)
-		}
-		if len(im.Data) > maxImageDataChars {
-			return nil, invalidParams("images[%d].data is over %d characters", i, maxImageDataChars)
-		}
-		if _, err := base64.StdEncoding.DecodeString(im.Data); err != nil {
-			return nil, invalidParams("images[%d].data is not valid base64: %v", i, err)
+		if err := provider.ValidateImage(im.MediaType, im.Data); err != nil {
+			return nil, invalidParams("images[%d].%s: %s", i, err.Field, err.Message)
 		}
 		parts = append(parts, provider.Part{Type: provider.PartImage, MediaType: im.MediaType, Data: im.Data})
 	}

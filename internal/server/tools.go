@@ -9,7 +9,7 @@ import (
 )
 
 func newRegistry(s *Server) *tool.Registry {
-	return tool.NewRegistry(builtin.New(&builtin.Options{Secrets: s.secrets.List, Logger: s.log})...)
+	return tool.NewRegistry(builtin.New(&builtin.Options{Secrets: s.secrets.List(), Logger: s.log})...)
 }
 
 // toolsList: tools/list → { tools: [{ name, description, inputSchema, permission }] }.
