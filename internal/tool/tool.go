@@ -50,10 +50,23 @@ type FileChange struct {
 // Result is a successful tool run. Content is the text the model sees. Data is
 // the structured result returned by tools/call and carried by the toolFinished
 // event (nil means Content is used). Changes lists files the call changed.
+// Background is set when the call goes on after Run returned (run_command
+// with background: true, protocol.md agent/event): Content and Data then
+// describe the start, and the job delivers the final Result.
 type Result struct {
-	Content string
-	Data    any
-	Changes []FileChange
+	Content    string
+	Data       any
+	Changes    []FileChange
+	Background *BackgroundJob
+}
+
+// BackgroundJob is a tool call still running after Run returned. Done
+// delivers exactly one final Result (its Content is the output the model gets
+// as a user message) and is then closed. Cancel stops the job and its whole
+// process tree; it is safe to call more than once and after the job ended.
+type BackgroundJob struct {
+	Done   <-chan Result
+	Cancel func()
 }
 
 // Error kinds of a tool failure (tools/call -32005 data.kind).
