@@ -7,3 +7,22 @@ require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	golang.org/x/sync v0.25.0
 )
+
+require (
+	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
+	github.com/mattn/go-pointer v0.0.1 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/tree-sitter/go-tree-sitter v0.25.0 // indirect
+	github.com/tree-sitter/tree-sitter-bash v0.23.3 // indirect
+	github.com/tree-sitter/tree-sitter-c v0.23.4 // indirect
+	github.com/tree-sitter/tree-sitter-c-sharp v0.23.1 // indirect
+	github.com/tree-sitter/tree-sitter-cpp v0.23.4 // indirect
+	github.com/tree-sitter/tree-sitter-go v0.23.4 // indirect
+	github.com/tree-sitter/tree-sitter-java v0.23.5 // indirect
+	github.com/tree-sitter/tree-sitter-javascript v0.23.1 // indirect
+	github.com/tree-sitter/tree-sitter-python v0.23.6 // indirect
+	github.com/tree-sitter/tree-sitter-ruby v0.23.1 // indirect
+	github.com/tree-sitter/tree-sitter-rust v0.23.2 // indirect
+	github.com/tree-sitter/tree-sitter-typescript v0.23.2 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
+)
