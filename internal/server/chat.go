@@ -35,9 +35,11 @@ func (s *Server) chatSend(ctx context.Context, params json.RawMessage) (any, err
 	}
 	id, _ := jsonrpc.RequestID(ctx)
 	jsonrpc.Async(ctx)
-	res, err := prov.Stream(ctx, req, func(ev provider.Event) {
+	out := newChatRelay(func(ev provider.Event) {
 		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: id, Event: wireChatEvent(ev)})
 	})
+	res, err := prov.Stream(ctx, req, out.push)
+	out.close()
 	if err != nil {
 		return nil, err
 	}
@@ -60,4 +62,15 @@ func wireChatEvent(ev provider.Event) any {
 		return map[string]any{"type": ev.Type, "stopReason": ev.StopReason}
 	}
 	return map[string]any{"type": ev.Type}
+}
+
+// newChatRelay relays provider events, merging text (and thinking) deltas
+// that pile up while the client is being written to.
+func newChatRelay(send func(provider.Event)) *relay[provider.Event] {
+	return newRelay(send,
+		func(e provider.Event) (string, bool) {
+			return e.Text, e.Type == provider.EventTextDelta || e.Type == provider.EventThinkingDelta
+		},
+		func(a, b provider.Event) bool { return a.Type == b.Type },
+		func(first provider.Event, text string) provider.Event { first.Text = text; return first })
 }
