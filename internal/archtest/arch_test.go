@@ -1,0 +1,107 @@
+// Package archtest checks that imports point one way, from the server down to
+// the parts (README "Layout"): the wire packages depend on the standard
+// library only, only the server and the commands see the wire vocabulary,
+// provider adapters never import each other, and no part imports the server.
+package archtest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/task-x/task-x-runtime"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func internal(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, module+"/")
+	return rest, ok
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		self, _ := internal(p.ImportPath)
+		for _, imp := range p.Imports {
+			dep, ours := internal(imp)
+			if !ours {
+				switch self {
+				case "internal/jsonrpc", "internal/protocol":
+					if strings.Contains(imp, ".") {
+						t.Errorf("%s imports %s: the wire packages use the standard library only", self, imp)
+					}
+				}
+				continue
+			}
+			switch {
+			case dep == "internal/server" && !strings.HasPrefix(self, "cmd/"):
+				t.Errorf("%s imports the server: parts never import it", self)
+			case dep == "internal/protocol" && self != "internal/server" && !strings.HasPrefix(self, "cmd/"):
+				t.Errorf("%s imports internal/protocol: only the server maps wire shapes", self)
+			case strings.HasPrefix(self, "internal/provider/") && strings.HasPrefix(dep, "internal/provider/") &&
+				self != "internal/provider/all" && !strings.HasSuffix(dep, "test"):
+				t.Errorf("provider adapter %s imports %s: adapters never import each other", self, dep)
+			case strings.HasPrefix(dep, "cmd/"):
+				t.Errorf("%s imports a command package %s", self, dep)
+			}
+		}
+	}
+}
+
+// TestNoStdoutOutsideCmd guards the protocol stream: a stray print to stdout
+// from a part would corrupt it, so only cmd/ may touch os.Stdout, os.Stdin or
+// os.Exit, or print with fmt.Print*.
+func TestNoStdoutOutsideCmd(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.Dir}}{{range .GoFiles}} {{.}}{{end}}`, module+"/internal/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	banned := []string{"os.Stdout", "os.Stdin", "os.Exit(", "fmt.Print(", "fmt.Println(", "fmt.Printf("}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		dir := fields[0]
+		for _, f := range fields[1:] {
+			data, err := readFile(dir + "/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range banned {
+				if strings.Contains(data, b) {
+					t.Errorf("%s/%s uses %s: only cmd/ may", dir, f, b)
+				}
+			}
+		}
+	}
+}
+
+func readFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}
