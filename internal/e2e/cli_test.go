@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLIOpen runs the README's main command: task-x open on a copy of this
+// repository prints the workspace summary.
+func TestCLIOpen(t *testing.T) {
+	repo := copyRepo(t)
+	cmd := exec.Command(filepath.Join(binDir, "task-x"), "open", repo)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("task-x open: %v\n%s", err, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"task-x-runtime", "kinds:      go", "go test ./...", "indexed of"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	// A folder that does not exist is a clear error, not a crash.
+	cmd = exec.Command(filepath.Join(binDir, "task-x"), "open", filepath.Join(repo, "missing"))
+	msg, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "workspace/open") {
+		t.Fatalf("open of a missing folder: %v %s", err, msg)
+	}
+}
+
+// TestCLIRun drives a whole task from the terminal client: the answer
+// streams to stdout, approvals are asked on the terminal (answered on
+// stdin), and the changed files are listed at the end. The key comes from
+// the environment.
+func TestCLIRun(t *testing.T) {
+	repo := copyRepo(t)
+	model, srv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "README.md", "oldText": "# task-x-runtime\n", "newText": "# task-x-runtime, by task-x\n"}}}},
+		{calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": "head -n 1 README.md"}}}},
+		{text: "Renamed the heading."},
+	})
+	cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1",
+		"--model", "fake", "--no-sandbox", repo, "rename the heading")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-cli-key-777", "TASK_X_API_KEY=")
+	cmd.Stdin = strings.NewReader("y\nn\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("task-x run: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "Renamed the heading.") {
+		t.Errorf("stdout: %s", out.String())
+	}
+	e := errb.String()
+	for _, want := range []string{"wants to run replace_text", "wants to run run_command", "changed files:", "README.md (+1 -1)", "completed"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e)
+		}
+	}
+	if strings.Contains(e+out.String(), "sk-cli-key-777") {
+		t.Error("the key was printed")
+	}
+	data, _ := os.ReadFile(filepath.Join(repo, "README.md"))
+	if !strings.HasPrefix(string(data), "# task-x-runtime, by task-x\n") {
+		t.Errorf("README.md not edited: %q", firstLine(string(data)))
+	}
+	// The command was denied on the terminal: the model saw the denial.
+	bodies := model.bodies()
+	if last := mustJSON(bodies[len(bodies)-1]); !strings.Contains(last, "denied") {
+		t.Errorf("the model was not told about the denial: %.1500s", last)
+	}
+}
