@@ -3,11 +3,15 @@
 // and an Approver, the agent/event stream (Event, documented in
 // docs/events.md) and the task Summary.
 //
-// This slice has no retries, compaction, steering or background commands;
-// those join the loop in later issues.
+// For long tasks the loop also owns context compression (compact.go),
+// retries, routes and provider fallbacks (retry.go), steering and
+// agent/cancelTool through a Control (control.go), background commands,
+// costs (costs.go) and limits (limits.go). docs/agent.md records the
+// decisions.
 //
 // Source: ../shared/spec/protocol.md ("Agent, tools, and extensions":
-// agent/run, agent/event, agent/requestApproval, the policy paragraph;
+// agent/run, agent/event, agent/requestApproval, agent/steer,
+// agent/cancelTool, the policy paragraph; Context compression; Costs;
 // Images; Framing for what is logged) and addendum §4, §5, §10, §11.
 package agent
 
@@ -48,6 +52,24 @@ type Options struct {
 	ApprovalTimeout time.Duration
 	// MaxTokens is each model call's output limit (default 4096).
 	MaxTokens int
+
+	// Fallbacks take over in order when the current provider fails for
+	// good (agent/run `fallbacks`).
+	Fallbacks []provider.Provider
+	// Routes pick the first provider by the prompt's task kind (agent/run
+	// `routes`); Classify gives the kind when Params.Kind is empty.
+	Routes   []Route
+	Classify func(prompt string) string
+	// Prices come before the built-in Anthropic rates (agent/run `prices`).
+	Prices []Price
+	// Windows is the server's context-window cache (5 minutes); nil uses
+	// the built-in estimate when limits.contextWindowTokens is unset.
+	Windows *provider.WindowCache
+	// Control receives agent/steer and agent/cancelTool; nil makes one that
+	// nobody else holds.
+	Control *Control
+	// Retry bounds the retries of one model call; zero fields take defaults.
+	Retry RetryPolicy
 }
 
 // Params describe one task. ChatMode is "ask", "plan", "agent" or "team"
@@ -63,6 +85,14 @@ type Params struct {
 	Policy   policy.Policy
 	System   string
 	History  []provider.Message
+	// Excerpts are the repository excerpts retrieved for the first request.
+	// They join the system prompt under "# Repository excerpts" and are the
+	// last thing compaction drops (above 90% of the window).
+	Excerpts string
+	// Kind is the prompt's task kind (addendum §10) for Options.Routes; ""
+	// asks Options.Classify.
+	Kind   string
+	Limits Limits
 }
 
 // Messages the model sees as tool results when no tool output exists.
@@ -94,6 +124,24 @@ type run struct {
 	messages []provider.Message
 	sum      Summary
 	errMsg   string
+
+	ctl       *Control
+	chain     []provider.Provider
+	cur       int
+	prov      provider.Provider
+	price     pricer
+	window    int
+	maxTokens int
+	baseSys   string // the system prompt without excerpts
+	specChars int
+
+	// Compaction state: the raw estimate of the last request and the real
+	// inputTokens of its answer calibrate the next estimate.
+	lastRaw, calibRaw, calibInput int
+	excerptsDropped               bool
+	progress                      progress
+
+	bg bgState
 }
 
 func newRun(p Params, opts Options) *run {
@@ -115,6 +163,15 @@ func newRun(p Params, opts Options) *run {
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
+	if p.Limits.MaxIterations > 0 {
+		opts.MaxIterations = p.Limits.MaxIterations
+	}
+	if p.Limits.MaxTokensPerCall > 0 {
+		opts.MaxTokens = p.Limits.MaxTokensPerCall
+	}
+	if opts.Control == nil {
+		opts.Control = NewControl()
+	}
 	env := opts.Env
 	if env == nil {
 		env = tool.NewEnv("", nil, true, p.TaskID)
@@ -128,8 +185,12 @@ func newRun(p Params, opts Options) *run {
 		p.ChatMode = policy.ChatAgent
 	}
 	p.Policy = p.Policy.WithRoot(env.Root)
-	r := &run{p: p, opts: opts, env: env, grants: newGrants(),
-		log: opts.Logger.With("taskId", p.TaskID)}
+	if p.Kind == "" && opts.Classify != nil && len(opts.Routes) > 0 {
+		p.Kind = opts.Classify(p.Prompt)
+	}
+	r := &run{p: p, opts: opts, env: env, grants: newGrants(), ctl: opts.Control,
+		log: opts.Logger.With("taskId", p.TaskID), chain: chain(opts, p.Kind), maxTokens: opts.MaxTokens}
+	r.bg.init()
 	r.sum = Summary{
 		TaskID:        p.TaskID,
 		Status:        StatusCompleted,
@@ -138,10 +199,28 @@ func newRun(p Params, opts Options) *run {
 		Validations:   []Validation{},
 		SkippedChecks: []string{},
 	}
-	if opts.Provider != nil {
-		r.sum.Model = opts.Provider.Config().Model
+	if len(r.chain) > 0 {
+		r.sum.Model = r.chain[0].Config().Model
 	}
 	return r
+}
+
+// use makes chain[i] the current provider.
+func (r *run) use(ctx context.Context, i int) {
+	r.cur, r.prov = i, r.chain[i]
+	cfg := r.prov.Config()
+	r.sum.Model = cfg.Model
+	r.price = newPricer(cfg, r.opts.Prices)
+	r.window = r.lookupWindow(ctx, r.prov)
+	r.calibRaw, r.calibInput = 0, 0
+}
+
+// system is the system prompt of the next request.
+func (r *run) system() string {
+	if r.p.Excerpts == "" || r.excerptsDropped {
+		return r.baseSys
+	}
+	return r.baseSys + "\n\n# Repository excerpts\n\n" + r.p.Excerpts
 }
 
 func (r *run) emit(e Event) { r.opts.Emit(e) }
@@ -157,18 +236,40 @@ func (r *run) cancel() {
 	r.errMsg = "cancelled"
 }
 
-func (r *run) run(ctx context.Context) {
+// stopped reports whether ctx ended, and sets the status: failed for the
+// wall-clock limit, cancelled otherwise.
+func (r *run) stopped(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	if context.Cause(ctx) == errWallClock {
+		r.fail(fmt.Sprintf("the task reached its wall-clock limit of %d ms (limits.maxWallClockMs)", r.p.Limits.MaxWallClockMs))
+	} else {
+		r.cancel()
+	}
+	return true
+}
+
+func (r *run) run(parent context.Context) {
 	r.emit(Event{Type: EventStarted, TaskID: r.p.TaskID, ChatMode: r.p.ChatMode, Model: r.sum.Model})
-	if r.opts.Provider == nil {
+	if len(r.chain) == 0 {
 		r.fail("agent: no provider configured")
 		return
 	}
-	r.emit(Event{Type: EventModel, Provider: string(r.opts.Provider.Config().Kind), Model: r.sum.Model})
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	if d := r.p.Limits.wallClock(); d > 0 {
+		t := time.AfterFunc(d, func() { stop(errWallClock) })
+		defer t.Stop()
+	}
+	r.use(ctx, 0)
+	r.emit(Event{Type: EventModel, Provider: string(r.prov.Config().Kind), Model: r.sum.Model})
 	if r.p.Prompt == "" && len(r.p.Images) == 0 {
 		r.fail("agent: the prompt is empty")
 		return
 	}
 	r.messages = startConversation(r.p.History, r.p.Prompt, r.p.Images)
+	r.ctl.start()
 
 	var specs []provider.ToolSpec
 	offered := map[string]tool.Spec{}
@@ -176,25 +277,27 @@ func (r *run) run(ctx context.Context) {
 		if r.p.Policy.OfferedTool(s, r.p.ChatMode) {
 			offered[s.Name] = s
 			specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema})
+			r.specChars += len(s.Name) + len(s.Description) + len(s.InputSchema)
 		}
 	}
-	system := systemPrompt(r.env.Root, r.p.ChatMode, r.p.Policy.Mode == policy.ModeReadOnly, r.p.System)
+	r.baseSys = systemPrompt(r.env.Root, r.p.ChatMode, r.p.Policy.Mode == policy.ModeReadOnly, r.p.System)
 
 	for {
-		if ctx.Err() != nil {
-			r.cancel()
+		if r.stopped(ctx) {
 			return
 		}
+		r.joinBackground()
+		r.joinSteering()
 		if r.sum.Iterations >= r.opts.MaxIterations {
-			r.fail(fmt.Sprintf("the task reached the limit of %d model turns without finishing", r.opts.MaxIterations))
+			r.fail(fmt.Sprintf("the task reached the limit of %d model turns (limits.maxIterations) without finishing", r.opts.MaxIterations))
 			return
 		}
 		r.sum.Iterations++
 		r.emit(Event{Type: EventIteration, N: r.sum.Iterations})
-		res, err := r.modelTurn(ctx, system, specs)
+		r.compact()
+		res, err := r.callModel(ctx, specs)
 		if err != nil {
-			if ctx.Err() != nil {
-				r.cancel()
+			if r.stopped(ctx) {
 				return
 			}
 			pe := provider.AsError(err)
@@ -203,46 +306,88 @@ func (r *run) run(ctx context.Context) {
 			r.fail(pe.Error())
 			return
 		}
+		r.account(res)
 		calls := r.recordAssistant(res)
+		r.emitContext(res.Usage)
 		if len(calls) == 0 {
 			if res.StopReason == provider.StopMaxTokens {
 				r.emit(Event{Type: EventWarning, Message: "the model's answer was cut at the output token limit"})
 			}
-			return
+			// The task does not end while steering messages wait or
+			// background commands run.
+			if !r.waitForMore(ctx) {
+				r.stopped(ctx)
+				return
+			}
+			continue
 		}
 		r.runCalls(ctx, calls, offered)
-		if ctx.Err() != nil {
-			r.cancel()
-			return
-		}
 	}
 }
 
-// modelTurn runs one model call, relaying text and thinking deltas.
-func (r *run) modelTurn(ctx context.Context, system string, specs []provider.ToolSpec) (*provider.Result, error) {
-	req := &provider.Request{System: system, Messages: r.messages, Tools: specs, MaxTokens: r.opts.MaxTokens}
-	start := time.Now()
-	res, err := r.opts.Provider.Stream(ctx, req, func(ev provider.Event) {
-		switch ev.Type {
-		case provider.EventTextDelta:
-			r.emit(Event{Type: EventTextDelta, Text: ev.Text})
-		case provider.EventThinkingDelta:
-			r.emit(Event{Type: EventThinkingDelta, Text: ev.Text})
+// account adds res's usage and cost to the summary and calibrates the next
+// estimate.
+func (r *run) account(res *provider.Result) {
+	u := res.Usage
+	r.sum.Usage.InputTokens += u.InputTokens
+	r.sum.Usage.OutputTokens += u.OutputTokens
+	usd, unpriced := r.price.cost(u)
+	r.sum.Metrics.CostUSD += usd
+	r.sum.Metrics.UnpricedTokens += unpriced
+	if u.InputTokens > 0 && r.lastRaw > 0 {
+		r.calibRaw, r.calibInput = r.lastRaw, u.InputTokens
+	}
+}
+
+// emitContext reports how full the window was after a model response.
+func (r *run) emitContext(u provider.Usage) {
+	used := u.InputTokens + u.OutputTokens
+	if u.InputTokens == 0 {
+		used = r.estimate() + u.OutputTokens
+	}
+	r.emit(Event{Type: EventContext, UsedTokens: used, WindowTokens: r.window})
+}
+
+// joinSteering adds the queued steering messages to the conversation, each
+// reported by a `steered` event.
+func (r *run) joinSteering() {
+	for _, text := range r.ctl.drain() {
+		r.appendUserText(text)
+		r.emit(Event{Type: EventSteered, Text: text})
+		r.log.Info("steering message joined")
+	}
+}
+
+// appendUserText adds text as a user message, joined to a trailing user
+// message (tool results) so that roles keep alternating.
+func (r *run) appendUserText(text string) {
+	part := provider.Part{Type: provider.PartText, Text: text}
+	if n := len(r.messages); n > 0 && r.messages[n-1].Role == provider.RoleUser {
+		r.messages[n-1].Content = append(r.messages[n-1].Content, part)
+		return
+	}
+	r.messages = append(r.messages, provider.Message{Role: provider.RoleUser, Content: []provider.Part{part}})
+}
+
+// waitForMore is called when the model ended its turn without tool calls.
+// It reports true when the task goes on: a steering message waits or a
+// background command finished (waiting for one while any runs). false
+// means the task ends here (or ctx ended).
+func (r *run) waitForMore(ctx context.Context) bool {
+	for {
+		if r.ctl.pending() || r.bg.hasFinished() {
+			return true
 		}
-	})
-	if err == nil && res == nil {
-		err = provider.Errorf(provider.KindProtocol, "the provider returned no result")
+		if r.bg.running() == 0 {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.ctl.wake:
+		case <-r.bg.wake:
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	r.sum.Usage.InputTokens += res.Usage.InputTokens
-	r.sum.Usage.OutputTokens += res.Usage.OutputTokens
-	r.sum.Metrics.UnpricedTokens = r.sum.Usage.InputTokens + r.sum.Usage.OutputTokens
-	r.log.Info("model call", "iteration", r.sum.Iterations, "inputTokens", res.Usage.InputTokens,
-		"outputTokens", res.Usage.OutputTokens, "toolCalls", len(res.ToolCalls), "stopReason", res.StopReason,
-		"durationMs", time.Since(start).Milliseconds())
-	return res, nil
 }
 
 // recordAssistant appends the model turn to the conversation, emits
@@ -363,7 +508,28 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 		}
 	}
 
-	res, err := r.runTool(ctx, t, c.Input)
+	// The call runs under its own ctx so agent/cancelTool stops only it.
+	cctx, stopCall := context.WithCancel(ctx)
+	r.ctl.register(c.ID, stopCall)
+	res, err := r.runTool(cctx, t, c.Input)
+	byUser := r.ctl.unregister(c.ID)
+	if byUser {
+		if res.Background != nil {
+			res.Background.Cancel()
+		}
+		stopCall()
+		r.log.Info("tool call stopped by the user", "tool", c.Name)
+		return finish(resultStoppedByUser, false, nil)
+	}
+	if err == nil && res.Background != nil {
+		r.startBackground(c, res, stopCall)
+		ev := Event{Type: EventToolFinished, CallID: c.ID, Tool: c.Name, OK: true, Background: true,
+			Result: backgroundStart(c.Input, res), DurationMs: time.Since(start).Milliseconds()}
+		r.emit(ev)
+		r.log.Info("tool call", "tool", c.Name, "class", spec.Permission, "outcome", "background", "durationMs", ev.DurationMs)
+		return res.Content, false
+	}
+	stopCall()
 	if err != nil {
 		if te, ok := tool.AsError(err); ok {
 			return finish(te.Message, false, nil)
@@ -430,8 +596,11 @@ func (r *run) runTool(ctx context.Context, t tool.Tool, input json.RawMessage) (
 	return t.Run(ctx, r.env, input)
 }
 
-// finish emits done and returns the summary and the conversation.
+// finish stops what the task left running, emits done and returns the
+// summary and the conversation.
 func (r *run) finish() (Summary, []provider.Message) {
+	r.ctl.close()
+	r.bg.stopAll()
 	if r.sum.Status != StatusCompleted {
 		msg := r.errMsg
 		r.sum.Error = &msg

@@ -268,7 +268,8 @@ type harness struct {
 
 func newHarness(t *testing.T, ts map[string]*fakeTool, turns ...turn) *harness {
 	h := &harness{prov: &fakeProvider{t: t, turns: turns}, rec: &recorder{}, appr: &approver{answers: map[string]Decision{}}}
-	h.opts = Options{Provider: h.prov, Tools: registry(ts), Env: tool.NewEnv(t.TempDir(), nil, true, "t1"), Approve: h.appr.approve, Emit: h.rec.emit}
+	h.opts = Options{Provider: h.prov, Tools: registry(ts), Env: tool.NewEnv(t.TempDir(), nil, true, "t1"), Approve: h.appr.approve, Emit: h.rec.emit,
+		Retry: RetryPolicy{Base: time.Millisecond, Cap: 5 * time.Millisecond}}
 	return h
 }
 
@@ -371,10 +372,10 @@ func TestReadEditCommandTask(t *testing.T) {
 
 	wantTypes := []string{
 		"started", "model",
-		"iteration", "thinkingDelta", "textDelta", "assistantMessage", "usage", "toolStarted", "toolFinished",
-		"iteration", "assistantMessage", "usage", "toolStarted", "approvalRequested", "approvalResolved", "fileChanged", "toolFinished",
-		"iteration", "assistantMessage", "usage", "toolStarted", "approvalRequested", "approvalResolved", "toolFinished",
-		"iteration", "textDelta", "assistantMessage", "usage", "done",
+		"iteration", "thinkingDelta", "textDelta", "assistantMessage", "usage", "context", "toolStarted", "toolFinished",
+		"iteration", "assistantMessage", "usage", "context", "toolStarted", "approvalRequested", "approvalResolved", "fileChanged", "toolFinished",
+		"iteration", "assistantMessage", "usage", "context", "toolStarted", "approvalRequested", "approvalResolved", "toolFinished",
+		"iteration", "textDelta", "assistantMessage", "usage", "context", "done",
 	}
 	if got := h.rec.types(); !slices.Equal(got, wantTypes) {
 		t.Errorf("events\n got %v\nwant %v", got, wantTypes)
@@ -598,25 +599,25 @@ func TestApproverErrorAndNilApproverDeny(t *testing.T) {
 func TestProviderErrorFailsTask(t *testing.T) {
 	h := newHarness(t, tools(),
 		turn{calls: []provider.ToolCall{call("c1", "read_file", `{"path":"a.go"}`)}},
-		turn{err: &provider.Error{Kind: provider.KindRateLimited, Message: "slow down", Status: 429}},
+		turn{err: &provider.Error{Kind: provider.KindAuth, Message: "bad key", Status: 401}},
 	)
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "slow down") {
+	if sum.Status != StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "bad key") {
 		t.Errorf("summary %+v", sum)
 	}
 	ev := h.rec.of(EventError)
-	if len(ev) != 1 || ev[0].Kind != "rateLimited" || ev[0].HTTPStatus != 429 || !ev[0].Retryable || ev[0].Message != "slow down" {
+	if len(ev) != 1 || ev[0].Kind != "auth" || ev[0].HTTPStatus != 401 || ev[0].Retryable || ev[0].Message != "bad key" {
 		t.Errorf("error events %+v", ev)
 	}
 	b, _ := json.Marshal(ev[0])
-	if string(b) != `{"type":"error","message":"slow down","kind":"rateLimited","status":429,"retryable":true}` {
+	if string(b) != `{"type":"error","message":"bad key","kind":"auth","status":401,"retryable":false}` {
 		t.Errorf("error event wire %s", b)
 	}
 	if len(msgs) != 3 {
 		t.Errorf("conversation has %d messages; want prompt, tool call, results", len(msgs))
 	}
 	if len(h.prov.reqs) != 2 {
-		t.Errorf("%d model calls; no retry expected", len(h.prov.reqs))
+		t.Errorf("%d model calls; an auth error is not retried", len(h.prov.reqs))
 	}
 }
 

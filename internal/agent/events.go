@@ -25,6 +25,11 @@ const (
 	EventWarning           = "warning"
 	EventError             = "error"
 	EventDone              = "done"
+	EventRetry             = "retry"
+	EventModelSwitched     = "modelSwitched"
+	EventCompacted         = "compacted"
+	EventContext           = "context"
+	EventSteered           = "steered"
 )
 
 // Event is one protocol.md agent/event `event` object. Only the fields of its
@@ -58,6 +63,7 @@ type Event struct {
 	Decision   Decision        // approvalResolved
 
 	OK         bool   // toolFinished
+	Background bool   // toolFinished: a background command (both of its events)
 	Result     any    // toolFinished: tool.Result.Data, or Content when Data is nil; null on failure
 	DurationMs int64  // toolFinished
 	Path       string // fileChanged
@@ -68,6 +74,21 @@ type Event struct {
 	Message    string // warning, error
 	HTTPStatus int    // error: ProviderError.status (0 when none), sent as "status"
 	Retryable  bool   // error
+
+	Attempt     int    // retry: the retry about to run, from 1
+	MaxAttempts int    // retry: the most retries of one model call
+	DelayMs     int64  // retry: the wait before it
+	From        string // modelSwitched: the model that failed for good
+	To          string // modelSwitched: the model taking over
+	Reason      string // modelSwitched: the failure, "<kind>: <message>"
+
+	Folded           int  // compacted: messages folded into the progress summary
+	Pruned           int  // compacted: tool results made into stubs or cut
+	DroppedRetrieval bool // compacted: the repository excerpts were dropped
+	BeforeTokens     int  // compacted: the estimate before
+	AfterTokens      int  // compacted: the estimate after
+	WindowTokens     int  // compacted, context: the model's context window
+	UsedTokens       int  // context: the last call's input plus output tokens
 
 	Status       string            // done: completed|failed|cancelled
 	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled)
@@ -113,10 +134,27 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventToolFinished:
 		f = append(f, kv{"callId", e.CallID}, kv{"tool", e.Tool}, kv{"ok", e.OK}, kv{"result", e.Result},
 			kv{"error", e.Error}, kv{"durationMs", e.DurationMs})
+		if e.Background {
+			f = append(f, kv{"background", true})
+		}
 	case EventFileChanged:
 		f = append(f, kv{"callId", e.CallID}, kv{"path", e.Path}, kv{"kind", e.Kind}, kv{"added", e.Added}, kv{"removed", e.Removed})
-	case EventWarning:
+	case EventWarning, EventSteered:
+		if e.Type == EventSteered {
+			f = append(f, kv{"text", e.Text})
+			break
+		}
 		f = append(f, kv{"message", e.Message})
+	case EventRetry:
+		f = append(f, kv{"attempt", e.Attempt}, kv{"maxAttempts", e.MaxAttempts}, kv{"delayMs", e.DelayMs},
+			kv{"kind", e.Kind}, kv{"status", e.HTTPStatus}, kv{"message", e.Message})
+	case EventModelSwitched:
+		f = append(f, kv{"from", e.From}, kv{"to", e.To}, kv{"reason", e.Reason})
+	case EventCompacted:
+		f = append(f, kv{"folded", e.Folded}, kv{"pruned", e.Pruned}, kv{"droppedRetrieval", e.DroppedRetrieval},
+			kv{"beforeTokens", e.BeforeTokens}, kv{"afterTokens", e.AfterTokens}, kv{"windowTokens", e.WindowTokens})
+	case EventContext:
+		f = append(f, kv{"usedTokens", e.UsedTokens}, kv{"windowTokens", e.WindowTokens})
 	case EventError:
 		f = append(f, kv{"message", e.Message}, kv{"kind", e.Kind}, kv{"status", e.HTTPStatus}, kv{"retryable", e.Retryable})
 	case EventDone:
