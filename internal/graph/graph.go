@@ -1,0 +1,385 @@
+// Package graph owns the project graph of a workspace snapshot: import edges
+// (resolved import statements), reference edges (a file to the file that
+// defines a symbol it uses), import cycles (strongly connected components of
+// the import edges), the module roll-up (files into their directories) and
+// the focus/depth queries behind graph/project, graph/file and the
+// get_dependencies tool.
+//
+// Source: ../shared/spec/protocol.md (graph/project, graph/file) and
+// ../shared/spec/addendum.md §10 (edge kinds, importCycle, focus both ways,
+// maxNodes clamp, orphans). Design decisions are in docs/index.md ("Project
+// graph").
+//
+// A Graph is immutable and built from one *workspace.Snapshot; Cache keeps
+// the graph of the latest snapshot version so it is rebuilt lazily, on its
+// first use after the workspace changed. The graph reads File.Parsed
+// (*syntax.FileInfo); files without one (no parser, unsupported language,
+// failed parse) are not nodes. It reads go.mod files from disk to learn
+// module paths.
+package graph
+
+import (
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/syntax"
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+// Version is the graph engine version reported in stats.version. It
+// changes whenever resolution or linking rules change the edges produced.
+const Version = "1"
+
+// Edge kinds (addendum §10).
+const (
+	KindImport    = "import"
+	KindReference = "reference"
+)
+
+// Limits of graph/project (protocol.md graph/project).
+const (
+	DefaultMaxNodes = 250
+	MaxMaxNodes     = 600
+	DefaultDepth    = 1
+	MaxDepth        = 4
+	// MaxDefiningFiles is the most files a name may be defined in and still
+	// be linked by reference edges.
+	MaxDefiningFiles = 3
+	// hubCount is the number of hubs in stats.
+	hubCount = 10
+)
+
+// ErrNotIndexed is wrapped by File when the path is not an indexed file.
+var ErrNotIndexed = errors.New("file is not indexed")
+
+// ErrInvalid is wrapped by Project for bad options (level, depth, maxNodes)
+// and a focus that names no indexed file or folder.
+var ErrInvalid = errors.New("invalid graph query")
+
+// Hub is a file many others depend on: Dependents counts distinct files
+// with an edge (either kind) into Path.
+type Hub struct {
+	Path       string `json:"path"`
+	Dependents int    `json:"dependents"`
+}
+
+// Stats is graph/project's stats (protocol.md). Files counts file nodes
+// (indexed files with a parse result); Edges = ImportEdges +
+// ReferenceEdges; Modules counts folders holding file nodes; Cycles is
+// len(ImportCycles); Orphans counts file nodes of degree 0; Hubs is the top
+// 10 by dependents (ties by path); ImportCycles lists each strongly
+// connected component of the import edges with more than one file, and
+// each file importing itself, its paths sorted, the list sorted by first
+// path. BuildMs is the build time in milliseconds. UnresolvedImports
+// (additive) counts import statements that look local (relative JS/TS
+// specifiers, Rust mod/crate/super/self, Python relative imports or imports
+// of a package found in the workspace, Go imports inside a workspace
+// module) but matched no indexed file; imports of outside packages are not
+// counted.
+type Stats struct {
+	Files             int        `json:"files"`
+	Edges             int        `json:"edges"`
+	ImportEdges       int        `json:"importEdges"`
+	ReferenceEdges    int        `json:"referenceEdges"`
+	Modules           int        `json:"modules"`
+	Cycles            int        `json:"cycles"`
+	Orphans           int        `json:"orphans"`
+	Hubs              []Hub      `json:"hubs"`
+	ImportCycles      [][]string `json:"importCycles"`
+	BuildMs           int64      `json:"buildMs"`
+	Version           string     `json:"version"`
+	UnresolvedImports int        `json:"unresolvedImports"`
+}
+
+// Input is one file given to BuildFrom: Path is root-relative with "/",
+// Language as workspace.File.Language, Info its parse result (nil makes the
+// file a non-node).
+type Input struct {
+	Path     string
+	Language string
+	Info     *syntax.FileInfo
+}
+
+// edge is one file-level edge. Symbols are the linked names, sorted.
+type edge struct {
+	from, to int32
+	kind     string
+	symbols  []string
+}
+
+func (e *edge) weight() int { return max(1, len(e.symbols)) }
+
+type fileNode struct {
+	path    string
+	lang    string
+	symbols int
+	info    *syntax.FileInfo
+}
+
+// Graph is the immutable project graph of one snapshot. It is safe for
+// concurrent use.
+type Graph struct {
+	snap        *workspace.Snapshot
+	snapVersion uint64
+	nodes       []fileNode // sorted by path
+	byPath      map[string]int32
+	edges       []edge // sorted by from, to, kind
+	out, in     [][]int32
+	cycleOf     []int32 // import cycle index per node, -1 when none
+	cycles      [][]string
+	indexed     func(string) bool
+	stats       Stats
+}
+
+// Build builds the graph of a snapshot: every indexed file whose
+// File.Parsed is a *syntax.FileInfo becomes a node. go.mod files of the
+// snapshot are read from disk (under snap.Root()) for module paths.
+func Build(snap *workspace.Snapshot) *Graph {
+	paths := snap.Files()
+	in := make([]Input, 0, len(paths))
+	for _, p := range paths {
+		f, _ := snap.File(p)
+		info, _ := f.Parsed.(*syntax.FileInfo)
+		in = append(in, Input{Path: p, Language: f.Language, Info: info})
+	}
+	root := snap.Root()
+	g := BuildFrom(in, func(rel string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	})
+	g.snap = snap
+	g.snapVersion = snap.Version()
+	g.indexed = func(rel string) bool { _, ok := snap.File(rel); return ok }
+	return g
+}
+
+// BuildFrom builds a graph from explicit inputs (Build's engine, also for
+// tests). Every input path counts as indexed for File; inputs without Info
+// are not nodes. readFile reads a root-relative file (used for go.mod);
+// nil reads nothing.
+func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph {
+	start := time.Now()
+	if readFile == nil {
+		readFile = func(string) ([]byte, error) { return nil, os.ErrNotExist }
+	}
+	all := map[string]bool{}
+	g := &Graph{byPath: map[string]int32{}}
+	for _, f := range files {
+		all[f.Path] = true
+		if f.Info == nil {
+			continue
+		}
+		g.nodes = append(g.nodes, fileNode{path: f.Path, lang: f.Language, symbols: len(f.Info.Symbols), info: f.Info})
+	}
+	sort.Slice(g.nodes, func(i, j int) bool { return g.nodes[i].path < g.nodes[j].path })
+	for i, n := range g.nodes {
+		g.byPath[n.path] = int32(i)
+	}
+	g.indexed = func(rel string) bool { return all[rel] }
+
+	r := newResolver(g, all, readFile)
+	acc := map[edgeKey]map[string]bool{}
+	add := func(from, to int32, kind string, names ...string) {
+		if kind == KindReference && from == to {
+			return
+		}
+		k := edgeKey{from, to, kind}
+		set := acc[k]
+		if set == nil {
+			set = map[string]bool{}
+			acc[k] = set
+		}
+		for _, n := range names {
+			set[n] = true
+		}
+	}
+	for i := range g.nodes {
+		r.imports(int32(i), add)
+	}
+	linkReferences(g, add)
+
+	g.edges = make([]edge, 0, len(acc))
+	for k, set := range acc {
+		e := edge{from: k.from, to: k.to, kind: k.kind}
+		for n := range set {
+			e.symbols = append(e.symbols, n)
+		}
+		sort.Strings(e.symbols)
+		g.edges = append(g.edges, e)
+	}
+	sort.Slice(g.edges, func(i, j int) bool {
+		a, b := &g.edges[i], &g.edges[j]
+		if a.from != b.from {
+			return a.from < b.from
+		}
+		if a.to != b.to {
+			return a.to < b.to
+		}
+		return a.kind < b.kind
+	})
+	g.out = make([][]int32, len(g.nodes))
+	g.in = make([][]int32, len(g.nodes))
+	for i, e := range g.edges {
+		g.out[e.from] = append(g.out[e.from], int32(i))
+		g.in[e.to] = append(g.in[e.to], int32(i))
+	}
+	g.computeCycles()
+	g.computeStats(r.unresolved)
+	g.stats.BuildMs = time.Since(start).Milliseconds()
+	return g
+}
+
+type edgeKey struct {
+	from, to int32
+	kind     string
+}
+
+// computeCycles finds the import cycles with Tarjan's algorithm.
+func (g *Graph) computeCycles() {
+	adj := make([][]int32, len(g.nodes))
+	self := make([]bool, len(g.nodes))
+	for _, e := range g.edges {
+		if e.kind != KindImport {
+			continue
+		}
+		if e.from == e.to {
+			self[e.from] = true
+			continue
+		}
+		adj[e.from] = append(adj[e.from], e.to)
+	}
+	g.cycleOf = make([]int32, len(g.nodes))
+	for i := range g.cycleOf {
+		g.cycleOf[i] = -1
+	}
+	var comps [][]int32
+	for _, c := range tarjan(adj) {
+		if len(c) > 1 || self[c[0]] {
+			comps = append(comps, c)
+		}
+	}
+	g.cycles = make([][]string, 0, len(comps))
+	for _, c := range comps {
+		ps := make([]string, len(c))
+		for i, n := range c {
+			ps[i] = g.nodes[n].path
+		}
+		sort.Strings(ps)
+		g.cycles = append(g.cycles, ps)
+	}
+	sort.Slice(g.cycles, func(i, j int) bool { return g.cycles[i][0] < g.cycles[j][0] })
+	for ci, c := range g.cycles {
+		for _, p := range c {
+			g.cycleOf[g.byPath[p]] = int32(ci)
+		}
+	}
+}
+
+func (g *Graph) computeStats(unresolved int) {
+	st := Stats{Files: len(g.nodes), Edges: len(g.edges), Version: Version, UnresolvedImports: unresolved}
+	for _, e := range g.edges {
+		if e.kind == KindImport {
+			st.ImportEdges++
+		} else {
+			st.ReferenceEdges++
+		}
+	}
+	dirs := map[string]bool{}
+	var hubs []Hub
+	for i, n := range g.nodes {
+		dirs[moduleOf(n.path)] = true
+		if len(g.in[i])+len(g.out[i]) == 0 {
+			st.Orphans++
+		}
+		if d := g.dependents(int32(i)); d > 0 {
+			hubs = append(hubs, Hub{Path: n.path, Dependents: d})
+		}
+	}
+	sort.Slice(hubs, func(i, j int) bool {
+		if hubs[i].Dependents != hubs[j].Dependents {
+			return hubs[i].Dependents > hubs[j].Dependents
+		}
+		return hubs[i].Path < hubs[j].Path
+	})
+	if len(hubs) > hubCount {
+		hubs = hubs[:hubCount]
+	}
+	st.Hubs = append([]Hub{}, hubs...)
+	st.Modules = len(dirs)
+	st.ImportCycles = g.cycles
+	st.Cycles = len(g.cycles)
+	g.stats = st
+}
+
+// dependents counts the distinct files with an edge into node i.
+func (g *Graph) dependents(i int32) int {
+	n, last := 0, int32(-1)
+	for _, ei := range g.in[i] { // in-edges are ordered by from
+		if f := g.edges[ei].from; f != last && f != i {
+			n++
+			last = f
+		}
+	}
+	return n
+}
+
+// Stats returns the graph's stats. Its slices are shared: do not modify.
+func (g *Graph) Stats() Stats { return g.stats }
+
+// SnapshotVersion is the version of the snapshot the graph was built from
+// (0 for BuildFrom).
+func (g *Graph) SnapshotVersion() uint64 { return g.snapVersion }
+
+// moduleOf returns the module (folder) of a file path: its directory, "."
+// for files at the root.
+func moduleOf(p string) string {
+	d := path.Dir(p)
+	return d
+}
+
+// Cache holds the graph of the latest snapshot it was asked about, built
+// lazily. Snapshots are compared by identity (a new workspace starts its
+// versions at 1 again). It is safe for concurrent use; concurrent callers for the same
+// version share one build.
+type Cache struct {
+	mu sync.Mutex
+	g  *Graph
+}
+
+// Get returns the graph of snap, building it when the cached one is of
+// another snapshot version. A nil snap returns nil.
+func (c *Cache) Get(snap *workspace.Snapshot) *Graph {
+	if snap == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g != nil && c.g.snap == snap {
+		return c.g
+	}
+	c.g = Build(snap)
+	return c.g
+}
+
+// Cached returns the graph of snap when it is already built, else nil.
+func (c *Cache) Cached(snap *workspace.Snapshot) *Graph {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g != nil && snap != nil && c.g.snap == snap {
+		return c.g
+	}
+	return nil
+}
+
+// cleanPath normalises a query path: "/" separators, cleaned, no leading
+// "./" or "/"; "" for the root.
+func cleanPath(p string) string {
+	p = filepath.ToSlash(p)
+	p = path.Clean("/" + p)
+	return strings.TrimPrefix(p, "/")
+}

@@ -1,0 +1,1 @@
+#define LIST_CAP 16

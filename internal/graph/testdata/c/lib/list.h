@@ -1,0 +1,2 @@
+#include "../util.h"
+void list_push(int v);

@@ -1,0 +1,1 @@
+int util_max(int a, int b);

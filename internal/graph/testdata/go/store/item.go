@@ -1,0 +1,5 @@
+package store
+
+type Item struct{}
+
+func helper() int { return 1 }

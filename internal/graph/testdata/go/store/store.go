@@ -1,0 +1,4 @@
+package store
+
+// Open opens the store.
+func Open() int { return helper() }

@@ -1,0 +1,5 @@
+package store
+
+import "testing"
+
+func TestOpen(t *testing.T) { _ = Open() + helper() }

@@ -1,0 +1,3 @@
+module example.com/app/tools
+
+go 1.22

@@ -1,0 +1,4 @@
+package x
+
+// Run runs.
+func Run() int { return 0 }

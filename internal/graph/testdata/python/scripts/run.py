@@ -1,0 +1,4 @@
+import requests
+import pkg.core
+
+pkg.core.Engine().run()

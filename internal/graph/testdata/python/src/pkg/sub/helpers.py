@@ -1,0 +1,5 @@
+from ..utils import clean
+from ..missing import nothing
+
+def h():
+    return clean(1)

@@ -1,0 +1,4 @@
+from pkg.core import Engine
+
+def clean(x):
+    return x

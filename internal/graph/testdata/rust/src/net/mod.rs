@@ -1,0 +1,4 @@
+pub mod client;
+use crate::util::helper;
+
+pub struct Conn;

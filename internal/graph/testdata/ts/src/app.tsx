@@ -1,0 +1,3 @@
+import { util } from "./lib";
+import { Button } from "./components/Button.js";
+export class App { render() { return <Button onClick={util} />; } }

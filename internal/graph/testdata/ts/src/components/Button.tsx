@@ -1,0 +1,1 @@
+export function Button(props: any) { return <button {...props} />; }

@@ -1,0 +1,4 @@
+import { App } from "./app";
+import "./styles.css";
+import type { Shape } from "./types";
+new App();

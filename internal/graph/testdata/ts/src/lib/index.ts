@@ -1,0 +1,3 @@
+export * from "./math";
+import { App } from "../app";
+export function util(a: App) {}
