@@ -29,8 +29,8 @@ func run() int {
 	fs := flag.NewFlagSet("task-x-runtime", flag.ContinueOnError)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	mcpServer := fs.Bool("mcp-server", false, "serve the tool registry as an MCP server on stdio")
-	fs.String("root", "", "workspace root for --mcp-server")
-	fs.Bool("no-tools", false, "with --mcp-server, serve only the approve tool")
+	mcpRoot := fs.String("root", "", "workspace root for --mcp-server (default: the current folder)")
+	mcpNoTools := fs.Bool("no-tools", false, "with --mcp-server, serve only the approve tool")
 	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -39,8 +39,8 @@ func run() int {
 		fmt.Println("task-x-runtime", version)
 		return 0
 	}
-	if *mcpServer || *hook {
-		fmt.Fprintln(os.Stderr, "task-x-runtime: --mcp-server and --hook-shell-edit are not available in this build yet")
+	if *hook {
+		fmt.Fprintln(os.Stderr, "task-x-runtime: --hook-shell-edit is not available in this build yet")
 		return 2
 	}
 
@@ -58,6 +58,9 @@ func run() int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if *mcpServer {
+		return runMCPServer(ctx, *mcpRoot, *mcpNoTools, logger, secrets)
+	}
 	home, _ := os.UserHomeDir()
 	srv := server.New(&server.Options{Version: version, Logger: logger, Secrets: secrets, Home: home})
 	if err := srv.Serve(ctx, os.Stdin, os.Stdout); err != nil {

@@ -87,5 +87,6 @@ func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, err
 	s.state = stateShuttingDown
 	s.mu.Unlock()
 	s.conn.Shutdown(ctx)
+	s.closeMCP()
 	return nil, nil
 }

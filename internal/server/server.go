@@ -71,6 +71,7 @@ type Server struct {
 	secrets *logx.Secrets
 	methods map[string]handlerFunc
 	windows *provider.WindowCache
+	mcp     mcpState // mcp.go: configured MCP servers
 
 	conn *jsonrpc.Conn
 
@@ -122,6 +123,8 @@ func New(opts *Options) *Server {
 		protocol.MethodAgentDeleteTask: s.agentDeleteTask,
 		protocol.MethodToolsList:       s.toolsList,
 		protocol.MethodToolsCall:       s.toolsCall,
+		methodMCPConfigure:             s.mcpConfigure,
+		methodMCPStatus:                s.mcpStatus,
 	}
 	return s
 }
@@ -137,6 +140,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		},
 	})
 	err := s.conn.Run(ctx)
+	s.closeMCP()
 	s.mu.Lock()
 	s.state = stateShuttingDown
 	s.mu.Unlock()

@@ -137,6 +137,15 @@ func (r *Registry) Add(t Tool) {
 	r.tools[t.Spec().Name] = t
 }
 
+// Remove drops the tools with these names; unknown names are ignored.
+func (r *Registry) Remove(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		delete(r.tools, n)
+	}
+}
+
 // Get returns the tool called name.
 func (r *Registry) Get(name string) (Tool, bool) {
 	r.mu.RLock()

@@ -1,0 +1,243 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// MaxLineBytes caps one line a stdio server writes: the protocol's 32 MiB
+// message limit (protocol.md Framing). A longer line ends the connection.
+const MaxLineBytes = 32 << 20
+
+// jsonLineReader passes through the lines of r that are JSON objects or
+// arrays and drops every other line (banners, debug prints), logging its
+// length and a short prefix. A line over MaxLineBytes is an error.
+type jsonLineReader struct {
+	br     *bufio.Reader
+	closer io.Closer
+	log    *slog.Logger
+	server string
+	buf    []byte // pending output
+	line   []byte
+}
+
+func newJSONLineReader(rc io.ReadCloser, server string, log *slog.Logger) *jsonLineReader {
+	return &jsonLineReader{br: bufio.NewReaderSize(rc, 64<<10), closer: rc, log: log, server: server}
+}
+
+func (r *jsonLineReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		line, err := r.readLine()
+		if len(line) > 0 {
+			trimmed := bytes.TrimSpace(line)
+			if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+				r.buf = append(append(r.buf[:0], trimmed...), '\n')
+			} else if len(trimmed) > 0 {
+				prefix := trimmed
+				if len(prefix) > 120 {
+					prefix = prefix[:120]
+				}
+				r.log.Warn("mcp server wrote a non-JSON line on stdout; skipped", "server", r.server, "bytes", len(trimmed), "start", string(prefix))
+			}
+		}
+		if err != nil {
+			if len(r.buf) > 0 {
+				break
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// readLine returns the next line without its newline; at EOF the last
+// partial line comes with io.EOF.
+func (r *jsonLineReader) readLine() ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if len(r.line)+len(chunk) > MaxLineBytes+1 {
+			return nil, fmt.Errorf("mcp server %q wrote a line over %d bytes", r.server, MaxLineBytes)
+		}
+		r.line = append(r.line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return r.line, err
+	}
+}
+
+func (r *jsonLineReader) Close() error { return r.closer.Close() }
+
+// process is a started stdio server: its own process group, the pipes the
+// runtime holds, and its exit.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	exited chan struct{} // closed once Wait returned
+	err    error         // Wait's result, set before exited closes
+	once   sync.Once
+}
+
+// startProcess starts c as a stdio server in a new process group, with
+// stdout and stdin on pipes the runtime owns (so the exit of the process
+// never closes them under a reader) and stderr logged at debug level.
+func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Logger) (*process, error) {
+	cmd := exec.Command(c.Command, c.Args...)
+	cmd.Dir = c.Cwd
+	if cmd.Dir == "" {
+		cmd.Dir = defaultCwd
+	}
+	if len(c.Env) > 0 {
+		env := os.Environ()
+		for _, k := range sortedNames(c.Env) {
+			env = append(env, k+"="+c.Env[k])
+		}
+		cmd.Env = env
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("starting %s: %w", c.Command, err)
+	}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	go func() {
+		defer errR.Close()
+		sc := bufio.NewScanner(errR)
+		sc.Buffer(make([]byte, 0, 4096), 1<<20)
+		for sc.Scan() {
+			log.Debug("mcp server stderr", "server", server, "line", sc.Text())
+		}
+		// Drain whatever is left (a line over the buffer) so the server
+		// never blocks on a full stderr pipe.
+		_, _ = io.Copy(io.Discard, errR)
+	}()
+	return p, nil
+}
+
+// stop ends the server and its whole tree: the descendants found in /proc
+// (also those that left the group with setsid) and the process group get
+// SIGTERM, then SIGKILL after grace if the server has not exited. It waits
+// for the server's exit and is safe to call more than once.
+func (p *process) stop(grace time.Duration) {
+	p.once.Do(func() {
+		pid := p.cmd.Process.Pid
+		tree := descendants(pid)
+		_ = p.stdin.Close()
+		signalTree(pid, tree, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(grace):
+		}
+		// Descendants may outlive the server: kill them all.
+		tree = append(tree, descendants(pid)...)
+		signalTree(pid, tree, syscall.SIGKILL)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+		_ = p.stdout.Close()
+	})
+}
+
+func signalTree(pid int, tree []int, sig syscall.Signal) {
+	_ = syscall.Kill(-pid, sig)
+	_ = syscall.Kill(pid, sig)
+	for _, d := range tree {
+		_ = syscall.Kill(d, sig)
+	}
+}
+
+// descendants lists the live descendants of pid from /proc (Linux; empty
+// elsewhere).
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, err := strconv.Atoi(f[1])
+		if err != nil {
+			continue
+		}
+		children[ppid] = append(children[ppid], n)
+	}
+	var out []int
+	queue := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, c := range children[cur] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/mcp"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// Method names of the MCP group (protocol.md "Agent, tools, and
+// extensions").
+const (
+	methodMCPConfigure = "mcp/configure"
+	methodMCPStatus    = "mcp/status"
+)
+
+// NewToolRegistry returns the tool registry a Server with these options
+// serves in tools/list (before any MCP server joins it), so that
+// `task-x-runtime --mcp-server` offers exactly the same tools.
+func NewToolRegistry(secrets *logx.Secrets, log *slog.Logger) *tool.Registry {
+	return New(&Options{Secrets: secrets, Logger: log}).tools
+}
+
+// mcpState is the Server's MCP client side: the manager, created on first
+// use, and the lock that keeps registry updates in order.
+type mcpState struct {
+	once sync.Once
+	mgr  *mcp.Manager
+	sync sync.Mutex
+}
+
+type mcpConfigureParams struct {
+	Servers          json.RawMessage `json:"servers"`
+	WorkspaceTrusted bool            `json:"workspaceTrusted"`
+}
+
+// mcpManager returns the server's MCP manager, creating it on first use.
+// Its tools join s.tools when a server is ready and leave when it goes
+// away.
+func (s *Server) mcpManager() *mcp.Manager {
+	s.mcp.once.Do(func() {
+		s.mcp.mgr = mcp.NewManager(&mcp.Options{
+			Logger:  s.log,
+			Version: s.opts.Version,
+			Root: func() string {
+				if ws, err := s.workspace(); err == nil {
+					return ws.Root()
+				}
+				return ""
+			},
+			OnToolsChanged: s.syncMCPTools,
+		})
+	})
+	return s.mcp.mgr
+}
+
+// syncMCPTools makes the mcp__ tools of s.tools match the manager's.
+func (s *Server) syncMCPTools() {
+	s.mcp.sync.Lock()
+	defer s.mcp.sync.Unlock()
+	current := s.mcp.mgr.Tools()
+	keep := map[string]bool{}
+	for _, t := range current {
+		keep[t.Spec().Name] = true
+	}
+	var gone []string
+	for _, spec := range s.tools.Specs() {
+		if strings.HasPrefix(spec.Name, mcp.ToolPrefix) && !keep[spec.Name] {
+			gone = append(gone, spec.Name)
+		}
+	}
+	s.tools.Remove(gone...)
+	for _, t := range current {
+		s.tools.Add(t)
+	}
+}
+
+// mcpConfigure: mcp/configure {servers, workspaceTrusted} → { servers:
+// [{ name, command, disabled, running, tools, error, ... }] }. It returns
+// after a bounded wait; slower servers are reported "starting" and join
+// later (docs/mcp.md).
+func (s *Server) mcpConfigure(ctx context.Context, params json.RawMessage) (any, error) {
+	var p mcpConfigureParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	servers, err := mcp.ParseServers(p.Servers)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	wait := s.mcpManager().Apply(servers, p.WorkspaceTrusted)
+	// Requests after this one see the new configuration; the bounded wait
+	// for the starts holds up nothing else.
+	jsonrpc.Async(ctx)
+	return wait(ctx), nil
+}
+
+// mcpStatus: mcp/status → the same shape as mcp/configure.
+func (s *Server) mcpStatus(ctx context.Context, params json.RawMessage) (any, error) {
+	return s.mcpManager().Status(), nil
+}
+
+// closeMCP stops every MCP server with its process tree (shutdown, exit).
+func (s *Server) closeMCP() {
+	s.mcp.once.Do(func() {}) // no manager is created after this
+	if s.mcp.mgr != nil {
+		_ = s.mcp.mgr.Close()
+	}
+}
