@@ -1,0 +1,687 @@
+// Package retrieve owns ranked retrieval over a workspace snapshot: query
+// terms, an inverted index per snapshot (content identifiers, path segments,
+// symbol definitions), BM25-like scoring with boosts and a reason in words
+// for every result, token-budgeted snippets (whole definitions where they
+// fit), and the prompt classifier used by prompt/refine and routes.
+//
+// Source: ../shared/spec/protocol.md context/retrieve and prompt/refine;
+// ../shared/spec/addendum.md §3 (retrieval) and §10 (task kinds).
+package retrieve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/syntax"
+)
+
+// Budget limits of context/retrieve (protocol.md; addendum §3).
+const (
+	DefaultBudgetTokens = 8000
+	MaxBudgetTokens     = 200000
+	// DefaultMaxSnippets caps the snippets of one result.
+	DefaultMaxSnippets = 30
+	// maxContentCandidates and maxDefCandidates bound the files scored in
+	// full: the best content matches, and the files defining a term when
+	// the term is defined in few enough files to be telling.
+	maxContentCandidates = 300
+	maxDefCandidates     = 500
+	// minSnippetTokens is the least budget worth a snippet.
+	minSnippetTokens = 24
+)
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// Errors of Search; the server maps them to -32602.
+var (
+	ErrEmptyQuery = errors.New("query is empty")
+	ErrBudget     = fmt.Errorf("budgetTokens must be between 1 and %d", MaxBudgetTokens)
+)
+
+// Neighbour is a file next to another in the project graph. Relation says
+// in words how Path relates to the file asked about, read as "<Path> is
+// <Relation> <file>": "imported by", "imports", "used by", "uses".
+type Neighbour struct {
+	Path     string
+	Relation string
+}
+
+// Query is one retrieval request.
+type Query struct {
+	// Text is the query; it must hold a non-space character.
+	Text string
+	// BudgetTokens bounds the snippets' text (tokens = characters / 4);
+	// 0 means DefaultBudgetTokens; otherwise 1..MaxBudgetTokens.
+	BudgetTokens int
+	// FocusPaths, ActiveFile and OpenFiles are root-relative paths the
+	// client points at; they rank higher (focus and active files are
+	// returned even without a matching term).
+	FocusPaths []string
+	ActiveFile string
+	OpenFiles  []string
+	// Neighbours gives the graph neighbours of a file (internal/graph);
+	// the neighbours of the active file and of focus paths that match the
+	// query rank higher. Nil means no graph boost.
+	Neighbours func(rel string) []Neighbour
+	// MaxSnippets caps the snippets; 0 means DefaultMaxSnippets.
+	MaxSnippets int
+}
+
+// Snippet is one retrieved piece of a file: lines StartLine..EndLine
+// (1-based, inclusive) of Path (root-relative, "/"), the text of those
+// lines, the file's score and why it was chosen.
+type Snippet struct {
+	Path      string  `json:"path"`
+	StartLine int     `json:"startLine"`
+	EndLine   int     `json:"endLine"`
+	Text      string  `json:"text"`
+	Score     float64 `json:"score"`
+	Reason    string  `json:"reason"`
+}
+
+// Result is context/retrieve's retrieval object. FilesConsidered counts
+// files that matched at least one term (or were pointed at); UsedTokens is
+// the snippets' text length / 4, never above BudgetTokens.
+type Result struct {
+	Terms           []string  `json:"terms"`
+	Snippets        []Snippet `json:"snippets"`
+	FilesConsidered int       `json:"filesConsidered"`
+	BudgetTokens    int       `json:"budgetTokens"`
+	UsedTokens      int       `json:"usedTokens"`
+}
+
+// Tokens is the protocol's token estimate of text: characters / 4,
+// rounded up.
+func Tokens(text string) int { return (utf8.RuneCountInString(text) + 3) / 4 }
+
+// unit is one thing looked up in the index: a query term, a phrase word or
+// an identifier joined from several parts (parseConfig → "parseconfig").
+type unit struct {
+	key     string // stemmed index form
+	display string // as shown in reasons
+	weight  float64
+	idf     float64
+	posts   []uint32
+}
+
+// Symbol match levels, best last.
+const (
+	matchNone = iota
+	matchPart
+	matchPrefix
+	matchExact
+)
+
+type candidate struct {
+	id      uint32
+	score   float64
+	content float64
+	pathHit []string
+	sym     *syntax.Symbol
+	boosts  []string
+}
+
+// Search ranks the index's files for q and cuts snippets within the token
+// budget. Errors: ErrEmptyQuery, ErrBudget, ctx's error.
+func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
+	if strings.TrimSpace(q.Text) == "" {
+		return Result{}, ErrEmptyQuery
+	}
+	budget := q.BudgetTokens
+	if budget == 0 {
+		budget = DefaultBudgetTokens
+	}
+	if budget < 0 || budget > MaxBudgetTokens {
+		return Result{}, ErrBudget
+	}
+	maxSnip := q.MaxSnippets
+	if maxSnip <= 0 {
+		maxSnip = DefaultMaxSnippets
+	}
+	terms := Terms(q.Text)
+	res := Result{Terms: terms, Snippets: []Snippet{}, BudgetTokens: budget}
+	if res.Terms == nil {
+		res.Terms = []string{}
+	}
+	units := ix.units(q.Text, terms)
+	wantsTests := false
+	for _, t := range terms {
+		if t == "test" || t == "tests" || t == "spec" {
+			wantsTests = true
+		}
+	}
+
+	n := len(ix.paths)
+	content := make([]float64, n)
+	touched := make([]uint32, 0, 256)
+	for _, u := range units {
+		for _, p := range u.posts {
+			id := p >> tfBits
+			tf := float64(p & maxTF)
+			dl := float64(ix.docLen[id])
+			s := u.weight * u.idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/ix.avgLen))
+			if content[id] == 0 {
+				touched = append(touched, id)
+			}
+			content[id] += s
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+	}
+
+	cands := map[uint32]*candidate{}
+	get := func(id uint32) *candidate {
+		c := cands[id]
+		if c == nil {
+			c = &candidate{id: id, content: content[id]}
+			cands[id] = c
+		}
+		return c
+	}
+	// Keep the best content matches, then add every file that defines a
+	// term or whose path matches one, whatever its content score.
+	sort.Slice(touched, func(i, j int) bool { return content[touched[i]] > content[touched[j]] })
+	res.FilesConsidered = len(touched)
+	for _, id := range touched[:min(len(touched), maxContentCandidates)] {
+		get(id)
+	}
+	for _, u := range units {
+		if d := ix.defs[u.key]; len(d) <= maxDefCandidates {
+			for _, id := range d {
+				get(id)
+			}
+		}
+		for _, id := range ix.pathTrm[u.key] {
+			c := get(id)
+			c.pathHit = appendUnique(c.pathHit, u.display)
+		}
+	}
+	focus := map[uint32]bool{}
+	idOf := map[string]uint32{}
+	lookup := func(p string) (uint32, bool) {
+		if len(idOf) == 0 {
+			for i, q := range ix.paths {
+				idOf[q] = uint32(i)
+			}
+		}
+		id, ok := idOf[path.Clean(filepath.ToSlash(p))]
+		return id, ok
+	}
+	for _, p := range q.FocusPaths {
+		if id, ok := lookup(p); ok {
+			focus[id] = true
+			get(id).boosts = append(get(id).boosts, "a focus path")
+		}
+	}
+	active, hasActive := uint32(0), false
+	if q.ActiveFile != "" {
+		if id, ok := lookup(q.ActiveFile); ok {
+			active, hasActive = id, true
+			get(id).boosts = append(get(id).boosts, "the active file")
+		}
+	}
+	open := map[uint32]bool{}
+	for _, p := range q.OpenFiles {
+		if id, ok := lookup(p); ok {
+			open[id] = true
+		}
+	}
+	neighbour := map[uint32]string{}
+	if q.Neighbours != nil {
+		from := []struct {
+			id   uint32
+			name string
+		}{}
+		if hasActive {
+			from = append(from, struct {
+				id   uint32
+				name string
+			}{active, "the active file"})
+		}
+		for id := range focus {
+			from = append(from, struct {
+				id   uint32
+				name string
+			}{id, "`" + ix.paths[id] + "`"})
+		}
+		for _, f := range from {
+			for _, nb := range q.Neighbours(ix.paths[f.id]) {
+				if id, ok := lookup(nb.Path); ok && id != f.id {
+					if _, seen := neighbour[id]; !seen {
+						neighbour[id] = nb.Relation + " " + f.name
+					}
+				}
+			}
+		}
+	}
+
+	for id, c := range cands {
+		f := ix.files[id]
+		base := c.content
+		// Definitions.
+		lvls, s := matchSymbols(symbolsOf(f), units)
+		for i, u := range units {
+			w := u.weight * u.idf
+			switch lvls[i] {
+			case matchExact:
+				base += 3*w + 4
+			case matchPrefix:
+				base += 1.5 * w
+			case matchPart:
+				base += w
+			}
+		}
+		if s != nil {
+			c.sym = s
+		}
+		// Path.
+		if len(c.pathHit) > 0 {
+			stemName := stem(strings.ToLower(strings.TrimSuffix(path.Base(ix.paths[id]), path.Ext(ix.paths[id]))))
+			for _, u := range units {
+				if !contains(c.pathHit, u.display) {
+					continue
+				}
+				base += 1.5 * u.weight * u.idf
+				if strings.ReplaceAll(stemName, "_", "") == u.key {
+					base += 2 * u.weight * u.idf
+				}
+			}
+		}
+		if !wantsTests && isTestPath(ix.paths[id]) {
+			base *= 0.7
+		}
+		if focus[id] {
+			base = base*1.5 + 5
+		}
+		if hasActive && id == active {
+			base = base*1.5 + 4
+		}
+		if open[id] && base > 0 {
+			base = base*1.2 + 2
+			c.boosts = append(c.boosts, "open in the editor")
+		}
+		if rel, ok := neighbour[id]; ok && base > 0 {
+			base = base*1.2 + 1.5
+			c.boosts = append(c.boosts, rel)
+		}
+		c.score = base
+	}
+	if len(touched) == 0 {
+		res.FilesConsidered = 0
+	}
+	ranked := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		if c.score > 0 {
+			ranked = append(ranked, c)
+		}
+	}
+	if len(ranked) > res.FilesConsidered {
+		res.FilesConsidered = len(ranked)
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		if ranked[i].score != ranked[j].score {
+			return ranked[i].score > ranked[j].score
+		}
+		return ix.paths[ranked[i].id] < ix.paths[ranked[j].id]
+	})
+
+	remaining := budget
+	for _, c := range ranked {
+		if len(res.Snippets) >= maxSnip || remaining < minSnippetTokens {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		sn, ok := ix.snippet(c, units, remaining, budget)
+		if !ok {
+			continue
+		}
+		t := Tokens(sn.Text)
+		remaining -= t
+		res.UsedTokens += t
+		res.Snippets = append(res.Snippets, sn)
+	}
+	return res, nil
+}
+
+// units turns the query into index look-ups with their rarity (idf).
+func (ix *Index) units(text string, terms []string) []unit {
+	var us []unit
+	seen := map[string]bool{}
+	add := func(key, display string, weight float64) {
+		if key == "" || seen[key] {
+			return
+		}
+		seen[key] = true
+		posts := ix.postings(key)
+		df := float64(len(posts))
+		if df == 0 {
+			df = float64(len(ix.defs[key]) + len(ix.pathTrm[key]))
+		}
+		n := float64(len(ix.paths))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		us = append(us, unit{key: key, display: display, weight: weight, idf: idf, posts: posts})
+	}
+	for _, t := range terms {
+		if strings.Contains(t, " ") {
+			words := strings.Fields(t)
+			add(stem(joined(words)), t, 1)
+			for _, w := range words {
+				add(stem(w), w, 0.5)
+			}
+			continue
+		}
+		add(stem(t), t, 1)
+		// Light verb stemming on the query side only, kept when the index
+		// knows the form: "loaded" → load, "parsing" → parse.
+		for _, v := range verbForms(t) {
+			if ix.known(v) {
+				add(v, v, 0.7)
+				break
+			}
+		}
+	}
+	// Identifiers written whole in the query (parseConfig, retry_policy)
+	// are also looked up joined, as the index holds them.
+	for _, id := range identifiers(text) {
+		parts := SplitIdentifier(id)
+		if len(parts) > 1 && len(parts) <= 6 {
+			add(stem(joined(parts)), id, 1)
+		}
+	}
+	// Two or three plain words may name one identifier ("retry policy").
+	if len(terms) >= 2 && len(terms) <= 3 && !strings.Contains(strings.Join(terms, ""), " ") {
+		add(stem(joined(terms)), strings.Join(terms, " "), 0.8)
+	}
+	return us
+}
+
+// verbForms returns the base forms "loaded", "loading", "parsed" may come
+// from, most likely first.
+func verbForms(t string) []string {
+	n := len(t)
+	switch {
+	case n > 5 && strings.HasSuffix(t, "ing"):
+		return []string{t[:n-3], t[:n-3] + "e"}
+	case n > 4 && strings.HasSuffix(t, "ed"):
+		return []string{t[:n-2], t[:n-1]}
+	}
+	return nil
+}
+
+// known reports whether the index holds key anywhere.
+func (ix *Index) known(key string) bool {
+	_, ok := ix.termIDs[key]
+	return ok || len(ix.defs[key]) > 0 || len(ix.pathTrm[key]) > 0
+}
+
+// matchSymbols returns, for each unit, how well the best of syms matches
+// it, and the symbol to show: the highest weighted match over all units,
+// then the kind a developer reads first.
+func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
+	lvls := make([]int, len(units))
+	bestScore, at := 0.0, -1
+	for i := range syms {
+		s := &syms[i]
+		parts := SplitIdentifier(s.Name)
+		full := stem(joined(parts))
+		score := 0.0
+		for k, u := range units {
+			lvl := matchNone
+			switch {
+			case full == u.key:
+				lvl = matchExact
+			case len(u.key) >= 3 && strings.HasPrefix(full, u.key):
+				lvl = matchPrefix
+			default:
+				for _, p := range parts {
+					if stem(p) == u.key {
+						lvl = matchPart
+						break
+					}
+				}
+			}
+			if lvl == matchNone {
+				continue
+			}
+			lvls[k] = max(lvls[k], lvl)
+			score += symbolWeight[lvl] * u.idf * u.weight
+		}
+		if score > bestScore || (score == bestScore && score > 0 && kindRank(s.Kind) > kindRank(syms[at].Kind)) {
+			bestScore, at = score, i
+		}
+	}
+	if at < 0 {
+		return lvls, nil
+	}
+	return lvls, &syms[at]
+}
+
+// symbolWeight weighs match levels when choosing the definition to show:
+// a name holding several query terms beats one equal to a single term.
+var symbolWeight = [...]float64{matchNone: 0, matchPart: 1, matchPrefix: 1.5, matchExact: 2}
+
+// kindRank prefers definitions a developer reads first.
+func kindRank(kind string) int {
+	switch kind {
+	case syntax.KindFunction, syntax.KindMethod:
+		return 4
+	case syntax.KindType, syntax.KindStruct, syntax.KindInterface, syntax.KindClass, syntax.KindEnum:
+		return 3
+	case syntax.KindModule:
+		return 2
+	case syntax.KindConstant, syntax.KindVariable:
+		return 1
+	}
+	return 0
+}
+
+// snippet cuts the text of candidate c: its best matching definition when
+// it fits, else a window of lines around the lines that match most terms.
+func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int) (Snippet, bool) {
+	rel := ix.paths[c.id]
+	data, err := os.ReadFile(filepath.Join(ix.snap.Root(), filepath.FromSlash(rel)))
+	if err != nil {
+		return Snippet{}, false
+	}
+	lines := splitLines(data)
+	if len(lines) == 0 {
+		return Snippet{}, false
+	}
+	var reasons []string
+	start, end := 0, 0
+	// A definition may take up to half the budget, never more than is left.
+	defCap := min(remaining, max(budget/2, 200))
+	if c.sym != nil && c.sym.StartLine >= 1 && c.sym.EndLine >= c.sym.StartLine && c.sym.StartLine <= len(lines) {
+		s, e := c.sym.StartLine, min(c.sym.EndLine, len(lines))
+		if Tokens(joinLines(lines, s, e)) <= defCap {
+			start, end = s, e
+		} else {
+			start, end = fitWindow(lines, s, s, s+40, remaining)
+		}
+		if start > 0 {
+			reasons = append(reasons, fmt.Sprintf("defines %s `%s`", kindWord(c.sym.Kind), c.sym.Name))
+		}
+	}
+	if start == 0 {
+		best := bestLine(lines, units)
+		start, end = fitWindow(lines, best, best-6, best+14, remaining)
+		if start == 0 {
+			return Snippet{}, false
+		}
+	}
+	if len(c.pathHit) > 0 {
+		reasons = append(reasons, "path matches "+quoteList(c.pathHit))
+	}
+	reasons = append(reasons, ix.mentions(c.id, units)...)
+	reasons = append(reasons, c.boosts...)
+	if len(reasons) == 0 {
+		reasons = append(reasons, "matches the query")
+	}
+	return Snippet{
+		Path: rel, StartLine: start, EndLine: end, Text: joinLines(lines, start, end),
+		Score: math.Round(c.score*100) / 100, Reason: strings.Join(reasons, "; "),
+	}, true
+}
+
+// mentions says how often the file uses its two most telling terms.
+func (ix *Index) mentions(id uint32, units []unit) []string {
+	type hit struct {
+		display string
+		tf      int
+		w       float64
+	}
+	var hits []hit
+	for _, u := range units {
+		if n := tf(u.posts, id); n > 0 {
+			hits = append(hits, hit{u.display, n, u.idf * u.weight * float64(min(n, 8))})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].w > hits[j].w })
+	var out []string
+	for _, h := range hits[:min(2, len(hits))] {
+		switch {
+		case h.tf == 1:
+			out = append(out, fmt.Sprintf("mentions `%s` once", h.display))
+		case h.tf >= maxTF:
+			out = append(out, fmt.Sprintf("mentions `%s` %d+ times", h.display, maxTF))
+		default:
+			out = append(out, fmt.Sprintf("mentions `%s` %d times", h.display, h.tf))
+		}
+	}
+	return out
+}
+
+// bestLine returns the 1-based line that holds the most distinct units
+// (weighted by rarity), the first on ties; 1 when none matches.
+func bestLine(lines [][]byte, units []unit) int {
+	best, bestScore := 1, 0.0
+	var low []byte
+	for i, l := range lines {
+		low = append(low[:0], l...)
+		lowerASCII(low)
+		s := 0.0
+		for _, u := range units {
+			if bytes.Contains(low, []byte(strings.ToLower(u.display))) || bytes.Contains(low, []byte(u.key)) {
+				s += u.idf * u.weight
+			}
+		}
+		if s > bestScore {
+			best, bestScore = i+1, s
+		}
+	}
+	return best
+}
+
+// fitWindow returns lines from..to (clamped to the file, always holding
+// line at) shrunk until its text fits in tokens; (0, 0) when not even three
+// lines fit. Blank lines at the edges are dropped.
+func fitWindow(lines [][]byte, at, from, to, tokens int) (int, int) {
+	from, to = max(from, 1), min(to, len(lines))
+	at = min(max(at, from), to)
+	for Tokens(joinLines(lines, from, to)) > tokens {
+		switch {
+		case to-at > at-from && to > at:
+			to--
+		case from < at:
+			from++
+		case to > at:
+			to--
+		default:
+			return 0, 0
+		}
+		if to-from < 2 && len(lines) >= 3 {
+			if Tokens(joinLines(lines, from, to)) > tokens {
+				return 0, 0
+			}
+			break
+		}
+	}
+	for from < at && len(bytes.TrimSpace(lines[from-1])) == 0 {
+		from++
+	}
+	for to > at && len(bytes.TrimSpace(lines[to-1])) == 0 {
+		to--
+	}
+	return from, to
+}
+
+// splitLines splits data into lines without their "\n" (and "\r").
+func splitLines(data []byte) [][]byte {
+	if len(data) == 0 {
+		return nil
+	}
+	data = bytes.TrimSuffix(data, []byte("\n"))
+	ls := bytes.Split(data, []byte("\n"))
+	for i, l := range ls {
+		ls[i] = bytes.TrimSuffix(l, []byte("\r"))
+	}
+	return ls
+}
+
+// joinLines returns lines from..to (1-based, inclusive) joined by "\n",
+// with invalid UTF-8 replaced.
+func joinLines(lines [][]byte, from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		if i > from {
+			b.WriteByte('\n')
+		}
+		b.Write(lines[i-1])
+	}
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+func kindWord(kind string) string {
+	if kind == "" {
+		return "symbol"
+	}
+	return kind
+}
+
+func quoteList(ts []string) string {
+	q := make([]string, len(ts))
+	for i, t := range ts {
+		q[i] = "`" + t + "`"
+	}
+	return strings.Join(q, ", ")
+}
+
+func appendUnique(s []string, v string) []string {
+	if contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// isTestPath reports test files by common conventions.
+func isTestPath(rel string) bool {
+	base := path.Base(rel)
+	return strings.Contains(base, "_test.") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
+		strings.HasPrefix(base, "test_") || strings.Contains("/"+rel, "/tests/") || strings.Contains("/"+rel, "/test/") ||
+		strings.Contains("/"+rel, "/testdata/") || strings.Contains("/"+rel, "/__tests__/")
+}
