@@ -1,0 +1,157 @@
+package syntax
+
+import "strings"
+
+// extractor turns one mirrored tree into FileInfo. Each language's extract
+// function walks the definitions; collectRefs then gathers identifiers.
+type extractor struct {
+	t        *tree
+	info     *FileInfo
+	defNames map[int32]bool // name nodes of definitions (not references)
+
+	refKinds map[string]bool // node kinds that are identifiers
+	stop     map[string]bool // keywords and predeclared names never refs
+}
+
+// visitFunc handles node i inside container; it returns whether to walk
+// i's children and the container they are in.
+type visitFunc func(i int32, container string) (descend bool, inner string)
+
+// walk calls fn on the named descendants of i (not i itself) in document
+// order, descending where fn says so.
+func (x *extractor) walk(i int32, container string, fn visitFunc) {
+	for c := x.t.nodes[i].first; c >= 0; c = x.t.nodes[c].next {
+		if descend, inner := fn(c, container); descend {
+			x.walk(c, inner, fn)
+		}
+	}
+}
+
+// def records a symbol whose whole definition is node def and whose name
+// is node name (marked so it is not counted as a reference).
+func (x *extractor) def(def, name int32, kind, container string, exported bool) {
+	if name < 0 {
+		return
+	}
+	x.defText(def, name, x.t.text(name), kind, container, exported)
+}
+
+// defText is def with the name given as text (a qualified or cleaned name).
+func (x *extractor) defText(def, name int32, text, kind, container string, exported bool) {
+	if text == "" || len(x.info.Symbols) >= maxSymbols {
+		return
+	}
+	if name >= 0 {
+		x.defNames[name] = true
+	}
+	n := &x.t.nodes[def]
+	endLine := int(n.endRow) + 1
+	if n.end > n.start && n.endRow > n.startRow && x.t.src[n.end-1] == '\n' {
+		endLine-- // a #define's node ends after its newline
+	}
+	x.info.Symbols = append(x.info.Symbols, Symbol{
+		Name: text, Kind: kind,
+		StartLine: int(n.startRow) + 1, EndLine: endLine,
+		StartByte: int(n.start), EndByte: int(n.end),
+		Container: container, Exported: exported,
+	})
+}
+
+// imp records an import statement at node at.
+func (x *extractor) imp(at int32, path, kind string, names []string) {
+	if path == "" {
+		return
+	}
+	x.info.Imports = append(x.info.Imports, Import{
+		Path: path, Kind: kind, Names: names, Line: int(x.t.nodes[at].startRow) + 1,
+	})
+}
+
+// collectRefs gathers distinct identifiers of x.refKinds, in order of first
+// use, skipping definition names, x.stop words and one-letter names, up to
+// MaxRefs.
+func (x *extractor) collectRefs() {
+	if len(x.refKinds) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for i := range x.t.nodes {
+		n := &x.t.nodes[i]
+		if !x.refKinds[n.kind] || x.defNames[int32(i)] || n.end-n.start < 2 || n.end-n.start > 128 {
+			continue
+		}
+		s := x.t.text(int32(i))
+		if seen[s] || x.stop[s] || !isIdent(s) {
+			continue
+		}
+		seen[s] = true
+		x.info.Refs = append(x.info.Refs, s)
+		if len(x.info.Refs) >= MaxRefs {
+			return
+		}
+	}
+}
+
+// isIdent reports whether s looks like an identifier (letters, digits,
+// '_', '$', or any non-ASCII rune), which drops odd captures such as
+// Bash words with quotes.
+func isIdent(s string) bool {
+	for _, r := range s {
+		switch {
+		case r == '_' || r == '$' || r >= 0x80:
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// unquote strips one pair of matching quotes or angle brackets.
+func unquote(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) >= 2 {
+		switch f, l := s[0], s[len(s)-1]; {
+		case (f == '"' || f == '\'' || f == '`') && l == f, f == '<' && l == '>':
+			return s[1 : len(s)-1]
+		}
+	}
+	return s
+}
+
+// upperFirst reports whether s starts with an upper-case ASCII letter (Go
+// export rule; non-ASCII upper case also counts, as in the Go spec).
+func upperFirst(s string) bool {
+	for _, r := range s {
+		return r >= 'A' && r <= 'Z' || (r >= 0x80 && strings.ToUpper(string(r)) == string(r) && strings.ToLower(string(r)) != string(r))
+	}
+	return false
+}
+
+// hasWord reports whether the source s contains word as a whole word.
+func hasWord(s, word string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(word)
+		if (j == 0 || !isWordByte(s[j-1])) && (end == len(s) || !isWordByte(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}

@@ -1,0 +1,94 @@
+package syntax
+
+import (
+	"sort"
+	"sync"
+	"unsafe"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+	tsbash "github.com/tree-sitter/tree-sitter-bash/bindings/go"
+	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
+	tscsharp "github.com/tree-sitter/tree-sitter-c-sharp/bindings/go"
+	tscpp "github.com/tree-sitter/tree-sitter-cpp/bindings/go"
+	tsgo "github.com/tree-sitter/tree-sitter-go/bindings/go"
+	tsjava "github.com/tree-sitter/tree-sitter-java/bindings/go"
+	tsjs "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
+	tspython "github.com/tree-sitter/tree-sitter-python/bindings/go"
+	tsruby "github.com/tree-sitter/tree-sitter-ruby/bindings/go"
+	tsrust "github.com/tree-sitter/tree-sitter-rust/bindings/go"
+	tsts "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
+)
+
+// grammar is one supported language: its tree-sitter grammar, the kind and
+// field name tables read once (so the walk compares Go strings instead of
+// crossing cgo per name), a pool of parsers and the extractor.
+type grammar struct {
+	name    string
+	load    func() *sitter.Language
+	extract func(*extractor)
+
+	once   sync.Once
+	lang   *sitter.Language
+	kinds  []string // kind id -> name
+	fields []string // field id -> name
+	pool   sync.Pool
+}
+
+func (g *grammar) init() {
+	g.once.Do(func() {
+		g.lang = g.load()
+		n := g.lang.NodeKindCount()
+		g.kinds = make([]string, n)
+		for i := uint32(0); i < n; i++ {
+			g.kinds[i] = g.lang.NodeKindForId(uint16(i))
+		}
+		f := g.lang.FieldCount()
+		g.fields = make([]string, f+1)
+		for i := uint32(1); i <= f; i++ {
+			g.fields[i] = g.lang.FieldNameForId(uint16(i))
+		}
+	})
+}
+
+func lang(f func() unsafe.Pointer) func() *sitter.Language {
+	return func() *sitter.Language { return sitter.NewLanguage(f()) }
+}
+
+// grammars maps internal/workspace language ids (File.Language) to grammars.
+var grammars = map[string]*grammar{
+	"go":         {load: lang(tsgo.Language), extract: extractGo},
+	"rust":       {load: lang(tsrust.Language), extract: extractRust},
+	"typescript": {load: lang(tsts.LanguageTypescript), extract: extractJS},
+	"tsx":        {load: lang(tsts.LanguageTSX), extract: extractJS},
+	"javascript": {load: lang(tsjs.Language), extract: extractJS},
+	"python":     {load: lang(tspython.Language), extract: extractPython},
+	"java":       {load: lang(tsjava.Language), extract: extractJava},
+	"c":          {load: lang(tsc.Language), extract: extractC},
+	"cpp":        {load: lang(tscpp.Language), extract: extractC},
+	"csharp":     {load: lang(tscsharp.Language), extract: extractCSharp},
+	"ruby":       {load: lang(tsruby.Language), extract: extractRuby},
+	"bash":       {load: lang(tsbash.Language), extract: extractBash},
+}
+
+func init() {
+	for name, g := range grammars {
+		g.name = name
+	}
+}
+
+// Supported reports whether Parse handles language, an internal/workspace
+// language id such as "go", "tsx" or "csharp".
+func Supported(language string) bool {
+	_, ok := grammars[language]
+	return ok
+}
+
+// Languages returns the supported language ids, sorted.
+func Languages() []string {
+	out := make([]string, 0, len(grammars))
+	for name := range grammars {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
