@@ -4,10 +4,11 @@
 // user (agent/requestApproval) or is refused. It fails closed: whatever it
 // cannot judge honestly asks (for an allow rule) or refuses (for a deny rule).
 //
-// This is the first slice. Rules are a tool name or `tool(pattern)` in the
-// Claude Code style; the patterns it evaluates today are documented on Rule.
-// Real shell parsing of run_command (quotes, substitutions, wrappers) comes
-// later and will replace SplitCommand behind the same API.
+// Rules are a tool name or `tool(pattern)` in the Claude Code style (see
+// Rule). run_command strings are parsed with mvdan.cc/sh/v3/syntax (shell.go)
+// so that every command a line runs is checked: operands of && || ; & and
+// pipes, subshells and groups, $(…), backquotes, process substitutions,
+// sh -c and eval strings, redirects that write files, assignments, wrappers.
 //
 // Source: ../shared/spec/protocol.md ("Agent, tools, and extensions": the
 // policy paragraph) and addendum §5, §10 (no policy means mode default) and

@@ -16,11 +16,16 @@ import (
 //   - run_command: `prefix:*` matches a command whose words start with the
 //     words of prefix (`npm test:*` matches "npm test" and "npm test -- -u",
 //     not "npm tests"); any other pattern matches the whole command, words
-//     compared after collapsing white space. An allow rule covers a command
-//     only when SplitCommand finds it simple and every part is covered by
-//     some allow rule. A deny rule refuses when any part, or any text inside
-//     $(…), `…` or (…), matches after dropping leading VAR=value words and
-//     wrapper programs (sudo, env, xargs, …).
+//     compared after shell unquoting. The command is parsed with
+//     mvdan.cc/sh/v3/syntax into its simple commands (see shell.go). An
+//     allow rule covers a command only when nothing in it is unjudgeable
+//     (a redirect to a file, a function, a computed program, …) and every
+//     part is covered by some allow rule, after benign wrappers (env,
+//     timeout, nice, xargs, …) and VAR=value prefixes are removed. A deny
+//     rule refuses when it matches any part, before or after unwrapping, any
+//     tail of a wrapper's words (sudo -u x rm), or a part whose program is
+//     computed at run time; a command that does not parse is matched on
+//     its text split at operators.
 //   - a tool with `path`, `from` or `to` string inputs (read_file,
 //     write_file, replace_text, delete_path, move_path, list_files, …): the
 //     pattern is a doublestar glob (`src/**`, `**/*.go`) matched against each
@@ -107,12 +112,7 @@ func (r Rule) matchDeny(input json.RawMessage, root string) bool {
 		if json.Unmarshal(input, &in) != nil {
 			return true
 		}
-		for _, seg := range denySegments(in.Command) {
-			if commandMatch(r.Pattern, seg) {
-				return true
-			}
-		}
-		return false
+		return commandDenied(r.Pattern, in.Command)
 	}
 	paths, ok := pathInputs(input)
 	if !ok || len(paths) == 0 {
@@ -125,65 +125,6 @@ func (r Rule) matchDeny(input json.RawMessage, root string) bool {
 		}
 	}
 	return false
-}
-
-// commandAllowed reports whether the allow rules for run_command cover the
-// command of input.
-func commandAllowed(rules []Rule, input json.RawMessage) bool {
-	var own []Rule
-	for _, r := range rules {
-		if r.Tool != "run_command" {
-			continue
-		}
-		if !r.HasPattern {
-			return true
-		}
-		own = append(own, r)
-	}
-	if len(own) == 0 {
-		return false
-	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(input, &in) != nil {
-		return false
-	}
-	parts, simple := SplitCommand(in.Command)
-	if !simple || len(parts) == 0 {
-		return false
-	}
-	for _, part := range parts {
-		covered := false
-		for _, r := range own {
-			if commandMatch(r.Pattern, part) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			return false
-		}
-	}
-	return true
-}
-
-// commandMatch matches one command part against a run_command pattern.
-func commandMatch(pattern, part string) bool {
-	words := strings.Fields(part)
-	if prefix, ok := strings.CutSuffix(pattern, ":*"); ok {
-		pw := strings.Fields(prefix)
-		if len(pw) == 0 || len(words) < len(pw) {
-			return false
-		}
-		for i := range pw {
-			if words[i] != pw[i] {
-				return false
-			}
-		}
-		return true
-	}
-	return strings.Join(words, " ") == strings.Join(strings.Fields(pattern), " ")
 }
 
 // pathInputs returns the path, from and to string fields of a JSON object
@@ -233,92 +174,4 @@ func relPath(p, root string) (rel string, inside bool) {
 func globMatch(pattern, name string) bool {
 	ok, err := doublestar.Match(pattern, name)
 	return err == nil && ok
-}
-
-// SplitCommand splits a shell command into its parts at &&, ||, ;, |, & and
-// newlines, trimmed, empty parts dropped. simple is false when the command
-// has constructs this splitter cannot judge: command substitution ($( or
-// backquote), subshells or groups ( ( ) ), input redirection, or output
-// redirection other than 2>&1 and >/dev/null. Quotes are not parsed: an
-// operator inside quotes splits too, which can only add parts, never hide
-// one. (A real shell parser replaces this in a later issue.)
-func SplitCommand(cmd string) (parts []string, simple bool) {
-	simple = true
-	probe := cmd
-	for _, ok := range []string{"2>&1", "2> /dev/null", "2>/dev/null", "> /dev/null", ">/dev/null"} {
-		probe = strings.ReplaceAll(probe, ok, " ")
-	}
-	if strings.ContainsAny(probe, "`<>()") || strings.Contains(probe, "$(") {
-		simple = false
-	}
-	return splitAt(probe, "&&", "||", ";", "|", "&", "\n"), simple
-}
-
-func splitAt(s string, seps ...string) []string {
-	for _, sep := range seps[1:] {
-		s = strings.ReplaceAll(s, sep, seps[0])
-	}
-	var out []string
-	for _, p := range strings.Split(s, seps[0]) {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// denySegments returns every piece of cmd a deny rule is checked against:
-// the parts split at operators and at $( ` ( ) { }, each with leading
-// VAR=value words and wrapper programs removed.
-func denySegments(cmd string) []string {
-	segs := splitAt(cmd, "&&", "||", ";", "|", "&", "\n", "$(", "`", "(", ")", "{", "}")
-	out := make([]string, 0, len(segs))
-	for _, s := range segs {
-		words := strings.Fields(s)
-		for len(words) > 0 && (isAssignment(words[0]) || RunsOtherPrograms(words[0]) || strings.HasPrefix(words[0], "-")) {
-			words = words[1:]
-		}
-		out = append(out, s)
-		if len(words) > 0 {
-			out = append(out, strings.Join(words, " "))
-		}
-	}
-	return out
-}
-
-func isAssignment(w string) bool {
-	i := strings.IndexByte(w, '=')
-	return i > 0 && !strings.ContainsAny(w[:i], "/-.")
-}
-
-// wrappers run another program given as their arguments.
-var wrappers = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "fish": true, "env": true, "xargs": true,
-	"sudo": true, "doas": true, "eval": true, "exec": true, "nohup": true, "time": true,
-	"timeout": true, "nice": true, "command": true, "builtin": true, "watch": true, "stdbuf": true,
-}
-
-// RunsOtherPrograms reports whether prog is a wrapper that runs another
-// program from its arguments (sh, bash, env, xargs, sudo, eval, timeout, …),
-// so approving it would approve anything.
-func RunsOtherPrograms(prog string) bool {
-	return wrappers[path.Base(prog)]
-}
-
-// CommandPrograms returns the program (first word) of each part of cmd as
-// split by SplitCommand. ok is false when the command is not simple, is
-// empty, or a part starts with a VAR=value assignment.
-func CommandPrograms(cmd string) (progs []string, ok bool) {
-	parts, simple := SplitCommand(cmd)
-	if !simple || len(parts) == 0 {
-		return nil, false
-	}
-	for _, p := range parts {
-		w := strings.Fields(p)[0]
-		if isAssignment(w) {
-			return nil, false
-		}
-		progs = append(progs, w)
-	}
-	return progs, true
 }
