@@ -94,6 +94,10 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	loop, err := s.parseLoopParams(params)
+	if err != nil {
+		return nil, err
+	}
 	ws, err := s.workspace()
 	if err != nil {
 		return nil, err
@@ -138,6 +142,11 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		mode = "agent"
 	}
 
+	ctl := agent.NewControl()
+	if !s.running.add(taskID, ctl) {
+		return nil, invalidParams("task %s is already running", taskID)
+	}
+	defer s.running.remove(taskID)
 	record := &store.Task{TaskID: taskID, Title: title(p.Prompt), Status: store.StatusRunning, ChatMode: mode,
 		Model: prov.Config().Model, Owner: store.Self()}
 	if saved != nil {
@@ -155,6 +164,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Policy:   pol,
 		System:   projectContext(ws),
 		History:  history,
+		Limits:   loop.limits,
 	}, agent.Options{
 		Provider: prov,
 		Tools:    s.tools,
@@ -162,6 +172,12 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Approve:  s.approver(),
 		Emit:     emit,
 		Logger:   s.log,
+		// agentctl.go: steering, cancelTool, routes, fallbacks, prices.
+		Control:   ctl,
+		Routes:    loop.routes,
+		Fallbacks: loop.fallbacks,
+		Prices:    loop.prices,
+		Windows:   s.windows,
 	})
 
 	if st != nil {

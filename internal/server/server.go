@@ -82,6 +82,8 @@ type Server struct {
 	ws      *workspace.Workspace
 	direct  *tool.Env // the env of tools/call, per workspace
 	tools   *tool.Registry
+
+	running runningTasks // agentctl.go: running top-level tasks by taskId
 }
 
 // New returns a Server.
@@ -118,6 +120,8 @@ func New(opts *Options) *Server {
 		protocol.MethodWorkspaceOpen:   s.workspaceOpen,
 		protocol.MethodContextInspect:  s.contextInspect,
 		protocol.MethodAgentRun:        s.agentRun,
+		MethodAgentSteer:               s.agentSteer,
+		MethodAgentCancelTool:          s.agentCancelTool,
 		protocol.MethodAgentTasks:      s.agentTasks,
 		protocol.MethodAgentTask:       s.agentTask,
 		protocol.MethodAgentDeleteTask: s.agentDeleteTask,
@@ -134,7 +138,8 @@ func New(opts *Options) *Server {
 // clean exit.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.conn = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(s.handle), &jsonrpc.ConnOptions{
-		Logger: s.log,
+		Logger:  s.log,
+		Preempt: map[string]bool{MethodAgentSteer: true, MethodAgentCancelTool: true},
 		OnInternalError: func(err error) {
 			s.log.Error("internal error", "err", err)
 		},

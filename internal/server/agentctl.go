@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/provider"
+)
+
+// Methods of this file (protocol.md agent/steer, agent/cancelTool). Both are
+// preempted in Serve: they never wait behind a long handler.
+const (
+	MethodAgentSteer      = "agent/steer"
+	MethodAgentCancelTool = "agent/cancelTool"
+)
+
+// taskKinds are the task kinds of routes (addendum §10).
+var taskKinds = []string{"question", "codeModification", "bugFix", "refactoring", "testing", "documentation", "review", "planning"}
+
+// runningTasks is the table of running top-level tasks by taskId; its zero
+// value is ready to use.
+type runningTasks struct {
+	mu sync.Mutex
+	m  map[string]*agent.Control
+}
+
+// add registers ctl under id; false when a task with that id already runs.
+func (t *runningTasks) add(id string, ctl *agent.Control) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]*agent.Control{}
+	}
+	if _, busy := t.m[id]; busy {
+		return false
+	}
+	t.m[id] = ctl
+	return true
+}
+
+func (t *runningTasks) remove(id string) {
+	t.mu.Lock()
+	delete(t.m, id)
+	t.mu.Unlock()
+}
+
+func (t *runningTasks) get(id string) *agent.Control {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[id]
+}
+
+// loopParams are the agent/run params the long-task loop reads: limits,
+// routes ([{ kinds, provider }]), fallbacks (ProviderConfig[]) and prices
+// ([{ model, inputPerMtok, outputPerMtok }]).
+type loopParams struct {
+	Limits *agent.Limits `json:"limits"`
+	Routes []struct {
+		Kinds    []string        `json:"kinds"`
+		Provider json.RawMessage `json:"provider"`
+	} `json:"routes"`
+	Fallbacks []json.RawMessage `json:"fallbacks"`
+	Prices    []agent.Price     `json:"prices"`
+}
+
+// loopConfig is loopParams validated: providers built, -32602 otherwise.
+type loopConfig struct {
+	limits    agent.Limits
+	routes    []agent.Route
+	fallbacks []provider.Provider
+	prices    []agent.Price
+}
+
+func (s *Server) parseLoopParams(params json.RawMessage) (loopConfig, error) {
+	var lp loopParams
+	var c loopConfig
+	if err := decodeParams(params, &lp); err != nil {
+		return c, err
+	}
+	if lp.Limits != nil {
+		if err := lp.Limits.Validate(); err != nil {
+			return c, invalidParams("%v", err)
+		}
+		c.limits = *lp.Limits
+	}
+	for i, rt := range lp.Routes {
+		if len(rt.Kinds) == 0 {
+			return c, invalidParams("routes[%d].kinds must list at least one task kind", i)
+		}
+		for _, k := range rt.Kinds {
+			if !slices.Contains(taskKinds, k) {
+				return c, invalidParams("routes[%d].kinds: unknown task kind %q (one of %v)", i, k, taskKinds)
+			}
+		}
+		p, err := s.parseProvider(rt.Provider)
+		if err != nil {
+			return c, fieldPrefix(err, fmt.Sprintf("routes[%d].", i))
+		}
+		c.routes = append(c.routes, agent.Route{Kinds: rt.Kinds, Provider: p})
+	}
+	for i, raw := range lp.Fallbacks {
+		p, err := s.parseProvider(raw)
+		if err != nil {
+			return c, fieldPrefix(err, fmt.Sprintf("fallbacks[%d].", i))
+		}
+		c.fallbacks = append(c.fallbacks, p)
+	}
+	for i, pr := range lp.Prices {
+		if pr.Model == "" || pr.InputPerMtok < 0 || pr.OutputPerMtok < 0 {
+			return c, invalidParams("prices[%d] needs a model prefix and prices of 0 or more per million tokens", i)
+		}
+	}
+	c.prices = lp.Prices
+	return c, nil
+}
+
+// fieldPrefix puts prefix before the field of a config error.
+func fieldPrefix(err error, prefix string) error {
+	if pe, ok := err.(*provider.Error); ok {
+		cp := *pe
+		if cp.Field == "" {
+			cp.Field = "provider"
+		}
+		cp.Field = prefix + cp.Field
+		cp.Message = prefix + cp.Message
+		return &cp
+	}
+	return err
+}
+
+type steerParams struct {
+	TaskID string `json:"taskId"`
+	Text   string `json:"text"`
+}
+
+// agentSteer: agent/steer { taskId, text } → true when the running task
+// queued the message, false when no such task runs or its queue (10) is
+// full. Text is 1..=100 000 characters after trimming, else -32602.
+func (s *Server) agentSteer(ctx context.Context, params json.RawMessage) (any, error) {
+	var p steerParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	text, ok := agent.ValidSteerText(p.Text)
+	if !ok {
+		return nil, invalidParams("text must be 1 to %d characters after trimming", agent.MaxSteerChars)
+	}
+	ctl := s.running.get(p.TaskID)
+	return ctl != nil && ctl.Steer(text), nil
+}
+
+type cancelToolParams struct {
+	TaskID string `json:"taskId"`
+	CallID string `json:"callId"`
+}
+
+// agentCancelTool: agent/cancelTool { taskId, callId } → true when a running
+// built-in tool call or background command of that task was stopped.
+func (s *Server) agentCancelTool(ctx context.Context, params json.RawMessage) (any, error) {
+	var p cancelToolParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	ctl := s.running.get(p.TaskID)
+	return ctl != nil && ctl.CancelTool(p.CallID), nil
+}
