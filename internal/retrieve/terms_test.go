@@ -1,0 +1,65 @@
+package retrieve
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTerms(t *testing.T) {
+	cases := []struct {
+		query string
+		want  []string
+	}{
+		{"parseConfig", []string{"parse", "config"}},
+		{"parse_config and retry-policy", []string{"parse", "config", "retry", "policy"}},
+		{"where is HTTPServer started?", []string{"http", "server", "started"}},
+		{"src/config/loadFile.ts", []string{"src", "config", "load", "ts"}},
+		{`find "retry policy" in the client`, []string{"retry policy", "client"}},
+		{"`Backoff` jitter", []string{"backoff", "jitter"}},
+		{"The the THE of", nil},
+		{"v2Client 404 x", []string{"v2", "client"}},
+		{"Config config CONFIG", []string{"config"}},
+		{`unclosed "quote here`, []string{"unclosed", "quote"}},
+	}
+	for _, c := range cases {
+		if got := Terms(c.query); !slices.Equal(got, c.want) {
+			t.Errorf("Terms(%q) = %q, want %q", c.query, got, c.want)
+		}
+	}
+}
+
+func TestSplitIdentifier(t *testing.T) {
+	cases := map[string][]string{
+		"parseHTTPRequest": {"parse", "http", "request"},
+		"snake_case_name":  {"snake", "case", "name"},
+		"kebab-case":       {"kebab", "case"},
+		"XMLHttpRequest":   {"xml", "http", "request"},
+		"v2Client":         {"v2", "client"},
+		"a/b.go":           {"a", "b", "go"},
+		"ÉtéParser":        {"été", "parser"},
+		"":                 nil,
+	}
+	for in, want := range cases {
+		if got := SplitIdentifier(in); !slices.Equal(got, want) {
+			t.Errorf("SplitIdentifier(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTokenizeMatchesQuerySide(t *testing.T) {
+	var got []string
+	tokenizeASCII([]byte("func parseHTTPRequest(retry_policies int) { x := entries; __init__ }"), nil, func(b []byte) {
+		got = append(got, string(b))
+	})
+	want := []string{"func", "parse", "http", "request", "parsehttprequest", "retry", "policy", "retrypolicy", "int", "entry", "init"}
+	if !slices.Equal(got, want) {
+		t.Errorf("tokens = %q, want %q", got, want)
+	}
+	for _, w := range []string{"configs", "entries", "classes", "status", "analysis"} {
+		var b []byte
+		b = append(b, w...)
+		if string(stemBytes(b)) != stem(w) {
+			t.Errorf("stemBytes(%q) = %q, stem = %q", w, stemBytes([]byte(w)), stem(w))
+		}
+	}
+}
