@@ -71,7 +71,8 @@ type Server struct {
 	secrets *logx.Secrets
 	methods map[string]handlerFunc
 	windows *provider.WindowCache
-	mcp     mcpState // mcp.go: configured MCP servers
+	graph   graphState // graph.go: the project graph cache
+	mcp     mcpState   // mcp.go: configured MCP servers
 
 	conn *jsonrpc.Conn
 
@@ -108,6 +109,7 @@ func New(opts *Options) *Server {
 	}
 	s := &Server{opts: o, log: o.Logger, secrets: o.Secrets, sandbox: true, windows: provider.NewWindowCache(nil)}
 	s.tools = newRegistry(s)
+	s.tools.Add(s.graphTool()) // graph.go: get_dependencies
 	s.methods = map[string]handlerFunc{
 		protocol.MethodInitialize:      s.initialize,
 		protocol.MethodShutdown:        s.shutdown,
@@ -127,6 +129,9 @@ func New(opts *Options) *Server {
 		protocol.MethodAgentDeleteTask: s.agentDeleteTask,
 		protocol.MethodToolsList:       s.toolsList,
 		protocol.MethodToolsCall:       s.toolsCall,
+		MethodGraphProject:             s.graphProject,
+		MethodGraphFile:                s.graphFile,
+		MethodWorkspaceRefresh:         s.workspaceRefresh,
 		methodMCPConfigure:             s.mcpConfigure,
 		methodMCPStatus:                s.mcpStatus,
 	}
@@ -183,6 +188,8 @@ func (s *Server) notification(ctx context.Context, req *jsonrpc.Request) {
 	switch req.Method {
 	case protocol.MethodExit:
 		s.conn.Close()
+	case MethodFilesChanged:
+		s.workspaceFilesChanged(ctx, req.Params)
 	default:
 		s.log.Debug("notification ignored", "method", req.Method)
 	}

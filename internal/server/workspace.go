@@ -55,9 +55,7 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 	s.ws = ws
 	s.direct = tool.NewEnv(ws.Root(), liveIndex{ws}, s.sandbox, "")
 	s.mu.Unlock()
-	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
-		"phase": "ready", "stats": sum.Stats, "graph": nil, "elapsedMs": sum.Stats.ElapsedMs,
-	})
+	s.graphReady(ctx, ws, sum.Stats.ElapsedMs) // graph.go: graph, then ready
 	return sum, nil
 }
 
