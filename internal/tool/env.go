@@ -1,7 +1,9 @@
 package tool
 
 import (
+	"context"
 	"crypto/sha256"
+	"io/fs"
 	"sync"
 )
 
@@ -20,12 +22,16 @@ type Index interface {
 // need one fail with ErrNoWorkspace). Sandbox is the initialize sandbox
 // setting. Reads is the task's stale-edit record and is never nil once
 // NewEnv built the Env.
+//
+// Edits is the workspace's edit log; when nil (tools/call before a log
+// exists, tests) the edit tools write atomically without logging.
 type Env struct {
 	Root    string
 	Index   Index
 	Sandbox bool
 	TaskID  string
 	Reads   *ReadTracker
+	Edits   EditLog
 }
 
 // NewEnv returns an Env with a fresh ReadTracker.
@@ -67,4 +73,40 @@ func (t *ReadTracker) Stale(path string, content []byte) bool {
 	sum, ok := t.seen[path]
 	t.mu.Unlock()
 	return ok && sum != sha256.Sum256(content)
+}
+
+// FileEdit is one file of an edit handed to the edit log. Path is relative to
+// the root with "/". Before is the content the tool read and based the edit
+// on; Existed is false for a file the edit creates. After is the new content,
+// ignored when Delete. Mode is the permission of a created file (0: 0o644).
+type FileEdit struct {
+	Path    string
+	Existed bool
+	Before  []byte
+	Delete  bool
+	After   []byte
+	Mode    fs.FileMode
+}
+
+// EditLog records and performs edits (implemented over internal/editlog by
+// builtin.LogEdits; addendum §4 "every edit goes through the edit log").
+// Apply checks that every file still holds Before (a *Error of kind
+// ErrStale otherwise), records the operation, writes every file atomically
+// or none, and returns the operation id.
+type EditLog interface {
+	Apply(ctx context.Context, taskID, callID, tool string, files []FileEdit) (operation string, err error)
+}
+
+type callIDKey struct{}
+
+// WithCallID returns a ctx carrying the id of the tool call being run, so the
+// edit log can record which call made an operation.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID returns the tool call id set by WithCallID, or "".
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
 }

@@ -58,6 +58,10 @@ type Result struct {
 	Data       any
 	Changes    []FileChange
 	Background *BackgroundJob
+	// Operation is the edit-log operation id of an edit (EditLog.Apply);
+	// "" when the call changed nothing or ran without an edit log. The
+	// agent lists these in its summary's operations.
+	Operation string
 }
 
 // BackgroundJob is a tool call still running after Run returned. Done

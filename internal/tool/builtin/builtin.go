@@ -1,9 +1,11 @@
 // Package builtin owns the runtime's built-in tools: read_file, list_files,
-// search_text, write_file, replace_text and run_command, with their JSON
+// search_text, write_file, replace_text, apply_patch, move_path, delete_path
+// and run_command, with their JSON
 // Schemas, permission classes and limits. Every path a tool takes is resolved
 // inside the workspace root (fsx.Resolve) and file operations go through an
 // os.Root; edits are atomic and checked against the task's read record
-// (stale edit).
+// (stale edit); with an edit log in the Env every edit is an operation of
+// that log (LogEdits).
 //
 // Source: ../shared/spec/addendum.md §4 (names, classes, stale edit), §6
 // (sandbox), §9 and §11 (inputs, excluded and secret-looking files, process
@@ -35,7 +37,8 @@ type Options struct {
 }
 
 // New returns the built-in tools: read_file, list_files, search_text,
-// write_file, replace_text and run_command.
+// write_file, replace_text, apply_patch, move_path, delete_path and
+// run_command.
 func New(opts *Options) []tool.Tool {
 	var o Options
 	if opts != nil {
@@ -52,6 +55,9 @@ func New(opts *Options) []tool.Tool {
 		&searchText{},
 		&writeFile{write: writeAtomic},
 		&replaceText{write: writeAtomic},
+		&applyPatch{},
+		&movePath{},
+		&deletePath{},
 		newRunCommand(&o),
 	}
 }

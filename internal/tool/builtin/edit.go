@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path"
@@ -20,6 +21,7 @@ type editData struct {
 	Removed      int    `json:"removed"`
 	Replacements int    `json:"replacements,omitempty"`
 	Diff         string `json:"diff"`
+	Operation    string `json:"operation,omitempty"` // edit-log operation id
 }
 
 // checkEditable refuses edits under .git/.
@@ -43,19 +45,30 @@ func checkStale(env *tool.Env, p fsx.Resolved, current []byte) error {
 	return nil
 }
 
-// commitEdit writes newData to p atomically (creating its parent folders for
-// a new file), records it in env.Reads and builds the change and its diff.
-// A failed write leaves the old file whole.
-func commitEdit(env *tool.Env, root *os.Root, write writeFunc, p fsx.Resolved, old []byte, existed bool, newData []byte) (editData, tool.FileChange, error) {
-	if !existed {
-		if dir := path.Dir(p.Rel); dir != "." {
-			if err := root.MkdirAll(osName(dir), 0o755); err != nil {
-				return editData{}, tool.FileChange{}, fsError(dir, err)
+// commitEdit writes newData to p: through the edit log when env has one
+// (the operation id is returned), else atomically with write (creating its
+// parent folders for a new file). It records the write in env.Reads and
+// builds the change and its diff. A failed write leaves the old file whole.
+func commitEdit(ctx context.Context, env *tool.Env, root *os.Root, write writeFunc, toolName string, p fsx.Resolved, old []byte, existed bool, newData []byte) (editData, tool.FileChange, string, error) {
+	var opID string
+	if env.Edits != nil {
+		id, err := env.Edits.Apply(ctx, env.TaskID, tool.CallID(ctx), toolName,
+			[]tool.FileEdit{{Path: p.Rel, Existed: existed, Before: old, After: newData}})
+		if err != nil {
+			return editData{}, tool.FileChange{}, "", err
+		}
+		opID = id
+	} else {
+		if !existed {
+			if dir := path.Dir(p.Rel); dir != "." {
+				if err := root.MkdirAll(osName(dir), 0o755); err != nil {
+					return editData{}, tool.FileChange{}, "", fsError(dir, err)
+				}
 			}
 		}
-	}
-	if err := write(root, osName(p.Rel), newData, 0o644); err != nil {
-		return editData{}, tool.FileChange{}, fsError(p.Rel, err)
+		if err := write(root, osName(p.Rel), newData, 0o644); err != nil {
+			return editData{}, tool.FileChange{}, "", fsError(p.Rel, err)
+		}
 	}
 	if env.Reads != nil {
 		env.Reads.Record(p.Abs, newData)
@@ -65,6 +78,6 @@ func commitEdit(env *tool.Env, root *os.Root, write writeFunc, p fsx.Resolved, o
 		kind = "created"
 	}
 	df := diffFiles(p.Rel, string(old), string(newData))
-	d := editData{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed, Diff: df.Text}
-	return d, tool.FileChange{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed}, nil
+	d := editData{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed, Diff: df.Text, Operation: opID}
+	return d, tool.FileChange{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed}, opID, nil
 }

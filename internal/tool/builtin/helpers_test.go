@@ -140,6 +140,7 @@ func TestSpecs(t *testing.T) {
 	want := map[string]tool.Class{
 		"read_file": tool.ClassRead, "list_files": tool.ClassRead, "search_text": tool.ClassRead,
 		"write_file": tool.ClassEdit, "replace_text": tool.ClassEdit, "run_command": tool.ClassCommand,
+		"apply_patch": tool.ClassEdit, "move_path": tool.ClassEdit, "delete_path": tool.ClassDestructive,
 	}
 	r := tool.NewRegistry()
 	Register(r, &Options{})

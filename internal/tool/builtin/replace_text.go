@@ -147,14 +147,14 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 	if ctx.Err() != nil {
 		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
 	}
-	d, change, err := commitEdit(env, root, t.write, p, data, true, []byte(nb.String()))
+	d, change, opID, err := commitEdit(ctx, env, root, t.write, "replace_text", p, data, true, []byte(nb.String()))
 	if err != nil {
 		return tool.Result{}, err
 	}
 	d.Replacements = len(pos)
 	msg := fmt.Sprintf("Replaced %s in %s at line %s (+%d -%d).",
 		plural(len(pos), "occurrence"), p.Rel, listLines(lines), d.Added, d.Removed)
-	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}}, nil
+	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}, Operation: opID}, nil
 }
 
 // matchPositions returns the byte offsets of every occurrence of sub in s,

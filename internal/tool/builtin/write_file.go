@@ -95,7 +95,7 @@ func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessag
 		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
 	}
 	newData := []byte(*in.Content)
-	d, change, err := commitEdit(env, root, t.write, p, old, existed, newData)
+	d, change, opID, err := commitEdit(ctx, env, root, t.write, "write_file", p, old, existed, newData)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -105,5 +105,5 @@ func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessag
 	} else {
 		msg = fmt.Sprintf("Created %s (%s).", p.Rel, plural(countLines(*in.Content), "line"))
 	}
-	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}}, nil
+	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}, Operation: opID}, nil
 }
