@@ -156,13 +156,15 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	s.saveTask(st, record)
 
 	env := tool.NewEnv(ws.Root(), liveIndex{ws}, sandbox, taskID)
+	env.Edits = s.toolEdits()
+	opsBefore := s.taskOperations(taskID)
 	summary, messages := agent.Run(ctx, agent.Params{
 		TaskID:   taskID,
 		Prompt:   p.Prompt,
 		ChatMode: mode,
 		Images:   images,
 		Policy:   pol,
-		System:   projectContext(ws),
+		System:   withExcerpts(projectContext(ws), s.firstRequestContext(ctx, p.Prompt)),
 		History:  history,
 		Limits:   loop.limits,
 	}, agent.Options{
@@ -180,6 +182,9 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Windows:   s.windows,
 	})
 
+	if len(summary.Operations) == 0 {
+		summary.Operations = s.taskOperations(taskID)[len(opsBefore):]
+	}
 	if st != nil {
 		record.Status = summary.Status
 		if summary.Error != nil {

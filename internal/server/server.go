@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -66,13 +67,14 @@ type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
 
 // Server serves the protocol on one connection.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	secrets *logx.Secrets
-	methods map[string]handlerFunc
-	windows *provider.WindowCache
-	graph   graphState // graph.go: the project graph cache
-	mcp     mcpState   // mcp.go: configured MCP servers
+	opts      Options
+	log       *slog.Logger
+	secrets   *logx.Secrets
+	methods   map[string]handlerFunc
+	windows   *provider.WindowCache
+	graph     graphState     // graph.go: the project graph cache
+	mcp       mcpState       // mcp.go: configured MCP servers
+	retrieval retrievalState // retrieve.go: the retrieval index cache
 
 	conn *jsonrpc.Conn
 
@@ -81,7 +83,9 @@ type Server struct {
 	sandbox bool
 	store   *store.Store // nil without dataDir
 	ws      *workspace.Workspace
-	direct  *tool.Env // the env of tools/call, per workspace
+	direct  *tool.Env    // the env of tools/call, per workspace
+	edits   *editlog.Log // the open workspace's edit log (edits.go)
+	dataDir string       // initialize dataDir, "" without one
 	tools   *tool.Registry
 
 	running runningTasks // agentctl.go: running top-level tasks by taskId
@@ -109,7 +113,8 @@ func New(opts *Options) *Server {
 	}
 	s := &Server{opts: o, log: o.Logger, secrets: o.Secrets, sandbox: true, windows: provider.NewWindowCache(nil)}
 	s.tools = newRegistry(s)
-	s.tools.Add(s.graphTool()) // graph.go: get_dependencies
+	s.tools.Add(s.graphTool())   // graph.go: get_dependencies
+	s.addRetrievalTools(s.tools) // retrieve.go: find_symbols, retrieve_context
 	s.methods = map[string]handlerFunc{
 		protocol.MethodInitialize:      s.initialize,
 		protocol.MethodShutdown:        s.shutdown,
@@ -121,6 +126,7 @@ func New(opts *Options) *Server {
 		protocol.MethodChatSend:        s.chatSend,
 		protocol.MethodWorkspaceOpen:   s.workspaceOpen,
 		protocol.MethodContextInspect:  s.contextInspect,
+		methodContextRetrieve:          s.contextRetrieve,
 		protocol.MethodAgentRun:        s.agentRun,
 		MethodAgentSteer:               s.agentSteer,
 		MethodAgentCancelTool:          s.agentCancelTool,
@@ -129,6 +135,11 @@ func New(opts *Options) *Server {
 		protocol.MethodAgentDeleteTask: s.agentDeleteTask,
 		protocol.MethodToolsList:       s.toolsList,
 		protocol.MethodToolsCall:       s.toolsCall,
+		methodEditsList:                s.editsList,
+		methodEditsPending:             s.editsPending,
+		methodEditsKeep:                s.editsKeep,
+		methodEditsRevert:              s.editsRevert,
+		methodEditsUndo:                s.editsUndo,
 		MethodGraphProject:             s.graphProject,
 		MethodGraphFile:                s.graphFile,
 		MethodWorkspaceRefresh:         s.workspaceRefresh,
