@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"io/fs"
@@ -10,15 +11,31 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/task-x/task-x-runtime/internal/syntax"
+	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// fixture builds the graph of testdata/<name> with the hand-made parse
-// results of fixtureInfo; files without one are indexed non-nodes.
-func fixture(t testing.TB, name string) *Graph {
+// fixture builds the graph of testdata/<name>: with real, through
+// workspace.Open and syntax.Parse (the runtime's path, Build); else from
+// the hand-made parse results of fixtureInfo (BuildFrom), files without
+// one being indexed non-nodes.
+func fixture(t testing.TB, name string, real bool) *Graph {
 	t.Helper()
 	dir := filepath.Join("testdata", name)
+	if real {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := workspace.Open(context.Background(), abs, &workspace.Options{Home: "-", Parse: realParse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Build(ws.Snapshot())
+	}
 	var in []Input
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -47,6 +64,34 @@ func fixture(t testing.TB, name string) *Graph {
 	})
 }
 
+// realParse is the workspace parser of the runtime: syntax.Parse for the
+// supported languages.
+func realParse(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
+	if !syntax.Supported(f.Language) {
+		return workspace.ParseResult{}, nil
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return workspace.ParseResult{}, err
+	}
+	info, err := syntax.Parse(ctx, f.Language, src, nil)
+	if err != nil {
+		return workspace.ParseResult{}, err
+	}
+	return workspace.ParseResult{Symbols: len(info.Symbols), Data: info}, nil
+}
+
+// both runs a check on the hand-made and on the real parse of a fixture.
+func both(t *testing.T, name string, check func(t *testing.T, g *Graph)) {
+	for _, real := range []bool{false, true} {
+		label := "handmade"
+		if real {
+			label = "parsed"
+		}
+		t.Run(label, func(t *testing.T) { check(t, fixture(t, name, real)) })
+	}
+}
+
 // golden is what a fixture's golden file holds.
 type golden struct {
 	Stats Stats      `json:"stats"`
@@ -56,7 +101,7 @@ type golden struct {
 func TestFixturesGolden(t *testing.T) {
 	for _, name := range []string{"rust", "ts", "python", "go", "c"} {
 		t.Run(name, func(t *testing.T) {
-			g := fixture(t, name)
+			g := fixture(t, name, true)
 			got := golden{Stats: g.Stats()}
 			got.Stats.BuildMs = 0
 			for _, n := range g.nodes {
@@ -118,109 +163,113 @@ func mustNotHave(t *testing.T, g *Graph, edges ...string) {
 }
 
 func TestRustResolution(t *testing.T) {
-	g := fixture(t, "rust")
-	mustHave(t, g,
-		"src/lib.rs -> src/net/mod.rs import",               // mod net; → net/mod.rs
-		"src/lib.rs -> src/util.rs import",                  // mod util; → util.rs
-		"src/lib.rs -> src/net/client.rs import",            // use crate::net::client::Client
-		"src/net/mod.rs -> src/net/client.rs import",        // pub mod client;
-		"src/net/client.rs -> src/net/client/tcp.rs import", // mod tcp; in a non-mod.rs file
-		"src/net/client.rs -> src/net/mod.rs import",        // use super::Conn
-		"src/net/client.rs -> src/util.rs import",           // use crate::util::{helper, Config}
-		"src/util.rs -> src/net/client.rs import",
-	)
-	// self::inner::Socket names no file: inner is an inline module of the
-	// file itself, which is no edge and not unresolved.
-	mustNotHave(t, g, "src/net/client/tcp.rs -> src/net/client/tcp.rs import")
-	st := g.Stats()
-	if st.UnresolvedImports != 1 { // mod missing; serde is another crate
-		t.Errorf("unresolved = %d, want 1", st.UnresolvedImports)
-	}
-	want := []string{"src/net/client.rs", "src/net/mod.rs", "src/util.rs"}
-	if len(st.ImportCycles) != 1 || !slices.Equal(st.ImportCycles[0], want) {
-		t.Errorf("importCycles = %v, want [%v]", st.ImportCycles, want)
-	}
+	both(t, "rust", func(t *testing.T, g *Graph) {
+		mustHave(t, g,
+			"src/lib.rs -> src/net/mod.rs import",               // mod net; → net/mod.rs
+			"src/lib.rs -> src/util.rs import",                  // mod util; → util.rs
+			"src/lib.rs -> src/net/client.rs import",            // use crate::net::client::Client
+			"src/net/mod.rs -> src/net/client.rs import",        // pub mod client;
+			"src/net/client.rs -> src/net/client/tcp.rs import", // mod tcp; in a non-mod.rs file
+			"src/net/client.rs -> src/net/mod.rs import",        // use super::Conn
+			"src/net/client.rs -> src/util.rs import",           // use crate::util::{helper, Config}
+			"src/util.rs -> src/net/client.rs import",
+		)
+		// self::inner::Socket names no file: inner is an inline module of the
+		// file itself, which is no edge and not unresolved.
+		mustNotHave(t, g, "src/net/client/tcp.rs -> src/net/client/tcp.rs import")
+		st := g.Stats()
+		if st.UnresolvedImports != 1 { // mod missing; serde is another crate
+			t.Errorf("unresolved = %d, want 1", st.UnresolvedImports)
+		}
+		want := []string{"src/net/client.rs", "src/net/mod.rs", "src/util.rs"}
+		if len(st.ImportCycles) != 1 || !slices.Equal(st.ImportCycles[0], want) {
+			t.Errorf("importCycles = %v, want [%v]", st.ImportCycles, want)
+		}
+	})
 }
 
 func TestTSResolution(t *testing.T) {
-	g := fixture(t, "ts")
-	mustHave(t, g,
-		"src/index.ts -> src/app.tsx import",                 // extensionless
-		"src/index.ts -> src/types.d.ts import",              // .d.ts
-		"src/app.tsx -> src/lib/index.ts import",             // folder index
-		"src/app.tsx -> src/components/Button.tsx import",    // .js written for .tsx
-		"src/lib/index.ts -> src/lib/math.ts import",         // export from
-		"src/lib/index.ts -> src/app.tsx import",             // ../
-		"src/legacy.js -> src/lib/math.ts import",            // require with .js for .ts
-		"src/app.tsx -> src/components/Button.tsx reference", // uses Button
-		"src/legacy.js -> src/lib/math.ts reference",         // uses add
-	)
-	st := g.Stats()
-	if st.UnresolvedImports != 1 { // ./nope; lodash is a package
-		t.Errorf("unresolved = %d, want 1", st.UnresolvedImports)
-	}
-	if len(st.ImportCycles) != 1 || !slices.Equal(st.ImportCycles[0], []string{"src/app.tsx", "src/lib/index.ts"}) {
-		t.Errorf("importCycles = %v", st.ImportCycles)
-	}
+	both(t, "ts", func(t *testing.T, g *Graph) {
+		mustHave(t, g,
+			"src/index.ts -> src/app.tsx import",                 // extensionless
+			"src/index.ts -> src/types.d.ts import",              // .d.ts
+			"src/app.tsx -> src/lib/index.ts import",             // folder index
+			"src/app.tsx -> src/components/Button.tsx import",    // .js written for .tsx
+			"src/lib/index.ts -> src/lib/math.ts import",         // export from
+			"src/lib/index.ts -> src/app.tsx import",             // ../
+			"src/legacy.js -> src/lib/math.ts import",            // require with .js for .ts
+			"src/app.tsx -> src/components/Button.tsx reference", // uses Button
+			"src/legacy.js -> src/lib/math.ts reference",         // uses add
+		)
+		st := g.Stats()
+		if st.UnresolvedImports != 1 { // ./nope; lodash is a package
+			t.Errorf("unresolved = %d, want 1", st.UnresolvedImports)
+		}
+		if len(st.ImportCycles) != 1 || !slices.Equal(st.ImportCycles[0], []string{"src/app.tsx", "src/lib/index.ts"}) {
+			t.Errorf("importCycles = %v", st.ImportCycles)
+		}
+	})
 }
 
 func TestPythonResolution(t *testing.T) {
-	g := fixture(t, "python")
-	mustHave(t, g,
-		"src/pkg/__init__.py -> src/pkg/core.py import",     // from .core
-		"src/pkg/core.py -> src/pkg/utils.py import",        // from . import utils (submodule)
-		"src/pkg/core.py -> src/pkg/sub/helpers.py import",  // from .sub.helpers
-		"src/pkg/utils.py -> src/pkg/core.py import",        // absolute, src layout
-		"src/pkg/sub/helpers.py -> src/pkg/utils.py import", // from ..utils
-		"scripts/run.py -> src/pkg/core.py import",          // import pkg.core
-	)
-	st := g.Stats()
-	if st.UnresolvedImports != 1 { // ..missing; os and requests are outside
-		t.Errorf("unresolved = %d, want 1", st.UnresolvedImports)
-	}
-	if len(st.ImportCycles) != 1 || !slices.Equal(st.ImportCycles[0], []string{"src/pkg/core.py", "src/pkg/sub/helpers.py", "src/pkg/utils.py"}) {
-		t.Errorf("importCycles = %v", st.ImportCycles)
-	}
+	both(t, "python", func(t *testing.T, g *Graph) {
+		mustHave(t, g,
+			"src/pkg/__init__.py -> src/pkg/core.py import",     // from .core
+			"src/pkg/core.py -> src/pkg/utils.py import",        // from . import utils (submodule)
+			"src/pkg/core.py -> src/pkg/sub/helpers.py import",  // from .sub.helpers
+			"src/pkg/utils.py -> src/pkg/core.py import",        // absolute, src layout
+			"src/pkg/sub/helpers.py -> src/pkg/utils.py import", // from ..utils
+			"scripts/run.py -> src/pkg/core.py import",          // import pkg.core
+		)
+		st := g.Stats()
+		if st.UnresolvedImports != 1 { // ..missing; os and requests are outside
+			t.Errorf("unresolved = %d, want 1", st.UnresolvedImports)
+		}
+		if len(st.ImportCycles) != 1 || !slices.Equal(st.ImportCycles[0], []string{"src/pkg/core.py", "src/pkg/sub/helpers.py", "src/pkg/utils.py"}) {
+			t.Errorf("importCycles = %v", st.ImportCycles)
+		}
+	})
 }
 
 func TestGoResolution(t *testing.T) {
-	g := fixture(t, "go")
-	mustHave(t, g,
-		"main.go -> store/store.go import",               // defines Open
-		"main.go -> store/item.go import",                // defines Item
-		"main.go -> tools/x/x.go import",                 // nested module
-		"store/store.go -> store/item.go reference",      // unexported helper, same package
-		"store/store_test.go -> store/item.go reference", // a test uses its package's files
-		"store/store_test.go -> store/store.go reference",
-	)
-	mustNotHave(t, g, "main.go -> store/store_test.go import", "main.go -> store/store_test.go reference")
-	fd, err := g.File("main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range fd.DependsOn {
-		if d.Path == "store/store.go" && d.Kind == KindImport && !slices.Equal(d.Symbols, []string{"Open"}) {
-			t.Errorf("main.go → store.go symbols = %v, want [Open]", d.Symbols)
+	both(t, "go", func(t *testing.T, g *Graph) {
+		mustHave(t, g,
+			"main.go -> store/store.go import",               // defines Open
+			"main.go -> store/item.go import",                // defines Item
+			"main.go -> tools/x/x.go import",                 // nested module
+			"store/store.go -> store/item.go reference",      // unexported helper, same package
+			"store/store_test.go -> store/item.go reference", // a test uses its package's files
+			"store/store_test.go -> store/store.go reference",
+		)
+		mustNotHave(t, g, "main.go -> store/store_test.go import", "main.go -> store/store_test.go reference")
+		fd, err := g.File("main.go")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if st := g.Stats(); st.UnresolvedImports != 1 || st.Cycles != 0 {
-		t.Errorf("unresolved = %d cycles = %d, want 1, 0", st.UnresolvedImports, st.Cycles)
-	}
+		for _, d := range fd.DependsOn {
+			if d.Path == "store/store.go" && d.Kind == KindImport && !slices.Equal(d.Symbols, []string{"Open"}) {
+				t.Errorf("main.go → store.go symbols = %v, want [Open]", d.Symbols)
+			}
+		}
+		if st := g.Stats(); st.UnresolvedImports != 1 || st.Cycles != 0 {
+			t.Errorf("unresolved = %d cycles = %d, want 1, 0", st.UnresolvedImports, st.Cycles)
+		}
+	})
 }
 
 func TestCResolution(t *testing.T) {
-	g := fixture(t, "c")
-	mustHave(t, g,
-		"main.c -> util.h import",
-		"main.c -> lib/list.h import",
-		"lib/list.h -> util.h import",
-		"lib/list.c -> lib/list.h import",
-		"lib/list.c -> include/config.h import",
-		"main.c -> lib/list.c reference",
-		"main.c -> lib/list.h reference",
-		"lib/list.c -> include/config.h reference",
-	)
-	if st := g.Stats(); st.UnresolvedImports != 0 {
-		t.Errorf("unresolved = %d, want 0 (system headers are not counted)", st.UnresolvedImports)
-	}
+	both(t, "c", func(t *testing.T, g *Graph) {
+		mustHave(t, g,
+			"main.c -> util.h import",
+			"main.c -> lib/list.h import",
+			"lib/list.h -> util.h import",
+			"lib/list.c -> lib/list.h import",
+			"lib/list.c -> include/config.h import",
+			"main.c -> lib/list.c reference",
+			"lib/list.c -> include/config.h reference",
+		)
+		if st := g.Stats(); st.UnresolvedImports != 0 {
+			t.Errorf("unresolved = %d, want 0 (system headers are not counted)", st.UnresolvedImports)
+		}
+	})
 }
