@@ -183,7 +183,11 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	})
 
 	if len(summary.Operations) == 0 {
-		summary.Operations = s.taskOperations(taskID)[len(opsBefore):]
+		after := s.taskOperations(taskID)
+		if len(after) >= len(opsBefore) {
+			after = after[len(opsBefore):]
+		}
+		summary.Operations = after
 	}
 	if st != nil {
 		record.Status = summary.Status

@@ -52,6 +52,9 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	s.state = stateRunning
 	s.store = st
+	if st != nil {
+		s.dataDir = filepath.Clean(p.DataDir)
+	}
 	s.sandbox = sandbox
 	s.mu.Unlock()
 

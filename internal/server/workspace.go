@@ -9,6 +9,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -51,9 +52,15 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 		return nil, err
 	}
 	sum := ws.Summary()
+	edits, err := s.openEditLog(ws.Root())
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.ws = ws
+	s.edits = edits
 	s.direct = tool.NewEnv(ws.Root(), liveIndex{ws}, s.sandbox, "")
+	s.direct.Edits = builtin.LogEdits(edits)
 	s.mu.Unlock()
 	s.graphReady(ctx, ws, sum.Stats.ElapsedMs) // graph.go: graph, then ready
 	return sum, nil

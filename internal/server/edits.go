@@ -1,0 +1,251 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+
+	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+)
+
+// Edit-log methods (protocol.md "Agent, tools, and extensions"; addendum
+// §10, §11; docs/edits.md).
+const (
+	methodEditsList    = "edits/list"
+	methodEditsPending = "edits/pending"
+	methodEditsKeep    = "edits/keep"
+	methodEditsRevert  = "edits/revert"
+	methodEditsUndo    = "edits/undo"
+)
+
+// openEditLog opens the edit log of the workspace root: with a dataDir it is
+// loaded from (and saved to) dataDir/checkpoints/<workspace id>.json; a
+// corrupt checkpoint is moved aside by editlog.Open with a log line. Without
+// a dataDir the log lives in memory.
+func (s *Server) openEditLog(root string) (*editlog.Log, error) {
+	s.mu.Lock()
+	dataDir := s.dataDir
+	s.mu.Unlock()
+	file := ""
+	if dataDir != "" {
+		file = editlog.CheckpointPath(dataDir, root)
+	}
+	l, err := editlog.Open(root, file, &editlog.Options{Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	if c := l.LoadConflicts(); len(c) > 0 {
+		s.log.Warn("edit log: files changed during an unfinished edit were left untouched", "files", len(c))
+	}
+	return l, nil
+}
+
+// editLog returns the open workspace's edit log, -32004 without one.
+func (s *Server) editLog() (*editlog.Log, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ws == nil || s.edits == nil {
+		return nil, errNoWorkspace()
+	}
+	return s.edits, nil
+}
+
+// toolEdits is the tool.EditLog of the open workspace, nil without one.
+func (s *Server) toolEdits() tool.EditLog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.edits == nil {
+		return nil
+	}
+	return builtin.LogEdits(s.edits)
+}
+
+// wireFile is one file of an operation in edits/list.
+type wireFile struct {
+	Path       string `json:"path"`
+	Kind       string `json:"kind"`
+	BeforeHash string `json:"beforeHash"`
+	AfterHash  string `json:"afterHash"`
+	Added      int    `json:"added"`
+	Removed    int    `json:"removed"`
+	Settled    bool   `json:"settled"`
+}
+
+// wireOperation is an operation in edits/list (contents left out).
+type wireOperation struct {
+	ID       string     `json:"id"`
+	TaskID   string     `json:"taskId,omitempty"`
+	CallID   string     `json:"callId,omitempty"`
+	Tool     string     `json:"tool"`
+	Time     string     `json:"time"`
+	Files    []wireFile `json:"files"`
+	Diff     string     `json:"diff"`
+	Settled  bool       `json:"settled"`
+	Undone   bool       `json:"undone"`
+	Undoable bool       `json:"undoable"`
+}
+
+// editsList: edits/list → { operations: [...] }, oldest first.
+func (s *Server) editsList(ctx context.Context, params json.RawMessage) (any, error) {
+	l, err := s.editLog()
+	if err != nil {
+		return nil, err
+	}
+	ops := l.List()
+	out := make([]wireOperation, 0, len(ops))
+	for _, op := range ops {
+		w := wireOperation{ID: op.ID, TaskID: op.TaskID, CallID: op.CallID, Tool: op.Tool,
+			Time: op.Time.Format("2006-01-02T15:04:05.000Z07:00"), Diff: op.Diff, Settled: op.Settled(),
+			Undone: op.Undone, Undoable: !op.Undone && !op.Dropped, Files: make([]wireFile, len(op.Files))}
+		for i, f := range op.Files {
+			w.Files[i] = wireFile{Path: f.Path, Kind: f.Kind(), BeforeHash: f.BeforeHash, AfterHash: f.AfterHash,
+				Added: f.Added, Removed: f.Removed, Settled: f.Settled}
+		}
+		out = append(out, w)
+	}
+	return map[string]any{"operations": out}, nil
+}
+
+// editsPending: edits/pending → { files: [{ path, original, current, added,
+// removed, operations }] }.
+func (s *Server) editsPending(ctx context.Context, params json.RawMessage) (any, error) {
+	l, err := s.editLog()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"files": l.Pending()}, nil
+}
+
+type pathsParams struct {
+	Paths []string `json:"paths"`
+}
+
+// relPaths maps client paths (relative, or absolute inside the root) to the
+// log's root-relative form; -32602 for a path outside the root.
+func relPaths(root string, paths []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if p == "" {
+			return nil, invalidParams("paths: empty path")
+		}
+		if filepath.IsAbs(p) {
+			rel, err := filepath.Rel(root, filepath.Clean(p))
+			if err != nil || !filepath.IsLocal(rel) {
+				return nil, invalidParams("paths: %q is outside the workspace root", p)
+			}
+			p = rel
+		}
+		if !filepath.IsLocal(p) {
+			return nil, invalidParams("paths: %q is outside the workspace root", p)
+		}
+		out = append(out, filepath.ToSlash(filepath.Clean(p)))
+	}
+	return out, nil
+}
+
+// editsKeep: edits/keep { paths? } → { kept }.
+func (s *Server) editsKeep(ctx context.Context, params json.RawMessage) (any, error) {
+	var p pathsParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	l, err := s.editLog()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := relPaths(l.Root(), p.Paths)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := l.Keep(paths)
+	if err != nil {
+		s.log.Warn("edit log: saving after keep", "err", err)
+	}
+	return map[string]any{"kept": kept}, nil
+}
+
+// editsRevert: edits/revert { paths? } → { reverted, conflicts }. A file the
+// user changed after the agent's edit is a conflict and left untouched.
+func (s *Server) editsRevert(ctx context.Context, params json.RawMessage) (any, error) {
+	var p pathsParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	l, err := s.editLog()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := relPaths(l.Root(), p.Paths)
+	if err != nil {
+		return nil, err
+	}
+	reverted, conflicts, err := l.Revert(paths)
+	if err != nil {
+		s.log.Warn("edit log: saving after revert", "err", err)
+	}
+	s.reindex(ctx, reverted)
+	return map[string]any{"reverted": reverted, "conflicts": conflicts}, nil
+}
+
+type undoParams struct {
+	Operation string `json:"operation"`
+}
+
+// editsUndo: edits/undo { operation } → { restored, conflicts }; -32602 for
+// an unknown operation and for one "too old to undo".
+func (s *Server) editsUndo(ctx context.Context, params json.RawMessage) (any, error) {
+	var p undoParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Operation == "" {
+		return nil, invalidParams("operation is required")
+	}
+	l, err := s.editLog()
+	if err != nil {
+		return nil, err
+	}
+	restored, conflicts, err := l.Undo(p.Operation)
+	switch {
+	case errors.Is(err, editlog.ErrTooOld):
+		return nil, invalidParams("too old to undo: the contents of operation %s were dropped from the edit log", p.Operation)
+	case errors.Is(err, editlog.ErrUnknownOperation):
+		return nil, invalidParams("unknown operation %q", p.Operation)
+	case errors.Is(err, editlog.ErrAlreadyUndone):
+		return nil, invalidParams("operation %s was already undone", p.Operation)
+	case err != nil && restored == nil:
+		return nil, err
+	case err != nil:
+		s.log.Warn("edit log: saving after undo", "err", err)
+	}
+	s.reindex(ctx, restored)
+	return map[string]any{"restored": restored, "conflicts": conflicts}, nil
+}
+
+// reindex tells the workspace index about files the log rewrote.
+func (s *Server) reindex(ctx context.Context, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	changes := make([]tool.FileChange, len(paths))
+	for i, p := range paths {
+		changes[i] = tool.FileChange{Path: p}
+	}
+	s.filesChanged(ctx, changes)
+}
+
+// taskOperations lists the edit-log operation ids of taskID (for the agent
+// summary's operations; a continued task lists only the new ones).
+func (s *Server) taskOperations(taskID string) []string {
+	s.mu.Lock()
+	l := s.edits
+	s.mu.Unlock()
+	ids := []string{}
+	if l != nil {
+		ids = append(ids, l.TaskOperations(taskID)...)
+	}
+	return ids
+}
