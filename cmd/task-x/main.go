@@ -25,6 +25,8 @@ const usage = `usage:
   task-x run --provider KIND --model MODEL [--base-url URL] [--mode agent|ask]
              [--accept-edits] [--no-sandbox] [--data-dir DIR] [DIR] "prompt"
       run an agent task on the folder, streaming the answer and asking approvals here
+  task-x retrieve [--budget N] [--focus PATH] [--json] [--no-text] [DIR] "query"
+      print the snippets context/retrieve ranks for the query, with scores and reasons
 
 KIND is anthropic, openai, openaiCompatible or ollama. The key is read from
 ANTHROPIC_API_KEY (anthropic), OPENAI_API_KEY (openai, and openaiCompatible when
@@ -42,6 +44,8 @@ func run(args []string) int {
 		return cmdOpen(args[1:])
 	case "run":
 		return cmdRun(args[1:])
+	case "retrieve":
+		return cmdRetrieve(args[1:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return 0
