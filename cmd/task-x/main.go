@@ -4,6 +4,7 @@
 //
 //	task-x open [DIR]
 //	task-x run --provider KIND --model M [--base-url URL] [--mode agent|ask] [DIR] "prompt"
+//	task-x graph [--focus PATH] [--level file|module] [--format text|dot|svg] [DIR]
 //
 // The API key comes from the provider's usual environment variable
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY; TASK_X_API_KEY for an OpenAI-compatible
@@ -28,6 +29,10 @@ const usage = `usage:
   task-x retrieve [--budget N] [--focus PATH] [--json] [--no-text] [DIR] "query"
       print the snippets context/retrieve ranks for the query, with scores and reasons
 
+  task-x graph [--focus PATH] [--level file|module] [--format text|dot|svg]
+             [--depth N] [--max-nodes N] [--imports-only] [DIR]
+      print the project graph (svg needs Graphviz's dot)
+
 KIND is anthropic, openai, openaiCompatible or ollama. The key is read from
 ANTHROPIC_API_KEY (anthropic), OPENAI_API_KEY (openai, and openaiCompatible when
 TASK_X_API_KEY is unset) or TASK_X_API_KEY. TASK_X_RUNTIME names the runtime
@@ -46,6 +51,8 @@ func run(args []string) int {
 		return cmdRun(args[1:])
 	case "retrieve":
 		return cmdRetrieve(args[1:])
+	case "graph":
+		return cmdGraph(args[1:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return 0
