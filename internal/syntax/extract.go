@@ -18,9 +18,14 @@ type extractor struct {
 type visitFunc func(i int32, container string) (descend bool, inner string)
 
 // walk calls fn on the named descendants of i (not i itself) in document
-// order, descending where fn says so.
+// order, descending where fn says so. ERROR nodes are always entered:
+// definitions after a syntax error often end up inside one.
 func (x *extractor) walk(i int32, container string, fn visitFunc) {
 	for c := x.t.nodes[i].first; c >= 0; c = x.t.nodes[c].next {
+		if x.t.nodes[c].kind == "ERROR" {
+			x.walk(c, container, fn)
+			continue
+		}
 		if descend, inner := fn(c, container); descend {
 			x.walk(c, inner, fn)
 		}

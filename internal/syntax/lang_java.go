@@ -17,9 +17,9 @@ func extractJava(x *extractor) {
 		return m >= 0 && hasWord(t.text(m), "public")
 	}
 	type owner struct {
-		name      string
-		iface     bool
-		exported  bool
+		name     string
+		iface    bool
+		exported bool
 	}
 	var walk func(body int32, o owner)
 	walk = func(body int32, o owner) {

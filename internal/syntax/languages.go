@@ -7,8 +7,8 @@ import (
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 	tsbash "github.com/tree-sitter/tree-sitter-bash/bindings/go"
-	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
 	tscsharp "github.com/tree-sitter/tree-sitter-c-sharp/bindings/go"
+	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
 	tscpp "github.com/tree-sitter/tree-sitter-cpp/bindings/go"
 	tsgo "github.com/tree-sitter/tree-sitter-go/bindings/go"
 	tsjava "github.com/tree-sitter/tree-sitter-java/bindings/go"
@@ -24,10 +24,11 @@ import (
 // crossing cgo per name), a pool of parsers and the extractor.
 type grammar struct {
 	name    string
-	load    func() *sitter.Language
+	load    func() unsafe.Pointer // TSLanguage*
 	extract func(*extractor)
 
 	once   sync.Once
+	raw    unsafe.Pointer
 	lang   *sitter.Language
 	kinds  []string // kind id -> name
 	fields []string // field id -> name
@@ -36,7 +37,8 @@ type grammar struct {
 
 func (g *grammar) init() {
 	g.once.Do(func() {
-		g.lang = g.load()
+		g.raw = g.load()
+		g.lang = sitter.NewLanguage(g.raw)
 		n := g.lang.NodeKindCount()
 		g.kinds = make([]string, n)
 		for i := uint32(0); i < n; i++ {
@@ -50,24 +52,20 @@ func (g *grammar) init() {
 	})
 }
 
-func lang(f func() unsafe.Pointer) func() *sitter.Language {
-	return func() *sitter.Language { return sitter.NewLanguage(f()) }
-}
-
 // grammars maps internal/workspace language ids (File.Language) to grammars.
 var grammars = map[string]*grammar{
-	"go":         {load: lang(tsgo.Language), extract: extractGo},
-	"rust":       {load: lang(tsrust.Language), extract: extractRust},
-	"typescript": {load: lang(tsts.LanguageTypescript), extract: extractJS},
-	"tsx":        {load: lang(tsts.LanguageTSX), extract: extractJS},
-	"javascript": {load: lang(tsjs.Language), extract: extractJS},
-	"python":     {load: lang(tspython.Language), extract: extractPython},
-	"java":       {load: lang(tsjava.Language), extract: extractJava},
-	"c":          {load: lang(tsc.Language), extract: extractC},
-	"cpp":        {load: lang(tscpp.Language), extract: extractC},
-	"csharp":     {load: lang(tscsharp.Language), extract: extractCSharp},
-	"ruby":       {load: lang(tsruby.Language), extract: extractRuby},
-	"bash":       {load: lang(tsbash.Language), extract: extractBash},
+	"go":         {load: tsgo.Language, extract: extractGo},
+	"rust":       {load: tsrust.Language, extract: extractRust},
+	"typescript": {load: tsts.LanguageTypescript, extract: extractJS},
+	"tsx":        {load: tsts.LanguageTSX, extract: extractJS},
+	"javascript": {load: tsjs.Language, extract: extractJS},
+	"python":     {load: tspython.Language, extract: extractPython},
+	"java":       {load: tsjava.Language, extract: extractJava},
+	"c":          {load: tsc.Language, extract: extractC},
+	"cpp":        {load: tscpp.Language, extract: extractC},
+	"csharp":     {load: tscsharp.Language, extract: extractCSharp},
+	"ruby":       {load: tsruby.Language, extract: extractRuby},
+	"bash":       {load: tsbash.Language, extract: extractBash},
 }
 
 func init() {

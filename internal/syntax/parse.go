@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"sort"
 	"time"
-
-	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
 // DefaultTimeout bounds one file's parse and extraction when
@@ -34,49 +32,19 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// pooledParser is one tree-sitter parser set to a grammar. The cancellation
-// state lives here, and opts is built once, because go-tree-sitter v0.25
-// registers the ParseOptions in a global handle table on every parse and
-// never releases it: reusing one *ParseOptions per parser keeps that to a
-// few bytes per parse instead of a closure per parse.
-type pooledParser struct {
-	p        *sitter.Parser
-	deadline time.Time
-	done     <-chan struct{}
-	stopped  bool
-	opts     sitter.ParseOptions
-}
+// pooledParser wraps a cParser for sync.Pool: the pool drops idle entries
+// at GC without telling anyone, so a cleanup frees the C parser when the
+// wrapper becomes unreachable.
+type pooledParser struct{ cp *cParser }
 
-func newPooledParser(g *grammar) *pooledParser {
-	p := sitter.NewParser()
-	if err := p.SetLanguage(g.lang); err != nil {
-		// The grammars are pinned in go.mod; an ABI mismatch is a build
-		// error, not an input error.
-		p.Close()
-		panic(fmt.Sprintf("syntax: grammar %s: %v", g.name, err))
+func newPooledParser(g *grammar) (*pooledParser, error) {
+	cp, err := newCParser(g.raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, g.name)
 	}
-	pp := &pooledParser{p: p}
-	pp.opts.ProgressCallback = pp.progress
-	// sync.Pool drops idle entries at GC without telling us: free the C
-	// parser when the wrapper becomes unreachable.
-	runtime.AddCleanup(pp, func(p *sitter.Parser) { p.Close() }, p)
-	return pp
-}
-
-// progress is tree-sitter's progress callback: true stops the parse.
-func (pp *pooledParser) progress(sitter.ParseState) bool {
-	if pp.stopped {
-		return true
-	}
-	select {
-	case <-pp.done:
-		pp.stopped = true
-	default:
-		if time.Now().After(pp.deadline) {
-			pp.stopped = true
-		}
-	}
-	return pp.stopped
+	pp := &pooledParser{cp: cp}
+	runtime.AddCleanup(pp, func(cp *cParser) { cp.close() }, cp)
+	return pp, nil
 }
 
 // Parse parses src as language (an internal/workspace language id, see
@@ -107,39 +75,19 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 
 	pp, _ := g.pool.Get().(*pooledParser)
 	if pp == nil {
-		pp = newPooledParser(g)
-	}
-	pp.deadline, pp.done, pp.stopped = deadline, ctx.Done(), false
-	n := len(src)
-	tree := pp.p.ParseWithOptions(func(i int, _ sitter.Point) []byte {
-		if i < n {
-			return src[i:]
+		var err error
+		if pp, err = newPooledParser(g); err != nil {
+			return nil, err
 		}
-		return []byte{}
-	}, nil, &pp.opts)
-	stopped := pp.stopped
-	pp.done = nil
-	if tree == nil {
-		// A stopped parse leaves state behind for resumption; drop it so
-		// the next file starts clean.
-		pp.p.Reset()
 	}
+	t, stopped, err := pp.cp.parse(g, src, deadline, ctx.Done())
 	g.pool.Put(pp)
 
 	info := &FileInfo{Language: language, Symbols: []Symbol{}, Imports: []Import{}, Refs: []string{}}
-	if tree == nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !stopped {
-			return nil, fmt.Errorf("syntax: %s parser returned no tree", language)
-		}
-		info.TimedOut = true
-		return info, nil
+	if err != nil {
+		return nil, err
 	}
-	t := buildTree(g, tree, src, deadline)
-	tree.Close()
-	if t == nil {
+	if stopped {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,130 @@
+package syntax
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// TestMirrorMatchesAPI checks the C flattening (walk_cgo.go, which mirrors
+// tree-sitter's api.h by hand) against a copy made through go-tree-sitter's
+// own API, on every fixture.
+func TestMirrorMatchesAPI(t *testing.T) {
+	for _, lang := range Languages() {
+		files, _ := filepath.Glob(filepath.Join("testdata", lang, "*"))
+		for _, f := range files {
+			if strings.HasSuffix(f, ".golden") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := grammars[lang]
+			g.init()
+			p := sitter.NewParser()
+			if err := p.SetLanguage(g.lang); err != nil {
+				t.Fatal(err)
+			}
+			tr := p.Parse(src, nil)
+			far := time.Now().Add(time.Minute)
+			want := buildTree(g, tr, src, far)
+			got, err := flattenNode(g, unsafe.Pointer(tr.RootNode()), src)
+			tr.Close()
+			p.Close()
+			if err != nil || got == nil {
+				t.Fatalf("%s: flatten: %v", f, err)
+			}
+			if !reflect.DeepEqual(got.nodes, want.nodes) || got.hasError != want.hasError {
+				t.Errorf("%s: C mirror differs from the API mirror (%d vs %d nodes)", f, len(got.nodes), len(want.nodes))
+			}
+		}
+	}
+}
+
+// buildTree is the reference copy through go-tree-sitter's API: the named
+// nodes of t. It returns nil when the deadline
+// passes during the copy (a file with millions of nodes).
+func buildTree(g *grammar, t *sitter.Tree, src []byte, deadline time.Time) *tree {
+	root := t.RootNode()
+	out := &tree{src: src, hasError: root.HasError(), nodes: make([]node, 0, len(src)/8+16)}
+	c := t.Walk()
+	defer c.Close()
+	// last[d] is the index of the last named node appended at named depth d.
+	var stack []int32 // named ancestors of the cursor position
+	var lastChild []int32
+	visit := func() {
+		n := c.Node()
+		if !n.IsNamed() {
+			return
+		}
+		parent := int32(-1)
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		sp, ep := n.StartPosition(), n.EndPosition()
+		idx := int32(len(out.nodes))
+		field := ""
+		if fid := c.FieldId(); fid != 0 && int(fid) < len(g.fields) {
+			field = g.fields[fid]
+		}
+		kind := "ERROR" // ts_builtin_sym_error is 65535, outside the table
+		if id := n.KindId(); int(id) < len(g.kinds) {
+			kind = g.kinds[id]
+		}
+		out.nodes = append(out.nodes, node{
+			kind: kind, field: field,
+			start: uint32(n.StartByte()), end: uint32(n.EndByte()),
+			startRow: uint32(sp.Row), endRow: uint32(ep.Row),
+			parent: parent, first: -1, next: -1,
+		})
+		if parent >= 0 {
+			if prev := lastChild[len(lastChild)-1]; prev >= 0 {
+				out.nodes[prev].next = idx
+			} else {
+				out.nodes[parent].first = idx
+			}
+			lastChild[len(lastChild)-1] = idx
+		}
+	}
+	// Depth-first walk. Anonymous nodes (punctuation, keywords) are not
+	// copied, but their named descendants are (tree-sitter nodes such as
+	// aliases can hide below them), attached to the nearest named ancestor.
+	type frame struct{ named bool }
+	var frames []frame
+	count := 0
+	for {
+		count++
+		if count&1023 == 0 && time.Now().After(deadline) {
+			return nil
+		}
+		before := len(out.nodes)
+		visit()
+		named := len(out.nodes) > before
+		if c.GotoFirstChild() {
+			frames = append(frames, frame{named})
+			if named {
+				stack = append(stack, int32(before))
+				lastChild = append(lastChild, -1)
+			}
+			continue
+		}
+		for !c.GotoNextSibling() {
+			if !c.GotoParent() {
+				return out
+			}
+			f := frames[len(frames)-1]
+			frames = frames[:len(frames)-1]
+			if f.named {
+				stack = stack[:len(stack)-1]
+				lastChild = lastChild[:len(lastChild)-1]
+			}
+		}
+	}
+}

@@ -1,0 +1,301 @@
+package syntax
+
+// The tree is copied by one C function instead of ~10 cgo calls per node
+// through go-tree-sitter's API (which made the copy cost more than the
+// parse). The declarations below mirror tree_sitter/api.h of the
+// tree-sitter 0.25 runtime that github.com/tree-sitter/go-tree-sitter
+// v0.25.0 compiles and links into the binary; TestMirrorMatchesAPI checks
+// the copy against go-tree-sitter's own accessors.
+
+/*
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct { uint32_t row; uint32_t column; } tsx_point;
+typedef struct { uint32_t context[4]; const void *id; const void *tree; } tsx_node;
+typedef struct { const void *tree; const void *id; uint32_t context[3]; } tsx_cursor;
+
+typedef struct {
+	void *payload;
+	const char *(*read)(void *payload, uint32_t byte_index, tsx_point position, uint32_t *bytes_read);
+	int encoding; // TSInputEncodingUTF8 = 0
+	void *decode;
+} tsx_input;
+typedef struct { void *payload; uint32_t current_byte_offset; bool has_error; } tsx_parse_state;
+typedef struct { void *payload; bool (*progress_callback)(tsx_parse_state *state); } tsx_parse_options;
+
+void *ts_parser_new(void);
+void ts_parser_delete(void *);
+bool ts_parser_set_language(void *, const void *);
+void ts_parser_reset(void *);
+void *ts_parser_parse_with_options(void *, const void *old_tree, tsx_input, tsx_parse_options);
+tsx_node ts_tree_root_node(const void *);
+void ts_tree_delete(void *);
+bool ts_node_has_error(tsx_node);
+tsx_cursor ts_tree_cursor_new(tsx_node);
+void ts_tree_cursor_delete(tsx_cursor *);
+bool ts_tree_cursor_goto_first_child(tsx_cursor *);
+bool ts_tree_cursor_goto_next_sibling(tsx_cursor *);
+bool ts_tree_cursor_goto_parent(tsx_cursor *);
+tsx_node ts_tree_cursor_current_node(const tsx_cursor *);
+uint16_t ts_tree_cursor_current_field_id(const tsx_cursor *);
+uint16_t ts_node_symbol(tsx_node);
+void ts_set_allocator(void *(*)(size_t), void *(*)(size_t, size_t), void *(*)(void *, size_t), void (*)(void *));
+
+// go-tree-sitter routes every tree-sitter allocation through a Go callback
+// (go_malloc -> C.malloc); that crossing cost as much as the parse itself.
+// Both end in libc malloc/free, so memory from either path can be freed by
+// the other.
+static void tsx_use_libc_allocator(void) { ts_set_allocator(malloc, calloc, realloc, free); }
+bool ts_node_is_named(tsx_node);
+uint32_t ts_node_start_byte(tsx_node);
+uint32_t ts_node_end_byte(tsx_node);
+tsx_point ts_node_start_point(tsx_node);
+tsx_point ts_node_end_point(tsx_node);
+
+typedef struct {
+	uint32_t start, end, start_row, end_row;
+	int32_t parent;
+	uint16_t symbol, field;
+} tsx_flat;
+
+static int64_t tsx_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+typedef struct { int64_t deadline; volatile int32_t *cancel; } tsx_progress;
+
+// tsx_progress_cb is tree-sitter's progress callback: true stops the parse
+// (deadline passed or the Go side set *cancel when its context ended).
+static bool tsx_progress_cb(tsx_parse_state *s) {
+	tsx_progress *p = s->payload;
+	return *p->cancel != 0 || tsx_now_ns() > p->deadline;
+}
+
+typedef struct { const char *src; uint32_t len; } tsx_source;
+
+static const char *tsx_read(void *payload, uint32_t i, tsx_point pos, uint32_t *n) {
+	tsx_source *s = payload;
+	if (i >= s->len) { *n = 0; return ""; }
+	*n = s->len - i;
+	return s->src + i;
+}
+
+static int tsx_flatten(tsx_node *root, int64_t budget_ns, tsx_flat **out, uint32_t *count);
+
+// tsx_parse parses src with parser and flattens the tree, all within
+// budget_ns. Returns 0, 1 (stopped: deadline or cancel), 2 (out of memory)
+// or 3 (no tree for another reason).
+static int tsx_parse(void *parser, const char *src, uint32_t len, int64_t budget_ns,
+		volatile int32_t *cancel, tsx_flat **out, uint32_t *count, bool *has_error) {
+	int64_t start = tsx_now_ns();
+	tsx_source s = { src, len };
+	tsx_input in = { &s, tsx_read, 0, NULL };
+	tsx_progress pr = { start + budget_ns, cancel };
+	tsx_parse_options opts = { &pr, tsx_progress_cb };
+	*out = NULL; *count = 0; *has_error = false;
+	void *tree = ts_parser_parse_with_options(parser, NULL, in, opts);
+	if (!tree) {
+		ts_parser_reset(parser); // drop the state kept for resuming
+		return (*cancel != 0 || tsx_now_ns() > pr.deadline) ? 1 : 3;
+	}
+	tsx_node root = ts_tree_root_node(tree);
+	*has_error = ts_node_has_error(root);
+	int64_t left = pr.deadline - tsx_now_ns();
+	int rc = left <= 0 ? 1 : tsx_flatten(&root, left, out, count);
+	ts_tree_delete(tree);
+	return rc;
+}
+
+// tsx_flatten writes the named nodes under root in document order into a
+// malloc'd array (*out, *count). parent is the index of the nearest named
+// ancestor (-1 for the root). Returns 0, 1 when budget_ns ran out, 2 when
+// out of memory. The caller frees *out.
+static int tsx_flatten(tsx_node *root, int64_t budget_ns, tsx_flat **out, uint32_t *count) {
+	int64_t deadline = tsx_now_ns() + budget_ns;
+	uint32_t cap = 1024, n = 0, depth = 0, scap = 64;
+	tsx_flat *nodes = malloc(cap * sizeof(tsx_flat));
+	int32_t *named = malloc(scap * sizeof(int32_t)); // nearest named ancestor at depth
+	int rc = 0;
+	if (!nodes || !named) { rc = 2; goto done; }
+	tsx_cursor c = ts_tree_cursor_new(*root);
+	uint64_t steps = 0;
+	int32_t anc = -1;
+	for (;;) {
+		if ((++steps & 4095) == 0 && tsx_now_ns() > deadline) { rc = 1; break; }
+		tsx_node node = ts_tree_cursor_current_node(&c);
+		int32_t self = -1;
+		if (ts_node_is_named(node)) {
+			if (n == cap) {
+				cap *= 2;
+				tsx_flat *grown = realloc(nodes, cap * sizeof(tsx_flat));
+				if (!grown) { rc = 2; break; }
+				nodes = grown;
+			}
+			tsx_point sp = ts_node_start_point(node), ep = ts_node_end_point(node);
+			tsx_flat f = { ts_node_start_byte(node), ts_node_end_byte(node), sp.row, ep.row,
+				anc, ts_node_symbol(node), ts_tree_cursor_current_field_id(&c) };
+			nodes[n] = f;
+			self = (int32_t)n++;
+		}
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			if (depth + 1 >= scap) {
+				scap *= 2;
+				int32_t *n2 = realloc(named, scap * sizeof(int32_t));
+				if (!n2) { rc = 2; break; }
+				named = n2;
+			}
+			named[depth] = anc;
+			depth++;
+			if (self >= 0) anc = self;
+			continue;
+		}
+		bool end = false;
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (depth == 0 || !ts_tree_cursor_goto_parent(&c)) { end = true; break; }
+			depth--;
+			anc = named[depth];
+		}
+		if (end) break;
+	}
+	ts_tree_cursor_delete(&c);
+done:
+	free(named);
+	if (rc == 2 || rc == 1) { free(nodes); nodes = NULL; n = 0; }
+	*out = nodes;
+	*count = n;
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+func init() {
+	// After go-tree-sitter's own init (imported package), before any parse.
+	C.tsx_use_libc_allocator()
+}
+
+var errTreeTooLarge = errors.New("syntax: out of memory copying the tree")
+
+// cParser is one C TSParser set to a grammar, with the cancel flag its
+// progress callback reads. It is used by one goroutine at a time.
+type cParser struct {
+	p      unsafe.Pointer // TSParser*
+	cancel *C.int32_t     // C memory: the Go side writes it from AfterFunc
+}
+
+func newCParser(raw unsafe.Pointer) (*cParser, error) {
+	p := C.ts_parser_new()
+	if !C.ts_parser_set_language(p, raw) {
+		C.ts_parser_delete(p)
+		return nil, errors.New("syntax: grammar ABI not supported by the tree-sitter runtime")
+	}
+	cp := &cParser{p: p, cancel: (*C.int32_t)(C.calloc(1, 4))}
+	return cp, nil
+}
+
+func (cp *cParser) close() {
+	C.ts_parser_delete(cp.p)
+	C.free(unsafe.Pointer(cp.cancel))
+}
+
+// parse runs one parse and flatten in a single cgo call. stopped reports
+// the deadline passed or done closed; tree is nil then.
+func (cp *cParser) parse(g *grammar, src []byte, deadline time.Time, done <-chan struct{}) (t *tree, stopped bool, err error) {
+	budget := time.Until(deadline)
+	if budget <= 0 {
+		return nil, true, nil
+	}
+	if len(src) >= 1<<32-1 {
+		return nil, false, errors.New("syntax: source over 4 GiB")
+	}
+	flag := (*int32)(unsafe.Pointer(cp.cancel))
+	atomic.StoreInt32(flag, 0)
+	if done != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-done:
+				atomic.StoreInt32(flag, 1)
+			case <-stop:
+			}
+		}()
+	}
+	var flat *C.tsx_flat
+	var count C.uint32_t
+	var hasError C.bool
+	var ptr *C.char
+	if len(src) > 0 {
+		ptr = (*C.char)(unsafe.Pointer(&src[0]))
+	}
+	rc := C.tsx_parse(cp.p, ptr, C.uint32_t(len(src)), C.int64_t(budget), cp.cancel, &flat, &count, &hasError)
+	switch rc {
+	case 1:
+		return nil, true, nil
+	case 2:
+		return nil, false, errTreeTooLarge
+	case 3:
+		return nil, false, errors.New("syntax: parser returned no tree")
+	}
+	defer C.free(unsafe.Pointer(flat))
+	t = mirror(g, unsafe.Slice(flat, int(count)), src)
+	t.hasError = bool(hasError)
+	return t, false, nil
+}
+
+// flattenNode flattens the tree under root, a pointer to a TSNode (such as
+// a *sitter.Node, whose only field is one). Used to check the C walk
+// against go-tree-sitter's API.
+func flattenNode(g *grammar, root unsafe.Pointer, src []byte) (*tree, error) {
+	var flat *C.tsx_flat
+	var count C.uint32_t
+	rc := C.tsx_flatten((*C.tsx_node)(root), C.int64_t(time.Minute), &flat, &count)
+	if rc != 0 {
+		return nil, errTreeTooLarge
+	}
+	defer C.free(unsafe.Pointer(flat))
+	t := mirror(g, unsafe.Slice(flat, int(count)), src)
+	t.hasError = bool(C.ts_node_has_error(*(*C.tsx_node)(root)))
+	return t, nil
+}
+
+// mirror converts the flat C nodes into the Go tree with child links.
+func mirror(g *grammar, fs []C.tsx_flat, src []byte) *tree {
+	out := &tree{src: src, nodes: make([]node, len(fs))}
+	last := make([]int32, len(fs)) // last child linked per node
+	for i := range fs {
+		f := &fs[i]
+		kind := "ERROR" // ts_builtin_sym_error is 65535, outside the table
+		if int(f.symbol) < len(g.kinds) {
+			kind = g.kinds[f.symbol]
+		}
+		field := ""
+		if int(f.field) < len(g.fields) {
+			field = g.fields[f.field]
+		}
+		p := int32(f.parent)
+		out.nodes[i] = node{kind: kind, field: field, start: uint32(f.start), end: uint32(f.end),
+			startRow: uint32(f.start_row), endRow: uint32(f.end_row), parent: p, first: -1, next: -1}
+		last[i] = -1
+		if p >= 0 && p < int32(i) {
+			if prev := last[p]; prev >= 0 {
+				out.nodes[prev].next = int32(i)
+			} else {
+				out.nodes[p].first = int32(i)
+			}
+			last[p] = int32(i)
+		}
+	}
+	return out
+}
