@@ -27,6 +27,7 @@ type runParams struct {
 	ChatMode string          `json:"chatMode"`
 	TaskID   string          `json:"taskId"`
 	Policy   json.RawMessage `json:"policy"`
+	Editor   json.RawMessage `json:"editor"` // editor.go: EditorContext
 }
 
 // imageInput is protocol.md ImageInput.
@@ -86,6 +87,10 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	editor, err := parseEditor(p.Editor)
+	if err != nil {
+		return nil, err
+	}
 	pol, err := policy.Parse(p.Policy)
 	if err != nil {
 		return nil, invalidParams("policy: %v", err)
@@ -114,25 +119,34 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		if !store.ValidID(taskID) {
 			return nil, invalidParams("taskId %q is not a valid task id", taskID)
 		}
-		if st != nil {
-			if t, err := st.Load(taskID); err == nil {
-				saved = t
-				if len(t.Messages) > 0 {
-					if err := json.Unmarshal(t.Messages, &history); err != nil {
-						return nil, invalidParams("saved task %s has an unreadable conversation: %v", taskID, err)
-					}
+		// tasks.go: from dataDir, or this session's memory without one.
+		if t, err := s.loadTask(st, taskID); err == nil {
+			saved = t
+			if len(t.Messages) > 0 {
+				if err := json.Unmarshal(t.Messages, &history); err != nil {
+					return nil, invalidParams("saved task %s has an unreadable conversation: %v", taskID, err)
 				}
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return nil, err
 			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
 		}
 	} else {
 		taskID = newTaskID()
 	}
+	// editor.go: the EditorContext block leads the first user message.
+	block, err := editorBlock(ws, editor)
+	if err != nil {
+		return nil, err
+	}
+	prompt := block + p.Prompt
 
 	jsonrpc.Async(ctx)
+	var rec *taskRecorder // tasks.go: saves the task as it runs
 	emit := func(ev agent.Event) {
-		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: ev})
+		if rec != nil {
+			rec.event(ev)
+		}
+		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.redactEvent(ev)})
 		if ev.Type == "fileChanged" && ev.Path != "" {
 			s.filesChanged(ctx, []tool.FileChange{{Path: ev.Path}})
 		}
@@ -153,14 +167,14 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		record.CreatedAt = saved.CreatedAt
 		record.Title = saved.Title
 	}
-	s.saveTask(st, record)
+	rec = s.startTask(st, record, history, firstMessage(prompt, images))
 
 	env := tool.NewEnv(ws.Root(), liveIndex{ws}, sandbox, taskID)
 	env.Edits = s.toolEdits()
 	opsBefore := s.taskOperations(taskID)
 	summary, messages := agent.Run(ctx, agent.Params{
 		TaskID:   taskID,
-		Prompt:   p.Prompt,
+		Prompt:   prompt,
 		ChatMode: mode,
 		Images:   images,
 		Policy:   pol,
@@ -189,25 +203,8 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		}
 		summary.Operations = after
 	}
-	if st != nil {
-		record.Status = summary.Status
-		if summary.Error != nil {
-			record.Error = s.secrets.Redact(*summary.Error)
-		}
-		record.Summary, _ = json.Marshal(summary)
-		record.Messages, _ = json.Marshal(messages)
-		s.saveTask(st, record)
-	}
-	return summary, nil
-}
-
-func (s *Server) saveTask(st *store.Store, t *store.Task) {
-	if st == nil {
-		return
-	}
-	if err := st.Save(t); err != nil {
-		s.log.Warn("saving the task file", "task", t.TaskID, "err", err)
-	}
+	rec.finish(summary, messages)
+	return s.redactSummary(summary), nil
 }
 
 // title is the first line of the prompt, cut at 80 characters.
@@ -293,12 +290,13 @@ func (s *Server) taskStore() *store.Store {
 	return s.store
 }
 
-// agentTasks: agent/tasks → { tasks: [...] } newest first (addendum §11);
-// empty without a dataDir.
+// agentTasks: agent/tasks → { tasks: [{ taskId, title, status, chatMode,
+// model, createdAt, updatedAt }] } newest first (addendum §11); without a
+// dataDir, this session's tasks kept in memory (tasks.go).
 func (s *Server) agentTasks(ctx context.Context, params json.RawMessage) (any, error) {
 	st := s.taskStore()
 	if st == nil {
-		return map[string]any{"tasks": []store.Info{}}, nil
+		return map[string]any{"tasks": s.tasks.list()}, nil
 	}
 	list, err := st.List()
 	if err != nil {
@@ -314,10 +312,10 @@ func (s *Server) agentTask(ctx context.Context, params json.RawMessage) (any, er
 		return nil, err
 	}
 	st := s.taskStore()
-	if st == nil || !store.ValidID(p.TaskID) {
+	if !store.ValidID(p.TaskID) {
 		return nil, invalidParams("no saved task %q", p.TaskID)
 	}
-	t, err := st.Load(p.TaskID)
+	t, err := s.loadTask(st, p.TaskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, invalidParams("no saved task %q", p.TaskID)
 	}
@@ -342,8 +340,11 @@ func (s *Server) agentDeleteTask(ctx context.Context, params json.RawMessage) (a
 		return nil, err
 	}
 	st := s.taskStore()
-	if st == nil || !store.ValidID(p.TaskID) {
+	if !store.ValidID(p.TaskID) {
 		return false, nil
+	}
+	if st == nil {
+		return s.tasks.remove(p.TaskID), nil
 	}
 	return st.Delete(p.TaskID)
 }

@@ -72,6 +72,7 @@ type Server struct {
 	secrets   *logx.Secrets
 	methods   map[string]handlerFunc
 	windows   *provider.WindowCache
+	tasks     taskState      // tasks.go: this session's tasks without a dataDir
 	graph     graphState     // graph.go: the project graph cache
 	mcp       mcpState       // mcp.go: configured MCP servers
 	retrieval retrievalState // retrieve.go: the retrieval index cache
