@@ -119,7 +119,7 @@ func TestApplyPatchFailuresWriteNothing(t *testing.T) {
 	files := map[string]string{"a.txt": "1\n2\n3\n4\n5\n6\n7\n8\n", "b.txt": "b\n"}
 	cases := []struct {
 		name, patch, kind string
-		frags           []string
+		frags             []string
 	}{
 		{"hunk does not apply", "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n 1\n-two\n+TWO\n@@ -5,2 +5,2 @@\n 5\n-nope\n+x\n",
 			tool.ErrInvalidInput, []string{"hunk 1 of a.txt", "@@ -1,2 +1,2 @@", "does not apply", "Nothing was written"}},
