@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,13 +92,14 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
+			var buf, data []byte
 			for ctx.Err() == nil {
 				id := int(next.Add(1) - 1)
 				if id >= n {
 					return
 				}
-				data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ix.paths[id])))
+				var err error
+				data, err = readInto(data[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])))
 				if err != nil {
 					continue
 				}
@@ -184,6 +186,29 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	}
 	ix.elapsed = time.Since(start)
 	return ix, nil
+}
+
+// readInto reads the file at abs into buf (reused across files so the
+// build makes no garbage per file) and returns it.
+func readInto(buf []byte, abs string) ([]byte, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 func slicesClone(s []uint32) []uint32 { return append([]uint32(nil), s...) }

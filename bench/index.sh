@@ -1,0 +1,29 @@
+#!/bin/sh
+# bench/index.sh DIR [DIR...]: measures the workspace index of task-x-runtime
+# on each folder against ctags, git status and rg (see bench/indexbench).
+# Downloads nothing and installs nothing.
+set -eu
+if [ $# -lt 1 ]; then
+	echo "usage: bench/index.sh DIR [DIR...]" >&2
+	exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT INT TERM
+(cd "$here/.." && go build -o "$bin/" ./cmd/task-x-runtime ./bench/indexbench)
+ctags=""
+if command -v ctags >/dev/null 2>&1 && ctags --version 2>/dev/null | grep -q "Universal Ctags"; then
+	ctags=$(command -v ctags)
+else
+	echo "note: universal-ctags is missing; install it with: sudo apt-get install universal-ctags" >&2
+fi
+rg=""
+if command -v rg >/dev/null 2>&1; then
+	rg=$(command -v rg)
+else
+	echo "note: ripgrep is missing; install it with: sudo apt-get install ripgrep" >&2
+fi
+for dir in "$@"; do
+	"$bin/indexbench" -runtime "$bin/task-x-runtime" -ctags "$ctags" -rg "$rg" "$dir"
+	echo
+done

@@ -1,0 +1,326 @@
+// Command indexbench measures the runtime's workspace index on a folder and
+// prints each figure next to a familiar tool doing similar work: cold
+// workspace/open (symbols and graph ready) against `ctags -R`, an unchanged
+// workspace/refresh against `git status`, context/retrieve p50 against `rg`
+// for the same terms, peak RSS against the source bytes, and open time with
+// the folder copied x1, x2 and x4. It downloads nothing and installs
+// nothing; bench/index.sh builds and runs it.
+//
+//	indexbench -runtime PATH [-ctags PATH] [-rg PATH] DIR
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// terms are the ~20 queries of the retrieve/rg comparison: words common in
+// any code base, so both tools have work to do.
+var terms = []string{"buffer", "parse", "timeout", "config", "socket", "encode", "hash", "thread", "format", "cache",
+	"request", "signal", "path", "lock", "json", "token", "iterator", "compress", "checksum", "deadline"}
+
+func main() {
+	runtimeBin := flag.String("runtime", "", "task-x-runtime binary")
+	ctags := flag.String("ctags", "", "universal-ctags binary (empty: skipped)")
+	rg := flag.String("rg", "", "ripgrep binary (empty: skipped)")
+	scale := flag.Bool("scale", true, "measure open time on the folder copied x1, x2, x4")
+	flag.Parse()
+	if *runtimeBin == "" || flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: indexbench -runtime PATH [-ctags PATH] [-rg PATH] DIR")
+		os.Exit(2)
+	}
+	dir, err := filepath.Abs(flag.Arg(0))
+	if err != nil || !isDir(dir) {
+		fmt.Fprintf(os.Stderr, "indexbench: %s is not a folder\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	fmt.Printf("folder: %s\n\n", dir)
+	fmt.Printf("%-34s %14s   %-28s %12s %8s  %s\n", "measure", "task-x", "compared with", "", "ratio", "goal")
+
+	r, err := startRuntime(*runtimeBin)
+	if err != nil {
+		fail(err)
+	}
+	defer r.stop()
+	openDur, sum, err := r.open(dir)
+	if err != nil {
+		fail(err)
+	}
+	graphDur, graphErr := r.timed("graph/project", map[string]any{})
+	cold := openDur + graphDur
+	note := ""
+	if graphErr != nil {
+		note = " (graph/project: " + graphErr.Error() + ")"
+	}
+	if *ctags != "" {
+		tmp, _ := os.MkdirTemp("", "indexbench-ctags")
+		d, err := timeCmd(*ctags, "-R", "-f", filepath.Join(tmp, "tags"), dir)
+		os.RemoveAll(tmp)
+		row("cold open (symbols + graph)", cold, "ctags -R", d, err, 1.0)
+	} else {
+		row("cold open (symbols + graph)", cold, "ctags -R", 0, fmt.Errorf("ctags not installed (apt-get install universal-ctags)"), 1.0)
+	}
+	fmt.Printf("%-34s   open %v + graph %v%s; %d files, %d symbols, %.1f MB\n", "", ms(openDur), ms(graphDur), note,
+		sum.Stats.IndexedFiles, sum.Stats.Symbols, float64(sum.Stats.Bytes)/1e6)
+
+	refresh, refErr := r.timed("workspace/refresh", map[string]any{})
+	if isDir(filepath.Join(dir, ".git")) || gitRepo(dir) {
+		d, err := timeCmd("git", "-C", dir, "status", "--porcelain")
+		if refErr != nil {
+			err = refErr
+		}
+		row("refresh, nothing changed", refresh, "git status", d, err, 1.5)
+	} else {
+		fmt.Printf("%-34s %14s   %s\n", "refresh, nothing changed", ms(refresh), "git status: not a git repository, no comparison")
+	}
+
+	first, err := r.timed("context/retrieve", map[string]any{"query": terms[0]})
+	if err != nil {
+		fail(fmt.Errorf("context/retrieve: %w", err))
+	}
+	var ours, theirs []time.Duration
+	for _, t := range terms {
+		d, err := r.timed("context/retrieve", map[string]any{"query": t})
+		if err != nil {
+			fail(fmt.Errorf("context/retrieve %q: %w", t, err))
+		}
+		ours = append(ours, d)
+		if *rg != "" {
+			d, _ := timeCmd(*rg, "-n", "-i", "--no-messages", t, dir)
+			theirs = append(theirs, d)
+		}
+	}
+	if *rg != "" {
+		row("retrieve p50 (20 terms)", p50(ours), "rg -n -i TERM", p50(theirs), nil, 0.2)
+	} else {
+		row("retrieve p50 (20 terms)", p50(ours), "rg", 0, fmt.Errorf("rg not installed (apt-get install ripgrep)"), 0.2)
+	}
+	fmt.Printf("%-34s   first retrieve (builds the index): %v\n", "", ms(first))
+
+	hwm := r.peakRSS()
+	fmt.Printf("%-34s %11.1f MB   %-28s %9.1f MB %7.2fx  ≤ 1.5x\n", "peak RSS (VmHWM)", float64(hwm)/1e6, "source bytes", float64(sum.Stats.Bytes)/1e6, float64(hwm)/float64(max(sum.Stats.Bytes, 1)))
+	r.stop()
+
+	if *scale {
+		fmt.Println()
+		var base time.Duration
+		for _, n := range []int{1, 2, 4} {
+			d, files, err := openCopies(*runtimeBin, dir, n)
+			if err != nil {
+				fmt.Printf("open x%d: %v\n", n, err)
+				continue
+			}
+			if n == 1 {
+				base = d
+			}
+			fmt.Printf("%-34s %14s   %d files, %.2fx the x1 time (linear: %d.00x)\n", fmt.Sprintf("cold open, folder x%d", n), ms(d), files, float64(d)/float64(max(base, 1)), n)
+		}
+	}
+}
+
+func row(name string, ours time.Duration, other string, theirs time.Duration, err error, goal float64) {
+	if err != nil {
+		fmt.Printf("%-34s %14s   %-28s %s\n", name, ms(ours), other, err)
+		return
+	}
+	ratio := float64(ours) / float64(max(theirs, time.Microsecond))
+	verdict := "ok"
+	if ratio > goal {
+		verdict = "MISSED"
+	}
+	fmt.Printf("%-34s %14s   %-28s %12s %7.2fx  ≤ %.1fx %s\n", name, ms(ours), other, ms(theirs), ratio, goal, verdict)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func p50(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func timeCmd(name string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && strings.HasSuffix(name, "rg") {
+		err = nil // rg: no match
+	}
+	return d, err
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func gitRepo(dir string) bool {
+	return exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Run() == nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "indexbench:", err)
+	os.Exit(1)
+}
+
+// openCopies copies dir n times into a temp folder (removed after) and
+// times a cold workspace/open plus graph/project in a fresh runtime.
+func openCopies(bin, dir string, n int) (time.Duration, int, error) {
+	tmp, err := os.MkdirTemp("", "indexbench-copies")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	for i := range n {
+		dst := filepath.Join(tmp, "copy"+strconv.Itoa(i+1))
+		if out, err := exec.Command("cp", "-R", dir, dst).CombinedOutput(); err != nil {
+			return 0, 0, fmt.Errorf("cp: %v %s", err, out)
+		}
+		os.RemoveAll(filepath.Join(dst, ".git"))
+	}
+	r, err := startRuntime(bin)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.stop()
+	d, sum, err := r.open(tmp)
+	if err != nil {
+		return 0, 0, err
+	}
+	g, _ := r.timed("graph/project", map[string]any{})
+	return d + g, sum.Stats.IndexedFiles, nil
+}
+
+// rt is a runtime process spoken to over stdio, one JSON object a line.
+type rt struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	next int
+}
+
+type summary struct {
+	Stats struct {
+		IndexedFiles int   `json:"indexedFiles"`
+		Symbols      int   `json:"symbols"`
+		Bytes        int64 `json:"bytes"`
+	} `json:"stats"`
+}
+
+func startRuntime(bin string) (*rt, error) {
+	cmd := exec.Command(bin)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	if _, err := r.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "indexbench"}}); err != nil {
+		r.stop()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return r, nil
+}
+
+func (r *rt) call(method string, params any) (json.RawMessage, error) {
+	r.next++
+	id := r.next
+	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if _, err := r.in.Write(append(line, '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		l, err := r.out.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("runtime closed its output: %w", err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(l, &m) != nil || m.ID == nil || m.Method != "" || *m.ID != id {
+			continue // notifications and requests from the runtime
+		}
+		if m.Error != nil {
+			return nil, fmt.Errorf("%d %s", m.Error.Code, m.Error.Message)
+		}
+		return m.Result, nil
+	}
+}
+
+func (r *rt) timed(method string, params any) (time.Duration, error) {
+	start := time.Now()
+	_, err := r.call(method, params)
+	return time.Since(start), err
+}
+
+func (r *rt) open(dir string) (time.Duration, summary, error) {
+	start := time.Now()
+	raw, err := r.call("workspace/open", map[string]any{"root": dir})
+	d := time.Since(start)
+	var s summary
+	if err == nil {
+		err = json.Unmarshal(raw, &s)
+	}
+	return d, s, err
+}
+
+// peakRSS reads VmHWM (bytes) from /proc/<pid>/status; 0 elsewhere.
+func (r *rt) peakRSS() int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+func (r *rt) stop() {
+	if r.cmd.Process == nil || r.cmd.ProcessState != nil {
+		return
+	}
+	r.in.Close()
+	done := make(chan struct{})
+	go func() { r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		r.cmd.Process.Kill()
+		<-done
+	}
+}
