@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/server"
 )
 
@@ -22,6 +23,10 @@ import (
 var version = "0.1.0"
 
 func main() {
+	// The command helper of internal/sandbox (the runtime re-executes
+	// itself for every run_command); it returns at once otherwise. The
+	// package's init already does this; calling it here keeps it visible.
+	sandbox.HelperMain()
 	os.Exit(run())
 }
 
@@ -58,6 +63,8 @@ func run() int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// No command outlives the runtime (addendum §9).
+	defer sandbox.KillAll()
 	if *mcpServer {
 		return runMCPServer(ctx, *mcpRoot, *mcpNoTools, logger, secrets)
 	}

@@ -74,7 +74,9 @@ func HelperMain() {
 	if len(os.Args) < 2 || os.Args[1] != helperArg {
 		return
 	}
-	os.Exit(runHelper())
+	// syscall.Exit, not os.Exit: nothing is left to flush, and a race
+	// build would otherwise sleep a second at exit.
+	syscall.Exit(runHelper())
 }
 
 func runHelper() int {

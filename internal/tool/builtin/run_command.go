@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -22,30 +19,21 @@ const (
 	cmdDefaultTimeout = 120_000 * time.Millisecond
 	cmdMinTimeout     = 1_000 * time.Millisecond
 	cmdMaxTimeout     = 600_000 * time.Millisecond
-	cmdOutputCap      = 30_000          // bytes of output kept: head + tail
-	cmdKillGrace      = 2 * time.Second // SIGTERM → SIGKILL
-	cmdDrainWait      = 2 * time.Second // wait for the output pipe after exit
+	cmdOutputCap      = sandbox.DefaultOutputCap // bytes of output kept: head + tail
 )
 
-// providerKeyEnv are the environment variables always removed from a
-// command's environment.
-var providerKeyEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
-
 type runCommand struct {
-	secrets   []string
-	secretEnv map[string]bool
+	secrets   []string // key values: a variable holding one is dropped
+	secretEnv []string // more variable names dropped (Options.SecretEnv)
 	log       *slog.Logger
 }
 
 func newRunCommand(o *Options) *runCommand {
-	t := &runCommand{log: o.Logger, secretEnv: map[string]bool{}}
+	t := &runCommand{log: o.Logger, secretEnv: o.SecretEnv}
 	for _, s := range o.Secrets {
 		if s != "" {
 			t.secrets = append(t.secrets, s)
 		}
-	}
-	for _, k := range append(append([]string(nil), providerKeyEnv...), o.SecretEnv...) {
-		t.secretEnv[k] = true
 	}
 	return t
 }
@@ -59,7 +47,9 @@ type runCommandInput struct {
 
 // runCommandData is the structured result of run_command. ExitCode is -1
 // when the command was killed by a signal (timeout or cancel included).
+// Background is set on the final result of a background command.
 type runCommandData struct {
+	Background bool   `json:"background,omitempty"`
 	ExitCode   int    `json:"exitCode"`
 	Output     string `json:"output"`
 	TimedOut   bool   `json:"timedOut"`
@@ -68,10 +58,20 @@ type runCommandData struct {
 	Truncated  bool   `json:"truncated"`
 }
 
+// runCommandStarted is the immediate result of a background command
+// (protocol.md agent/event, toolFinished): { background: true, command,
+// message }.
+type runCommandStarted struct {
+	Background bool   `json:"background"`
+	Command    string `json:"command"`
+	Message    string `json:"message"`
+}
+
 const runCommandDescription = `
 Run a shell command with bash -c in the workspace (cwd is a folder inside the workspace, default the root) and return its combined stdout and stderr with the exit code. Stdin is empty: commands must not wait for input.
 The command is stopped after timeoutMs (default {{.Default}}, from {{.Min}} to {{.Max}}); it and every process it started are then killed. Output over {{.Cap}} bytes keeps its beginning and its end. A non-zero exit code is reported, not treated as a failure of the tool.
-Use it to build, test and inspect (git status, go test, npm test). Do not use it to edit files: use write_file and replace_text. The runtime's API keys are not in the command's environment.`
+With background: true the call returns at once and the output arrives when the command ends (for servers and watchers); the time limit still applies.
+Use it to build, test and inspect (git status, go test, npm test). Do not use it to edit files: use write_file and replace_text. The runtime's API keys are not in the command's environment. In the sandbox (the default) the command may write only inside the workspace, its temp folder (TMPDIR) and the build caches, and has no network.`
 
 var runCommandSchema = json.RawMessage(`{
   "type": "object",
@@ -79,7 +79,7 @@ var runCommandSchema = json.RawMessage(`{
     "command": {"type": "string", "minLength": 1, "description": "The shell command line, run with bash -c."},
     "cwd": {"type": "string", "description": "Working folder, relative to the workspace root or absolute inside it. Default: the root."},
     "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Time limit in milliseconds. Default 120000."},
-    "background": {"type": "boolean", "description": "Run in the background and report the output when it ends. Not supported yet."}
+    "background": {"type": "boolean", "description": "Return at once and report the output when the command ends."}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -97,12 +97,14 @@ func (*runCommand) Spec() tool.Spec {
 	}
 }
 
-// Run runs the command unconfined when env.Sandbox is false, in its own
-// process group, and kills the whole group on timeout, cancel, or once the
-// shell exits (nothing it started outlives it). With env.Sandbox true it
-// fails with ErrSandboxUnavailable: it never runs unconfined silently
-// (addendum §6). Descendants that leave the process group (setsid) are not
-// reaped yet: that needs a subreaper or a PID namespace (sandbox issue).
+// Run runs the command with bash -c through internal/sandbox: confined by
+// the kernel when env.Sandbox is true (addendum §6; a kernel that cannot
+// sandbox gives ErrSandboxUnavailable naming the reason, never an unconfined
+// run), otherwise unconfined. Either way the environment has no key the
+// runtime holds, and a timeout, a cancel or the end of the shell ends the
+// whole process tree, descendants that called setsid included (addendum
+// §11). With background: true it returns at once with Result.Background
+// set; the job's Cancel ends the tree.
 func (t *runCommand) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 	var in runCommandInput
 	if err := decodeInput(input, &in); err != nil {
@@ -114,19 +116,12 @@ func (t *runCommand) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	if strings.IndexByte(in.Command, 0) >= 0 {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "command contains a NUL byte")
 	}
-	if in.Background {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "background commands are not supported yet; run the command without background")
-	}
 	timeout := cmdDefaultTimeout
 	if in.TimeoutMs != nil {
 		timeout = min(max(time.Duration(*in.TimeoutMs)*time.Millisecond, cmdMinTimeout), cmdMaxTimeout)
 	}
 	if err := needRoot(env); err != nil {
 		return tool.Result{}, err
-	}
-	if env.Sandbox {
-		return tool.Result{}, tool.Errorf(tool.ErrSandboxUnavailable,
-			"the kernel sandbox is not available in this build; run_command needs `sandbox: false` in initialize to run commands unconfined")
 	}
 	cwd := env.Root
 	if in.Cwd != "" {
@@ -144,12 +139,65 @@ func (t *runCommand) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		cwd = p.Abs
 	}
 
-	d, err := t.exec(ctx, in.Command, cwd, timeout)
-	if err != nil {
-		return tool.Result{}, err
+	spec := sandbox.Spec{
+		Command:      in.Command,
+		Dir:          cwd,
+		Env:          sandbox.CleanEnv(os.Environ(), t.secrets, t.secretEnv),
+		Secrets:      t.secrets,
+		WritableDirs: []string{env.Root},
+		Timeout:      timeout,
+		OutputCap:    cmdOutputCap,
+		Sandboxed:    env.Sandbox,
+	}
+	runCtx := ctx
+	if in.Background {
+		// The job outlives this call: only its Cancel, its timeout and
+		// sandbox.KillAll end it.
+		runCtx = context.WithoutCancel(ctx)
+	}
+	p, err := sandbox.Start(runCtx, spec)
+	var ue *sandbox.UnavailableError
+	switch {
+	case errors.As(err, &ue):
+		return tool.Result{}, tool.Errorf(tool.ErrSandboxUnavailable,
+			"%s; run_command needs `sandbox: false` in initialize to run commands unconfined", ue.Error())
+	case errors.Is(err, sandbox.ErrClosed):
+		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "the runtime is shutting down")
+	case err != nil:
+		return tool.Result{}, tool.Errorf(tool.ErrIO, "cannot start the command: %v", err)
+	}
+
+	if !in.Background {
+		return t.finish(p.Wait(), timeout, false), nil
+	}
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- t.finish(p.Wait(), timeout, true)
+		close(done)
+	}()
+	msg := fmt.Sprintf("started in the background; its output arrives when it ends (time limit %d ms)", timeout.Milliseconds())
+	return tool.Result{
+		Content:    "Command " + msg + ".",
+		Data:       runCommandStarted{Background: true, Command: in.Command, Message: msg},
+		Background: &tool.BackgroundJob{Done: done, Cancel: p.Stop},
+	}, nil
+}
+
+// finish turns a sandbox result into the tool result: the output, then a
+// last line with the exit code or why the command was stopped.
+func (t *runCommand) finish(r sandbox.Result, timeout time.Duration, background bool) tool.Result {
+	d := runCommandData{
+		Background: background,
+		ExitCode:   r.ExitCode,
+		Output:     r.Output,
+		TimedOut:   r.TimedOut,
+		Cancelled:  r.Cancelled && !r.TimedOut,
+		DurationMs: r.Duration.Milliseconds(),
+		Truncated:  r.Truncated,
 	}
 	t.log.Debug("run_command finished", "exitCode", d.ExitCode, "timedOut", d.TimedOut,
-		"cancelled", d.Cancelled, "durationMs", d.DurationMs, "outputBytes", len(d.Output))
+		"cancelled", d.Cancelled, "durationMs", d.DurationMs, "outputBytes", len(d.Output),
+		"confinement", r.Confinement, "background", background)
 
 	var b strings.Builder
 	b.WriteString(d.Output)
@@ -166,186 +214,5 @@ func (t *runCommand) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	default:
 		fmt.Fprintf(&b, "exit code %d", d.ExitCode)
 	}
-	return tool.Result{Content: b.String(), Data: d}, nil
-}
-
-// shell returns /bin/bash, or /bin/sh where bash is missing.
-func shell() string {
-	if _, err := os.Stat("/bin/bash"); err == nil {
-		return "/bin/bash"
-	}
-	return "/bin/sh"
-}
-
-// environ is the runtime's environment without provider keys: the names of
-// providerKeyEnv and Options.SecretEnv, and any variable whose value equals a
-// secret of Options.Secrets.
-func (t *runCommand) environ() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if t.secretEnv[k] {
-			continue
-		}
-		secret := false
-		for _, s := range t.secrets {
-			if v == s {
-				secret = true
-				break
-			}
-		}
-		if !secret {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// exec runs command and collects its output. A runtime error (the shell
-// could not start) is returned as a tool io failure.
-func (t *runCommand) exec(ctx context.Context, command, cwd string, timeout time.Duration) (runCommandData, error) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return runCommandData{}, fmt.Errorf("run_command: pipe: %w", err)
-	}
-	cmd := exec.Command(shell(), "-c", command)
-	cmd.Dir = cwd
-	cmd.Env = t.environ()
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		return runCommandData{}, tool.Errorf(tool.ErrIO, "cannot start the shell: %v", err)
-	}
-	pw.Close() // the children hold the write end now
-	pgid := cmd.Process.Pid
-
-	out := newHeadTail(cmdOutputCap)
-	copied := make(chan struct{})
-	go func() {
-		io.Copy(out, pr)
-		close(copied)
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var timedOut, cancelled bool
-	var waitErr error
-	select {
-	case waitErr = <-exited:
-	case <-timer.C:
-		timedOut = true
-		waitErr = killGroup(pgid, exited)
-	case <-ctx.Done():
-		cancelled = true
-		waitErr = killGroup(pgid, exited)
-	}
-	// The shell is gone; end what it left in its group (background jobs)
-	// so nothing outlives the call and the pipe closes.
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	select {
-	case <-copied:
-	case <-time.After(cmdDrainWait):
-		// A descendant outside the group still holds the pipe.
-		pr.Close()
-		<-copied
-	}
-	pr.Close()
-
-	d := runCommandData{
-		ExitCode:   -1,
-		TimedOut:   timedOut,
-		Cancelled:  cancelled,
-		DurationMs: time.Since(start).Milliseconds(),
-	}
-	d.Output, d.Truncated = out.String()
-	var ee *exec.ExitError
-	switch {
-	case waitErr == nil:
-		d.ExitCode = 0
-	case errors.As(waitErr, &ee):
-		d.ExitCode = ee.ExitCode() // -1 when killed by a signal
-	default:
-		return runCommandData{}, fmt.Errorf("run_command: wait: %w", waitErr)
-	}
-	return d, nil
-}
-
-// killGroup sends SIGTERM to the process group, then SIGKILL after
-// cmdKillGrace, and returns the shell's wait result.
-func killGroup(pgid int, exited <-chan error) error {
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		return err
-	case <-time.After(cmdKillGrace):
-	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	return <-exited
-}
-
-// headTail is an io.Writer that keeps the first and the last cap/2 bytes of
-// what it is given and counts the rest, so output never grows memory without
-// bound.
-type headTail struct {
-	mu      sync.Mutex
-	half    int
-	head    []byte
-	tail    []byte // ring buffer of the last half bytes
-	tailPos int
-	total   int64
-}
-
-func newHeadTail(cap int) *headTail {
-	return &headTail{half: cap / 2}
-}
-
-func (h *headTail) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := len(p)
-	h.total += int64(n)
-	if room := h.half - len(h.head); room > 0 {
-		k := min(room, len(p))
-		h.head = append(h.head, p[:k]...)
-		p = p[k:]
-	}
-	for len(p) > 0 {
-		if len(h.tail) < h.half {
-			k := min(h.half-len(h.tail), len(p))
-			h.tail = append(h.tail, p[:k]...)
-			p = p[k:]
-			continue
-		}
-		if len(p) >= h.half {
-			copy(h.tail, p[len(p)-h.half:])
-			h.tailPos = 0
-			break
-		}
-		k := copy(h.tail[h.tailPos:], p)
-		p = p[k:]
-		h.tailPos = (h.tailPos + k) % h.half
-	}
-	return n, nil
-}
-
-// String returns the kept output, with "[... N bytes omitted ...]" between
-// head and tail when bytes were dropped, and whether any were.
-func (h *headTail) String() (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	tail := append(append([]byte(nil), h.tail[h.tailPos:]...), h.tail[:h.tailPos]...)
-	omitted := h.total - int64(len(h.head)) - int64(len(tail))
-	if omitted <= 0 {
-		return strings.ToValidUTF8(string(h.head)+string(tail), "\uFFFD"), false
-	}
-	return strings.ToValidUTF8(string(h.head), "") +
-		fmt.Sprintf("\n[... %d bytes omitted ...]\n", omitted) +
-		strings.ToValidUTF8(string(tail), ""), true
+	return tool.Result{Content: b.String(), Data: d}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -45,8 +46,6 @@ func TestRunCommandExitCodes(t *testing.T) {
 
 	_, err := run(t, env, "run_command", map[string]any{"command": "  "})
 	wantKind(t, err, tool.ErrInvalidInput)
-	_, err = run(t, env, "run_command", map[string]any{"command": "true", "background": true})
-	wantKind(t, err, tool.ErrInvalidInput, "background commands are not supported yet")
 	_, err = run(t, env, "run_command", map[string]any{"command": "true", "cwd": "sub/f.txt"})
 	wantKind(t, err, tool.ErrInvalidInput, "not a folder")
 	_, err = run(t, env, "run_command", map[string]any{"command": "true", "cwd": "nope"})
@@ -55,15 +54,124 @@ func TestRunCommandExitCodes(t *testing.T) {
 	wantKind(t, err, tool.ErrOutsideWorkspace)
 }
 
-func TestRunCommandSandboxRefused(t *testing.T) {
+// TestRunCommandSandboxed: with env.Sandbox the command runs confined: an
+// in-root write works, a write outside the root (directly or through a
+// symlink in the root) fails, and so does a TCP connection.
+func TestRunCommandSandboxed(t *testing.T) {
 	env := workspace(t, nil)
 	env.Sandbox = true
-	marker := filepath.Join(env.Root, "ran")
-	_, err := run(t, env, "run_command", map[string]any{"command": "touch " + marker})
-	wantKind(t, err, tool.ErrSandboxUnavailable, "sandbox: false")
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("the command ran unconfined")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(env.Root, "out")); err != nil {
+		t.Fatal(err)
 	}
+	cmd := `echo in > in.txt; echo x > out/f; echo x > ` + outside + `/g; exec 3<>/dev/tcp/127.0.0.1/9 && echo reached`
+	res, err := run(t, env, "run_command", map[string]any{"command": cmd})
+	if err := sandbox.Available(); err != nil {
+		// A kernel that cannot sandbox: a refusal naming the reason, and
+		// nothing ran.
+		wantKind(t, err, tool.ErrSandboxUnavailable, "sandbox: false", err.Error())
+		if _, err := os.Stat(filepath.Join(env.Root, "in.txt")); err == nil {
+			t.Fatal("the command ran unconfined")
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cmdData(t, res)
+	if readDisk(t, env, "in.txt") != "in\n" || strings.Contains(d.Output, "reached") {
+		t.Fatalf("output %q", d.Output)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("wrote outside the root: %v", ents)
+	}
+	if strings.Count(d.Output, "Permission denied") < 3 {
+		t.Fatalf("expected three denials: %q", d.Output)
+	}
+}
+
+// TestRunCommandBackground: the call returns at once with { background,
+// command, message }, and the job delivers the output and the exit code
+// when the command ends.
+func TestRunCommandBackground(t *testing.T) {
+	env := workspace(t, nil)
+	start := time.Now()
+	res := runOK(t, env, "run_command", map[string]any{"command": "sleep 1; echo done; exit 4", "background": true})
+	if time.Since(start) > 900*time.Millisecond || res.Background == nil {
+		t.Fatalf("did not return at once: %v %+v", time.Since(start), res)
+	}
+	st, ok := res.Data.(runCommandStarted)
+	if !ok || !st.Background || st.Command != "sleep 1; echo done; exit 4" || st.Message == "" {
+		t.Fatalf("start data %+v", res.Data)
+	}
+	var final tool.Result
+	select {
+	case final = <-res.Background.Done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no final result")
+	}
+	if _, open := <-res.Background.Done; open {
+		t.Fatal("Done not closed after the result")
+	}
+	d := cmdData(t, final)
+	if !d.Background || d.ExitCode != 4 || d.Output != "done\n" || !strings.HasSuffix(final.Content, "exit code 4") {
+		t.Fatalf("final %+v %q", d, final.Content)
+	}
+	res.Background.Cancel() // after the end: harmless
+}
+
+// TestRunCommandBackgroundCancel: Cancel ends the whole tree, setsid
+// descendants included, even though the call's ctx is long gone.
+func TestRunCommandBackgroundCancel(t *testing.T) {
+	env := workspace(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := runCtxOK(t, ctx, env, "run_command", map[string]any{
+		"command": "setsid sleep 1000 & echo $! > pids; sleep 1000 & echo $! >> pids; wait", "background": true})
+	cancel() // the call is over; the job goes on
+	var ps []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ps) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no pids")
+		}
+		time.Sleep(50 * time.Millisecond)
+		b, _ := os.ReadFile(filepath.Join(env.Root, "pids"))
+		ps = nil
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				ps = append(ps, n)
+			}
+		}
+	}
+	for _, p := range ps {
+		if !alive(p) {
+			t.Fatalf("%d ended with the call's ctx", p)
+		}
+	}
+	res.Background.Cancel()
+	res.Background.Cancel()
+	select {
+	case final := <-res.Background.Done:
+		if d := cmdData(t, final); !d.Cancelled || !strings.HasSuffix(final.Content, "killed: cancelled") {
+			t.Fatalf("final %+v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancel did not end the job")
+	}
+	waitGone(t, ps)
+}
+
+// TestRunCommandSetsidSurvivesNothing: a descendant that left the process
+// group is ended once the shell exits (unsandboxed: the helper is its
+// subreaper).
+func TestRunCommandSetsidSurvivesNothing(t *testing.T) {
+	env := workspace(t, nil)
+	res := runOK(t, env, "run_command", map[string]any{"command": "setsid sleep 1000 & echo $!; setsid -f sleep 1000; echo $$"})
+	d := cmdData(t, res)
+	if d.ExitCode != 0 || d.DurationMs > 5000 {
+		t.Fatalf("%+v", d)
+	}
+	waitGone(t, pids(t, d.Output))
 }
 
 func TestRunCommandOutputCap(t *testing.T) {
@@ -77,23 +185,6 @@ func TestRunCommandOutputCap(t *testing.T) {
 	}
 	if !strings.Contains(d.Output, "[... 70000 bytes omitted ...]") || len(d.Output) > cmdOutputCap+100 {
 		t.Fatalf("marker or size: %d bytes", len(d.Output))
-	}
-}
-
-func TestHeadTail(t *testing.T) {
-	h := newHeadTail(10)
-	for _, s := range []string{"ab", "cdefg", "hijklmnop", "q", "rstuvwxyz"} {
-		h.Write([]byte(s))
-	}
-	got, cut := h.String()
-	if want := "abcde\n[... 16 bytes omitted ...]\nvwxyz"; got != want || !cut {
-		t.Fatalf("got %q", got)
-	}
-	h = newHeadTail(10)
-	h.Write([]byte("short"))
-	h.Write([]byte("ok"))
-	if got, cut := h.String(); got != "shortok" || cut {
-		t.Fatalf("got %q", got)
 	}
 }
 
