@@ -35,6 +35,7 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 		return nil, invalidParams("root must be an absolute path, got %q", p.Root)
 	}
 	ws, err := workspace.Open(ctx, filepath.Clean(p.Root), &workspace.Options{
+		Parse:   parseFile,
 		Exclude: p.Exclude,
 		Home:    s.opts.Home,
 		Logger:  s.log,
