@@ -201,7 +201,7 @@ func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph 
 	for i := range g.nodes {
 		r.imports(int32(i), add)
 	}
-	linkReferences(g, add)
+	linkReferences(g, r.goImports, add)
 
 	g.edges = make([]edge, 0, len(acc))
 	for k, set := range acc {

@@ -211,9 +211,9 @@ func TestProjectModuleLevelAndImportsOnly(t *testing.T) {
 
 func TestReferenceLimit(t *testing.T) {
 	mk := func(n int) *Graph {
-		in := []Input{{Path: "use.go", Language: "go", Info: &syntax.FileInfo{Refs: []string{"Common"}}}}
+		in := []Input{{Path: "use.py", Language: "python", Info: &syntax.FileInfo{Refs: []string{"Common"}}}}
 		for i := range n {
-			in = append(in, Input{Path: fmt.Sprintf("d%d/def.go", i), Language: "go",
+			in = append(in, Input{Path: fmt.Sprintf("d%d/def.py", i), Language: "python",
 				Info: &syntax.FileInfo{Symbols: []syntax.Symbol{sym("Common", "function", true)}}})
 		}
 		return BuildFrom(in, nil)
@@ -288,4 +288,25 @@ func TestTarjanDeepChain(t *testing.T) {
 	if c := tarjan(adj); len(c) != 1 || len(c[0]) != n {
 		t.Fatalf("got %d components", len(c))
 	}
+}
+
+func TestGoReferencesNeedAnImport(t *testing.T) {
+	goFile := func(p string, imports []string, refs []string, defs ...string) Input {
+		fi := &syntax.FileInfo{Language: "go", Refs: refs}
+		for _, im := range imports {
+			fi.Imports = append(fi.Imports, imp(im, "import"))
+		}
+		for _, d := range defs {
+			fi.Symbols = append(fi.Symbols, sym(d, "function", true))
+		}
+		return Input{Path: p, Language: "go", Info: fi}
+	}
+	g := BuildFrom([]Input{
+		{Path: "go.mod", Language: "go.mod"},
+		goFile("a/a.go", nil, []string{"Foo"}),
+		goFile("b/b.go", nil, nil, "Foo"),
+		goFile("c/c.go", []string{"m/b"}, []string{"Foo"}),
+	}, func(rel string) ([]byte, error) { return []byte("module m\n"), nil })
+	mustHave(t, g, "c/c.go -> b/b.go import", "c/c.go -> b/b.go reference")
+	mustNotHave(t, g, "a/a.go -> b/b.go reference")
 }

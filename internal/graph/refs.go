@@ -17,9 +17,11 @@ func family(lang string) string {
 // linkReferences adds reference edges: file A to file B when A's Refs hold
 // a name B defines, A does not define it itself, both are of the same
 // language family, and the name is defined in at most MaxDefiningFiles
-// files of that family. A Go name that is not exported links only within
-// its package folder.
-func linkReferences(g *Graph, add addFunc) {
+// files of that family. Between Go files of different package folders, a
+// reference links only when the using file imports the defining package
+// (goImports) and the name is exported: Go refs are bare identifiers, so
+// this keeps x.Name from linking to an unrelated package's Name.
+func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc) {
 	type def struct {
 		file     int32
 		exported bool
@@ -70,11 +72,9 @@ func linkReferences(g *Graph, add addFunc) {
 					continue
 				}
 				t := &g.nodes[d.file]
-				if n.lang == "go" && t.lang == "go" && !d.exported && dirOf(t.path) != dir {
+				if n.lang == "go" && t.lang == "go" && dirOf(t.path) != dir &&
+					(!d.exported || !goImports[int32(i)][dirOf(t.path)] || strings.HasSuffix(t.path, "_test.go")) {
 					continue
-				}
-				if n.lang == "go" && t.lang == "go" && dirOf(t.path) != dir && strings.HasSuffix(t.path, "_test.go") {
-					continue // another package's tests are never imported
 				}
 				add(int32(i), d.file, KindReference, ref)
 			}

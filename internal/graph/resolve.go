@@ -15,6 +15,9 @@ type resolver struct {
 	dirs  map[string]bool // every folder holding an indexed path, with ancestors ("" is the root)
 	mods  []goModule      // sorted by module path length, longest first
 	goPkg map[string][]int32
+	// goImports holds, per Go node, the package folders its imports
+	// resolved to (reference edges across Go packages need one).
+	goImports map[int32]map[string]bool
 	py    []string // Python import roots, "" first
 	// unresolved counts local-looking imports that matched no file.
 	unresolved int
@@ -27,7 +30,7 @@ type goModule struct {
 type addFunc func(from, to int32, kind string, names ...string)
 
 func newResolver(g *Graph, all map[string]bool, readFile func(string) ([]byte, error)) *resolver {
-	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}}
+	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}, goImports: map[int32]map[string]bool{}}
 	pyRoots := map[string]bool{"": true}
 	for p := range all {
 		for d := dirOf(p); d != "" && !r.dirs[d]; d = dirOf(d) {
@@ -323,6 +326,13 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 		case imp == m.path:
 		case strings.HasPrefix(imp, m.path+"/"):
 			rest = imp[len(m.path)+1:]
+		case m.path == "std" && !strings.Contains(strings.Split(imp, "/")[0], "."):
+			// Go's own source tree: the standard library's import paths
+			// have no module prefix ($GOROOT/src/go.mod is "module std").
+			if len(r.goPkg[join(m.dir, imp)]) == 0 {
+				continue
+			}
+			rest = imp
 		default:
 			continue
 		}
@@ -332,6 +342,10 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 			r.unresolved++
 			return
 		}
+		if r.goImports[i] == nil {
+			r.goImports[i] = map[string]bool{}
+		}
+		r.goImports[i][dir] = true
 		refs := r.g.nodes[i].info.Refs
 		linked := false
 		for _, j := range files {
