@@ -121,7 +121,7 @@ func runHelper() int {
 	}
 	if cfg.DropCaps {
 		if err := dropCapabilities(); err != nil {
-			return fail("landlock", err)
+			return fail("caps", err)
 		}
 	}
 	if cfg.Landlock {
@@ -235,9 +235,10 @@ func restrict(cfg helperConfig) error {
 	return nil
 }
 
-// dropCapabilities empties the bounding, ambient and inheritable
-// capability sets, so bash and its descendants run as a root without
-// capabilities (no module loading, no raw devices, no ptrace of others).
+// dropCapabilities empties the ambient and inheritable capability sets,
+// and for root the bounding set, so bash and its descendants run without
+// capabilities (root: no module loading, no raw devices, no ptrace of
+// others).
 func dropCapabilities() error {
 	last := 63
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
@@ -245,7 +246,11 @@ func dropCapabilities() error {
 			last = n
 		}
 	}
-	for c := 0; c <= last; c++ {
+	// A non-root helper holds no CAP_SETPCAP to shrink the bounding set;
+	// it needs not: bash runs with a non-zero uid and no ambient
+	// capability, and no_new_privs (set with Landlock) stops file
+	// capabilities.
+	for c := 0; c <= last && os.Geteuid() == 0; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}

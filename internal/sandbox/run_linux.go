@@ -16,6 +16,7 @@ import (
 	"time"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // Confinement names (Result.Confinement).
@@ -234,7 +235,11 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 		Namespaces: confinement == ConfinementNamespaces,
 		Landlock:   confinement != ConfinementNone,
 		ABI:        abi,
-		DropCaps:   confinement == ConfinementLandlock && os.Geteuid() == 0,
+		// Root without a user namespace, and a user whose helper holds
+		// CAP_SYS_ADMIN in its namespace for the mounts: bash gets no
+		// capability.
+		DropCaps: (confinement == ConfinementLandlock && os.Geteuid() == 0) ||
+			(confinement == ConfinementNamespaces && os.Getuid() != 0),
 	}
 	if cfg.Landlock {
 		cfg.Writable = writableDirs(spec, tmp)
@@ -281,8 +286,13 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
 			attr.GidMappingsEnableSetgroups = true
 		} else {
+			// The user keeps its uid inside; the capabilities a new user
+			// namespace gives would be lost at exec for a non-zero uid,
+			// so CAP_SYS_ADMIN is kept as an ambient one for the helper's
+			// mounts (the helper clears it before bash starts).
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+			attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 		}
 	}
 	cmd.SysProcAttr = attr

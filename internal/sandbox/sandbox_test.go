@@ -85,6 +85,9 @@ func TestSandboxWrites(t *testing.T) {
 		t.Skipf("go env GOCACHE: %v", err)
 	}
 	cache := strings.TrimSpace(string(gocache))
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	home, _ := os.UserHomeDir()
 	bashrc := filepath.Join(home, ".bashrc")
 	_, bashrcErr := os.Stat(bashrc)
@@ -261,16 +264,23 @@ func hostPids(t *testing.T, p *Process, pidfile string) []int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(100 * time.Millisecond) // setsid -f's child execs sleep
-	ds := descendants(p.Pid())
-	var sleeps int
-	for _, d := range ds {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", d)); err == nil && strings.HasPrefix(string(b), "sleep\x00100") {
-			sleeps++
+	// setsid -f's child may not have exec'd sleep yet: poll.
+	var ds []int
+	for {
+		ds = descendants(p.Pid())
+		var sleeps int
+		for _, d := range ds {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", d)); err == nil && strings.HasPrefix(string(b), "sleep\x00100") {
+				sleeps++
+			}
 		}
-	}
-	if sleeps < 3 {
-		t.Fatalf("expected 3 sleeps under the helper, found %d among %v", sleeps, ds)
+		if sleeps >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expected 3 sleeps under the helper, found %d among %v", sleeps, ds)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	return ds
 }
