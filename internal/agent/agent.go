@@ -21,8 +21,10 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -70,6 +72,9 @@ type Options struct {
 	Control *Control
 	// Retry bounds the retries of one model call; zero fields take defaults.
 	Retry RetryPolicy
+	// Hooks run at SessionStart, UserPromptSubmit, PreToolUse, PostToolUse
+	// and Stop (addendum §8, hooks.go); nil runs none.
+	Hooks *hooks.Runner
 }
 
 // Params describe one task. ChatMode is "ask", "plan", "agent" or "team"
@@ -93,6 +98,9 @@ type Params struct {
 	// asks Options.Classify.
 	Kind   string
 	Limits Limits
+	// Skills is the active skills' text (skills.Block), added to the
+	// system prompt for the whole task; compaction never drops it.
+	Skills string
 }
 
 // Messages the model sees as tool results when no tool output exists.
@@ -142,6 +150,8 @@ type run struct {
 	progress                      progress
 
 	bg bgState
+
+	stopBlocks int // times Stop hooks sent the model back to work
 }
 
 func newRun(p Params, opts Options) *run {
@@ -269,6 +279,10 @@ func (r *run) run(parent context.Context) {
 		return
 	}
 	r.messages = startConversation(r.p.History, r.p.Prompt, r.p.Images)
+	extra, ok := r.startHooks(ctx)
+	if !ok {
+		return
+	}
 	r.ctl.start()
 
 	var specs []provider.ToolSpec
@@ -281,6 +295,12 @@ func (r *run) run(parent context.Context) {
 		}
 	}
 	r.baseSys = systemPrompt(r.env.Root, r.p.ChatMode, r.p.Policy.Mode == policy.ModeReadOnly, r.p.System)
+	if sk := strings.TrimSpace(r.p.Skills); sk != "" {
+		r.baseSys += "\n\n# Active skills\n\n" + sk
+	}
+	if extra != "" {
+		r.baseSys += "\n\n# Context from the user's hooks\n\n" + extra
+	}
 
 	for {
 		if r.stopped(ctx) {
@@ -316,8 +336,9 @@ func (r *run) run(parent context.Context) {
 			// The task does not end while steering messages wait or
 			// background commands run.
 			if !r.waitForMore(ctx) {
-				r.stopped(ctx)
-				return
+				if r.stopped(ctx) || !r.stopHook(ctx) {
+					return
+				}
 			}
 			continue
 		}
@@ -487,6 +508,9 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	if c.badInput {
 		return finish(resultBadInput, false, nil)
 	}
+	if blocked, feedback := r.preToolUse(ctx, c); blocked {
+		return finish(feedback, false, nil)
+	}
 
 	decision, reason := r.p.Policy.Decide(spec, c.Input)
 	if !isOffered && decision != policy.Deny {
@@ -548,7 +572,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	if res.Data != nil {
 		data = res.Data
 	}
-	return finish(res.Content, true, data)
+	return finish(r.postToolUse(ctx, c, res.Content, data), true, data)
 }
 
 func (r *run) chatModeLabel() string {

@@ -30,6 +30,7 @@ const (
 	EventCompacted         = "compacted"
 	EventContext           = "context"
 	EventSteered           = "steered"
+	EventHook              = "hook"
 )
 
 // Event is one protocol.md agent/event `event` object. Only the fields of its
@@ -89,6 +90,13 @@ type Event struct {
 	AfterTokens      int  // compacted: the estimate after
 	WindowTokens     int  // compacted, context: the model's context window
 	UsedTokens       int  // context: the last call's input plus output tokens
+
+	HookEvent string // hook: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart (sent as "event")
+	Matcher   string // hook: the group's matcher ("" for all)
+	Command   string // hook: the command line
+	ExitCode  int    // hook: the exit code, -1 when killed or not started
+	Blocked   bool   // hook: whether this run blocked
+	Output    string // hook: stderr, cut at 2000 characters
 
 	Status       string            // done: completed|failed|cancelled
 	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled)
@@ -155,6 +163,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			kv{"beforeTokens", e.BeforeTokens}, kv{"afterTokens", e.AfterTokens}, kv{"windowTokens", e.WindowTokens})
 	case EventContext:
 		f = append(f, kv{"usedTokens", e.UsedTokens}, kv{"windowTokens", e.WindowTokens})
+	case EventHook:
+		f = append(f, kv{"event", e.HookEvent}, kv{"matcher", e.Matcher}, kv{"command", e.Command}, kv{"exitCode", e.ExitCode},
+			kv{"durationMs", e.DurationMs}, kv{"blocked", e.Blocked}, kv{"output", e.Output})
 	case EventError:
 		f = append(f, kv{"message", e.Message}, kv{"kind", e.Kind}, kv{"status", e.HTTPStatus}, kv{"retryable", e.Retryable})
 	case EventDone:
