@@ -15,6 +15,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/store"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/workspace"
@@ -181,6 +182,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		System:   withExcerpts(projectContext(ws), s.firstRequestContext(ctx, p.Prompt)),
 		History:  history,
 		Limits:   loop.limits,
+		Skills:   s.activeSkills(p.Prompt, editorPaths(ws.Root(), editor)), // skills.go
 	}, agent.Options{
 		Provider: prov,
 		Tools:    s.tools,
@@ -194,6 +196,8 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Fallbacks: loop.fallbacks,
 		Prices:    loop.prices,
 		Windows:   s.windows,
+		Classify:  retrieve.Classify,
+		Hooks:     s.hookRunner(ws.Root(), sandbox), // hooks.go
 	})
 
 	if len(summary.Operations) == 0 {

@@ -89,7 +89,8 @@ type Server struct {
 	dataDir string       // initialize dataDir, "" without one
 	tools   *tool.Registry
 
-	running runningTasks // agentctl.go: running top-level tasks by taskId
+	running  runningTasks // agentctl.go: running top-level tasks by taskId
+	hookConf hooksState   // hooks.go: config/hooks
 }
 
 // New returns a Server.
@@ -146,6 +147,10 @@ func New(opts *Options) *Server {
 		MethodWorkspaceRefresh:         s.workspaceRefresh,
 		methodMCPConfigure:             s.mcpConfigure,
 		methodMCPStatus:                s.mcpStatus,
+		MethodConfigHooks:              s.configHooks,   // hooks.go
+		MethodSkillsList:               s.skillsList,    // skills.go
+		MethodSkillsResolve:            s.skillsResolve, // skills.go
+		MethodPromptRefine:             s.promptRefine,  // refine.go
 	}
 	return s
 }
