@@ -36,4 +36,5 @@ func BenchmarkBuildGoSource(b *testing.B) {
 	b.ReportMetric(float64(st.Files), "files")
 	b.ReportMetric(float64(st.Edges), "edges")
 	b.ReportMetric(float64(st.Cycles), "cycles")
+	b.Logf("import cycles: %v; unresolved imports: %d", st.ImportCycles, st.UnresolvedImports)
 }

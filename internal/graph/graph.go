@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -183,34 +184,28 @@ func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph 
 	g.indexed = func(rel string) bool { return all[rel] }
 
 	r := newResolver(g, all, readFile)
-	acc := map[edgeKey]map[string]bool{}
+	at := map[edgeKey]int32{} // edge index by (from, to, kind)
 	add := func(from, to int32, kind string, names ...string) {
 		if kind == KindReference && from == to {
 			return
 		}
 		k := edgeKey{from, to, kind}
-		set := acc[k]
-		if set == nil {
-			set = map[string]bool{}
-			acc[k] = set
+		ei, ok := at[k]
+		if !ok {
+			ei = int32(len(g.edges))
+			at[k] = ei
+			g.edges = append(g.edges, edge{from: from, to: to, kind: kind})
 		}
-		for _, n := range names {
-			set[n] = true
-		}
+		g.edges[ei].symbols = append(g.edges[ei].symbols, names...)
 	}
 	for i := range g.nodes {
 		r.imports(int32(i), add)
 	}
 	linkReferences(g, r.goImports, add)
-
-	g.edges = make([]edge, 0, len(acc))
-	for k, set := range acc {
-		e := edge{from: k.from, to: k.to, kind: k.kind}
-		for n := range set {
-			e.symbols = append(e.symbols, n)
-		}
+	for i := range g.edges {
+		e := &g.edges[i]
 		sort.Strings(e.symbols)
-		g.edges = append(g.edges, e)
+		e.symbols = slices.Clip(slices.Compact(e.symbols))
 	}
 	sort.Slice(g.edges, func(i, j int) bool {
 		a, b := &g.edges[i], &g.edges[j]

@@ -18,7 +18,9 @@ type resolver struct {
 	// goImports holds, per Go node, the package folders its imports
 	// resolved to (reference edges across Go packages need one).
 	goImports map[int32]map[string]bool
-	py    []string // Python import roots, "" first
+	py        []string // Python import roots, "" first
+	// goDefs caches pkgDefs per package folder.
+	goDefs map[string]map[string][]int32
 	// unresolved counts local-looking imports that matched no file.
 	unresolved int
 }
@@ -30,7 +32,7 @@ type goModule struct {
 type addFunc func(from, to int32, kind string, names ...string)
 
 func newResolver(g *Graph, all map[string]bool, readFile func(string) ([]byte, error)) *resolver {
-	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}, goImports: map[int32]map[string]bool{}}
+	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}, goImports: map[int32]map[string]bool{}, goDefs: map[string]map[string][]int32{}}
 	pyRoots := map[string]bool{"": true}
 	for p := range all {
 		for d := dirOf(p); d != "" && !r.dirs[d]; d = dirOf(d) {
@@ -326,7 +328,7 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 		case imp == m.path:
 		case strings.HasPrefix(imp, m.path+"/"):
 			rest = imp[len(m.path)+1:]
-		case m.path == "std" && !strings.Contains(strings.Split(imp, "/")[0], "."):
+		case m.path == "std" && !strings.Contains(firstElem(imp), "."):
 			// Go's own source tree: the standard library's import paths
 			// have no module prefix ($GOROOT/src/go.mod is "module std").
 			if len(r.goPkg[join(m.dir, imp)]) == 0 {
@@ -346,39 +348,45 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 			r.goImports[i] = map[string]bool{}
 		}
 		r.goImports[i][dir] = true
-		refs := r.g.nodes[i].info.Refs
+		defs := r.pkgDefs(dir, files)
 		linked := false
-		for _, j := range files {
-			if names := r.exportedUsed(j, refs); len(names) > 0 {
-				add(i, j, KindImport, names...)
-				linked = true
+		for _, ref := range r.g.nodes[i].info.Refs {
+			for _, j := range defs[ref] {
+				if j != i { // a //go:build ignore main file in the folder it imports
+					add(i, j, KindImport, ref)
+					linked = true
+				}
 			}
 		}
 		if !linked {
 			for _, j := range files {
-				add(i, j, KindImport)
+				if j != i {
+					add(i, j, KindImport)
+				}
 			}
 		}
 		return
 	}
 }
 
-// exportedUsed returns the exported names node j defines that refs holds.
-func (r *resolver) exportedUsed(j int32, refs []string) []string {
-	if len(refs) == 0 {
-		return nil
+// pkgDefs returns, for the Go package in dir, the files defining each
+// exported top-level name; built once per package.
+func (r *resolver) pkgDefs(dir string, files []int32) map[string][]int32 {
+	if m, ok := r.goDefs[dir]; ok {
+		return m
 	}
-	set := make(map[string]bool, len(refs))
-	for _, s := range refs {
-		set[s] = true
-	}
-	var out []string
-	for _, s := range r.g.nodes[j].info.Symbols {
-		if s.Exported && s.Container == "" && set[s.Name] {
-			out = append(out, s.Name)
+	m := map[string][]int32{}
+	for _, j := range files {
+		for _, s := range r.g.nodes[j].info.Symbols {
+			if s.Exported && s.Container == "" {
+				if l := m[s.Name]; len(l) == 0 || l[len(l)-1] != j {
+					m[s.Name] = append(l, j)
+				}
+			}
 		}
 	}
-	return out
+	r.goDefs[dir] = m
+	return m
 }
 
 // ---- C / C++ ----
@@ -638,4 +646,12 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// firstElem returns the first "/"-separated element of an import path.
+func firstElem(p string) string {
+	if k := strings.IndexByte(p, '/'); k >= 0 {
+		return p[:k]
+	}
+	return p
 }
