@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -658,8 +659,15 @@ func (m *Manager) Call(ctx context.Context, serverName, toolName string, args js
 		}
 		m.mu.Lock()
 		gone := s.session != sess
+		if p := s.proc; p != nil && !gone {
+			select {
+			case <-p.exited:
+				gone = true
+			default:
+			}
+		}
 		m.mu.Unlock()
-		if gone || errors.Is(err, sdk.ErrConnectionClosed) {
+		if gone || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return tool.Result{}, tool.Errorf(ErrUnavailable, "mcp server %q stopped during the call to %s; it restarts on next use", serverName, toolName)
 		}
 		return tool.Result{}, tool.Errorf(ErrServerError, "mcp server %q: %s: %v", serverName, toolName, err)

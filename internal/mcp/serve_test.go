@@ -1,0 +1,152 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+)
+
+type fixedIndex struct{ files []string }
+
+func (f fixedIndex) Files() []string                      { return f.files }
+func (f fixedIndex) Excluded(rel string, isDir bool) bool { return false }
+
+// serveClient runs Serve on pipes and returns a connected client session.
+func serveClient(t *testing.T, opts *ServeOptions) *sdk.ClientSession {
+	t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Serve(ctx, sr, sw, opts)
+	}()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sess.Close()
+		cancel()
+		sr.Close()
+		<-done
+	})
+	return sess
+}
+
+func approveText(t *testing.T, sess *sdk.ClientSession, args string) map[string]any {
+	t.Helper()
+	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: ApproveTool, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("approve answered %d blocks", len(res.Content))
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestServeToolsAndApprove(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644)
+	var asked []ApprovalRequest
+	l, err := NewApprovalListener(func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+		asked = append(asked, req)
+		switch req.ToolName {
+		case "mcp__task-x__replace_text":
+			return ApprovalDecision{Allow: true, Session: true}, nil
+		case "Bash":
+			return ApprovalDecision{}, errors.New("client gone")
+		}
+		return ApprovalDecision{Allow: false, Message: "not today"}, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	reg := tool.NewRegistry(builtin.New(nil)...)
+	sess := serveClient(t, &ServeOptions{Registry: reg, Env: tool.NewEnv(root, fixedIndex{[]string{"a.txt"}}, true, ""), Approval: l.Env()})
+
+	var names []string
+	for tl, err := range sess.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); !strings.Contains(got, "read_file") || !strings.Contains(got, "replace_text") || !strings.Contains(got, "approve") {
+		t.Fatalf("tools = %s", got)
+	}
+	// Containment: a path outside the root is a tool failure.
+	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "../../etc/passwd"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("read outside the root: %+v, %v", res, err)
+	}
+	res, err = sess.CallTool(context.Background(), &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "one") {
+		t.Fatalf("read_file: %+v, %v", res, err)
+	}
+	// Stale edit: the file changed on disk after the read.
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("two\n"), 0o644)
+	res, err = sess.CallTool(context.Background(), &sdk.CallToolParams{Name: "replace_text", Arguments: map[string]any{"path": "a.txt", "oldText": "two", "newText": "three"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("stale edit allowed: %+v, %v", res, err)
+	}
+
+	v := approveText(t, sess, `{"tool_name":"mcp__task-x__replace_text","input":{"path":"a.txt"},"tool_use_id":"toolu_1"}`)
+	if v["behavior"] != "allow" || v["updatedInput"].(map[string]any)["path"] != "a.txt" || v["updatedPermissions"] == nil {
+		t.Fatalf("allow answer = %v", v)
+	}
+	v = approveText(t, sess, `{"tool_name":"mcp__task-x__write_file","input":{}}`)
+	if v["behavior"] != "deny" || v["message"] != "not today" {
+		t.Fatalf("deny answer = %v", v)
+	}
+	v = approveText(t, sess, `{"tool_name":"Bash","input":{"command":"ls"}}`)
+	if v["behavior"] != "deny" || v["message"] == "" {
+		t.Fatalf("error answer = %v", v)
+	}
+	if len(asked) != 3 || asked[0].ToolUseID != "toolu_1" || string(asked[0].Input) != `{"path":"a.txt"}` {
+		t.Fatalf("asked = %+v", asked)
+	}
+}
+
+func TestApproveDeniesWithoutParent(t *testing.T) {
+	l, err := NewApprovalListener(func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+		t.Error("callback reached with a wrong token")
+		return ApprovalDecision{Allow: true}, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr, _, _ := strings.Cut(l.Env(), " ")
+	for _, env := range []string{"", addr + " wrong-token", "10.1.2.3:9 tok", "127.0.0.1:1 tok"} {
+		sess := serveClient(t, &ServeOptions{NoTools: true, Approval: env})
+		v := approveText(t, sess, `{"tool_name":"x","input":{}}`)
+		if v["behavior"] != "deny" || v["message"] == "" {
+			t.Fatalf("env %q: answer = %v", env, v)
+		}
+	}
+	// --no-tools serves approve only.
+	sess := serveClient(t, &ServeOptions{NoTools: true, Registry: tool.NewRegistry(builtin.New(nil)...)})
+	res, err := sess.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != ApproveTool {
+		t.Fatalf("--no-tools tools = %+v, %v", res, err)
+	}
+}
