@@ -438,6 +438,9 @@ func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 	bestScore, at := 0.0, -1
 	for i := range syms {
 		s := &syms[i]
+		if !mayMatch(s.Name, units) {
+			continue
+		}
 		parts := SplitIdentifier(s.Name)
 		full := stem(joined(parts))
 		score := 0.0
@@ -470,6 +473,51 @@ func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 		return lvls, nil
 	}
 	return lvls, &syms[at]
+}
+
+// mayMatch is a cheap, allocation-free pre-check for matchSymbols: can
+// name match any unit? Names with "_" or non-ASCII bytes always may (joined
+// keys drop "_"); otherwise a key, less its last byte (stemming may have
+// changed it), must occur in name ignoring ASCII case.
+func mayMatch(name string, units []unit) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] == '_' || name[i] >= 0x80 {
+			return true
+		}
+	}
+	for _, u := range units {
+		k := u.key
+		if len(k) > 2 {
+			k = k[:len(k)-1]
+		}
+		if containsFoldASCII(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether lower-case sub occurs in s ignoring
+// ASCII case.
+func containsFoldASCII(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for j < n {
+			c := s[i+j]
+			if isUpper(c) {
+				c += 32
+			}
+			if c != sub[j] {
+				break
+			}
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 // symbolWeight weighs match levels when choosing the definition to show:
