@@ -90,9 +90,10 @@ type Params struct {
 	Policy   policy.Policy
 	System   string
 	History  []provider.Message
-	// Excerpts are the repository excerpts retrieved for the first request.
-	// They join the system prompt under "# Repository excerpts" and are the
-	// last thing compaction drops (above 90% of the window).
+	// Excerpts are the repository excerpts retrieved for the first request,
+	// a block that starts with its own heading. They join the end of the
+	// system prompt and are the last thing compaction drops (above 90% of
+	// the window).
 	Excerpts string
 	// Kind is the prompt's task kind (addendum §10) for Options.Routes; ""
 	// asks Options.Classify.
@@ -230,7 +231,7 @@ func (r *run) system() string {
 	if r.p.Excerpts == "" || r.excerptsDropped {
 		return r.baseSys
 	}
-	return r.baseSys + "\n\n# Repository excerpts\n\n" + r.p.Excerpts
+	return r.baseSys + "\n\n" + r.p.Excerpts
 }
 
 func (r *run) emit(e Event) { r.opts.Emit(e) }

@@ -105,10 +105,10 @@ func TestCompactionStages(t *testing.T) {
 		t.Errorf("first message %+v", first)
 	}
 	last := h.prov.reqs[len(h.prov.reqs)-1]
-	if strings.Contains(last.System, "Repository excerpts") {
+	if strings.Contains(last.System, "func excerpt()") {
 		t.Error("the excerpts were not dropped from the last request")
 	}
-	if !strings.Contains(h.prov.reqs[0].System, "# Repository excerpts") {
+	if !strings.Contains(h.prov.reqs[0].System, "func excerpt()") {
 		t.Error("the first request has no excerpts")
 	}
 	for _, m := range msgs[len(msgs)-keepRecent:] {

@@ -179,7 +179,8 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		ChatMode: mode,
 		Images:   images,
 		Policy:   pol,
-		System:   withExcerpts(projectContext(ws), s.firstRequestContext(ctx, p.Prompt)),
+		System:   projectContext(ws),
+		Excerpts: s.firstRequestContext(ctx, p.Prompt), // retrieve.go
 		History:  history,
 		Limits:   loop.limits,
 		Skills:   s.activeSkills(p.Prompt, editorPaths(ws.Root(), editor)), // skills.go

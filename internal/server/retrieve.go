@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/task-x/task-x-runtime/internal/graph"
 	"sort"
 	"strings"
 	"sync"
@@ -49,10 +50,40 @@ func (s *Server) retrievalIndex(ctx context.Context) (*workspace.Workspace, *ret
 	return ws, ix, nil
 }
 
-// neighbours is the graph boost of retrieval. The graph package does not
-// expose per-file neighbours yet, so there is none: this is the seam to
-// fill with graph/file's dependsOn and usedBy.
-func (s *Server) neighbours() func(rel string) []retrieve.Neighbour { return nil }
+// neighbours is the graph boost of retrieval: the files a file depends on
+// and the files that use it, from the open workspace's graph (built on first
+// use, like graph/file).
+func (s *Server) neighbours() func(rel string) []retrieve.Neighbour {
+	var g *graph.Graph
+	return func(rel string) []retrieve.Neighbour {
+		if g == nil {
+			var err error
+			if g, _, err = s.currentGraph(); err != nil {
+				return nil
+			}
+		}
+		deps, err := g.File(rel)
+		if err != nil {
+			return nil
+		}
+		out := make([]retrieve.Neighbour, 0, len(deps.DependsOn)+len(deps.UsedBy))
+		for _, d := range deps.DependsOn {
+			rel := "imported by"
+			if d.Kind == graph.KindReference {
+				rel = "used by"
+			}
+			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel})
+		}
+		for _, d := range deps.UsedBy {
+			rel := "imports"
+			if d.Kind == graph.KindReference {
+				rel = "uses"
+			}
+			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel})
+		}
+		return out
+	}
+}
 
 type retrieveParams struct {
 	Query        string   `json:"query"`
@@ -377,13 +408,4 @@ func (t *retrieveContextTool) Run(ctx context.Context, env *tool.Env, input json
 		text = fmt.Sprintf("Nothing in the workspace matches %q (terms: %s).", in.Query, strings.Join(res.Terms, ", "))
 	}
 	return tool.Result{Content: text, Data: res}, nil
-}
-
-// withExcerpts appends the repository excerpts block to the agent's system
-// text (nothing when there are none).
-func withExcerpts(system, excerpts string) string {
-	if excerpts == "" {
-		return system
-	}
-	return strings.TrimRight(system, "\n") + "\n\n" + excerpts
 }
