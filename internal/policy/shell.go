@@ -241,9 +241,81 @@ func (w *walker) subst(c *ctx, n syntax.Node) {
 		case *syntax.ProcSubst:
 			w.stmts(c, x.Stmts)
 			return false
+		case *syntax.ArithmExp:
+			if evalsVariable(x.X) {
+				w.flag("arithmetic on a variable %q (bash runs $(…) found in its value)", c.text(x))
+			}
+		case *syntax.ParamExp:
+			w.paramExp(c, x)
+		case *syntax.ArrayElem:
+			if x.Index != nil && evalsVariable(x.Index) {
+				w.flag("array subscript on a variable %q (bash runs $(…) found in its value)", c.text(x.Index))
+			}
+		case *syntax.UnaryTest:
+			if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+				w.flag("[[ %s ]] evaluates a variable name and its subscript", x.Op)
+			}
+		case *syntax.BinaryTest:
+			switch x.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				if !isIntegerWord(x.X) || !isIntegerWord(x.Y) {
+					w.flag("[[ %s ]] evaluates its operands as arithmetic", x.Op)
+				}
+			}
 		}
 		return true
 	})
+}
+
+// paramExp flags the expansions that make bash evaluate a variable's value
+// as code: a subscript or a slice that names a variable (arithmetic, where
+// `x='a[$(cmd)]'` runs cmd), an indirection ${!x} (its value may be a name
+// with such a subscript), and ${x@P} (prompt expansion runs $(…)).
+func (w *walker) paramExp(c *ctx, x *syntax.ParamExp) {
+	switch {
+	case x.Excl:
+		w.flag("indirect expansion %q", c.text(x))
+	case x.Index != nil && evalsVariable(x.Index):
+		w.flag("subscript on a variable %q (bash runs $(…) found in its value)", c.text(x))
+	case x.Slice != nil && (evalsVariable(x.Slice.Offset) || evalsVariable(x.Slice.Length)):
+		w.flag("slice on a variable %q (bash runs $(…) found in its value)", c.text(x))
+	case x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.ContainsRune(x.Exp.Word.Lit(), 'P'):
+		w.flag("prompt expansion %q runs $(…) found in the value", c.text(x))
+	}
+}
+
+// evalsVariable reports whether an arithmetic expression (or subscript)
+// refers to a variable or expansion: bash evaluates a variable's value as
+// arithmetic in turn, and an array subscript in that value runs any command
+// substitution it holds. Numbers (42, 0x1f, 16#ff) and operators are safe;
+// @ and * subscripts are not arithmetic.
+func evalsVariable(e syntax.ArithmExpr) bool {
+	if isNil(e) {
+		return false
+	}
+	found := false
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst:
+			found = true
+		case *syntax.Lit:
+			if v := x.Value; v != "" && v != "@" && v != "*" && !(v[0] >= '0' && v[0] <= '9') {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// isIntegerWord reports whether a [[ ]] operand is a literal integer.
+func isIntegerWord(e syntax.TestExpr) bool {
+	wd, ok := e.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	l := literal(wd)
+	return l.known && isDigits(strings.TrimPrefix(l.s, "-"))
 }
 
 // isNil reports whether n is nil or a typed nil pointer (an absent optional
@@ -276,7 +348,7 @@ func (w *walker) redirect(c *ctx, r *syntax.Redirect) {
 		if known && (target == "-" || isDigits(target)) {
 			return
 		}
-		if r.Op == syntax.DplIn && known {
+		if r.Op == syntax.DplIn && known && !strings.HasPrefix(target, "/dev/tcp/") && !strings.HasPrefix(target, "/dev/udp/") {
 			return
 		}
 	case syntax.RdrIn:
@@ -322,6 +394,10 @@ func (w *walker) assign(c *ctx, as *syntax.Assign) {
 		if as.Value != nil {
 			if wd := literal(as.Value); !wd.known || strings.HasPrefix(wd.s, "-f") {
 				w.flag("computed declaration %q", c.text(as.Value))
+			} else if strings.HasPrefix(wd.s, "-") && strings.ContainsAny(wd.s, "in") {
+				// -i evaluates later assignments as arithmetic; -n makes a
+				// name reference whose subscript is evaluated on use.
+				w.flag("declaration option %q", wd.s)
 			} else if name, _, _ := strings.Cut(wd.s, "="); dangerousName(name) {
 				w.flag("sets %s", name)
 			}
@@ -330,6 +406,9 @@ func (w *walker) assign(c *ctx, as *syntax.Assign) {
 	}
 	if dangerousName(as.Name.Value) {
 		w.flag("sets %s", as.Name.Value)
+	}
+	if as.Index != nil && evalsVariable(as.Index) {
+		w.flag("assigns to a subscript on a variable %q", c.text(as.Index))
 	}
 }
 
@@ -381,6 +460,13 @@ func (w *walker) call(c *ctx, x *syntax.CallExpr) {
 		switch {
 		case harmlessPrograms[base] && base == inner[0].s && len(inner) == len(words):
 			p.harmless = true
+			for _, a := range inner[1:] {
+				// unset 'a[x]', wait -p 'a[x]': bash evaluates the subscript
+				// as arithmetic, so x's value can run $(…).
+				if (base == "unset" || base == "wait") && (!a.known || strings.Contains(a.s, "[")) {
+					w.flag("%s of a subscripted name %q", base, a.s)
+				}
+			}
 		case base == "command" && len(inner) > 1 && (inner[1].s == "-v" || inner[1].s == "-V"):
 			p.harmless = true // looks a name up, runs nothing
 		case shells[base]:
