@@ -376,6 +376,9 @@ func TestNoKeyLeaks(t *testing.T) {
 			keep(p.call("chat/send", map[string]any{"provider": prov(echo.URL), "request": map[string]any{
 				"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}}}}}))
 			keep(p.call("agent/tasks", map[string]any{}))
+			// A direct tools/call that reads or prints the key.
+			keep(p.call("tools/call", map[string]any{"name": "read_file", "input": map[string]any{"path": "notes.txt"}}))
+			keep(p.call("tools/call", map[string]any{"name": "run_command", "input": map[string]any{"command": "cat notes.txt"}}))
 			p.mu.Lock()
 			for _, n := range p.notes {
 				received = append(received, n.raw)

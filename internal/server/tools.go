@@ -56,7 +56,14 @@ func (s *Server) toolsCall(ctx context.Context, params json.RawMessage) (any, er
 	if changes == nil {
 		changes = []tool.FileChange{}
 	}
-	return map[string]any{"content": res.Content, "data": res.Data, "changes": changes}, nil
+	out := map[string]any{"content": res.Content, "data": res.Data, "changes": changes}
+	// A tool can read or print a key the runtime holds (a file, a command's
+	// output): redact it like every other reply (addendum §11).
+	b, err := json.Marshal(out)
+	if err != nil {
+		return out, nil
+	}
+	return s.redactJSON(b), nil
 }
 
 // filesChanged tells the index about files a tool changed.
