@@ -146,6 +146,7 @@ type fold struct {
 	current      map[int]*callAcc // the call each index currently continues
 	usage        *chunkUsage
 	finishReason string
+	choices      []chunkChoice // reused by decodeChunk
 }
 
 // run reads the body to its end.
@@ -237,7 +238,7 @@ func (f *fold) runCompletion(body io.Reader) error {
 // handle folds one event's data.
 func (f *fold) handle(evType string, data []byte) error {
 	var ch chunk
-	if err := json.Unmarshal(data, &ch); err != nil {
+	if err := decodeChunk(data, &ch, &f.choices); err != nil {
 		if evType != "" && evType != "message" && evType != "error" {
 			return nil // an event type we do not know, with a payload we cannot read
 		}
