@@ -142,12 +142,15 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	prompt := block + p.Prompt
 
 	jsonrpc.Async(ctx)
-	var rec *taskRecorder // tasks.go: saves the task as it runs
+	var rec *taskRecorder                 // tasks.go: saves the task as it runs
+	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
 	emit := func(ev agent.Event) {
 		if rec != nil {
 			rec.event(ev)
 		}
-		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.redactEvent(ev)})
+		for _, out := range deltas.events(ev) {
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.redactEvent(out)})
+		}
 		if ev.Type == "fileChanged" && ev.Path != "" {
 			s.filesChanged(ctx, []tool.FileChange{{Path: ev.Path}})
 		}
