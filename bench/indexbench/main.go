@@ -208,10 +208,23 @@ func openCopies(bin, dir string, n int) (time.Duration, int, error) {
 
 // rt is a runtime process spoken to over stdio, one JSON object a line.
 type rt struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	next int
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	next   int
+	stderr *tailBuffer
+}
+
+// tailBuffer keeps the last 4 KiB written to it (the runtime's stderr, shown
+// when the runtime dies).
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = append([]byte(nil), t.b[len(t.b)-4096:]...)
+	}
+	return len(p), nil
 }
 
 type summary struct {
@@ -232,11 +245,12 @@ func startRuntime(bin string) (*rt, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = io.Discard
+	tail := &tailBuffer{}
+	cmd.Stderr = tail
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: tail}
 	if _, err := r.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "indexbench"}}); err != nil {
 		r.stop()
 		return nil, fmt.Errorf("initialize: %w", err)
@@ -254,7 +268,8 @@ func (r *rt) call(method string, params any) (json.RawMessage, error) {
 	for {
 		l, err := r.out.ReadBytes('\n')
 		if err != nil {
-			return nil, fmt.Errorf("runtime closed its output: %w", err)
+			r.cmd.Wait()
+			return nil, fmt.Errorf("runtime closed its output (%v): %w; its stderr ends with:\n%s", r.cmd.ProcessState, err, r.stderr.b)
 		}
 		var m struct {
 			ID     *int            `json:"id"`

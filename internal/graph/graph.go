@@ -347,7 +347,9 @@ type Cache struct {
 }
 
 // Get returns the graph of snap, building it when the cached one is of
-// another snapshot version. A nil snap returns nil.
+// another snapshot, unless that snapshot holds the same files
+// (workspace.Snapshot.SameFiles: the cached graph is reused). A nil snap
+// returns nil.
 func (c *Cache) Get(snap *workspace.Snapshot) *Graph {
 	if snap == nil {
 		return nil
@@ -357,15 +359,37 @@ func (c *Cache) Get(snap *workspace.Snapshot) *Graph {
 	if c.g != nil && c.g.snap == snap {
 		return c.g
 	}
+	if c.g != nil && c.g.snap.SameFiles(snap) {
+		// A refresh that changed no file: the edges are the same; only the
+		// snapshot the graph answers for moves on.
+		c.g = c.g.rebind(snap)
+		return c.g
+	}
 	c.g = Build(snap)
 	return c.g
 }
 
-// Cached returns the graph of snap when it is already built, else nil.
+// rebind returns a copy of g for snap, which holds the same files as
+// g.snap (workspace.Snapshot.SameFiles); the copy shares g's nodes and
+// edges, which are never modified.
+func (g *Graph) rebind(snap *workspace.Snapshot) *Graph {
+	ng := *g
+	ng.snap = snap
+	ng.snapVersion = snap.Version()
+	ng.indexed = func(rel string) bool { _, ok := snap.File(rel); return ok }
+	return &ng
+}
+
+// Cached returns the graph of snap when it is already built (or built for
+// a snapshot with the same files), else nil.
 func (c *Cache) Cached(snap *workspace.Snapshot) *Graph {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.g != nil && snap != nil && c.g.snap == snap {
+		return c.g
+	}
+	if c.g != nil && c.g.snap.SameFiles(snap) {
+		c.g = c.g.rebind(snap)
 		return c.g
 	}
 	return nil

@@ -273,3 +273,53 @@ func TestCResolution(t *testing.T) {
 		}
 	})
 }
+
+func TestCacheReusesGraphWhenFilesUnchanged(t *testing.T) {
+	root := t.TempDir()
+	for name, src := range map[string]string{
+		"go.mod":   "module example.com/m\n",
+		"a/a.go":   "package a\n\nfunc Hello() {}\n",
+		"main.go":  "package main\n\nimport \"example.com/m/a\"\n\nfunc main() { a.Hello() }\n",
+		"extra.go": "package main\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(context.Background(), root, &workspace.Options{Home: "-", Parse: realParse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Cache
+	first := c.Get(ws.Snapshot())
+	if _, err := ws.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c.Cached(ws.Snapshot()) == nil {
+		t.Error("Cached: no graph for a snapshot with the same files")
+	}
+	second := c.Get(ws.Snapshot())
+	if second.SnapshotVersion() != ws.Snapshot().Version() || second.SnapshotVersion() == first.SnapshotVersion() {
+		t.Errorf("graph version %d, snapshot %d", second.SnapshotVersion(), ws.Snapshot().Version())
+	}
+	if &second.edges[0] != &first.edges[0] {
+		t.Error("unchanged refresh rebuilt the graph")
+	}
+	if err := os.Remove(filepath.Join(root, "extra.go")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	third := c.Get(ws.Snapshot())
+	if third.Stats().Files != first.Stats().Files-1 {
+		t.Errorf("after a delete: %d files, want %d", third.Stats().Files, first.Stats().Files-1)
+	}
+	if _, err := third.File("extra.go"); err == nil {
+		t.Error("deleted file still answered")
+	}
+}

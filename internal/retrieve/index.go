@@ -353,11 +353,20 @@ func NewCache(opts *BuildOptions) *Cache {
 }
 
 // Index returns the index of snap, building it when the cached one is of
-// another snapshot.
+// another snapshot that does not hold the same files
+// (workspace.Snapshot.SameFiles).
 func (c *Cache) Index(ctx context.Context, snap *workspace.Snapshot) (*Index, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur != nil && c.cur.snap == snap {
+		return c.cur, nil
+	}
+	if c.cur != nil && c.cur.snap.SameFiles(snap) {
+		// Nothing changed in the files (a refresh that found no change):
+		// the postings hold; only the snapshot answered for moves on.
+		ix := *c.cur
+		ix.snap = snap
+		c.cur = &ix
 		return c.cur, nil
 	}
 	c.cur = nil // let the old index go before the new one is built

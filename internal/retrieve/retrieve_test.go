@@ -324,3 +324,25 @@ func TestCacheRebuildsOnNewSnapshot(t *testing.T) {
 		t.Errorf("new file not found: %+v", res.Snippets)
 	}
 }
+
+func TestCacheKeepsIndexWhenFilesUnchanged(t *testing.T) {
+	ws, _ := fixture(t)
+	c := NewCache(nil)
+	a, err := c.Index(context.Background(), ws.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Index(context.Background(), ws.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Version() != ws.Snapshot().Version() || b.Version() == a.Version() {
+		t.Errorf("index version %d, snapshot %d (was %d)", b.Version(), ws.Snapshot().Version(), a.Version())
+	}
+	if &b.posts[0] != &a.posts[0] {
+		t.Error("unchanged refresh rebuilt the postings")
+	}
+}

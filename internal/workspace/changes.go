@@ -127,12 +127,12 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		}
 	}
 	s := &Snapshot{
-		version: old.version + 1, root: w.root, files: sc.files, skipped: sc.skipped, rules: sc.rules,
+		version: old.version + 1, root: w.root, skipped: sc.skipped, rules: sc.rules,
 	}
 	for c := range instr {
 		s.instrCandidates = append(s.instrCandidates, c)
 	}
-	s.paths = sortedPaths(s.files)
+	s.setFiles(sc.files, old)
 	sc.truncated = sc.truncated || old.summary.Stats.Truncated
 	w.finish(s, sc, <-gitc)
 	if !instrChanged {

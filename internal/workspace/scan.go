@@ -109,10 +109,10 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 		version = old.version + 1
 	}
 	s := &Snapshot{
-		version: version, root: w.root, files: sc.files, skipped: sc.skipped,
+		version: version, root: w.root, skipped: sc.skipped,
 		rules: sc.rules, instrCandidates: sc.instr,
 	}
-	s.paths = sortedPaths(s.files)
+	s.setFiles(sc.files, old)
 	w.finish(s, sc, <-gitc)
 	w.log.Debug("workspace scanned", "root", w.root, "files", s.summary.Stats.IndexedFiles,
 		"elapsedMs", s.summary.Stats.ElapsedMs, "version", s.version)

@@ -65,6 +65,44 @@ type Snapshot struct {
 	// folders that are not excluded.
 	instrCandidates []string
 	summary         Summary
+	// filesID is shared by consecutive snapshots whose indexed files are
+	// the same *File entries (a refresh that found nothing changed), so
+	// caches derived from the files alone can be kept (SameFiles).
+	filesID *filesIdentity
+}
+
+// filesIdentity is the identity of one set of indexed files (not
+// zero-sized: distinct allocations must compare unequal).
+type filesIdentity struct{ _ byte }
+
+// SameFiles reports whether s and o hold the very same indexed files: same
+// paths and, for each, the same *File (so the same size, modification
+// time, language and parse result). It is true for consecutive snapshots
+// of one workspace when a refresh or filesChanged found nothing changed,
+// and lets caches derived from the files alone (the project graph, the
+// retrieval index) survive them. It is false when either is nil.
+func (s *Snapshot) SameFiles(o *Snapshot) bool {
+	return s != nil && o != nil && s.filesID == o.filesID
+}
+
+// setFiles installs files in s: when they are the same entries as old's,
+// old's map, sorted paths and files identity are shared; otherwise the
+// paths are sorted and a new identity is made.
+func (s *Snapshot) setFiles(files map[string]*File, old *Snapshot) {
+	if old != nil && len(old.files) == len(files) {
+		same := true
+		for p, f := range files {
+			if old.files[p] != f {
+				same = false
+				break
+			}
+		}
+		if same {
+			s.files, s.paths, s.filesID = old.files, old.paths, old.filesID
+			return
+		}
+	}
+	s.files, s.paths, s.filesID = files, sortedPaths(files), &filesIdentity{}
 }
 
 // Version increases by one with each published snapshot, starting at 1.

@@ -663,3 +663,42 @@ func TestGoSourceSanity(t *testing.T) {
 	st := w.Summary().Stats
 	t.Logf("GOROOT/src: %+v, kinds %v", st, w.Summary().Project.Kinds)
 }
+
+func TestSameFilesAcrossUnchangedRefresh(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a", "b/c.go": "package c"})
+	w := open(t, root, nil)
+	first := w.Snapshot()
+	if _, err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second := w.Snapshot()
+	if second == first || second.Version() != first.Version()+1 {
+		t.Fatalf("refresh published no new snapshot (versions %d, %d)", first.Version(), second.Version())
+	}
+	if !second.SameFiles(first) || !first.SameFiles(second) {
+		t.Error("unchanged refresh: SameFiles = false")
+	}
+	write(t, root, map[string]string{"b/c.go": "package c // edited"})
+	if _, err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w.Snapshot().SameFiles(first) {
+		t.Error("edited file: SameFiles = true")
+	}
+	write(t, root, map[string]string{"d.go": "package d"})
+	before := w.Snapshot()
+	if _, err := w.FilesChanged(context.Background(), []string{"d.go"}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Snapshot().SameFiles(before) {
+		t.Error("added file: SameFiles = true")
+	}
+	if first.SameFiles(nil) || (*Snapshot)(nil).SameFiles(first) {
+		t.Error("SameFiles with nil = true")
+	}
+	other := open(t, root, nil).Snapshot()
+	if other.SameFiles(w.Snapshot()) {
+		t.Error("snapshots of two workspaces: SameFiles = true")
+	}
+}
