@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"time"
 )
 
 func cmdRun(args []string) int {
@@ -115,6 +116,11 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "task-x: agent/run:", rpcMessage(err))
 		return 1
 	}
+	// Responses are routed as they arrive, notifications through the conn's
+	// queue: the task's last agent/event notifications (its final text and
+	// `done`) may still be queued. Wait for `done` so the answer is printed in
+	// full before the summary.
+	out.waitDone(sum.TaskID, 5*time.Second)
 	out.endLine()
 	fmt.Fprintf(os.Stderr, "\n%s: %s, %d iterations, %d tool calls, %d in / %d out tokens\n",
 		sum.TaskID, sum.Status, sum.Iterations, sum.ToolCalls, sum.Usage.InputTokens, sum.Usage.OutputTokens)
@@ -156,6 +162,33 @@ type printer struct {
 	mu     sync.Mutex
 	w, ew  io.Writer
 	inText bool
+	done   map[string]chan struct{} // taskId → closed once its `done` event is printed
+}
+
+// doneChan returns the channel closed when taskID's `done` event has been
+// handled. p.mu must be held.
+func (p *printer) doneChan(taskID string) chan struct{} {
+	if p.done == nil {
+		p.done = map[string]chan struct{}{}
+	}
+	ch, ok := p.done[taskID]
+	if !ok {
+		ch = make(chan struct{})
+		p.done[taskID] = ch
+	}
+	return ch
+}
+
+// waitDone waits until the `done` agent/event of taskID has been handled, or
+// for at most timeout.
+func (p *printer) waitDone(taskID string, timeout time.Duration) {
+	p.mu.Lock()
+	ch := p.doneChan(taskID)
+	p.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+	}
 }
 
 func (p *printer) endLine() {
@@ -169,7 +202,8 @@ func (p *printer) endLine() {
 
 func (p *printer) event(params json.RawMessage) {
 	var ev struct {
-		Event struct {
+		TaskID string `json:"taskId"`
+		Event  struct {
 			Type       string          `json:"type"`
 			Text       string          `json:"text"`
 			Tool       string          `json:"tool"`
@@ -193,9 +227,16 @@ func (p *printer) event(params json.RawMessage) {
 		fmt.Fprint(p.w, e.Text)
 		p.inText = true
 		return
+	case "done":
+		ch := p.doneChan(ev.TaskID)
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
 	case "toolStarted":
 		p.breakText()
-		fmt.Fprintf(p.ew, "→ %s %s\n", e.Tool, oneLine(string(e.Input), 120))
+		fmt.Fprintf(p.ew, "→ %s %s\n", e.Tool, oneLine(plainJSON(e.Input), 120))
 	case "toolFinished":
 		p.breakText()
 		status := "ok"
@@ -234,7 +275,7 @@ func (p *printer) approve(params json.RawMessage, t *terminal) string {
 	if req.Preview != "" {
 		fmt.Fprintln(p.ew, indent(req.Preview))
 	} else {
-		fmt.Fprintln(p.ew, indent(string(req.Input)))
+		fmt.Fprintln(p.ew, indent(plainJSON(req.Input)))
 	}
 	fmt.Fprint(p.ew, "allow? [y]es / [a]lways this task / [N]o: ")
 	p.mu.Unlock()
@@ -267,6 +308,41 @@ func (t *terminal) readLine() string {
 	defer t.mu.Unlock()
 	line, _ := t.r.ReadString('\n')
 	return line
+}
+
+// plainJSON undoes encoding/json's HTML escapes (\u0026, \u003c, \u003e) in
+// raw JSON text, so a command such as `make && make test` reads as typed
+// rather than as `make \u0026\u0026 make test`. Key order and every other
+// escape are kept; an escaped backslash followed by "u0026" stays as it is.
+func plainJSON(raw json.RawMessage) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			b.WriteByte(c)
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) {
+			switch string(raw[i+2 : i+6]) {
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			case "003c", "003C":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e", "003E":
+				b.WriteByte('>')
+				i += 5
+				continue
+			}
+		}
+		b.WriteByte(c)
+		b.WriteByte(raw[i+1])
+		i++
+	}
+	return b.String()
 }
 
 func oneLine(s string, max int) string {

@@ -75,3 +75,31 @@ func TestCLIRun(t *testing.T) {
 		t.Errorf("the model was not told about the denial: %.1500s", last)
 	}
 }
+
+// TestCLIRunAnswerBeforeSummary: the agent/run response can arrive while the
+// task's last agent/event notifications are still queued in the client; the
+// final answer must still be printed in full, on its own line, before the
+// summary. Several runs, because the order used to depend on timing.
+func TestCLIRunAnswerBeforeSummary(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, srv := newScriptedModel(t, "openai", []step{{text: "The final answer."}})
+	for i := 0; i < 12; i++ {
+		cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1",
+			"--model", "fake", "--mode", "ask", dir, "what is in a.txt?")
+		cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-cli-key-888")
+		cmd.Stdin = strings.NewReader("")
+		var both bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &both, &both
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("task-x run: %v\n%s", err, both.String())
+		}
+		s := both.String()
+		answer, summary := strings.Index(s, "The final answer.\n"), strings.Index(s, ": completed,")
+		if answer < 0 || summary < 0 || answer > summary {
+			t.Fatalf("run %d: the answer is not printed in full before the summary:\n%s", i, s)
+		}
+	}
+}

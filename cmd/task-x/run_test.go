@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestPlainJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"make \u0026\u0026 make test"}`, `{"command":"make && make test"}`},
+		{`{"a":"\u003cb\u003e","b":"\u003Cc\u003E"}`, `{"a":"<b>","b":"<c>"}`},
+		// An escaped backslash before "u0026" is text, not an escape.
+		{`{"p":"C:\\u0026"}`, `{"p":"C:\\u0026"}`},
+		// Other escapes and the key order stay as they are.
+		{`{"z":"a\nb\"c","a":1}`, `{"z":"a\nb\"c","a":1}`},
+		{`"\u00e9"`, `"\u00e9"`},
+		{`"trailing \`, `"trailing \`},
+		{`"\u00`, `"\u00`},
+	} {
+		if got := plainJSON(json.RawMessage(tc.in)); got != tc.want {
+			t.Errorf("plainJSON(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	// What encoding/json produces comes back as the user typed it.
+	raw, _ := json.Marshal(map[string]string{"command": "a && b > c"})
+	if got := plainJSON(raw); got != `{"command":"a && b > c"}` {
+		t.Errorf("round trip: %s", got)
+	}
+}
+
+// TestWaitDone: the summary waits for the task's `done` event (which may still
+// be queued when the agent/run response arrives), and only for that task's.
+func TestWaitDone(t *testing.T) {
+	var out, errb bytes.Buffer
+	p := &printer{w: &out, ew: &errb}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		p.event(json.RawMessage(`{"taskId":"sub","event":{"type":"done"}}`))
+		p.event(json.RawMessage(`{"taskId":"t1","event":{"type":"textDelta","text":"answer"}}`))
+		p.event(json.RawMessage(`{"taskId":"t1","event":{"type":"done"}}`))
+		p.event(json.RawMessage(`{"taskId":"t1","event":{"type":"done"}}`)) // a repeat must not panic
+	}()
+	start := time.Now()
+	p.waitDone("t1", 5*time.Second)
+	if time.Since(start) >= 5*time.Second {
+		t.Fatal("waitDone timed out although done arrived")
+	}
+	p.mu.Lock()
+	got := out.String()
+	p.mu.Unlock()
+	if got != "answer" {
+		t.Fatalf("after waitDone stdout = %q, want the whole answer", got)
+	}
+	// A task whose done never comes: waitDone gives up after the timeout.
+	start = time.Now()
+	p.waitDone("never", 100*time.Millisecond)
+	if d := time.Since(start); d < 100*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("waitDone without done returned after %v", d)
+	}
+}
