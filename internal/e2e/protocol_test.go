@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +66,15 @@ func TestBeforeInitialize(t *testing.T) {
 func TestFramingAndIDs(t *testing.T) {
 	p := start(t)
 	p.initialize(nil)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(file, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := func(path, extra string) string {
+		b, _ := json.Marshal(path)
+		return `{"jsonrpc":"2.0","id":12,"method":"workspace/open","params":{"root":` + string(b) + extra + `}}`
+	}
 	cases := []struct {
 		name string
 		line string
@@ -81,6 +92,10 @@ func TestFramingAndIDs(t *testing.T) {
 		{"unknown method", `{"jsonrpc":"2.0","id":9,"method":"no/such"}`, "9", -32601},
 		{"bad params", `{"jsonrpc":"2.0","id":10,"method":"workspace/open","params":{"root":"relative/path"}}`, "10", -32602},
 		{"no workspace", `{"jsonrpc":"2.0","id":11,"method":"context/inspect"}`, "11", -32004},
+		{"missing root", root(filepath.Join(dir, "missing"), ""), "12", -32602},
+		{"root is a file", root(file, ""), "12", -32602},
+		{"invalid exclude glob", root(dir, `,"exclude":["[bad"]`), "12", -32602},
+		{"empty exclude glob", root(dir, `,"exclude":[""]`), "12", -32602},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -33,6 +35,13 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 	}
 	if !filepath.IsAbs(p.Root) {
 		return nil, invalidParams("root must be an absolute path, got %q", p.Root)
+	}
+	// A bad exclude glob is the client's params, not an internal error: check
+	// it here with the same rule workspace.Open applies (`**` syntax).
+	for _, g := range p.Exclude {
+		if g == "" || !doublestar.ValidatePattern(g) {
+			return nil, invalidParams("exclude: invalid glob %q", g)
+		}
 	}
 	ws, err := workspace.Open(ctx, filepath.Clean(p.Root), &workspace.Options{
 		Parse:   parseFile,
