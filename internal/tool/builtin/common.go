@@ -124,10 +124,18 @@ func IsSecretPath(rel string) bool {
 	return false
 }
 
-// inGitDir reports whether rel is the .git folder or lies under it.
+// inGitDir reports whether any component of rel (root-relative, "/" or "\\"
+// separators) is ".git", compared case-insensitively: the top-level
+// repository's folder, a nested repository's or a submodule's (a ".git" file
+// or folder), and everything under them. Writing tools refuse such paths so
+// that no tool plants hooks or config in any repository (docs/tools.md).
 func inGitDir(rel string) bool {
-	first, _, _ := strings.Cut(rel, "/")
-	return strings.EqualFold(first, ".git")
+	for _, c := range strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 // isBinary reports whether data looks binary: a NUL byte in its first 8 KiB.

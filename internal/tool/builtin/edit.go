@@ -24,13 +24,15 @@ type editData struct {
 	Operation    string `json:"operation,omitempty"` // edit-log operation id
 }
 
-// checkEditable refuses edits under .git/.
+// checkEditable refuses the root and any path with a .git component (a
+// nested repository's or submodule's .git too); every writing tool calls it
+// for each path it writes, moves or deletes.
 func checkEditable(p fsx.Resolved) error {
 	if p.Rel == "." {
 		return tool.Errorf(tool.ErrInvalidInput, "the workspace root is a folder, not a file")
 	}
 	if inGitDir(p.Rel) {
-		return tool.Errorf(tool.ErrDenied, "%s is inside .git/; the repository's internals are not edited by tools", p.Rel)
+		return tool.Errorf(tool.ErrDenied, "%s is inside a .git folder; a repository's internals are not edited by tools", p.Rel)
 	}
 	return nil
 }
