@@ -341,18 +341,25 @@ func (s *Server) agentTask(ctx context.Context, params json.RawMessage) (any, er
 	return map[string]any{"summary": sum, "messages": msgs, "title": t.Title, "status": t.Status}, nil
 }
 
-// agentDeleteTask: agent/deleteTask { taskId } → bool.
+// agentDeleteTask: agent/deleteTask { taskId } → bool. A running task is
+// not deleted (false): its recorder would save it again when it ends. That
+// is a task this runtime runs, or one whose saved record is `running` with
+// a live owner (another runtime on the same dataDir). Cancel it first
+// (docs/runtime.md "Agent tasks").
 func (s *Server) agentDeleteTask(ctx context.Context, params json.RawMessage) (any, error) {
 	var p taskIDParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	st := s.taskStore()
-	if !store.ValidID(p.TaskID) {
+	if !store.ValidID(p.TaskID) || s.running.get(p.TaskID) != nil {
 		return false, nil
 	}
 	if st == nil {
 		return s.tasks.remove(p.TaskID), nil
+	}
+	if t, err := st.Load(p.TaskID); err == nil && t.Status == store.StatusRunning && store.OwnerAlive(t.Owner) {
+		return false, nil
 	}
 	return st.Delete(p.TaskID)
 }
