@@ -679,5 +679,5 @@ func (m *Manager) Call(ctx context.Context, serverName, toolName string, args js
 		}
 		return tool.Result{}, tool.Errorf(ErrServerError, "%s", text)
 	}
-	return tool.Result{Content: text, Data: res}, nil
+	return tool.Result{Content: text, Data: resultData(res, text)}, nil
 }

@@ -67,9 +67,17 @@ func TestJunkOnStdoutAndLongLines(t *testing.T) {
 	if len(res.Content) != maxResultChars+len("\n[output cut at 100000 characters]") || !strings.HasPrefix(res.Content, "xxx") {
 		t.Fatalf("echo of a 16 MiB line: got %d chars", len(res.Content))
 	}
+	// Data (tools/call results, toolFinished events) is bounded too: the
+	// whole 16 MiB result would make a line near the client's 32 MiB cap.
+	if raw, _ := json.Marshal(res.Data); len(raw) > maxDataBytes || !strings.Contains(string(raw), `"truncated":true`) {
+		t.Fatalf("Data of a 16 MiB result: %d bytes, %.200s", len(raw), raw)
+	}
 	res, err = call(t, m, "junk", "add", `{"a":2,"b":3}`)
 	if err != nil || res.Content != "5" {
 		t.Fatalf("add after junk between messages = %q, %v", res.Content, err)
+	}
+	if _, ok := res.Data.(*sdk.CallToolResult); !ok {
+		t.Fatalf("Data of a small result = %T, want the MCP result", res.Data)
 	}
 }
 

@@ -148,3 +148,22 @@ func resultText(res *sdk.CallToolResult) string {
 	}
 	return text
 }
+
+// maxDataBytes caps the JSON of a result's Data (tools/call results,
+// toolFinished events and task files): a server can answer with megabytes
+// (a screenshot, a database dump) and a line over protocol.md's 32 MiB ends
+// the client's session.
+const maxDataBytes = 1 << 20
+
+// resultData is the structured form of res for Data: res itself when its
+// JSON fits maxDataBytes, else the text the model sees (already cut at
+// maxResultChars) as one text block, marked truncated.
+func resultData(res *sdk.CallToolResult, text string) any {
+	if raw, err := json.Marshal(res); err == nil && len(raw) <= maxDataBytes {
+		return res
+	}
+	return map[string]any{
+		"content":   []any{map[string]any{"type": "text", "text": text}},
+		"truncated": true,
+	}
+}
