@@ -73,7 +73,9 @@ func extractGo(x *extractor) {
 // one-spec symbol range includes the "type"/"const"/"var" keyword.
 func goSpecRange(t *tree, spec int32) int32 {
 	p := t.parent(spec)
-	if p >= 0 && strings.HasSuffix(t.kind(p), "_declaration") && len(t.children(p)) == 1 {
+	// Only child: first child and no next sibling (counting the children
+	// would cost O(specs) per spec, O(n²) for a block of n specs).
+	if p >= 0 && strings.HasSuffix(t.kind(p), "_declaration") && t.nodes[p].first == spec && t.nodes[spec].next < 0 {
 		return p
 	}
 	return spec
