@@ -158,18 +158,21 @@ type streamEvent struct {
 		Text  string          `json:"text"`
 		Input json.RawMessage `json:"input"`
 	} `json:"content_block"`
-	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-		StopReason  string `json:"stop_reason"`
-	} `json:"delta"`
-	Usage *apiUsage `json:"usage"`
+	Delta *streamDelta `json:"delta"`
+	Usage *apiUsage    `json:"usage"`
 	Error *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// streamDelta is the delta of content_block_delta and message_delta.
+type streamDelta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	PartialJSON string `json:"partial_json"`
+	Thinking    string `json:"thinking"`
+	StopReason  string `json:"stop_reason"`
 }
 
 type blockKind int
@@ -234,7 +237,7 @@ func (f *fold) handle(ev sseEvent) *provider.Error {
 		return nil // ping and unknown event types are skipped
 	}
 	var e streamEvent
-	if err := json.Unmarshal(ev.Data, &e); err != nil {
+	if err := decodeEvent(ev.Data, &e); err != nil {
 		return protocolErr("malformed %s event", ev.Name)
 	}
 	switch ev.Name {

@@ -62,16 +62,19 @@ type chatToolSpec struct {
 // chatChunk is one NDJSON line of the streamed reply. Error is set on an
 // error line ({"error": "..."}) that Ollama may send after HTTP 200.
 type chatChunk struct {
-	Message *struct {
-		Content   string         `json:"content"`
-		Thinking  string         `json:"thinking"`
-		ToolCalls []chatToolCall `json:"tool_calls"`
-	} `json:"message"`
-	Done            bool            `json:"done"`
-	DoneReason      string          `json:"done_reason"`
-	PromptEvalCount *int            `json:"prompt_eval_count"`
-	EvalCount       *int            `json:"eval_count"`
-	Error           json.RawMessage `json:"error"`
+	Message         *chatChunkMessage `json:"message"`
+	Done            bool              `json:"done"`
+	DoneReason      string            `json:"done_reason"`
+	PromptEvalCount *int              `json:"prompt_eval_count"`
+	EvalCount       *int              `json:"eval_count"`
+	Error           json.RawMessage   `json:"error"`
+}
+
+// chatChunkMessage is the message of a chatChunk.
+type chatChunkMessage struct {
+	Content   string         `json:"content"`
+	Thinking  string         `json:"thinking"`
+	ToolCalls []chatToolCall `json:"tool_calls"`
 }
 
 var emptyObject = json.RawMessage(`{}`)
@@ -259,7 +262,7 @@ func newFolder(emit func(provider.Event)) *folder {
 func (f *folder) line(line []byte) (bool, *provider.Error) {
 	f.chunk = chatChunk{}
 	ch := &f.chunk
-	if err := json.Unmarshal(line, ch); err != nil {
+	if err := decodeChunk(line, ch); err != nil {
 		return false, provider.Errorf(provider.KindProtocol, "malformed stream line: %v", err)
 	}
 	if len(ch.Error) > 0 && !bytes.Equal(ch.Error, []byte("null")) {

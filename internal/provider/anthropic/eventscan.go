@@ -1,0 +1,129 @@
+package anthropic
+
+import (
+	"encoding/json"
+
+	"github.com/task-x/task-x-runtime/internal/jsonscan"
+)
+
+// decodeEvent fills e from one event's data. content_block_delta,
+// content_block_stop, message_delta and message_stop are read by scanEvent
+// without reflection; anything it does not read exactly as json.Unmarshal
+// would (message, content_block and error objects, escaped or case-folded
+// keys, duplicate keys, numbers that are not plain small integers, invalid
+// JSON) goes to json.Unmarshal, so the result and the errors are those of
+// json.Unmarshal (FuzzEventScan pins this).
+func decodeEvent(data []byte, e *streamEvent) error {
+	*e = streamEvent{}
+	if scanEvent(data, e) {
+		return nil
+	}
+	*e = streamEvent{}
+	return json.Unmarshal(data, e)
+}
+
+// scanEvent reads data into e, reporting false (e then unspecified) when the
+// fallback must decide.
+func scanEvent(data []byte, e *streamEvent) bool {
+	s := jsonscan.New(data)
+	var seen jsonscan.Seen
+	ok := s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			if !seen.First(0) {
+				return false
+			}
+			return s.Null() || scanString(&s, &e.Type)
+		case "index":
+			if !seen.First(1) {
+				return false
+			}
+			return scanCount(&s, &e.Index)
+		case "delta":
+			if !seen.First(2) {
+				return false
+			}
+			if s.Null() {
+				return true
+			}
+			e.Delta = &streamDelta{}
+			return scanDelta(&s, e.Delta)
+		case "usage":
+			if !seen.First(3) {
+				return false
+			}
+			if s.Null() {
+				return true
+			}
+			e.Usage = &apiUsage{}
+			return scanUsage(&s, e.Usage)
+		case "message", "content_block", "error":
+			// Rare events with nested objects: an explicit null is as if
+			// absent, anything else goes to the fallback.
+			return s.Null()
+		default:
+			return !jsonscan.FoldsTo(key, "type", "index", "delta", "usage", "message", "content_block", "error") && s.Skip()
+		}
+	})
+	return ok && s.End()
+}
+
+func scanString(s *jsonscan.Scanner, dst *string) bool {
+	v, ok := s.String()
+	*dst = v
+	return ok
+}
+
+// scanCount reads a small non-negative integer or null into a *int, as
+// json.Unmarshal does (null sets nil).
+func scanCount(s *jsonscan.Scanner, dst **int) bool {
+	if s.Null() {
+		*dst = nil
+		return true
+	}
+	n, ok := s.SmallInt()
+	*dst = &n
+	return ok
+}
+
+func scanDelta(s *jsonscan.Scanner, d *streamDelta) bool {
+	var seen jsonscan.Seen
+	str := func(i int, dst *string) bool {
+		return seen.First(i) && (s.Null() || scanString(s, dst))
+	}
+	return s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return str(0, &d.Type)
+		case "text":
+			return str(1, &d.Text)
+		case "partial_json":
+			return str(2, &d.PartialJSON)
+		case "thinking":
+			return str(3, &d.Thinking)
+		case "stop_reason":
+			return str(4, &d.StopReason)
+		default:
+			return !jsonscan.FoldsTo(key, "type", "text", "partial_json", "thinking", "stop_reason") && s.Skip()
+		}
+	})
+}
+
+func scanUsage(s *jsonscan.Scanner, u *apiUsage) bool {
+	var seen jsonscan.Seen
+	count := func(i int, dst **int) bool { return seen.First(i) && scanCount(s, dst) }
+	return s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "input_tokens":
+			return count(0, &u.InputTokens)
+		case "output_tokens":
+			return count(1, &u.OutputTokens)
+		case "cache_creation_input_tokens":
+			return count(2, &u.CacheCreationInputTokens)
+		case "cache_read_input_tokens":
+			return count(3, &u.CacheReadInputTokens)
+		default:
+			return !jsonscan.FoldsTo(key, "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens") && s.Skip()
+		}
+	})
+}
