@@ -536,7 +536,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	// The call runs under its own ctx so agent/cancelTool stops only it.
 	cctx, stopCall := context.WithCancel(ctx)
 	r.ctl.register(c.ID, stopCall)
-	res, err := r.runTool(cctx, t, c.Input)
+	res, err := r.runTool(tool.WithCallID(cctx, c.ID), t, c.Input)
 	byUser := r.ctl.unregister(c.ID)
 	if byUser {
 		if res.Background != nil {

@@ -64,13 +64,13 @@ func (e *rpcError) Error() string { return fmt.Sprintf("%d %s %s", e.Code, e.Mes
 
 // proc is a running task-x-runtime driven over stdio, as the extension does.
 type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan *message
-	stderr *syncBuffer
-	nextID int
-	exited chan struct{}
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	lines   chan *message
+	stderr  *syncBuffer
+	nextID  int
+	exited  chan struct{}
 	exitErr error
 
 	// onRequest answers runtime→client requests (agent/requestApproval);

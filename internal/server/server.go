@@ -117,6 +117,7 @@ func New(opts *Options) *Server {
 	s.tools = newRegistry(s)
 	s.tools.Add(s.graphTool())   // graph.go: get_dependencies
 	s.addRetrievalTools(s.tools) // retrieve.go: find_symbols, retrieve_context
+	s.tools.Add(&askUserTool{s}) // askuser.go: ask_user
 	s.methods = map[string]handlerFunc{
 		protocol.MethodInitialize:      s.initialize,
 		protocol.MethodShutdown:        s.shutdown,

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// methodAskUser is the runtime→client request of protocol.md agent/askUser.
+const methodAskUser = "agent/askUser"
+
+// askUserTimeout bounds the wait for the user's answers, like an approval
+// (addendum §10): no answer in time counts as dismissed.
+const askUserTimeout = 10 * time.Minute
+
+// askUserTool is the ask_user tool of addendum §4 (class interactive: it
+// never needs approval). It sends agent/askUser to the client and gives the
+// model { answered, answers: [{ question, selected }] }.
+type askUserTool struct{ s *Server }
+
+func (t *askUserTool) Spec() tool.Spec {
+	return tool.Spec{
+		Name: "ask_user",
+		Description: "Ask the user 1 to 4 multiple-choice questions when a decision is genuinely theirs " +
+			"(a design choice, an ambiguous requirement) and you cannot find the answer in the workspace. " +
+			"Each question offers 2 to 8 distinct options; kind \"radio\" picks one, \"checkbox\" picks any. " +
+			"The user may dismiss the questions: then decide yourself and say what you assumed.",
+		Permission: tool.ClassInteractive,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["questions"],
+  "properties": {
+    "questions": {
+      "type": "array", "minItems": 1, "maxItems": 4,
+      "description": "The questions, in the order the user should read them.",
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["text", "options"],
+        "properties": {
+          "id": {"type": "string", "description": "A short id for the question (default q1, q2, ...)."},
+          "text": {"type": "string", "description": "The question, one or two sentences."},
+          "kind": {"type": "string", "enum": ["radio", "checkbox"], "description": "radio: one answer (default); checkbox: any number."},
+          "options": {"type": "array", "minItems": 2, "maxItems": 8, "items": {"type": "string"}, "description": "2 to 8 distinct short labels."}
+        }
+      }
+    }
+  }
+}`),
+	}
+}
+
+type askQuestion struct {
+	ID      string   `json:"id"`
+	Text    string   `json:"text"`
+	Kind    string   `json:"kind"`
+	Options []string `json:"options"`
+}
+
+// askAnswer is one entry of the tool result.
+type askAnswer struct {
+	Question string   `json:"question"`
+	Selected []string `json:"selected"`
+}
+
+func (t *askUserTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	var in struct {
+		Questions []askQuestion `json:"questions"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(input)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "ask_user input: %v", err)
+	}
+	if err := validateQuestions(in.Questions); err != nil {
+		return tool.Result{}, err
+	}
+	taskID := ""
+	if env != nil {
+		taskID = env.TaskID
+	}
+	ctx, cancel := context.WithTimeout(ctx, askUserTimeout)
+	defer cancel()
+	raw, err := t.s.conn.Call(ctx, methodAskUser, map[string]any{
+		"taskId": taskID, "callId": tool.CallID(ctx), "questions": in.Questions,
+	})
+	var reply struct {
+		Answers map[string][]string `json:"answers"`
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &reply)
+	}
+	if err != nil || reply.Answers == nil {
+		// No answer, an error or answers: null all mean dismissed.
+		if err != nil {
+			t.s.log.Info("ask_user dismissed", "err", err)
+		}
+		return askResult(false, nil), nil
+	}
+	answers := make([]askAnswer, 0, len(in.Questions))
+	for _, q := range in.Questions {
+		var picked []string
+		for _, a := range reply.Answers[q.ID] {
+			if slices.Contains(q.Options, a) && !slices.Contains(picked, a) {
+				picked = append(picked, a)
+			}
+		}
+		if q.Kind == "radio" && len(picked) > 1 {
+			picked = picked[:1]
+		}
+		if picked == nil {
+			picked = []string{}
+		}
+		answers = append(answers, askAnswer{Question: q.Text, Selected: picked})
+	}
+	return askResult(true, answers), nil
+}
+
+// validateQuestions checks 1 to 4 questions with 2 to 8 distinct options
+// each, and fills default ids and kinds.
+func validateQuestions(qs []askQuestion) error {
+	if len(qs) < 1 || len(qs) > 4 {
+		return tool.Errorf(tool.ErrInvalidInput, "ask_user takes 1 to 4 questions, got %d", len(qs))
+	}
+	ids := map[string]bool{}
+	for i := range qs {
+		q := &qs[i]
+		if strings.TrimSpace(q.Text) == "" {
+			return tool.Errorf(tool.ErrInvalidInput, "question %d has no text", i+1)
+		}
+		if q.ID == "" {
+			q.ID = fmt.Sprintf("q%d", i+1)
+		}
+		if ids[q.ID] {
+			return tool.Errorf(tool.ErrInvalidInput, "question id %q is used twice", q.ID)
+		}
+		ids[q.ID] = true
+		switch q.Kind {
+		case "":
+			q.Kind = "radio"
+		case "radio", "checkbox":
+		default:
+			return tool.Errorf(tool.ErrInvalidInput, "question %q: kind must be radio or checkbox", q.ID)
+		}
+		if len(q.Options) < 2 || len(q.Options) > 8 {
+			return tool.Errorf(tool.ErrInvalidInput, "question %q needs 2 to 8 options, got %d", q.ID, len(q.Options))
+		}
+		seen := map[string]bool{}
+		for _, o := range q.Options {
+			if strings.TrimSpace(o) == "" || seen[o] {
+				return tool.Errorf(tool.ErrInvalidInput, "question %q: options must be distinct and not empty", q.ID)
+			}
+			seen[o] = true
+		}
+	}
+	return nil
+}
+
+func askResult(answered bool, answers []askAnswer) tool.Result {
+	if answers == nil {
+		answers = []askAnswer{}
+	}
+	data := map[string]any{"answered": answered, "answers": answers}
+	b, _ := json.Marshal(data)
+	content := string(b)
+	if !answered {
+		content = "The user dismissed the questions. Decide yourself and say what you assumed. " + content
+	}
+	return tool.Result{Content: content, Data: data}
+}
