@@ -95,7 +95,7 @@ func TestApplyPendingKeep(t *testing.T) {
 		t.Fatalf("diff:\n%s", op1.Diff)
 	}
 
-	p := l.Pending()
+	p := mustPending(t, l)
 	if len(p) != 3 {
 		t.Fatalf("pending = %+v", p)
 	}
@@ -115,12 +115,12 @@ func TestApplyPendingKeep(t *testing.T) {
 	if err != nil || !slices.Equal(kept, []string{"a.txt"}) {
 		t.Fatalf("keep = %v, %v", kept, err)
 	}
-	if p := l.Pending(); len(p) != 2 {
+	if p := mustPending(t, l); len(p) != 2 {
 		t.Fatalf("after keep: %+v", p)
 	}
 	kept, _ = l.Keep(nil)
-	if !slices.Equal(kept, []string{"gone.txt", "new/b.txt"}) || len(l.Pending()) != 0 {
-		t.Fatalf("keep all = %v, pending %v", kept, l.Pending())
+	if !slices.Equal(kept, []string{"gone.txt", "new/b.txt"}) || len(mustPending(t, l)) != 0 {
+		t.Fatalf("keep all = %v, pending %v", kept, mustPending(t, l))
 	}
 	mustContent(t, root, "a.txt", "one\n2\nthree\n") // keep never touches files
 	if ids := l.TaskOperations("task-1"); !slices.Equal(ids, []string{op1.ID, op2.ID}) {
@@ -202,7 +202,7 @@ func TestRevertAndConflicts(t *testing.T) {
 	mustAbsent(t, root, "c/c.txt")
 	mustContent(t, root, "d.txt", "d\n")
 	mustContent(t, root, "untouched.txt", "mine\n")
-	if p := l.Pending(); len(p) != 1 || p[0].Path != "b.txt" {
+	if p := mustPending(t, l); len(p) != 1 || p[0].Path != "b.txt" {
 		t.Fatalf("pending after revert: %+v", p)
 	}
 	// A user deleting the file is a conflict too.
@@ -235,7 +235,7 @@ func TestUndo(t *testing.T) {
 	mustContent(t, root, "a.txt", "a1\n")
 	mustContent(t, root, "m.txt", "m\n")
 	mustAbsent(t, root, "moved.txt")
-	if p := l.Pending(); len(p) != 1 || *p[0].Current != "a1\n" {
+	if p := mustPending(t, l); len(p) != 1 || *p[0].Current != "a1\n" {
 		t.Fatalf("pending %+v", p)
 	}
 	if _, _, err := l.Undo(op2.ID); !errors.Is(err, ErrAlreadyUndone) {
@@ -283,7 +283,7 @@ func TestCheckpointReloadAndPrune(t *testing.T) {
 	if r, c, err := l2.Undo(last.ID); err != nil || len(r) != 1 || len(c) != 0 {
 		t.Fatalf("undo last after reload: %v %v %v", r, c, err)
 	}
-	if p := l2.Pending(); len(p) != 1 || p[0].Original == nil || *p[0].Original != "1" {
+	if p := mustPending(t, l2); len(p) != 1 || p[0].Original == nil || *p[0].Original != "1" {
 		t.Fatalf("pending after reload: %+v", p)
 	}
 	fi, _ := os.Stat(cp)
@@ -397,4 +397,14 @@ func TestModeKept(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(root, "run.sh")); err != nil || fi.Mode().Perm()&0o100 == 0 {
 		t.Fatalf("restored mode %v %v", fi, err)
 	}
+}
+
+// mustPending is l.Pending that fails the test on an error.
+func mustPending(t *testing.T, l *Log) []Pending {
+	t.Helper()
+	p, err := l.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -422,17 +422,22 @@ func (l *Log) TaskOperations(taskID string) []string {
 }
 
 // Pending is the net unsettled change of one file (protocol.md
-// edits/pending; addendum §11): Original is the content before the first
-// unsettled operation (nil when the agent created the file), Current the
-// content after the last (nil when the agent deleted it), Added and Removed
-// the line counts of the diff between them, Operations the ids involved.
+// edits/pending; addendum §11; docs/edits.md): Original is the content
+// before the first unsettled operation (nil when the agent created the
+// file), Current the file's content on disk now (nil when it does not exist
+// or is not a regular file), Added and Removed the line counts of the diff
+// from Original to Current, Operations the ids involved. ChangedOutside is
+// true when the disk no longer holds the agent's last write of the file
+// (the user or another program changed it since); revert and undo then
+// report the file as a conflict.
 type Pending struct {
-	Path       string   `json:"path"`
-	Original   *string  `json:"original"`
-	Current    *string  `json:"current"`
-	Added      int      `json:"added"`
-	Removed    int      `json:"removed"`
-	Operations []string `json:"operations"`
+	Path           string   `json:"path"`
+	Original       *string  `json:"original"`
+	Current        *string  `json:"current"`
+	Added          int      `json:"added"`
+	Removed        int      `json:"removed"`
+	Operations     []string `json:"operations"`
+	ChangedOutside bool     `json:"changedOutside"`
 }
 
 // pendingFile gathers the unsettled edits of one path.
@@ -450,7 +455,9 @@ func (l *Log) pending() []*pendingFile {
 	byPath := map[string]*pendingFile{}
 	var out []*pendingFile
 	for _, op := range l.ops {
-		if !op.Committed || op.Undone || op.Dropped {
+		// An undone operation stays: a file its undo could not restore (a
+		// conflict) is not settled and stays pending.
+		if !op.Committed || op.Dropped {
 			continue
 		}
 		for i := range op.Files {
@@ -475,30 +482,49 @@ func (l *Log) pending() []*pendingFile {
 }
 
 // Pending returns the net unsettled change of every file, in the order the
-// files were first changed. A file whose net change is nothing (created then
-// deleted, or changed back) is left out.
-func (l *Log) Pending() []Pending {
+// files were first changed, with each file's content read from disk now. A
+// file whose net change is nothing (created then deleted, or changed back by
+// the agent) and that nobody changed since is left out; a file changed
+// outside the agent since its last write is listed with ChangedOutside.
+//
+// Errors: the root cannot be opened.
+func (l *Log) Pending() ([]Pending, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := []Pending{}
-	for _, p := range l.pending() {
-		if p.first.BeforeHash == p.last.AfterHash {
+	files := l.pending()
+	if len(files) == 0 {
+		return out, nil
+	}
+	root, err := os.OpenRoot(l.root)
+	if err != nil {
+		return nil, fmt.Errorf("editlog: open root: %w", err)
+	}
+	defer root.Close()
+	for _, p := range files {
+		disk, ok, rerr := readDisk(root, p.path)
+		diskHash := ""
+		if rerr == nil && ok {
+			diskHash = hashOf(disk)
+		}
+		outside := rerr != nil || diskHash != p.last.AfterHash
+		if p.first.BeforeHash == p.last.AfterHash && !outside {
 			continue
 		}
-		e := Pending{Path: p.path, Operations: p.opIDs}
+		e := Pending{Path: p.path, Operations: p.opIDs, ChangedOutside: outside}
 		if p.first.BeforeHash != "" {
 			s := string(p.first.Before)
 			e.Original = &s
 		}
-		if p.last.AfterHash != "" {
-			s := string(p.last.After)
+		if diskHash != "" {
+			s := string(disk)
 			e.Current = &s
 		}
-		d := diffOf(p.path, p.first.Before, p.last.After, p.first.BeforeHash != "", p.last.AfterHash != "")
+		d := diffOf(p.path, p.first.Before, disk, p.first.BeforeHash != "", diskHash != "")
 		e.Added, e.Removed = d.added, d.removed
 		out = append(out, e)
 	}
-	return out
+	return out, nil
 }
 
 // selected reports whether path is in the set (nil selects every path).

@@ -110,13 +110,17 @@ func (s *Server) editsList(ctx context.Context, params json.RawMessage) (any, er
 }
 
 // editsPending: edits/pending → { files: [{ path, original, current, added,
-// removed, operations }] }.
+// removed, operations, changedOutside }] }; current is the file on disk now.
 func (s *Server) editsPending(ctx context.Context, params json.RawMessage) (any, error) {
 	l, err := s.editLog()
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"files": l.Pending()}, nil
+	files, err := l.Pending()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"files": files}, nil
 }
 
 type pathsParams struct {

@@ -221,7 +221,7 @@ func TestDeletePath(t *testing.T) {
 	if exists(t, env, "a.txt") || res.Changes[0] != (tool.FileChange{Path: "a.txt", Kind: "deleted", Removed: 1}) || res.Operation == "" {
 		t.Fatalf("delete: %+v", res)
 	}
-	if p := l.Pending(); len(p) != 1 || p[0].Current != nil || *p[0].Original != "a\n" {
+	if p, _ := l.Pending(); len(p) != 1 || p[0].Current != nil || *p[0].Original != "a\n" {
 		t.Fatalf("pending %+v", p)
 	}
 	runOK(t, env, "delete_path", map[string]any{"path": "empty"})
