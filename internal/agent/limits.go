@@ -22,6 +22,11 @@ type Limits struct {
 
 // Compaction thresholds (protocol.md Context compression).
 const (
+	// MaxTokensPerCallCap bounds limits.maxTokensPerCall: no provider
+	// generates more in one response, and a larger value would only be
+	// rejected by the provider after the task started.
+	MaxTokensPerCallCap = 1_000_000
+
 	DefaultCompactPercent = 85
 	MinCompactPercent     = 30
 	MaxCompactPercent     = 95
@@ -34,8 +39,8 @@ func (l Limits) Validate() error {
 	switch {
 	case l.MaxIterations < 0:
 		return errors.New("limits.maxIterations must be a positive number")
-	case l.MaxTokensPerCall < 0:
-		return errors.New("limits.maxTokensPerCall must be a positive number")
+	case l.MaxTokensPerCall < 0 || l.MaxTokensPerCall > MaxTokensPerCallCap:
+		return fmt.Errorf("limits.maxTokensPerCall must be between 1 and %d", MaxTokensPerCallCap)
 	case l.MaxWallClockMs < 0:
 		return errors.New("limits.maxWallClockMs must be a positive number")
 	case l.ContextWindowTokens < 0:

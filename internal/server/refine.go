@@ -55,7 +55,10 @@ func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any,
 	if !utf8.ValidString(p.Prompt) {
 		return nil, invalidParams("prompt is not valid UTF-8")
 	}
-	if n := utf8.RuneCountInString(p.Prompt); n == 0 || n > refineMaxPrompt || strings.TrimSpace(p.Prompt) == "" {
+	if strings.TrimSpace(p.Prompt) == "" {
+		return nil, invalidParams("prompt is empty")
+	}
+	if n := utf8.RuneCountInString(p.Prompt); n > refineMaxPrompt {
 		return nil, invalidParams("prompt must be 1 to %d characters, got %d", refineMaxPrompt, n)
 	}
 	loop, err := s.parseLoopParams(params)
@@ -95,7 +98,13 @@ func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	return refineResult{Text: CleanRefined(res.Text), Kind: kind, Model: prov.Config().Model, Routed: routed, Usage: res.Usage}, nil
+	text := CleanRefined(res.Text)
+	if strings.TrimSpace(text) == "" {
+		// A client would replace the user's prompt with nothing: say so
+		// instead (only reasoning, or nothing, came back).
+		return nil, &provider.Error{Kind: provider.KindProtocol, Message: "the model returned no rewritten prompt (its answer was empty or only reasoning); keep the original prompt"}
+	}
+	return refineResult{Text: text, Kind: kind, Model: prov.Config().Model, Routed: routed, Usage: res.Usage}, nil
 }
 
 // refineExcerpts retrieves about refineBudget tokens for prompt with
