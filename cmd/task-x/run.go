@@ -214,6 +214,7 @@ func (p *printer) event(params json.RawMessage) {
 			Path       string          `json:"path"`
 			Kind       string          `json:"kind"`
 			DurationMs int64           `json:"durationMs"`
+			Result     json.RawMessage `json:"result"`
 		} `json:"event"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
@@ -239,7 +240,7 @@ func (p *printer) event(params json.RawMessage) {
 		fmt.Fprintf(p.ew, "→ %s %s\n", e.Tool, oneLine(plainJSON(e.Input), 120))
 	case "toolFinished":
 		p.breakText()
-		status := "ok"
+		status := commandStatus(e.Result)
 		if e.OK != nil && !*e.OK {
 			status = fmt.Sprintf("failed: %v", e.Error)
 		}
@@ -359,4 +360,26 @@ func indent(s string) string {
 		lines = append(lines[:40], fmt.Sprintf("… %d more lines", len(lines)-40))
 	}
 	return "    " + strings.Join(lines, "\n    ")
+}
+
+// commandStatus is "ok", or for a run_command result that did not exit 0,
+// what happened: the exit code, a timeout or a cancel.
+func commandStatus(result json.RawMessage) string {
+	var r struct {
+		ExitCode  *int `json:"exitCode"`
+		TimedOut  bool `json:"timedOut"`
+		Cancelled bool `json:"cancelled"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return "ok"
+	}
+	switch {
+	case r.TimedOut:
+		return "timed out"
+	case r.Cancelled:
+		return "cancelled"
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		return fmt.Sprintf("exit code %d", *r.ExitCode)
+	}
+	return "ok"
 }

@@ -60,3 +60,18 @@ func TestWaitDone(t *testing.T) {
 		t.Fatalf("waitDone without done returned after %v", d)
 	}
 }
+
+func TestCommandStatus(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"exitCode":0,"output":"x"}`:     "ok",
+		`{"exitCode":2}`:                  "exit code 2",
+		`{"exitCode":-1,"timedOut":true}`: "timed out",
+		`{"cancelled":true}`:              "cancelled",
+		`"some text"`:                     "ok",
+		``:                                "ok",
+	} {
+		if got := commandStatus(json.RawMessage(in)); got != want {
+			t.Errorf("commandStatus(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
