@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +23,9 @@ import (
 const helperArg = "__task-x-sandbox-helper"
 
 // File descriptors of the helper: the runtime writes one helperConfig on
-// configFD; the helper writes helperReport lines on reportFD.
+// configFD and keeps the pipe open until the helper exited (end of file
+// there means the runtime died: the helper then ends the tree as on
+// SIGTERM); the helper writes helperReport lines on reportFD.
 const (
 	configFD = 3
 	reportFD = 4
@@ -96,11 +101,20 @@ func runHelper() int {
 
 	var cfg helperConfig
 	cf := os.NewFile(configFD, "config")
-	err := json.NewDecoder(bufio.NewReader(cf)).Decode(&cfg)
-	cf.Close()
-	if err != nil {
+	cr := bufio.NewReader(cf)
+	if err := json.NewDecoder(cr).Decode(&cfg); err != nil {
+		cf.Close()
 		return fail("config", err)
 	}
+	// The config pipe is the lifeline: the runtime keeps its write end
+	// open until the helper exited, so end of file means the runtime died
+	// (whatever its threads did). Treat it like SIGTERM.
+	lost := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, cr)
+		cf.Close()
+		close(lost)
+	}()
 	if !cfg.Namespaces {
 		// Orphans of the command are reparented to the helper, which
 		// kills them; as PID 1 of a namespace it gets them anyway.
@@ -109,9 +123,8 @@ func runHelper() int {
 		}
 	}
 	if cfg.Namespaces {
-		// go-landlock enforces on every thread through /proc/self/task:
-		// /proc must be this PID namespace's before Landlock (see
-		// ../shared/notes/sandbox.md).
+		// A fresh /proc for this PID namespace: it hides the runtime's
+		// processes from the command and lets the helper walk its tree.
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			return fail("mount", fmt.Errorf("make / private: %w", err))
 		}
@@ -119,45 +132,42 @@ func runHelper() int {
 			return fail("mount", fmt.Errorf("mount a new /proc: %w", err))
 		}
 	}
-	if cfg.DropCaps {
-		if err := dropCapabilities(); err != nil {
-			return fail("caps", err)
-		}
-	}
+	rulesetFD, rulesetFlags := -1, uint32(0)
 	if cfg.Landlock {
-		if err := restrict(cfg); err != nil {
+		var err error
+		if rulesetFD, rulesetFlags, err = ruleset(cfg); err != nil {
 			return fail("landlock", err)
 		}
 		// Keep the helper's memory and /proc files from the command.
 		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
 
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return fail("start", err)
+	proc, stage, err := startShell(cfg, rulesetFD, rulesetFlags)
+	if rulesetFD >= 0 {
+		unix.Close(rulesetFD)
 	}
-	proc, err := os.StartProcess(cfg.Shell, []string{cfg.Shell, "-c", cfg.Command}, &os.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   os.Environ(),
-		Files: []*os.File{devnull, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	})
-	devnull.Close()
 	if err != nil {
-		return fail("start", err)
+		return fail(stage, err)
 	}
 	report(helperReport{Started: true})
 
 	killAll := func(sig syscall.Signal) {
 		if cfg.Namespaces {
-			syscall.Kill(-1, sig) // every process of the namespace but PID 1
-			return
+			// Every process of the namespace but PID 1. ESRCH: none
+			// left. Any other error: walk the tree instead.
+			if err := syscall.Kill(-1, sig); err == nil || err == syscall.ESRCH {
+				return
+			}
+		} else {
+			syscall.Kill(-proc.Pid, sig)
 		}
-		syscall.Kill(-proc.Pid, sig)
 		signalTree(os.Getpid(), sig)
 	}
 	go func() {
-		<-sigs
+		select {
+		case <-sigs:
+		case <-lost:
+		}
 		killAll(syscall.SIGTERM)
 		time.Sleep(helperTermGrace)
 		for {
@@ -207,18 +217,73 @@ func runHelper() int {
 	return 0
 }
 
-// restrict applies the Landlock rules of cfg to the helper (and so to bash
-// and everything it starts): read and execute everywhere; write under
-// cfg.Writable; read and write the device files of cfg.Devices; at ABI 4
-// and later no TCP bind or connect; at ABI 6 and later no signal or
-// abstract UNIX socket outside the sandbox. Strict: a rule the kernel cannot
-// enforce is an error, never a silent downgrade.
-func restrict(cfg helperConfig) error {
+// startShell starts cfg.Shell -c cfg.Command (stdin /dev/null, its own
+// process group). The confinement is applied to one locked OS thread only,
+// which forks the shell and then ends: capabilities (cfg.DropCaps),
+// no_new_privs and the Landlock domain of rulesetFD (when >= 0) are
+// per-thread in Linux. The helper's other threads stay outside the domain
+// on purpose: with Landlock's signal scoping (ABI 6 and later) a process may
+// signal only its own domain and the domains nested in it, and a domain
+// enforced on every thread (one landlock_restrict_self per thread, as
+// go-landlock does below ABI 8) is a sibling, not an ancestor, of the
+// domain of the shell forked by another thread, so the helper could not
+// stop its own command. stage names the failed step for the report.
+func startShell(cfg helperConfig, rulesetFD int, rulesetFlags uint32) (*os.Process, string, error) {
+	type result struct {
+		proc  *os.Process
+		stage string
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// Never unlocked: the confined thread ends with this goroutine.
+		runtime.LockOSThread()
+		if cfg.DropCaps {
+			if err := dropCapabilities(); err != nil {
+				ch <- result{stage: "caps", err: err}
+				return
+			}
+		}
+		if rulesetFD >= 0 {
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				ch <- result{stage: "landlock", err: fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)}
+				return
+			}
+			if err := llsys.LandlockRestrictSelf(rulesetFD, rulesetFlags); err != nil {
+				ch <- result{stage: "landlock", err: fmt.Errorf("Landlock: landlock_restrict_self: %w", err)}
+				return
+			}
+		}
+		devnull, err := os.Open(os.DevNull)
+		if err != nil {
+			ch <- result{stage: "start", err: err}
+			return
+		}
+		defer devnull.Close()
+		proc, err := os.StartProcess(cfg.Shell, []string{cfg.Shell, "-c", cfg.Command}, &os.ProcAttr{
+			Dir:   cfg.Dir,
+			Env:   os.Environ(),
+			Files: []*os.File{devnull, os.Stdout, os.Stderr},
+			Sys:   &syscall.SysProcAttr{Setpgid: true},
+		})
+		ch <- result{proc: proc, stage: "start", err: err}
+	}()
+	r := <-ch
+	return r.proc, r.stage, r.err
+}
+
+// ruleset builds the Landlock ruleset of cfg at its ABI and returns its file
+// descriptor and landlock_restrict_self flags: read and execute everywhere;
+// write under cfg.Writable; read and write the device files of
+// cfg.Devices; at ABI 4 and later no TCP bind or connect; at ABI 6 and
+// later no signal or abstract UNIX socket outside the sandbox. Strict: a
+// rule the kernel cannot enforce is an error, never a silent downgrade.
+func ruleset(cfg helperConfig) (int, uint32, error) {
 	configs := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
 		landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
 	abi := min(cfg.ABI, len(configs))
 	if abi < 1 {
-		return fmt.Errorf("Landlock ABI %d", cfg.ABI)
+		return -1, 0, fmt.Errorf("Landlock ABI %d", cfg.ABI)
 	}
 	c := configs[abi-1]
 	write := landlock.RWDirs(cfg.Writable...).IgnoreIfMissing()
@@ -229,16 +294,21 @@ func restrict(cfg helperConfig) error {
 	if abi >= 5 {
 		devices = devices.WithIoctlDev()
 	}
-	if err := c.Restrict(landlock.RODirs("/"), write, devices); err != nil {
-		return fmt.Errorf("Landlock: %w", err)
+	fd, flags, err := c.NewRulesetFD(landlock.RODirs("/"), write, devices)
+	if err != nil {
+		return -1, 0, fmt.Errorf("Landlock: %w", err)
 	}
-	return nil
+	if fd < 0 {
+		return -1, 0, fmt.Errorf("Landlock: nothing to restrict at ABI %d", abi)
+	}
+	return fd, flags, nil
 }
 
 // dropCapabilities empties the ambient and inheritable capability sets,
-// and for root the bounding set, so bash and its descendants run without
-// capabilities (root: no module loading, no raw devices, no ptrace of
-// others).
+// and for root the bounding set, of the calling OS thread (capabilities are
+// per-thread in Linux: the caller has locked its thread and forks bash from
+// it), so bash and its descendants run without capabilities (root: no
+// module loading, no raw devices, no ptrace of others).
 func dropCapabilities() error {
 	last := 63
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -53,6 +54,7 @@ type Process struct {
 	cmd         *exec.Cmd
 	out         *headTail
 	outR        *os.File
+	lifeline    *os.File // write end of the config pipe; closed once the helper exited
 	copied      chan struct{}
 	reports     chan helperReport
 	tmp         string
@@ -272,10 +274,13 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{cfgR, repW} // fds 3 and 4
-	// A new session: no controlling terminal, and the helper outlives no
-	// runtime (SIGTERM makes it end the tree when the runtime dies).
+	// A new session: no controlling terminal. The helper outlives no
+	// runtime: the parent-death signal (SIGKILL as PID 1 of a namespace,
+	// whose death ends every process in it; SIGTERM otherwise, so the
+	// helper sweeps its tree), and the lifeline (see helperConfig).
 	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
 	if cfg.Namespaces {
+		attr.Pdeathsig = syscall.SIGKILL
 		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET
 		uid, gid := os.Getuid(), os.Getgid()
 		if uid == 0 {
@@ -296,7 +301,7 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 		}
 	}
 	cmd.SysProcAttr = attr
-	if err := cmd.Start(); err != nil {
+	if err := startOnSpawnerThread(cmd); err != nil {
 		closeAll()
 		if cfg.Namespaces {
 			return nil, &nsFailure{fmt.Errorf("namespaces: %w", err)}
@@ -306,12 +311,12 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	cfgR.Close()
 	repW.Close()
 	outW.Close()
+	// cfgW stays open while the helper runs: it is the helper's lifeline.
 	b, _ := json.Marshal(cfg)
-	cfgW.Write(b)
-	cfgW.Close()
+	cfgW.Write(append(b, '\n'))
 
 	p := &Process{
-		spec: spec, cmd: cmd, outR: outR, tmp: tmp, confinement: confinement, start: time.Now(),
+		spec: spec, cmd: cmd, outR: outR, lifeline: cfgW, tmp: tmp, confinement: confinement, start: time.Now(),
 		out:     newHeadTail(orDefault(spec.OutputCap, DefaultOutputCap)),
 		copied:  make(chan struct{}),
 		reports: make(chan helperReport, 2),
@@ -351,6 +356,7 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	if !ok || !first.Started {
 		p.hardKill()
 		<-exited
+		cfgW.Close()
 		<-p.copied
 		outR.Close()
 		if !ok {
@@ -377,6 +383,40 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	}
 	go p.supervise(ctx, exited)
 	return p, nil
+}
+
+// spawner starts every helper from one goroutine locked to its OS thread for
+// the life of the process. The parent-death signal fires when the thread
+// that forked the child exits, not the process (go.dev/issue/27505), and Go
+// ends a thread whose locked goroutine returns: a helper started from such a
+// goroutine would be killed, or left without a parent-death signal, long
+// before the runtime exits.
+var spawner struct {
+	once sync.Once
+	reqs chan spawnRequest
+}
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startOnSpawnerThread runs cmd.Start on the spawner thread. cmd must not
+// need copying goroutines (its Stdin, Stdout and Stderr are nil or
+// *os.File), so that nothing of it depends on the calling goroutine.
+func startOnSpawnerThread(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan spawnRequest)
+		go func() {
+			runtime.LockOSThread() // never unlocked
+			for r := range spawner.reqs {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawner.reqs <- spawnRequest{cmd: cmd, done: done}
+	return <-done
 }
 
 func orDefault(v, def int) int {
@@ -408,6 +448,7 @@ func (p *Process) supervise(ctx context.Context, exited <-chan error) {
 		cancelled = true
 		p.terminate(exited)
 	}
+	p.lifeline.Close()
 	select {
 	case <-p.copied:
 	case <-time.After(drainWait):
