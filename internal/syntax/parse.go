@@ -35,7 +35,10 @@ type Options struct {
 // pooledParser wraps a cParser for sync.Pool: the pool drops idle entries
 // at GC without telling anyone, so a cleanup frees the C parser when the
 // wrapper becomes unreachable.
-type pooledParser struct{ cp *cParser }
+type pooledParser struct {
+	cp      *cParser
+	cleanup runtime.Cleanup
+}
 
 func newPooledParser(g *grammar) (*pooledParser, error) {
 	cp, err := newCParser(g.raw)
@@ -43,8 +46,14 @@ func newPooledParser(g *grammar) (*pooledParser, error) {
 		return nil, fmt.Errorf("%w (%s)", err, g.name)
 	}
 	pp := &pooledParser{cp: cp}
-	runtime.AddCleanup(pp, func(cp *cParser) { cp.close() }, cp)
+	pp.cleanup = runtime.AddCleanup(pp, func(cp *cParser) { cp.close() }, cp)
 	return pp, nil
+}
+
+// discard frees the C parser now; pp must not be used or pooled again.
+func (pp *pooledParser) discard() {
+	pp.cleanup.Stop()
+	pp.cp.close()
 }
 
 // Parse parses src as language (an internal/workspace language id, see
@@ -81,7 +90,17 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 		}
 	}
 	t, stopped, err := pp.cp.parse(g, src, deadline, ctx.Done())
-	g.pool.Put(pp)
+	if stopped || err != nil {
+		// A parse stopped by the progress callback can leave the parser
+		// half-reset: tree-sitter 0.25's ts_parser_reset does not clear
+		// canceled_balancing, so the next parse on it would jump to
+		// balancing with no tree and abort the process
+		// (parser.c "Assertion `self->finished_tree.ptr' failed").
+		// Such a parser is never reused.
+		pp.discard()
+	} else {
+		g.pool.Put(pp)
+	}
 
 	info := &FileInfo{Language: language, Symbols: []Symbol{}, Imports: []Import{}, Refs: []string{}}
 	if err != nil {

@@ -205,3 +205,41 @@ func BenchmarkParseGoSource(b *testing.B) {
 		}
 	}
 }
+
+// TestStoppedParseDoesNotPoisonPool stops parses at many points near their
+// end (balancing, the last step of a tree-sitter parse, included) and
+// parses a small file after each: a stopped parser must not be reused
+// (tree-sitter 0.25 keeps canceled_balancing across ts_parser_reset and
+// then aborts the process on the next parse).
+func TestStoppedParseDoesNotPoisonPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	var b strings.Builder
+	b.WriteString("package big\n")
+	for i := 0; b.Len() < 256<<10; i++ {
+		fmt.Fprintf(&b, "func f%d(a, b int) int { return a*%d + b }\n", i, i)
+	}
+	src := []byte(b.String())
+	start := time.Now()
+	if info, err := Parse(context.Background(), "go", src, &Options{Timeout: time.Minute}); err != nil || info.TimedOut {
+		t.Fatalf("full parse: %v", err)
+	}
+	full := time.Since(start)
+	stopped := 0
+	for i := range 40 {
+		limit := full/2 + full*time.Duration(i)/40
+		info, err := Parse(context.Background(), "go", src, &Options{Timeout: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.TimedOut {
+			stopped++
+		}
+		info, err = Parse(context.Background(), "go", []byte("package p\nfunc A() {}\n"), nil)
+		if err != nil || info.TimedOut || len(info.Symbols) != 1 {
+			t.Fatalf("after a parse stopped at %v of %v: %+v, %v", limit, full, info, err)
+		}
+	}
+	t.Logf("full parse %v, %d of 40 stopped", full, stopped)
+}
