@@ -127,7 +127,8 @@ var configFields = map[string]bool{"kind": true, "model": true, "baseUrl": true,
 //   - apiKey is required for anthropic, openai and openaiCompatible and
 //     optional for ollama; it is rejected over plain http unless the host is
 //     loopback (addendum §11);
-//   - timeoutMs is an integer, default 120000, clamped to 1000-600000.
+//   - timeoutMs is a number (rounded to whole milliseconds), default 120000,
+//     clamped to 1000-600000.
 //
 // Every error is *Error with Kind invalidConfig and Field naming the field.
 // No message ever contains the apiKey.
@@ -274,9 +275,9 @@ func parseTimeout(raw json.RawMessage) (int, error) {
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, configError("timeoutMs", "timeoutMs must be a number")
 	}
-	if !math.IsInf(f, 0) && f != math.Trunc(f) {
-		return 0, configError("timeoutMs", "timeoutMs must be an integer number of milliseconds")
-	}
+	// protocol.md types timeoutMs as a number: a fraction of a millisecond
+	// is rounded, then the value is clamped.
+	f = math.Round(f)
 	switch {
 	case f < MinTimeoutMs:
 		return MinTimeoutMs, nil
