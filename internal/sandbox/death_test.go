@@ -238,3 +238,37 @@ func startMode(spec Spec, llOnly bool) (*Process, error) {
 	}
 	return Start(context.Background(), spec)
 }
+
+// TestShellConfinement: the shell runs with no_new_privs, and with no
+// capability where the helper drops them (root without a user namespace,
+// any other user in one), although the helper itself is confined on the
+// forking thread only.
+func TestShellConfinement(t *testing.T) {
+	needSandbox(t)
+	for _, m := range modes[:2] {
+		t.Run(m.name, func(t *testing.T) {
+			spec := Spec{Command: "grep -E '^(Cap(Prm|Eff|Amb|Inh)|NoNewPrivs):' /proc/self/status", Dir: t.TempDir(),
+				Env: os.Environ(), Sandboxed: true, Timeout: time.Minute}
+			p, err := startMode(spec, m.llOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := p.Wait()
+			fields := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(r.Output), "\n") {
+				k, v, _ := strings.Cut(line, ":")
+				fields[k] = strings.TrimSpace(v)
+			}
+			if fields["NoNewPrivs"] != "1" {
+				t.Errorf("no_new_privs not set: %q", r.Output)
+			}
+			if m.llOnly == (os.Getuid() == 0) {
+				for _, k := range []string{"CapPrm", "CapEff", "CapAmb", "CapInh"} {
+					if fields[k] != "0000000000000000" {
+						t.Errorf("%s = %q, want none: %q", k, fields[k], r.Output)
+					}
+				}
+			}
+		})
+	}
+}

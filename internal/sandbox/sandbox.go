@@ -7,7 +7,11 @@
 // Every command runs under a helper: the runtime re-executes itself
 // (/proc/self/exe with a private first argument, see HelperMain) and the
 // helper supervises /bin/bash -c as its child, reaps every orphan, forwards
-// signals and reports the exit status on a pipe.
+// signals and reports the exit status on a pipe. The helper dies with the
+// runtime (a parent-death signal from a dedicated spawner thread, and a
+// lifeline pipe whose end of file means the runtime is gone) and then ends
+// the tree. The kernel confinement applies to bash only, never to the
+// helper that must be able to signal it (../../docs/sandbox.md).
 //
 //   - Sandboxed (addendum §6 and §11): the helper starts in new user, mount,
 //     PID and network namespaces, makes / private, mounts a fresh /proc, then
