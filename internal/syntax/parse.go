@@ -26,9 +26,11 @@ var ErrUnsupported = errors.New("syntax: unsupported language")
 
 // Options tunes Parse. The zero value (or nil) uses the defaults.
 type Options struct {
-	// Timeout bounds the parse and extraction of one file; default
-	// DefaultTimeout (2 s). A parse that runs longer is stopped through
-	// tree-sitter's progress callback and reported as FileInfo.TimedOut.
+	// Timeout bounds the CPU time of one file's parse and tree copy (the
+	// parsing thread's clock, so parses are not stopped early on a loaded
+	// machine); default DefaultTimeout (2 s). A parse that runs longer is
+	// stopped through tree-sitter's progress callback and reported as
+	// FileInfo.TimedOut. The context's deadline bounds wall time.
 	Timeout time.Duration
 }
 
@@ -76,10 +78,6 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 	if opts != nil && opts.Timeout > 0 {
 		timeout = opts.Timeout
 	}
-	deadline := time.Now().Add(timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
 	g.init()
 
 	pp, _ := g.pool.Get().(*pooledParser)
@@ -89,7 +87,7 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 			return nil, err
 		}
 	}
-	t, stopped, err := pp.cp.parse(g, src, deadline, ctx.Done())
+	t, stopped, err := pp.cp.parse(g, src, timeout, ctx.Done())
 	if stopped || err != nil {
 		// A parse stopped by the progress callback can leave the parser
 		// half-reset: tree-sitter 0.25's ts_parser_reset does not clear
