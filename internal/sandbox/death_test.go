@@ -146,6 +146,17 @@ func TestRuntimeKilled(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 				pids := append(qaPids(t, helper), helper)
+				t.Cleanup(func() {
+					// A failed test leaves no tree behind: the helper
+					// first (stopped), then the others.
+					syscall.Kill(helper, syscall.SIGSTOP)
+					for _, p := range pids {
+						if alive(p) {
+							syscall.Kill(p, syscall.SIGKILL)
+						}
+					}
+					syscall.Kill(helper, syscall.SIGCONT)
+				})
 				if thread == "exit" {
 					// The starting thread is gone: the command must
 					// still run while the runtime lives.
