@@ -13,6 +13,10 @@
 // operations are dropped (their hashes are kept) and Undo answers
 // ErrTooOld for them.
 //
+// Several Logs (runtimes) may share one checkpoint: ids carry a per-Log
+// random prefix, and every change runs under a file lock on a sidecar
+// "<workspace id>.lock" after merging the checkpoint by id (sync.go).
+//
 // Source: ../shared/spec/protocol.md (edits/*, dataDir and checkpoints) and
 // ../shared/spec/addendum.md §4, §7 and §11.
 package editlog

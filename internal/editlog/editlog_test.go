@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -335,7 +336,7 @@ func TestRecoverUnfinished(t *testing.T) {
 	skipped := &Operation{ID: "op-2", Tool: "write_file", Files: []FileEdit{
 		{Path: "never.txt", After: []byte("x"), AfterHash: hashOf([]byte("x")), Mode: 0o644},
 	}}
-	data, _ := json.Marshal(checkpoint{Version: 1, Root: root, Seq: 2, Operations: []*Operation{op, skipped}})
+	data, _ := json.Marshal(checkpoint{Version: 1, Root: root, Operations: []*Operation{op, skipped}})
 	os.WriteFile(cp, data, 0o600)
 
 	l, err := Open(root, cp, nil)
@@ -362,8 +363,9 @@ func TestRecoverUnfinished(t *testing.T) {
 	if len(l3.LoadConflicts()) != 0 || len(l3.List()) != 1 {
 		t.Fatalf("reopen: %v %+v", l3.LoadConflicts(), l3.List())
 	}
-	// The next id does not collide.
-	if op := apply(t, l3, create("z.txt", "z")); op.ID != "op-3" {
+	// The next id does not collide with the old "op-<n>" ids and has the
+	// "op-<prefix>-<n>" form.
+	if op := apply(t, l3, create("z.txt", "z")); !idPattern.MatchString(op.ID) || op.ID == "op-1" || len(l3.List()) != 2 {
 		t.Fatalf("id %s", op.ID)
 	}
 }
@@ -408,3 +410,6 @@ func mustPending(t *testing.T, l *Log) []Pending {
 	}
 	return p
 }
+
+// idPattern is the form of an operation id made by this package.
+var idPattern = regexp.MustCompile(`^op-[0-9a-f]{6}-[1-9][0-9]*$`)

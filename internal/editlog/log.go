@@ -37,16 +37,18 @@ type Log struct {
 	now  func() time.Time
 
 	mu        sync.Mutex
+	prefix    string // this Log's id prefix (sync.go)
 	seq       int
 	ops       []*Operation
-	conflicts []string // found on load: files matching neither hash
+	conflicts []string  // found on load: files matching neither hash
+	stamp     fileStamp // the checkpoint version last loaded or saved
+	stampOK   bool
 }
 
 // checkpoint is the JSON saved in the checkpoint file.
 type checkpoint struct {
 	Version    int          `json:"version"`
 	Root       string       `json:"root"`
-	Seq        int          `json:"seq"`
 	Operations []*Operation `json:"operations"`
 }
 
@@ -89,11 +91,20 @@ func Open(root, file string, opts *Options) (*Log, error) {
 	}
 	l := &Log{root: real, file: file, log: o.Logger, now: o.Now}
 	if file == "" {
+		l.prefix = newPrefix(nil)
 		return l, nil
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	release, err := l.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	data, err := os.ReadFile(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		l.prefix = newPrefix(nil)
 		return l, nil
 	case err != nil:
 		return nil, fmt.Errorf("editlog: read checkpoint: %w", err)
@@ -105,9 +116,12 @@ func Open(root, file string, opts *Options) (*Log, error) {
 			return nil, fmt.Errorf("editlog: %w, and it cannot be moved aside: %v", err, rerr)
 		}
 		l.log.Warn("edit log checkpoint is corrupt; moved aside, starting an empty log", "file", aside, "err", err)
+		l.prefix = newPrefix(nil)
 		return l, nil
 	}
-	l.seq, l.ops = cp.Seq, cp.Operations
+	l.ops = cp.Operations
+	l.prefix = newPrefix(l.ops)
+	l.stamp, l.stampOK = stampOf(file)
 	if l.recover() {
 		if err := l.save(); err != nil {
 			l.log.Warn("saving the recovered edit log", "err", err)
@@ -180,8 +194,8 @@ func (l *Log) recover() bool {
 	return changed
 }
 
-// LoadConflicts returns the paths that Open found holding neither the old
-// nor the new content of an unfinished operation.
+// LoadConflicts returns the paths that Open (or a later reload) found
+// holding neither the old nor the new content of an unfinished operation.
 func (l *Log) LoadConflicts() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -250,6 +264,11 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	release, err := l.begin()
+	if err != nil {
+		return Operation{}, err
+	}
+	defer release()
 	root, err := os.OpenRoot(l.root)
 	if err != nil {
 		return Operation{}, fmt.Errorf("editlog: open root: %w", err)
@@ -291,7 +310,7 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 		return Operation{}, err
 	}
 	l.seq++
-	op.ID = fmt.Sprintf("op-%d", l.seq)
+	op.ID = fmt.Sprintf("op-%s-%d", l.prefix, l.seq)
 	l.ops = append(l.ops, op)
 	if err := l.save(); err != nil {
 		l.ops = l.ops[:len(l.ops)-1]
@@ -370,19 +389,25 @@ func (l *Log) prune() {
 	}
 }
 
-// save writes the checkpoint atomically; a no-op without a file.
+// save writes the checkpoint atomically; a no-op without a file. Callers
+// hold l.mu and the file lock (begin), so the file holds every other Log's
+// operations merged in.
 func (l *Log) save() error {
 	if l.file == "" {
 		return nil
 	}
-	data, err := json.Marshal(checkpoint{Version: checkpointVersion, Root: l.root, Seq: l.seq, Operations: l.ops})
+	data, err := json.Marshal(checkpoint{Version: checkpointVersion, Root: l.root, Operations: l.ops})
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(l.file), 0o700); err != nil {
 		return err
 	}
-	return fsx.WriteFileAtomic(l.file, data, 0o600)
+	if err := fsx.WriteFileAtomic(l.file, data, 0o600); err != nil {
+		return err
+	}
+	l.stamp, l.stampOK = stampOf(l.file)
+	return nil
 }
 
 func copyOp(op *Operation) Operation {
@@ -396,6 +421,7 @@ func copyOp(op *Operation) Operation {
 func (l *Log) List() []Operation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.refresh()
 	out := make([]Operation, 0, len(l.ops))
 	for _, op := range l.ops {
 		c := copyOp(op)
@@ -412,6 +438,7 @@ func (l *Log) List() []Operation {
 func (l *Log) TaskOperations(taskID string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.refresh()
 	var ids []string
 	for _, op := range l.ops {
 		if op.TaskID == taskID && op.Committed {
@@ -491,6 +518,7 @@ func (l *Log) pending() []*pendingFile {
 func (l *Log) Pending() ([]Pending, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.refresh()
 	out := []Pending{}
 	files := l.pending()
 	if len(files) == 0 {
@@ -549,6 +577,11 @@ func pathSet(paths []string) map[string]bool {
 func (l *Log) Keep(paths []string) ([]string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	release, err := l.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if len(paths) == 0 {
 		paths = nil
 	}
@@ -578,6 +611,11 @@ func (l *Log) Keep(paths []string) ([]string, error) {
 func (l *Log) Revert(paths []string) (reverted, conflicts []string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	release, err := l.begin()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	if len(paths) == 0 {
 		paths = nil
 	}
@@ -624,6 +662,11 @@ func (l *Log) Revert(paths []string) (reverted, conflicts []string, err error) {
 func (l *Log) Undo(id string) (restored, conflicts []string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	release, err := l.begin()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	var op *Operation
 	for _, o := range l.ops {
 		if o.ID == id && o.Committed {
