@@ -1,6 +1,9 @@
 package syntax
 
-import "strings"
+import (
+	"strings"
+	"unique"
+)
 
 // extractor turns one mirrored tree into FileInfo. Each language's extract
 // function walks the definitions; collectRefs then gathers identifiers.
@@ -38,8 +41,13 @@ func (x *extractor) def(def, name int32, kind, container string, exported bool) 
 	if name < 0 {
 		return
 	}
-	x.defText(def, name, x.t.text(name), kind, container, exported)
+	x.defText(def, name, intern(x.t.text(name)), kind, container, exported)
 }
+
+// intern returns the canonical copy of s (unique.Make): names and
+// identifiers repeat across the files of a workspace, and every FileInfo is
+// kept for as long as its snapshot, so each distinct string is stored once.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // defText is def with the name given as text (a qualified or cleaned name).
 func (x *extractor) defText(def, name int32, text, kind, container string, exported bool) {
@@ -58,7 +66,7 @@ func (x *extractor) defText(def, name int32, text, kind, container string, expor
 		Name: text, Kind: kind,
 		StartLine: int(n.startRow) + 1, EndLine: endLine,
 		StartByte: int(n.start), EndByte: int(n.end),
-		Container: container, Exported: exported,
+		Container: intern(container), Exported: exported,
 	})
 }
 
@@ -85,10 +93,11 @@ func (x *extractor) collectRefs() {
 		if !x.refKinds[n.kind] || x.defNames[int32(i)] || n.end-n.start < 2 || n.end-n.start > 128 {
 			continue
 		}
-		s := x.t.text(int32(i))
-		if seen[s] || x.stop[s] || !isIdent(s) {
+		b := x.t.bytes(int32(i))
+		if seen[string(b)] || x.stop[string(b)] || !isIdent(string(b)) { // no allocation
 			continue
 		}
+		s := intern(string(b))
 		seen[s] = true
 		x.info.Refs = append(x.info.Refs, s)
 		if len(x.info.Refs) >= MaxRefs {

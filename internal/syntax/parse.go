@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 )
@@ -115,6 +116,11 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 	x := &extractor{t: t, info: info, defNames: map[int32]bool{}}
 	g.extract(x)
 	x.collectRefs()
+	// Exactly sized: the FileInfo lives as long as its snapshot, and
+	// append's spare capacity is up to half of each slice.
+	info.Symbols = slices.Clone(info.Symbols)
+	info.Refs = slices.Clone(info.Refs)
+	info.Imports = slices.Clone(info.Imports)
 	sort.SliceStable(info.Imports, func(i, j int) bool { return info.Imports[i].Line < info.Imports[j].Line })
 	return info, nil
 }

@@ -30,6 +30,16 @@ func (t *tree) text(i int32) string {
 	return string(t.src[n.start:n.end])
 }
 
+// bytes returns the source of node i without copying it (nil when the
+// node's range is out of bounds).
+func (t *tree) bytes(i int32) []byte {
+	n := &t.nodes[i]
+	if n.end > uint32(len(t.src)) || n.start > n.end {
+		return nil
+	}
+	return t.src[n.start:n.end]
+}
+
 func (t *tree) kind(i int32) string {
 	if i < 0 {
 		return ""
