@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	yaml "go.yaml.in/yaml/v4"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Sources of a skill.
