@@ -191,3 +191,45 @@ func rpcMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// openWorkspace starts the runtime, sends initialize (with init's extra
+// fields) and workspace/open for dir, and shows indexing progress on stderr.
+// onNotify gets every other notification and onCall the runtime's requests
+// (both may be nil). On success it returns the client (the caller closes it)
+// and the workspace summary; on failure it prints why and returns the exit
+// code.
+func openWorkspace(ctx context.Context, dir string, init map[string]any,
+	onNotify func(method string, params json.RawMessage),
+	onCall func(ctx context.Context, method string, params json.RawMessage) (any, error),
+) (*client, json.RawMessage, int) {
+	c, err := startClient(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x:", err)
+		return nil, nil, 1
+	}
+	bar := newProgressBar()
+	c.mu.Lock()
+	c.onNotify = func(method string, params json.RawMessage) {
+		if method == "workspace/progress" {
+			bar.update(params)
+		} else if onNotify != nil {
+			onNotify(method, params)
+		}
+	}
+	c.onCall = onCall
+	c.mu.Unlock()
+	if err := c.initialize(ctx, init); err != nil {
+		fmt.Fprintln(os.Stderr, "task-x: initialize:", rpcMessage(err))
+		c.close()
+		return nil, nil, 1
+	}
+	var summary json.RawMessage
+	err = c.call(ctx, "workspace/open", map[string]any{"root": dir}, &summary)
+	bar.clear()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x: workspace/open:", rpcMessage(err))
+		c.close()
+		return nil, nil, 1
+	}
+	return c, summary, 0
+}

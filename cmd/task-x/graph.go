@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -95,28 +94,11 @@ func cmdGraph(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, err := startClient(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return 1
+	c, _, code := openWorkspace(ctx, dir, nil, nil, nil)
+	if c == nil {
+		return code
 	}
 	defer c.close()
-	bar := newProgressBar()
-	c.onNotify = func(method string, params json.RawMessage) {
-		if method == "workspace/progress" {
-			bar.update(params)
-		}
-	}
-	if err := c.initialize(ctx, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: initialize:", rpcMessage(err))
-		return 1
-	}
-	if err := c.call(ctx, "workspace/open", map[string]any{"root": dir}, nil); err != nil {
-		bar.clear()
-		fmt.Fprintln(os.Stderr, "task-x: workspace/open:", rpcMessage(err))
-		return 1
-	}
-	bar.clear()
 	params := map[string]any{"level": *level, "importsOnly": *importsOnly}
 	if *focus != "" {
 		params["focus"] = *focus

@@ -49,47 +49,31 @@ func cmdRun(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, err := startClient(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return 1
-	}
-	defer c.close()
-
-	bar := newProgressBar()
 	out := &printer{w: os.Stdout, ew: os.Stderr}
 	answers := newTerminal()
-	c.mu.Lock()
-	c.onNotify = func(method string, params json.RawMessage) {
-		switch method {
-		case "workspace/progress":
-			bar.update(params)
-		case "agent/event":
-			out.event(params)
-		}
-	}
-	c.onCall = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		if method != "agent/requestApproval" {
-			return nil, fmt.Errorf("unsupported request %s", method)
-		}
-		return map[string]string{"decision": out.approve(params, answers)}, nil
-	}
-	c.mu.Unlock()
-
 	init := map[string]any{"sandbox": !*noSandbox}
 	if *dataDir != "" {
 		init["dataDir"] = *dataDir
 	}
-	if err := c.initialize(ctx, init); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: initialize:", rpcMessage(err))
-		return 1
+	c, _, code := openWorkspace(ctx, dir, init,
+		func(method string, params json.RawMessage) {
+			if method == "agent/event" {
+				out.event(params)
+			}
+		},
+		func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			switch method {
+			case "agent/requestApproval":
+				return map[string]string{"decision": out.approve(params, answers)}, nil
+			case "agent/askUser":
+				return map[string]any{"answers": out.askUser(params, answers)}, nil
+			}
+			return nil, fmt.Errorf("unsupported request %s", method)
+		})
+	if c == nil {
+		return code
 	}
-	if err := c.call(ctx, "workspace/open", map[string]any{"root": dir}, nil); err != nil {
-		bar.clear()
-		fmt.Fprintln(os.Stderr, "task-x: workspace/open:", rpcMessage(err))
-		return 1
-	}
-	bar.clear()
+	defer c.close()
 	params := map[string]any{"prompt": prompt, "provider": prov, "chatMode": *mode}
 	if *acceptEdits {
 		params["policy"] = map[string]any{"mode": "acceptEdits"}
@@ -382,4 +366,52 @@ func commandStatus(result json.RawMessage) string {
 		return fmt.Sprintf("exit code %d", *r.ExitCode)
 	}
 	return "ok"
+}
+
+// askUser asks agent/askUser's questions on the terminal: a number per
+// option (several, separated by spaces or commas, for a checkbox question).
+// An empty answer to every question dismisses them (answers: null).
+func (p *printer) askUser(params json.RawMessage, t *terminal) map[string][]string {
+	var req struct {
+		Questions []struct {
+			ID      string   `json:"id"`
+			Text    string   `json:"text"`
+			Kind    string   `json:"kind"`
+			Options []string `json:"options"`
+		} `json:"questions"`
+	}
+	if json.Unmarshal(params, &req) != nil {
+		return nil
+	}
+	answers := map[string][]string{}
+	answered := false
+	for _, q := range req.Questions {
+		p.mu.Lock()
+		p.breakText()
+		fmt.Fprintf(p.ew, "\n%s\n", q.Text)
+		for i, o := range q.Options {
+			fmt.Fprintf(p.ew, "  %d) %s\n", i+1, o)
+		}
+		if q.Kind == "checkbox" {
+			fmt.Fprint(p.ew, "choose any (e.g. 1 3), empty to skip: ")
+		} else {
+			fmt.Fprint(p.ew, "choose one, empty to skip: ")
+		}
+		p.mu.Unlock()
+		picked := []string{}
+		for _, f := range strings.FieldsFunc(t.readLine(), func(r rune) bool { return r == ' ' || r == ',' || r == '\n' || r == '\r' }) {
+			var n int
+			if _, err := fmt.Sscan(f, &n); err == nil && n >= 1 && n <= len(q.Options) {
+				picked = append(picked, q.Options[n-1])
+			}
+		}
+		if len(picked) > 0 {
+			answered = true
+		}
+		answers[q.ID] = picked
+	}
+	if !answered {
+		return nil
+	}
+	return answers
 }

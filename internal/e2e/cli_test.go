@@ -103,3 +103,29 @@ func TestCLIRunAnswerBeforeSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIAskUser: task-x run asks the model's ask_user questions on the
+// terminal and sends the chosen option back.
+func TestCLIAskUser(t *testing.T) {
+	repo := t.TempDir()
+	model, srv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "ask_user", input: map[string]any{"questions": []any{
+			map[string]any{"text": "Which license?", "options": []string{"MIT", "Apache-2.0"}}}}}}},
+		{text: "Using the chosen license."},
+	})
+	cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1",
+		"--model", "fake", "--mode", "ask", repo, "add a license")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-cli-ask-1", "TASK_X_API_KEY=")
+	cmd.Stdin = strings.NewReader("2\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("task-x run: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "Which license?") || !strings.Contains(errb.String(), "2) Apache-2.0") {
+		t.Errorf("the question was not shown:\n%s", errb.String())
+	}
+	if last := mustJSON(model.bodies()[1]); !strings.Contains(last, `\"selected\":[\"Apache-2.0\"]`) {
+		t.Errorf("the answer did not reach the model: %.1500s", last)
+	}
+}
