@@ -212,17 +212,16 @@ type rt struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	next   int
-	stderr *tailBuffer
+	stderr *headBuffer
 }
 
-// tailBuffer keeps the last 4 KiB written to it (the runtime's stderr, shown
-// when the runtime dies).
-type tailBuffer struct{ b []byte }
+// headBuffer keeps the first 2 KiB written to it: the runtime's stderr,
+// whose start (a panic or C assertion message) is shown when it dies.
+type headBuffer struct{ b []byte }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = append([]byte(nil), t.b[len(t.b)-4096:]...)
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := 2048 - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
 }
@@ -245,12 +244,12 @@ func startRuntime(bin string) (*rt, error) {
 	if err != nil {
 		return nil, err
 	}
-	tail := &tailBuffer{}
-	cmd.Stderr = tail
+	head := &headBuffer{}
+	cmd.Stderr = head
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: tail}
+	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: head}
 	if _, err := r.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "indexbench"}}); err != nil {
 		r.stop()
 		return nil, fmt.Errorf("initialize: %w", err)
@@ -269,7 +268,7 @@ func (r *rt) call(method string, params any) (json.RawMessage, error) {
 		l, err := r.out.ReadBytes('\n')
 		if err != nil {
 			r.cmd.Wait()
-			return nil, fmt.Errorf("runtime closed its output (%v): %w; its stderr ends with:\n%s", r.cmd.ProcessState, err, r.stderr.b)
+			return nil, fmt.Errorf("runtime closed its output (%v): %w; its stderr starts with:\n%s", r.cmd.ProcessState, err, r.stderr.b)
 		}
 		var m struct {
 			ID     *int            `json:"id"`
