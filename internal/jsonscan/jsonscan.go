@@ -151,6 +151,26 @@ func (s *Scanner) String() (string, bool) {
 	return v, true
 }
 
+// Interned reads a string like String, but returns the entry of known equal
+// to it, without allocating, when there is one (event and delta type names).
+func (s *Scanner) Interned(known []string) (string, bool) {
+	start := s.i
+	escaped, ok := s.str()
+	if !ok {
+		return "", false
+	}
+	if !escaped {
+		inner := s.b[start+1 : s.i-1]
+		for _, k := range known {
+			if string(inner) == k {
+				return k, true
+			}
+		}
+	}
+	s.i = start
+	return s.String()
+}
+
 // SmallInt reads a non-negative integer of at most 9 digits without a
 // leading zero, fraction or exponent: one that json.Unmarshal stores in an
 // int unchanged.

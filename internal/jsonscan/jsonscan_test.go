@@ -16,7 +16,7 @@ var seeds = []string{
 	`{"a":1,}`, `[1,]`, `01`, `-`, `1.`, `1e`, `.5`, `+1`, `"\x"`, `"\u12"`, "\"\x01\"",
 	`nul`, `tru`, `{"a" 1}`, `{"a":1 "b":2}`, `{"\u0061":1}`, `{"é":1}`, `[[[[[[[[[[]]]]]]]]]]`,
 	strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1),
-	`123456789`, `1234567890`, `00`, `7.0`,
+	`"text_delta"`, `"text\u005fdelta"`, `123456789`, `1234567890`, `00`, `7.0`,
 }
 
 // depth is the deepest nesting of arrays and objects in valid JSON.
@@ -59,6 +59,13 @@ func check(t *testing.T, data []byte) {
 		var want string
 		if err := json.Unmarshal(data, &want); err != nil || v != want {
 			t.Fatalf("String(%q) = %q, json.Unmarshal %q (%v)", data, v, want, err)
+		}
+	}
+	s = New(data)
+	if v, ok := s.Interned([]string{"a", "text_delta", ""}); ok && s.End() {
+		var want string
+		if err := json.Unmarshal(data, &want); err != nil || v != want {
+			t.Fatalf("Interned(%q) = %q, json.Unmarshal %q (%v)", data, v, want, err)
 		}
 	}
 	s = New(data)

@@ -13,18 +13,31 @@ import (
 // keys, duplicate keys, numbers that are not plain small integers, invalid
 // JSON) goes to json.Unmarshal, so the result and the errors are those of
 // json.Unmarshal (FuzzEventScan pins this).
-func decodeEvent(data []byte, e *streamEvent) error {
+func decodeEvent(data []byte, e *streamEvent, scratch *eventScratch) error {
 	*e = streamEvent{}
-	if scanEvent(data, e) {
+	if scanEvent(data, e, scratch) {
 		return nil
 	}
 	*e = streamEvent{}
 	return json.Unmarshal(data, e)
 }
 
+// eventScratch holds the index and delta of scanned events, so that e's
+// pointers need no allocation; e must not be kept past the next decodeEvent
+// with the same scratch.
+type eventScratch struct {
+	index int
+	delta streamDelta
+}
+
+// eventTypes are the type names of events and deltas, returned without
+// allocating.
+var eventTypes = []string{"content_block_delta", "text_delta", "input_json_delta", "thinking_delta",
+	"content_block_stop", "message_delta", "message_stop", "ping", "signature_delta"}
+
 // scanEvent reads data into e, reporting false (e then unspecified) when the
 // fallback must decide.
-func scanEvent(data []byte, e *streamEvent) bool {
+func scanEvent(data []byte, e *streamEvent, scratch *eventScratch) bool {
 	s := jsonscan.New(data)
 	var seen jsonscan.Seen
 	ok := s.Object(func(key []byte) bool {
@@ -33,12 +46,18 @@ func scanEvent(data []byte, e *streamEvent) bool {
 			if !seen.First(0) {
 				return false
 			}
-			return s.Null() || scanString(&s, &e.Type)
+			return s.Null() || scanType(&s, &e.Type)
 		case "index":
 			if !seen.First(1) {
 				return false
 			}
-			return scanCount(&s, &e.Index)
+			if s.Null() {
+				return true
+			}
+			n, ok := s.SmallInt()
+			scratch.index = n
+			e.Index = &scratch.index
+			return ok
 		case "delta":
 			if !seen.First(2) {
 				return false
@@ -46,7 +65,8 @@ func scanEvent(data []byte, e *streamEvent) bool {
 			if s.Null() {
 				return true
 			}
-			e.Delta = &streamDelta{}
+			scratch.delta = streamDelta{}
+			e.Delta = &scratch.delta
 			return scanDelta(&s, e.Delta)
 		case "usage":
 			if !seen.First(3) {
@@ -66,6 +86,12 @@ func scanEvent(data []byte, e *streamEvent) bool {
 		}
 	})
 	return ok && s.End()
+}
+
+func scanType(s *jsonscan.Scanner, dst *string) bool {
+	v, ok := s.Interned(eventTypes)
+	*dst = v
+	return ok
 }
 
 func scanString(s *jsonscan.Scanner, dst *string) bool {
@@ -94,7 +120,7 @@ func scanDelta(s *jsonscan.Scanner, d *streamDelta) bool {
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
-			return str(0, &d.Type)
+			return seen.First(0) && (s.Null() || scanType(s, &d.Type))
 		case "text":
 			return str(1, &d.Text)
 		case "partial_json":

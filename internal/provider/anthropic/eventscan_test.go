@@ -39,7 +39,7 @@ var eventScanSeeds = []string{
 func TestEventScanMatchesUnmarshal(t *testing.T) {
 	for _, s := range eventScanSeeds[:11] {
 		var e streamEvent
-		if !scanEvent([]byte(s), &e) {
+		if !scanEvent([]byte(s), &e, &eventScratch{}) {
 			t.Errorf("scanEvent refused the common shape %s", s)
 		}
 	}
@@ -62,7 +62,8 @@ func checkEventScan(t *testing.T, data []byte) {
 	var want streamEvent
 	wantErr := json.Unmarshal(data, &want)
 	var got streamEvent
-	if scanEvent(data, &got) {
+	scratch := &eventScratch{index: 9, delta: streamDelta{Text: "stale"}}
+	if scanEvent(data, &got, scratch) {
 		if wantErr != nil {
 			t.Fatalf("scanEvent accepted %q, json.Unmarshal says %v", data, wantErr)
 		}
@@ -71,7 +72,7 @@ func checkEventScan(t *testing.T, data []byte) {
 		}
 	}
 	got = streamEvent{Type: "stale"}
-	err := decodeEvent(data, &got)
+	err := decodeEvent(data, &got, scratch)
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("decodeEvent(%q) error %v, json.Unmarshal %v", data, err, wantErr)
 	}

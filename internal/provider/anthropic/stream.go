@@ -206,6 +206,7 @@ type fold struct {
 	haveUsage bool
 	done      bool
 	nextID    int
+	scratch   eventScratch // reused by decodeEvent
 }
 
 func protocolErr(format string, args ...any) *provider.Error {
@@ -237,7 +238,7 @@ func (f *fold) handle(ev sseEvent) *provider.Error {
 		return nil // ping and unknown event types are skipped
 	}
 	var e streamEvent
-	if err := decodeEvent(ev.Data, &e); err != nil {
+	if err := decodeEvent(ev.Data, &e, &f.scratch); err != nil {
 		return protocolErr("malformed %s event", ev.Name)
 	}
 	switch ev.Name {
