@@ -11,13 +11,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
-// Methods of this file (protocol.md agent/steer, agent/cancelTool). Both are
-// preempted in Serve: they never wait behind a long handler.
-const (
-	MethodAgentSteer      = "agent/steer"
-	MethodAgentCancelTool = "agent/cancelTool"
-)
-
 // taskKinds are the task kinds of routes (addendum §10).
 var taskKinds = []string{"question", "codeModification", "bugFix", "refactoring", "testing", "documentation", "review", "planning"}
 

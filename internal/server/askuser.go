@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
-
-// methodAskUser is the runtime→client request of protocol.md agent/askUser.
-const methodAskUser = "agent/askUser"
 
 // askUserTimeout bounds the wait for the user's answers, like an approval
 // (addendum §10): no answer in time counts as dismissed.
@@ -87,7 +85,7 @@ func (t *askUserTool) Run(ctx context.Context, env *tool.Env, input json.RawMess
 	}
 	ctx, cancel := context.WithTimeout(ctx, askUserTimeout)
 	defer cancel()
-	raw, err := t.s.conn.Call(ctx, methodAskUser, map[string]any{
+	raw, err := t.s.conn.Call(ctx, protocol.MethodAskUser, map[string]any{
 		"taskId": taskID, "callId": tool.CallID(ctx), "questions": in.Questions,
 	})
 	var reply struct {

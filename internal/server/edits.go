@@ -11,16 +11,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
 
-// Edit-log methods (protocol.md "Agent, tools, and extensions"; addendum
-// §10, §11; docs/edits.md).
-const (
-	methodEditsList    = "edits/list"
-	methodEditsPending = "edits/pending"
-	methodEditsKeep    = "edits/keep"
-	methodEditsRevert  = "edits/revert"
-	methodEditsUndo    = "edits/undo"
-)
-
 // openEditLog opens the edit log of the workspace root: with a dataDir it is
 // loaded from (and saved to) dataDir/checkpoints/<workspace id>.json; a
 // corrupt checkpoint is moved aside by editlog.Open with a log line. Without

@@ -15,14 +15,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
-// Method names of the project graph and index updates (protocol.md).
-const (
-	MethodGraphProject     = "graph/project"
-	MethodGraphFile        = "graph/file"
-	MethodWorkspaceRefresh = "workspace/refresh"
-	MethodFilesChanged     = "workspace/filesChanged"
-)
-
 // graphState is the project graph cache of the server: the graph of the
 // latest snapshot, rebuilt on its first use after the workspace changed.
 type graphState struct {

@@ -8,9 +8,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/hooks"
 )
 
-// MethodConfigHooks is protocol.md config/hooks.
-const MethodConfigHooks = "config/hooks"
-
 // hooksState is the hooks configuration of this session: the user's hooks
 // from config/hooks and whether workspace hooks may load.
 type hooksState struct {

@@ -13,13 +13,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
-// Method names of the MCP group (protocol.md "Agent, tools, and
-// extensions").
-const (
-	methodMCPConfigure = "mcp/configure"
-	methodMCPStatus    = "mcp/status"
-)
-
 // NewToolRegistry returns the tool registry a Server with these options
 // serves in tools/list (before any MCP server joins it), so that
 // `task-x-runtime --mcp-server` offers exactly the same tools.

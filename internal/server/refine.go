@@ -11,9 +11,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/retrieve"
 )
 
-// MethodPromptRefine is protocol.md prompt/refine.
-const MethodPromptRefine = "prompt/refine"
-
 // Limits of prompt/refine (protocol.md prompt/refine).
 const (
 	refineMaxPrompt = 100_000 // characters

@@ -17,9 +17,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
-// methodContextRetrieve is protocol.md context/retrieve.
-const methodContextRetrieve = "context/retrieve"
-
 // firstRequestBudget is the token budget of the repository excerpts given
 // to the agent's first request (addendum §3: about 3000-8000 tokens).
 const firstRequestBudget = 6000

@@ -119,39 +119,39 @@ func New(opts *Options) *Server {
 	s.addRetrievalTools(s.tools) // retrieve.go: find_symbols, retrieve_context
 	s.tools.Add(&askUserTool{s}) // askuser.go: ask_user
 	s.methods = map[string]handlerFunc{
-		protocol.MethodInitialize:      s.initialize,
-		protocol.MethodShutdown:        s.shutdown,
-		protocol.MethodProviderCaps:    s.providerCapabilities,
-		protocol.MethodListModels:      s.listModels,
-		protocol.MethodModels:          s.models,
-		protocol.MethodContextWindow:   s.contextWindow,
-		protocol.MethodProviderTest:    s.providerTest,
-		protocol.MethodChatSend:        s.chatSend,
-		protocol.MethodWorkspaceOpen:   s.workspaceOpen,
-		protocol.MethodContextInspect:  s.contextInspect,
-		methodContextRetrieve:          s.contextRetrieve,
-		protocol.MethodAgentRun:        s.agentRun,
-		MethodAgentSteer:               s.agentSteer,
-		MethodAgentCancelTool:          s.agentCancelTool,
-		protocol.MethodAgentTasks:      s.agentTasks,
-		protocol.MethodAgentTask:       s.agentTask,
-		protocol.MethodAgentDeleteTask: s.agentDeleteTask,
-		protocol.MethodToolsList:       s.toolsList,
-		protocol.MethodToolsCall:       s.toolsCall,
-		methodEditsList:                s.editsList,
-		methodEditsPending:             s.editsPending,
-		methodEditsKeep:                s.editsKeep,
-		methodEditsRevert:              s.editsRevert,
-		methodEditsUndo:                s.editsUndo,
-		MethodGraphProject:             s.graphProject,
-		MethodGraphFile:                s.graphFile,
-		MethodWorkspaceRefresh:         s.workspaceRefresh,
-		methodMCPConfigure:             s.mcpConfigure,
-		methodMCPStatus:                s.mcpStatus,
-		MethodConfigHooks:              s.configHooks,   // hooks.go
-		MethodSkillsList:               s.skillsList,    // skills.go
-		MethodSkillsResolve:            s.skillsResolve, // skills.go
-		MethodPromptRefine:             s.promptRefine,  // refine.go
+		protocol.MethodInitialize:       s.initialize,
+		protocol.MethodShutdown:         s.shutdown,
+		protocol.MethodProviderCaps:     s.providerCapabilities,
+		protocol.MethodListModels:       s.listModels,
+		protocol.MethodModels:           s.models,
+		protocol.MethodContextWindow:    s.contextWindow,
+		protocol.MethodProviderTest:     s.providerTest,
+		protocol.MethodChatSend:         s.chatSend,
+		protocol.MethodWorkspaceOpen:    s.workspaceOpen,
+		protocol.MethodContextInspect:   s.contextInspect,
+		protocol.MethodContextRetrieve:  s.contextRetrieve,
+		protocol.MethodAgentRun:         s.agentRun,
+		protocol.MethodAgentSteer:       s.agentSteer,
+		protocol.MethodAgentCancelTool:  s.agentCancelTool,
+		protocol.MethodAgentTasks:       s.agentTasks,
+		protocol.MethodAgentTask:        s.agentTask,
+		protocol.MethodAgentDeleteTask:  s.agentDeleteTask,
+		protocol.MethodToolsList:        s.toolsList,
+		protocol.MethodToolsCall:        s.toolsCall,
+		protocol.MethodEditsList:        s.editsList,
+		protocol.MethodEditsPending:     s.editsPending,
+		protocol.MethodEditsKeep:        s.editsKeep,
+		protocol.MethodEditsRevert:      s.editsRevert,
+		protocol.MethodEditsUndo:        s.editsUndo,
+		protocol.MethodGraphProject:     s.graphProject,
+		protocol.MethodGraphFile:        s.graphFile,
+		protocol.MethodWorkspaceRefresh: s.workspaceRefresh,
+		protocol.MethodMCPConfigure:     s.mcpConfigure,
+		protocol.MethodMCPStatus:        s.mcpStatus,
+		protocol.MethodConfigHooks:      s.configHooks,   // hooks.go
+		protocol.MethodSkillsList:       s.skillsList,    // skills.go
+		protocol.MethodSkillsResolve:    s.skillsResolve, // skills.go
+		protocol.MethodPromptRefine:     s.promptRefine,  // refine.go
 	}
 	return s
 }
@@ -162,7 +162,7 @@ func New(opts *Options) *Server {
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.conn = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(s.handle), &jsonrpc.ConnOptions{
 		Logger:  s.log,
-		Preempt: map[string]bool{MethodAgentSteer: true, MethodAgentCancelTool: true},
+		Preempt: map[string]bool{protocol.MethodAgentSteer: true, protocol.MethodAgentCancelTool: true},
 		OnInternalError: func(err error) {
 			s.log.Error("internal error", "err", err)
 		},
@@ -206,7 +206,7 @@ func (s *Server) notification(ctx context.Context, req *jsonrpc.Request) {
 	switch req.Method {
 	case protocol.MethodExit:
 		s.conn.Close()
-	case MethodFilesChanged:
+	case protocol.MethodFilesChanged:
 		s.workspaceFilesChanged(ctx, req.Params)
 	default:
 		s.log.Debug("notification ignored", "method", req.Method)

@@ -10,12 +10,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/skills"
 )
 
-// Skill methods (protocol.md skills/list, skills/resolve).
-const (
-	MethodSkillsList    = "skills/list"
-	MethodSkillsResolve = "skills/resolve"
-)
-
 // loadSkills reads the skills of the open workspace (if any) and the
 // user's home (Options.Home, else $HOME), fresh on every call.
 func (s *Server) loadSkills() *skills.Set {
