@@ -38,13 +38,21 @@ func (s *Server) chatSend(ctx context.Context, params json.RawMessage) (any, err
 	out := newChatRelay(func(ev provider.Event) {
 		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: id, Event: wireChatEvent(ev)})
 	})
-	res, err := prov.Stream(ctx, req, out.push)
+	// Every key the runtime holds is redacted from what it emits (addendum
+	// §11), also when the model streams one in pieces.
+	redact := newDeltaRedactor(s.secrets)
+	res, err := prov.Stream(ctx, req, func(ev provider.Event) { redact.chatEvents(ev, out.push) })
+	redact.flush(func(typ, text string) { out.push(provider.Event{Type: provider.EventType(typ), Text: text}) })
 	out.close()
 	if err != nil {
 		return nil, err
 	}
+	res.Text = s.secrets.Redact(res.Text)
 	if res.ToolCalls == nil {
 		res.ToolCalls = []provider.ToolCall{}
+	}
+	for i := range res.ToolCalls {
+		res.ToolCalls[i].Input = json.RawMessage(s.secrets.Redact(string(res.ToolCalls[i].Input)))
 	}
 	return res, nil
 }

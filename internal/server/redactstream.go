@@ -1,10 +1,12 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
 // deltaRedactor redacts keys from streamed text (textDelta and
@@ -23,28 +25,61 @@ func newDeltaRedactor(secrets *logx.Secrets) *deltaRedactor {
 	return &deltaRedactor{secrets: secrets, held: map[string]string{}}
 }
 
-// events returns the events to emit for ev, in order: for a delta, the
-// delta with its safe text (none if everything is held back); for any
+// delta takes the next piece of a text stream of type typ and returns the
+// text that is safe to send now ("" when all of it is held back).
+func (d *deltaRedactor) delta(typ, piece string) string {
+	text := d.secrets.Redact(d.held[typ] + piece)
+	keep := heldSuffix(text, d.secrets.List())
+	d.held[typ] = text[len(text)-keep:]
+	return text[:len(text)-keep]
+}
+
+// flush calls send with the held text of each delta type (thinking first)
+// and forgets it; call it before any other event and at the end.
+func (d *deltaRedactor) flush(send func(typ, text string)) {
+	for _, typ := range []string{"thinkingDelta", "textDelta"} {
+		if h := d.held[typ]; h != "" {
+			delete(d.held, typ)
+			send(typ, h)
+		}
+	}
+}
+
+// events returns the agent events to emit for ev, in order: for a delta,
+// the delta with its safe text (none if everything is held back); for any
 // other event, the held text of each delta type as a final delta, then ev.
 func (d *deltaRedactor) events(ev agent.Event) []agent.Event {
 	if ev.Type == "textDelta" || ev.Type == "thinkingDelta" {
-		text := d.secrets.Redact(d.held[ev.Type] + ev.Text)
-		keep := heldSuffix(text, d.secrets.List())
-		d.held[ev.Type] = text[len(text)-keep:]
-		if keep == len(text) {
+		text := d.delta(ev.Type, ev.Text)
+		if text == "" {
 			return nil
 		}
-		ev.Text = text[:len(text)-keep]
+		ev.Text = text
 		return []agent.Event{ev}
 	}
 	var out []agent.Event
-	for _, typ := range []string{"thinkingDelta", "textDelta"} {
-		if h := d.held[typ]; h != "" {
-			out = append(out, agent.Event{Type: typ, Text: h})
-			delete(d.held, typ)
-		}
-	}
+	d.flush(func(typ, text string) { out = append(out, agent.Event{Type: typ, Text: text}) })
 	return append(out, ev)
+}
+
+// chatEvents is events for chat/send's provider events: text and thinking
+// deltas are redacted across pieces, a tool call's input and the other
+// events pass through secrets.Redact.
+func (d *deltaRedactor) chatEvents(ev provider.Event, send func(provider.Event)) {
+	if ev.Type == provider.EventTextDelta || ev.Type == provider.EventThinkingDelta {
+		if text := d.delta(string(ev.Type), ev.Text); text != "" {
+			ev.Text = text
+			send(ev)
+		}
+		return
+	}
+	d.flush(func(typ, text string) { send(provider.Event{Type: provider.EventType(typ), Text: text}) })
+	if ev.ToolCall != nil {
+		tc := *ev.ToolCall
+		tc.Input = json.RawMessage(d.secrets.Redact(string(tc.Input)))
+		ev.ToolCall = &tc
+	}
+	send(ev)
 }
 
 // heldSuffix is the length of the longest tail of text that is a proper

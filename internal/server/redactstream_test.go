@@ -1,11 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
 // A model streams a key in pieces; no emitted delta may hold a piece that,
@@ -49,5 +51,32 @@ func TestDeltaRedactorKeySplitAcrossDeltas(t *testing.T) {
 		} else if joined.String() != "The key is [redacted] ok" {
 			t.Errorf("%q: joined %q", pieces, joined.String())
 		}
+	}
+}
+
+// chat/send's events get the same protection: a key split across text
+// deltas never goes out, the text is otherwise whole and in order, and a
+// tool call's input is redacted too.
+func TestDeltaRedactorChatEvents(t *testing.T) {
+	const key = "sk-chat-fake-KEY-1234567"
+	secrets := &logx.Secrets{}
+	secrets.Add(key)
+	d := newDeltaRedactor(secrets)
+	var got []provider.Event
+	send := func(ev provider.Event) { got = append(got, ev) }
+	for _, p := range []string{"use sk-chat-", "fake-KEY-", "1234567 now"} {
+		d.chatEvents(provider.Event{Type: provider.EventTextDelta, Text: p}, send)
+	}
+	d.chatEvents(provider.Event{Type: provider.EventToolCall, ToolCall: &provider.ToolCall{ID: "c", Name: "x", Input: json.RawMessage(`{"k":"` + key + `"}`)}}, send)
+	d.chatEvents(provider.Event{Type: provider.EventDone, StopReason: provider.StopToolUse}, send)
+	var text strings.Builder
+	for _, ev := range got {
+		if strings.Contains(ev.Text, "fake-KEY") || ev.ToolCall != nil && strings.Contains(string(ev.ToolCall.Input), key) {
+			t.Fatalf("key piece sent: %+v", ev)
+		}
+		text.WriteString(ev.Text)
+	}
+	if text.String() != "use [redacted] now" || got[len(got)-1].Type != provider.EventDone || got[len(got)-2].Type != provider.EventToolCall {
+		t.Fatalf("events %+v, text %q", got, text.String())
 	}
 }
