@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -222,15 +221,16 @@ func TestStoppedParseDoesNotPoisonPool(t *testing.T) {
 		fmt.Fprintf(&b, "func f%d(a, b int) int { return a*%d + b }\n", i, i)
 	}
 	src := []byte(b.String())
-	// Timeout is CPU time: measure the full parse in process CPU time.
-	start := cpuTime()
-	if info, err := Parse(context.Background(), "go", src, &Options{Timeout: time.Minute}); err != nil || info.TimedOut {
-		t.Fatalf("full parse: %v", err)
+	small := func(after time.Duration) {
+		t.Helper()
+		info, err := Parse(context.Background(), "go", []byte("package p\nfunc A() {}\n"), nil)
+		if err != nil || info.TimedOut || len(info.Symbols) != 1 {
+			t.Fatalf("after a parse stopped at %v: %+v, %v", after, info, err)
+		}
 	}
-	full := cpuTime() - start
 	stopped := 0
-	for i := range 40 {
-		limit := full/4 + full*time.Duration(i)/40
+	try := func(limit time.Duration) bool {
+		t.Helper()
 		info, err := Parse(context.Background(), "go", src, &Options{Timeout: limit})
 		if err != nil {
 			t.Fatal(err)
@@ -238,22 +238,30 @@ func TestStoppedParseDoesNotPoisonPool(t *testing.T) {
 		if info.TimedOut {
 			stopped++
 		}
-		info, err = Parse(context.Background(), "go", []byte("package p\nfunc A() {}\n"), nil)
-		if err != nil || info.TimedOut || len(info.Symbols) != 1 {
-			t.Fatalf("after a parse stopped at %v of %v: %+v, %v", limit, full, info, err)
+		small(limit)
+		return !info.TimedOut
+	}
+	// Timeout is the parse's own CPU time: find by bisection the least
+	// limit that lets the parse and the tree copy finish, then stop parses
+	// over the last half of that time, where tree-sitter balances the
+	// finished tree (before the copy, which takes ~15% of it).
+	lo, hi := time.Millisecond, 100*time.Millisecond
+	for !try(hi) {
+		lo, hi = hi, 2*hi
+	}
+	for range 10 {
+		if mid := (lo + hi) / 2; try(mid) {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	t.Logf("full parse %v, %d of 40 stopped", full, stopped)
+	for i := range 48 {
+		try(hi/2 + hi*time.Duration(i)/96)
+	}
+	full := hi
+	t.Logf("least limit to finish %v, %d parses stopped", full, stopped)
 	if stopped == 0 {
 		t.Error("no parse was stopped: the test did not exercise stopped parsers")
 	}
-}
-
-// cpuTime is the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
