@@ -14,13 +14,20 @@ type diffResult struct {
 	added, removed int
 }
 
-// diffOf is the unified diff ("a/<path>" → "b/<path>", "/dev/null" for an
-// absent side, 3 lines of context) of one file change with its line counts.
+// diffOf is Diff of byte contents.
 func diffOf(p string, before, after []byte, hadBefore, hasAfter bool) diffResult {
-	old, new := string(before), string(after)
+	text, added, removed := Diff(p, string(before), string(after), hadBefore, hasAfter)
+	return diffResult{text: text, added: added, removed: removed}
+}
+
+// Diff is the unified diff ("a/<path>" → "b/<path>", "/dev/null" for an
+// absent side, 3 lines of context, github.com/aymanbagabas/go-udiff) of one
+// file change, uncapped, with its added and removed line counts. Equal texts
+// give "" and 0, 0.
+func Diff(p, old, new string, hadBefore, hasAfter bool) (text string, added, removed int) {
 	edits := udiff.Strings(old, new)
 	if len(edits) == 0 {
-		return diffResult{}
+		return "", 0, 0
 	}
 	from, to := "a/"+p, "b/"+p
 	if !hadBefore {
@@ -31,21 +38,21 @@ func diffOf(p string, before, after []byte, hadBefore, hasAfter bool) diffResult
 	}
 	u, err := udiff.ToUnifiedDiff(from, to, old, edits, udiff.DefaultContextLines)
 	if err != nil {
-		return diffResult{added: countLines(new), removed: countLines(old)}
+		// The edits come from udiff.Strings on the same text; should they
+		// ever be inconsistent, fall back to whole-file counts.
+		return "", CountLines(new), CountLines(old)
 	}
-	var d diffResult
 	for _, h := range u.Hunks {
 		for _, l := range h.Lines {
 			switch l.Kind {
 			case udiff.Insert:
-				d.added++
+				added++
 			case udiff.Delete:
-				d.removed++
+				removed++
 			}
 		}
 	}
-	d.text = u.String()
-	return d
+	return u.String(), added, removed
 }
 
 func capDiff(s string) string {
@@ -59,8 +66,9 @@ func capDiff(s string) string {
 	return s[:cut] + "\n[... diff truncated ...]\n"
 }
 
-// countLines counts lines as an editor shows them.
-func countLines(s string) int {
+// CountLines counts lines as an editor shows them: a final line without a
+// newline counts, an empty text has none.
+func CountLines(s string) int {
 	if s == "" {
 		return 0
 	}
