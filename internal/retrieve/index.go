@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,7 @@ type Index struct {
 	posts   []uint32
 	pathTrm map[string][]uint32 // path term → file ids
 	defs    map[string][]uint32 // symbol name or name part → file ids
+	defKeys []string            // sorted keys of defs, for prefix look-ups
 	bytes   int64
 	elapsed time.Duration
 }
@@ -192,6 +194,11 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 			}
 		}
 	}
+	ix.defKeys = make([]string, 0, len(ix.defs))
+	for t := range ix.defs {
+		ix.defKeys = append(ix.defKeys, t)
+	}
+	sort.Strings(ix.defKeys)
 	ix.elapsed = time.Since(start)
 	return ix, nil
 }
@@ -277,6 +284,36 @@ func (ix *Index) postings(t string) []uint32 {
 		return nil
 	}
 	return ix.posts[ix.offsets[g]:ix.offsets[g+1]]
+}
+
+// definers marks the files (by id) that define a symbol some unit may
+// match: the files of defs[key] (a name part or a whole name stemmed to
+// key) and, for keys of 3 or more bytes, of every defs key starting with
+// key (a whole name key is a prefix of). matchSymbols finds nothing in a
+// file left unmarked, so Search skips it there.
+func (ix *Index) definers(units []unit) []bool {
+	out := make([]bool, len(ix.paths))
+	for _, u := range units {
+		if len(u.key) < 2 {
+			// Not a key the index holds parts of: no shortcut.
+			for i := range out {
+				out[i] = true
+			}
+			return out
+		}
+		for _, id := range ix.defs[u.key] {
+			out[id] = true
+		}
+		if len(u.key) < 3 {
+			continue
+		}
+		for i := sort.SearchStrings(ix.defKeys, u.key); i < len(ix.defKeys) && strings.HasPrefix(ix.defKeys[i], u.key); i++ {
+			for _, id := range ix.defs[ix.defKeys[i]] {
+				out[id] = true
+			}
+		}
+	}
+	return out
 }
 
 // tf returns the frequency of term posts in file id (0 when absent).

@@ -269,11 +269,16 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		}
 	}
 
+	mayDefine := ix.definers(units)
+	noMatch := make([]int, len(units))
 	for id, c := range cands {
 		f := ix.files[id]
 		base := c.content
 		// Definitions.
-		lvls, s := matchSymbols(symbolsOf(f), units)
+		lvls, s := noMatch, (*syntax.Symbol)(nil)
+		if mayDefine[id] {
+			lvls, s = matchSymbols(symbolsOf(f), units)
+		}
 		for i, u := range units {
 			w := u.weight * u.idf
 			switch lvls[i] {
@@ -436,26 +441,38 @@ func (ix *Index) known(key string) bool {
 func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 	lvls := make([]int, len(units))
 	bestScore, at := 0.0, -1
+	var sp asciiSplit
 	for i := range syms {
 		s := &syms[i]
 		if !mayMatch(s.Name, units) {
 			continue
 		}
-		parts := SplitIdentifier(s.Name)
-		full := stem(joined(parts))
+		// ASCII names (nearly all) are split into a reused buffer; others
+		// take SplitIdentifier's allocating path. Both give the same levels.
+		ascii := sp.split(s.Name)
+		var parts []string
+		var full string
+		if !ascii {
+			parts = SplitIdentifier(s.Name)
+			full = stem(joined(parts))
+		}
 		score := 0.0
 		for k, u := range units {
 			lvl := matchNone
-			switch {
-			case full == u.key:
-				lvl = matchExact
-			case len(u.key) >= 3 && strings.HasPrefix(full, u.key):
-				lvl = matchPrefix
-			default:
-				for _, p := range parts {
-					if stem(p) == u.key {
-						lvl = matchPart
-						break
+			if ascii {
+				lvl = sp.level(u.key)
+			} else {
+				switch {
+				case full == u.key:
+					lvl = matchExact
+				case len(u.key) >= 3 && strings.HasPrefix(full, u.key):
+					lvl = matchPrefix
+				default:
+					for _, p := range parts {
+						if stem(p) == u.key {
+							lvl = matchPart
+							break
+						}
 					}
 				}
 			}
@@ -475,14 +492,121 @@ func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 	return lvls, &syms[at]
 }
 
-// mayMatch is a cheap, allocation-free pre-check for matchSymbols: can
-// name match any unit? Names with "_" or non-ASCII bytes always may (joined
-// keys drop "_"); otherwise a key, less its last byte (stemming may have
-// changed it), must occur in name ignoring ASCII case.
-func mayMatch(name string, units []unit) bool {
+// asciiSplit is an ASCII name split as SplitIdentifier splits it, without
+// allocating: joined holds the lower-cased letters and digits (the parts
+// concatenated, as joined(SplitIdentifier(name)) gives them) and ends the
+// end offset of each part in joined.
+type asciiSplit struct {
+	joined []byte
+	ends   []int
+}
+
+// split fills sp from name; it returns false (sp unusable) when name holds
+// a byte outside ASCII.
+func (sp *asciiSplit) split(name string) bool {
+	sp.joined, sp.ends = sp.joined[:0], sp.ends[:0]
+	inPart := false
+	var prev byte
 	for i := 0; i < len(name); i++ {
-		if name[i] == '_' || name[i] >= 0x80 {
+		c := name[i]
+		if c >= 0x80 {
+			return false
+		}
+		if !isLower(c) && !isUpper(c) && !isDigit(c) {
+			if inPart {
+				sp.ends = append(sp.ends, len(sp.joined))
+			}
+			inPart, prev = false, 0
+			continue
+		}
+		if !inPart {
+			inPart = true
+		} else if isUpper(c) {
+			var next byte
+			if i+1 < len(name) {
+				next = name[i+1]
+			}
+			if isLower(prev) || isDigit(prev) || (isUpper(prev) && isLower(next)) {
+				sp.ends = append(sp.ends, len(sp.joined))
+			}
+		}
+		prev = c
+		if isUpper(c) {
+			c += 32
+		}
+		sp.joined = append(sp.joined, c)
+	}
+	if inPart {
+		sp.ends = append(sp.ends, len(sp.joined))
+	}
+	return true
+}
+
+// level is how the split name matches key (a stemmed index term): exact
+// when stem(joined) is key, prefix when it starts with a key of 3 or more
+// bytes, part when a part stems to key; the levels of matchSymbols.
+func (sp *asciiSplit) level(key string) int {
+	k, y := stemCut(sp.joined)
+	full := sp.joined[:k]
+	switch {
+	case stemEqual(full, y, key):
+		return matchExact
+	case len(key) >= 3 && (len(key) <= k && string(full[:len(key)]) == key ||
+		y && len(key) == k+1 && stemEqual(full, y, key)):
+		return matchPrefix
+	}
+	from := 0
+	for _, end := range sp.ends {
+		p := sp.joined[from:end]
+		from = end
+		pk, py := stemCut(p)
+		if stemEqual(p[:pk], py, key) {
+			return matchPart
+		}
+	}
+	return matchNone
+}
+
+// stemCut describes stem(string(b)) without allocating: b[:k], followed
+// by "y" when y is set.
+func stemCut(b []byte) (k int, y bool) {
+	n := len(b)
+	has := func(suf string) bool { return n >= len(suf) && string(b[n-len(suf):]) == suf }
+	switch {
+	case n > 4 && has("ies"):
+		return n - 3, true
+	case n > 4 && (has("sses") || has("xes") || has("ches") || has("shes")):
+		return n - 2, false
+	case n > 3 && b[n-1] == 's' && b[n-2] != 's' && b[n-2] != 'u' && b[n-2] != 'i':
+		return n - 1, false
+	}
+	return n, false
+}
+
+// stemEqual reports whether stem (b, then "y" when y) equals key.
+func stemEqual(b []byte, y bool, key string) bool {
+	if y {
+		return len(key) == len(b)+1 && key[len(b)] == 'y' && string(b) == key[:len(b)]
+	}
+	return string(b) == key
+}
+
+// mayMatch is a cheap, allocation-free pre-check for matchSymbols: can
+// name match any unit? Names with non-ASCII bytes always may. Otherwise a
+// key, less its last byte (stemming may have changed it), must occur in
+// name ignoring ASCII case; for a name with "_" in its letters and digits
+// only (containsFoldAlnum), since joined keys drop "_" (parse_config →
+// parseconfig). A match needs the key less its last byte inside
+// joined(SplitIdentifier(name)), so that check drops only names that
+// cannot match.
+func mayMatch(name string, units []unit) bool {
+	under := false
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
 			return true
+		}
+		if name[i] == '_' {
+			under = true
 		}
 	}
 	for _, u := range units {
@@ -490,7 +614,39 @@ func mayMatch(name string, units []unit) bool {
 		if len(k) > 2 {
 			k = k[:len(k)-1]
 		}
-		if containsFoldASCII(name, k) {
+		if under && containsFoldAlnum(name, k) || !under && containsFoldASCII(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldAlnum reports whether lower-case sub occurs in the letters
+// and digits of ASCII s (other bytes skipped) ignoring case.
+func containsFoldAlnum(s, sub string) bool {
+	if sub == "" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		j, k := i, 0
+		for j < len(s) && k < len(sub) {
+			c := s[j]
+			j++
+			if !isLower(c) && !isUpper(c) && !isDigit(c) {
+				if k == 0 {
+					break // a match starts on a letter or digit
+				}
+				continue
+			}
+			if isUpper(c) {
+				c += 32
+			}
+			if c != sub[k] {
+				break
+			}
+			k++
+		}
+		if k == len(sub) {
 			return true
 		}
 	}

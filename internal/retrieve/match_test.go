@@ -1,0 +1,99 @@
+package retrieve
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestASCIISplitMatchesSplitIdentifier pins the allocation-free matcher of
+// matchSymbols to the allocating definition (SplitIdentifier, joined, stem)
+// on fixed and random ASCII names and keys.
+func TestASCIISplitMatchesSplitIdentifier(t *testing.T) {
+	names := []string{"parseHTTPRequest", "snake_case_names", "v2Client", "HTTPServer", "Entries", "classes",
+		"parse.config", "a-b/c", "__init__", "X", "_", "", "ABCs", "ioutil.ReadAll", "SYS_IOCTL", "Status",
+		"buses", "bus", "matches", "wishes", "addresses", "ParseConfigs"}
+	keys := []string{"parse", "http", "request", "parsehttprequest", "parsehttp", "snake", "case", "name",
+		"snakecasename", "v2", "client", "v2client", "server", "entry", "entri", "classe", "class", "config",
+		"parseconfig", "init", "abc", "ab", "read", "readall", "ioutilreadall", "sys", "ioctl", "status", "statu",
+		"bus", "buse", "match", "wish", "address", "par", "pa"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := "aAbBsSyYeEiIcChHxX_09.-/ "
+	for range 5000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(12) {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		names = append(names, b.String())
+		k := strings.ToLower(b.String())
+		keys = append(keys, stem(joined(SplitIdentifier(k))))
+	}
+	var sp asciiSplit
+	for _, name := range names {
+		if !sp.split(name) {
+			t.Fatalf("split(%q) = false for an ASCII name", name)
+		}
+		parts := SplitIdentifier(name)
+		if got, want := string(sp.joined), joined(parts); got != want {
+			t.Fatalf("joined(%q) = %q, want %q", name, got, want)
+		}
+		full := stem(joined(parts))
+		for _, key := range keys {
+			if key == "" {
+				continue
+			}
+			want := matchNone
+			switch {
+			case full == key:
+				want = matchExact
+			case len(key) >= 3 && strings.HasPrefix(full, key):
+				want = matchPrefix
+			default:
+				for _, p := range parts {
+					if stem(p) == key {
+						want = matchPart
+						break
+					}
+				}
+			}
+			if got := sp.level(key); got != want {
+				t.Fatalf("level(%q, %q) = %d, want %d (parts %q)", name, key, got, want, parts)
+			}
+		}
+	}
+	if sp.split("naïve") {
+		t.Error("split accepted a non-ASCII name")
+	}
+}
+
+// TestMayMatchNeverDropsAMatch checks the pre-check of matchSymbols against
+// the full match on names with "_" (fixed and random).
+func TestMayMatchNeverDropsAMatch(t *testing.T) {
+	names := []string{"SYS_IOCTL", "parse_config", "__init__", "_x", "read_all_entries", "a_b_c", "HTTP_Server"}
+	keys := []string{"sysioctl", "ioctl", "parseconfig", "config", "init", "readallentry", "entry", "abc", "httpserver", "server", "http"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := "aAbBsSeEiI_0"
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(10) {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		names = append(names, b.String())
+		keys = append(keys, stem(joined(SplitIdentifier(b.String()))))
+	}
+	var sp asciiSplit
+	for _, name := range names {
+		sp.split(name)
+		for _, key := range keys {
+			if key == "" {
+				continue
+			}
+			if sp.level(key) != matchNone && !mayMatch(name, []unit{{key: key}}) {
+				t.Fatalf("mayMatch(%q, %q) = false, but it matches at level %d", name, key, sp.level(key))
+			}
+		}
+	}
+	if mayMatch("SYS_IOCTL", []unit{{key: "buffer"}}) {
+		t.Error("mayMatch let SYS_IOCTL through for buffer")
+	}
+}
