@@ -39,7 +39,7 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		}
 		rels = append(rels, rel)
 	}
-	gitc := w.startGit(ctx)
+	git := w.startGitUnlessStamped(ctx, old)
 	sc := newScanner(ctx, w, nil, old.rules.clone())
 	sc.files = maps.Clone(old.files)
 	sc.skipped = maps.Clone(old.skipped)
@@ -92,7 +92,7 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 			}
 			sc.stack = append(sc.stack, dirJob{rel: rel, abs: w.abs(rel)})
 			if err := sc.walk(); err != nil {
-				<-gitc
+				git.wait(ctx, nil)
 				return Summary{}, err
 			}
 			continue
@@ -101,11 +101,11 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 	}
 	sc.flush()
 	if err := sc.g.Wait(); err != nil {
-		<-gitc
+		git.wait(ctx, nil)
 		return Summary{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		<-gitc
+		git.wait(ctx, nil)
 		return Summary{}, err
 	}
 	for _, b := range sc.batches {
@@ -133,8 +133,9 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		s.instrCandidates = append(s.instrCandidates, c)
 	}
 	s.setFiles(sc.files, old)
+	s.gitStamp = git.stamp
 	sc.truncated = sc.truncated || old.summary.Stats.Truncated
-	w.finish(s, sc, <-gitc)
+	w.finish(s, sc, git.wait(ctx, s))
 	if !instrChanged {
 		s.summary.Instructions = old.summary.Instructions
 	}

@@ -375,6 +375,7 @@ func (w *Workspace) gitInfo(ctx context.Context) *GitInfo {
 	if err != nil {
 		return nil
 	}
+	w.gitRuns.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, w.opts.GitTimeout)
 	defer cancel()
 	run := func(args ...string) (string, error) {

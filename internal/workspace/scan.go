@@ -99,13 +99,13 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 	if err != nil {
 		return nil, err
 	}
-	gitc := w.startGit(ctx)
+	git := w.startGitUnlessStamped(ctx, old)
 	sc := newScanner(ctx, w, old, r)
 	stop := sc.startProgress()
 	err = sc.run("", w.root)
 	stop()
 	if err != nil {
-		<-gitc
+		git.wait(ctx, nil)
 		return nil, err
 	}
 	var version uint64 = 1
@@ -117,7 +117,8 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 		rules: sc.rules, instrCandidates: sc.instr,
 	}
 	s.setFiles(sc.files, old)
-	w.finish(s, sc, <-gitc)
+	s.gitStamp = git.stamp
+	w.finish(s, sc, git.wait(ctx, s))
 	w.log.Debug("workspace scanned", "root", w.root, "files", s.summary.Stats.IndexedFiles,
 		"elapsedMs", s.summary.Stats.ElapsedMs, "version", s.version)
 	return s, nil

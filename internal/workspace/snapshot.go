@@ -69,6 +69,9 @@ type Snapshot struct {
 	// the same *File entries (a refresh that found nothing changed), so
 	// caches derived from the files alone can be kept (SameFiles).
 	filesID *filesIdentity
+	// gitStamp is Workspace.gitStamp taken before this snapshot's git
+	// state was read ("" when none could be made).
+	gitStamp string
 }
 
 // filesIdentity is the identity of one set of indexed files (not

@@ -168,6 +168,9 @@ type Workspace struct {
 	// contentReads counts files whose content was opened (a test hook that
 	// proves Refresh does not read unchanged files).
 	contentReads atomic.Int64
+	// gitRuns counts reads of the git state by running git (a test hook
+	// that proves an unchanged refresh does not run git).
+	gitRuns atomic.Int64
 }
 
 // Open scans root and returns the workspace with its first snapshot. root

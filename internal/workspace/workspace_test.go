@@ -446,9 +446,59 @@ func TestGitInfo(t *testing.T) {
 	run("add", ".")
 	run("commit", "-q", "-m", "init")
 	write(t, root, map[string]string{"a.go": "package a // x", "b.go": "package b"})
-	g := open(t, root, nil).Summary().Project.Git
+	w := open(t, root, nil)
+	g := w.Summary().Project.Git
 	if g == nil || g.Branch != "trunk" || len(g.Head) < 4 || g.Dirty != 2 {
 		t.Errorf("git = %+v", g)
+	}
+
+	// Refreshes: git runs only when its files or the workspace's files
+	// changed, and every change is seen.
+	ctx := context.Background()
+	refresh := func(what string) (*GitInfo, int64) {
+		t.Helper()
+		before := w.gitRuns.Load()
+		s, err := w.Refresh(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if s.Project.Git == nil {
+			t.Fatalf("%s: git = nil", what)
+		}
+		return s.Project.Git, w.gitRuns.Load() - before
+	}
+	if g2, runs := refresh("unchanged"); runs != 0 || *g2 != *g {
+		t.Errorf("unchanged refresh: git = %+v after %d runs, want %+v without running git", g2, runs, g)
+	}
+	write(t, root, map[string]string{"c.go": "package c"})
+	if g2, runs := refresh("new file"); runs != 1 || g2.Dirty != 3 {
+		t.Errorf("new file: git = %+v after %d runs, want dirty 3 after 1", g2, runs)
+	}
+	if err := os.Remove(filepath.Join(root, "c.go")); err != nil {
+		t.Fatal(err)
+	}
+	if g2, runs := refresh("deleted file"); runs != 1 || g2.Dirty != 2 {
+		t.Errorf("deleted file: git = %+v after %d runs, want dirty 2 after 1", g2, runs)
+	}
+	run("add", "a.go")
+	if g2, runs := refresh("staged"); runs != 1 || g2.Dirty != 2 {
+		t.Errorf("staged: git = %+v after %d runs, want dirty 2 after 1", g2, runs)
+	}
+	run("commit", "-q", "-m", "a")
+	g2, runs := refresh("commit")
+	if runs != 1 || g2.Dirty != 1 || g2.Head == g.Head || g2.Branch != "trunk" {
+		t.Errorf("commit: git = %+v after %d runs, want a new head, dirty 1 after 1 run", g2, runs)
+	}
+	run("checkout", "-q", "-b", "topic")
+	if g3, runs := refresh("branch"); runs != 1 || g3.Branch != "topic" || g3.Head != g2.Head {
+		t.Errorf("new branch: git = %+v after %d runs, want branch topic at %s after 1", g3, runs, g2.Head)
+	}
+	if _, runs := refresh("unchanged again"); runs != 0 {
+		t.Errorf("unchanged refresh ran git %d times", runs)
+	}
+	write(t, root, map[string]string{"a.go": "package a // changed again"})
+	if s, err := w.FilesChanged(ctx, []string{"a.go"}); err != nil || s.Project.Git == nil || s.Project.Git.Dirty != 2 {
+		t.Errorf("filesChanged: %v, git = %+v, want dirty 2", err, s.Project.Git)
 	}
 }
 

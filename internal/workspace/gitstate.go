@@ -1,0 +1,112 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// gitStamp describes the files git reads to answer for the repository's
+// state: .git/HEAD, the ref HEAD points to (loose, and packed-refs),
+// .git/index and .git/info/exclude, each by size, modification time and
+// inode. Two equal stamps mean the branch, the head commit and the index
+// are the same, so a scan whose files did not change either can reuse the
+// last GitInfo instead of running git (see reuseGit). It returns "" when
+// no stamp can be made (no .git folder: a worktree's or submodule's .git
+// file, or no repository), and then git always runs.
+func (w *Workspace) gitStamp() string {
+	dir := filepath.Join(w.root, ".git")
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	var b strings.Builder
+	stat := func(rel string) {
+		b.WriteString(rel)
+		if fi, err := os.Stat(filepath.Join(dir, rel)); err == nil {
+			b.WriteByte(' ')
+			b.WriteString(strconv.FormatInt(fi.Size(), 10))
+			b.WriteByte(' ')
+			b.WriteString(strconv.FormatInt(fi.ModTime().UnixNano(), 10))
+			if id, ok := idOf(fi); ok {
+				b.WriteByte(' ')
+				b.WriteString(strconv.FormatUint(id.ino, 10))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	b.Write(head)
+	b.WriteByte('\n')
+	if ref, ok := bytes.CutPrefix(bytes.TrimSpace(head), []byte("ref: ")); ok {
+		r := filepath.Clean(filepath.FromSlash(string(ref)))
+		if filepath.IsAbs(r) || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return ""
+		}
+		stat(r)
+	}
+	stat("HEAD")
+	stat("packed-refs")
+	stat("index")
+	stat(filepath.Join("info", "exclude"))
+	return b.String()
+}
+
+// sameEntries reports whether s saw exactly what old saw: the same indexed
+// files (SameFiles) and the same skipped paths for the same reasons (with
+// the same size and modification time for binary and too large files).
+func sameEntries(s, old *Snapshot) bool {
+	if !s.SameFiles(old) || len(s.skipped) != len(old.skipped) {
+		return false
+	}
+	for p, e := range s.skipped {
+		if o, ok := old.skipped[p]; !ok || o.reason != e.reason || o.size != e.size || !o.modTime.Equal(e.modTime) {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingGit is the git state of a scan in progress: either git commands
+// already running (ch), or the previous snapshot's state kept for when the
+// scan finds nothing changed (old).
+type pendingGit struct {
+	w     *Workspace
+	stamp string
+	ch    <-chan *GitInfo
+	old   *Snapshot
+}
+
+// startGitUnlessStamped starts reading the git state alongside a scan,
+// unless old's git state is known and its stamp still holds: then the
+// commands run only if the scan finds a changed file (wait).
+func (w *Workspace) startGitUnlessStamped(ctx context.Context, old *Snapshot) *pendingGit {
+	p := &pendingGit{w: w, stamp: w.gitStamp()}
+	if old != nil && p.stamp != "" && old.gitStamp == p.stamp && old.summary.Project.Git != nil {
+		p.old = old
+		return p
+	}
+	p.ch = w.startGit(ctx)
+	return p
+}
+
+// wait returns the git state for the new snapshot s (nil s: the scan
+// failed; the result is dropped): the running commands' answer, else the
+// previous one when s saw exactly the entries of the previous snapshot
+// (sameEntries), else the answer of git run now.
+func (p *pendingGit) wait(ctx context.Context, s *Snapshot) *GitInfo {
+	switch {
+	case p.ch != nil:
+		return <-p.ch
+	case s == nil:
+		return nil
+	case sameEntries(s, p.old):
+		return p.old.summary.Project.Git
+	}
+	return p.w.gitInfo(ctx)
+}
