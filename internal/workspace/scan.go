@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,32 @@ type fileJob struct {
 	rel, abs string
 	entry    fs.DirEntry // lstat on demand; nil when info is set
 	info     fs.FileInfo // known already (a symlink's target)
+	// dir, when set, is the open folder holding the file (entry's name):
+	// the lstat is done relative to it (statAt). check releases it.
+	dir *dirHandle
+}
+
+// dirHandle is a folder kept open while its files are checked. The walk
+// holds one reference while it lists the folder and each queued file one;
+// the last release closes it.
+type dirHandle struct {
+	f    *os.File
+	fd   int
+	refs atomic.Int32
+}
+
+func (h *dirHandle) release() {
+	if h.refs.Add(-1) == 0 {
+		h.f.Close()
+	}
+}
+
+// done releases the job's folder, once.
+func (j *fileJob) done() {
+	if j.dir != nil {
+		j.dir.release()
+		j.dir = nil
+	}
 }
 
 type result struct {
@@ -64,6 +91,7 @@ type scanner struct {
 	instr   []string
 
 	visitedID   map[fileID]bool
+	curDir      *dirHandle // the folder dir is listing; nil outside dir
 	visitedPath map[string]bool
 	links       []dirJob // symlinked folders, walked after real ones
 	stack       []dirJob
@@ -241,7 +269,14 @@ func (sc *scanner) skip(rel string, e skipEntry) {
 // dir lists one folder: it loads the folder's ignore files first, then
 // classifies each entry.
 func (sc *scanner) dir(d dirJob) error {
-	entries, err := os.ReadDir(d.abs)
+	// os.ReadDir, keeping the folder open for the lstat of its files.
+	f, err := os.Open(d.abs)
+	var entries []fs.DirEntry
+	if err == nil {
+		if entries, err = f.ReadDir(-1); err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		if d.rel == "" {
 			return err
@@ -250,6 +285,11 @@ func (sc *scanner) dir(d dirJob) error {
 		sc.skip(d.rel, skipEntry{reason: skipUnreadable})
 		return nil
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	h := &dirHandle{f: f, fd: int(f.Fd())}
+	h.refs.Store(1)
+	sc.curDir = h
+	defer func() { sc.curDir = nil; h.release() }()
 	sc.loadIgnores(d, entries)
 	for _, e := range entries {
 		name := e.Name()
@@ -398,7 +438,12 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 			sc.skip(rel, skipEntry{reason: skipExcludedFile})
 			return
 		}
-		sc.queue(fileJob{rel: rel, abs: abs, entry: e})
+		j := fileJob{rel: rel, abs: abs, entry: e}
+		if h := sc.curDir; h != nil && sc.candidate < sc.w.opts.MaxFiles {
+			h.refs.Add(1)
+			j.dir = h
+		}
+		sc.queue(j)
 	}
 }
 
@@ -448,6 +493,9 @@ func (sc *scanner) flush() {
 		defer sniffPool.Put(bufp)
 		for i := range b.jobs {
 			if err := sc.ctx.Err(); err != nil {
+				for k := i; k < len(b.jobs); k++ {
+					b.jobs[k].done()
+				}
 				return err
 			}
 			b.results[i] = sc.check(&b.jobs[i], *bufp)
@@ -463,6 +511,14 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		testHookBeforeRead(j.rel)
 	}
 	info := j.info
+	if info == nil && j.dir != nil {
+		var err error
+		info, err = statAt(j.dir.fd, j.entry.Name())
+		j.done()
+		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			return result{skip: skipEntry{reason: errReason(err)}}
+		}
+	}
 	if info == nil {
 		var err error
 		info, err = j.entry.Info()

@@ -1,0 +1,54 @@
+//go:build linux
+
+package workspace
+
+import (
+	"io/fs"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// statAt is lstat of name inside the open folder dirfd (fstatat with
+// AT_SYMLINK_NOFOLLOW): the kernel resolves one name instead of the whole
+// absolute path, and no path string is built. It gives the mode, size and
+// modification time os.Lstat would give.
+func statAt(dirfd int, name string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "fstatat", Path: name, Err: err}
+		}
+		break
+	}
+	fi := &statInfo{name: name, size: st.Size, modTime: time.Unix(st.Mtim.Unix()), mode: fs.FileMode(st.Mode & 0o777)}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		fi.mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		fi.mode |= fs.ModeSymlink
+	default:
+		fi.mode |= fs.ModeIrregular
+	}
+	return fi, nil
+}
+
+// statInfo is the fs.FileInfo of statAt.
+type statInfo struct {
+	name    string
+	size    int64
+	modTime time.Time
+	mode    fs.FileMode
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.size }
+func (s *statInfo) Mode() fs.FileMode  { return s.mode }
+func (s *statInfo) ModTime() time.Time { return s.modTime }
+func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
+func (s *statInfo) Sys() any           { return nil }
