@@ -126,8 +126,11 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 			}
 		}
 	}
+	// Listings are checked against each folder's lstat when reused, so
+	// the previous ones stay valid here.
 	s := &Snapshot{
 		version: old.version + 1, root: w.root, skipped: sc.skipped, rules: sc.rules,
+		listings: old.listings,
 	}
 	for c := range instr {
 		s.instrCandidates = append(s.instrCandidates, c)

@@ -31,7 +31,12 @@ var testHookBeforeRead func(rel string)
 
 var sniffPool = sync.Pool{New: func() any { b := make([]byte, BinarySniffSize); return &b }}
 
-type dirJob struct{ rel, abs string }
+// dirJob is a folder to list. fi, when set, is its lstat (or the root's
+// stat) taken when it was found, which lets an unchanged listing be reused.
+type dirJob struct {
+	rel, abs string
+	fi       fs.FileInfo
+}
 
 type fileJob struct {
 	rel, abs string
@@ -91,7 +96,8 @@ type scanner struct {
 	instr   []string
 
 	visitedID   map[fileID]bool
-	curDir      *dirHandle // the folder dir is listing; nil outside dir
+	listings    map[string]*dirListing // folder listings for the new snapshot
+	curDir      *dirHandle             // the folder dir is listing; nil outside dir
 	visitedPath map[string]bool
 	links       []dirJob // symlinked folders, walked after real ones
 	stack       []dirJob
@@ -108,14 +114,14 @@ type scanner struct {
 func newScanner(ctx context.Context, w *Workspace, old *Snapshot, r *rules) *scanner {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.NumCPU())
-	var nFiles, nSkipped int
+	var nFiles, nSkipped, nDirs int
 	if old != nil { // a refresh: sized like the last scan, no rehashing
-		nFiles, nSkipped = len(old.files), len(old.skipped)
+		nFiles, nSkipped, nDirs = len(old.files), len(old.skipped), len(old.listings)
 	}
 	return &scanner{
 		w: w, parent: ctx, ctx: gctx, start: time.Now(), old: old, rules: r,
 		files: make(map[string]*File, nFiles), skipped: make(map[string]skipEntry, nSkipped),
-		visitedID: map[fileID]bool{}, visitedPath: map[string]bool{},
+		visitedID: map[fileID]bool{}, visitedPath: map[string]bool{}, listings: make(map[string]*dirListing, nDirs),
 		g: g,
 	}
 }
@@ -142,7 +148,7 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 	}
 	s := &Snapshot{
 		version: version, root: w.root, skipped: sc.skipped,
-		rules: sc.rules, instrCandidates: sc.instr,
+		rules: sc.rules, instrCandidates: sc.instr, listings: sc.listings,
 	}
 	s.setFiles(sc.files, old)
 	s.gitStamp = git.stamp
@@ -170,11 +176,14 @@ func (w *Workspace) finish(s *Snapshot, sc *scanner, git *GitInfo) {
 // run walks from the folder rel (abs on disk), then every symlinked folder
 // found on the way, then waits for the file checks and merges their results.
 func (sc *scanner) run(rel, abs string) error {
-	if fi, err := os.Stat(abs); err == nil {
+	fi, err := os.Stat(abs)
+	if err == nil {
 		sc.markVisited(abs, fi)
+	} else {
+		fi = nil
 	}
-	sc.stack = append(sc.stack, dirJob{rel, abs})
-	err := sc.walk()
+	sc.stack = append(sc.stack, dirJob{rel: rel, abs: abs, fi: fi})
+	err = sc.walk()
 	sc.flush()
 	if werr := sc.g.Wait(); err == nil {
 		err = werr
@@ -269,7 +278,15 @@ func (sc *scanner) skip(rel string, e skipEntry) {
 // dir lists one folder: it loads the folder's ignore files first, then
 // classifies each entry.
 func (sc *scanner) dir(d dirJob) error {
+	if l := sc.oldListing(d); l != nil {
+		// Unchanged since it was listed: its names and types are the same.
+		sc.listings[d.rel] = l
+		sc.dirEntries(d, l.entries)
+		return nil
+	}
 	// os.ReadDir, keeping the folder open for the lstat of its files.
+	listedAt := time.Now()
+	sc.w.dirReads.Add(1)
 	f, err := os.Open(d.abs)
 	var entries []fs.DirEntry
 	if err == nil {
@@ -286,10 +303,18 @@ func (sc *scanner) dir(d dirJob) error {
 		return nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	sc.remember(d, entries, listedAt)
 	h := &dirHandle{f: f, fd: int(f.Fd())}
 	h.refs.Store(1)
 	sc.curDir = h
 	defer func() { sc.curDir = nil; h.release() }()
+	sc.dirEntries(d, entries)
+	return nil
+}
+
+// dirEntries classifies the sorted entries of the folder d: its ignore
+// files first, then each entry.
+func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry) {
 	sc.loadIgnores(d, entries)
 	for _, e := range entries {
 		name := e.Name()
@@ -305,7 +330,6 @@ func (sc *scanner) dir(d dirJob) error {
 		}
 	}
 	sc.flush()
-	return nil
 }
 
 // loadIgnores reads the folder's .gitignore, .ignore and .task-xignore (in
@@ -388,7 +412,7 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 			sc.skip(rel, skipEntry{reason: skipSymlinkLoop})
 			return
 		}
-		sc.stack = append(sc.stack, dirJob{rel, abs})
+		sc.stack = append(sc.stack, dirJob{rel: rel, abs: abs, fi: fi})
 	case typ&fs.ModeSymlink != 0:
 		fi, err := os.Stat(abs)
 		if err != nil {
@@ -413,7 +437,7 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 				sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
 				return
 			}
-			sc.links = append(sc.links, dirJob{rel, abs})
+			sc.links = append(sc.links, dirJob{rel: rel, abs: abs})
 			return
 		}
 		if !fi.Mode().IsRegular() {

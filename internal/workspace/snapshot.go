@@ -72,6 +72,10 @@ type Snapshot struct {
 	// gitStamp is Workspace.gitStamp taken before this snapshot's git
 	// state was read ("" when none could be made).
 	gitStamp string
+	// listings are the folder listings of the scan that made this
+	// snapshot, by root-relative folder path, for the next scan to reuse
+	// (scanner.oldListing).
+	listings map[string]*dirListing
 }
 
 // filesIdentity is the identity of one set of indexed files (not

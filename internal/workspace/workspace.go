@@ -171,6 +171,9 @@ type Workspace struct {
 	// gitRuns counts reads of the git state by running git (a test hook
 	// that proves an unchanged refresh does not run git).
 	gitRuns atomic.Int64
+	// dirReads counts folders listed from disk (a test hook that proves a
+	// refresh reuses the listings of unchanged folders).
+	dirReads atomic.Int64
 }
 
 // Open scans root and returns the workspace with its first snapshot. root

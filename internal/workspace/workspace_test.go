@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -750,5 +751,88 @@ func TestSameFilesAcrossUnchangedRefresh(t *testing.T) {
 	other := open(t, root, nil).Snapshot()
 	if other.SameFiles(w.Snapshot()) {
 		t.Error("snapshots of two workspaces: SameFiles = true")
+	}
+}
+
+// TestRefreshReusesUnchangedListings: folders last modified long before
+// they were listed are not listed again while unchanged, and a refresh
+// still sees every file added, removed, renamed, changed or turned into a
+// folder, and a new ignore rule.
+func TestRefreshReusesUnchangedListings(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a", "d/b.go": "package b", "d/e/c.go": "package c",
+		"f/g.go": "package g", "h/i.go": "package i", "d/.gitignore": "none.txt\n"})
+	old := time.Now().Add(-time.Hour)
+	age := func() {
+		t.Helper()
+		for _, d := range []string{"", "d", "d/e", "f", "h", "h/i.go"} {
+			if err := os.Chtimes(filepath.Join(root, d), old, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+		}
+	}
+	age()
+	w := open(t, root, nil)
+	ctx := context.Background()
+	refresh := func() (Summary, int64) {
+		t.Helper()
+		before := w.dirReads.Load()
+		s, err := w.Refresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, w.dirReads.Load() - before
+	}
+	if _, reads := refresh(); reads != 0 {
+		t.Errorf("unchanged refresh listed %d folders, want 0", reads)
+	}
+	// A content change is seen through the file's own lstat.
+	write(t, root, map[string]string{"d/e/c.go": "package c // longer"})
+	if _, reads := refresh(); reads != 0 {
+		t.Errorf("a content change listed %d folders, want 0", reads)
+	}
+	if f, _ := w.Snapshot().File("d/e/c.go"); f == nil || f.Size != int64(len("package c // longer")) {
+		t.Errorf("changed d/e/c.go = %+v", f)
+	}
+	// Added, removed, renamed, replaced by a folder: their folders changed.
+	write(t, root, map[string]string{"d/new.go": "package d"})
+	if err := os.Remove(filepath.Join(root, "a.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "f/g.go"), filepath.Join(root, "f/g2.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "h/i.go")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{"h/i.go/j.go": "package j"})
+	s, reads := refresh()
+	if reads == 0 {
+		t.Error("changed folders were not listed again")
+	}
+	want := []string{"d/.gitignore", "d/b.go", "d/e/c.go", "d/new.go", "f/g2.go", "h/i.go/j.go"}
+	if got := w.Snapshot().Files(); !slices.Equal(got, want) {
+		t.Errorf("files = %q, want %q", got, want)
+	}
+	if s.Stats.IndexedFiles != len(want) {
+		t.Errorf("stats = %+v", s.Stats)
+	}
+	// Folders modified just now are listed on every scan (racy timestamps)
+	// until they age.
+	if _, reads := refresh(); reads == 0 {
+		t.Error("recently modified folders were reused")
+	}
+	age()
+	refresh() // lists the aged folders once more (their mtime changed)
+	if _, reads := refresh(); reads != 0 {
+		t.Errorf("aged folders listed %d times, want 0", reads)
+	}
+	// An ignore file rewritten in place (its folder unchanged) applies.
+	write(t, root, map[string]string{"d/.gitignore": "b.go\n"})
+	if _, reads := refresh(); reads != 0 {
+		t.Errorf("rewriting d/.gitignore listed %d folders, want 0", reads)
+	}
+	if _, ok := w.Snapshot().File("d/b.go"); ok {
+		t.Error("d/b.go still indexed after d/.gitignore excluded it")
 	}
 }
