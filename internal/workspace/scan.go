@@ -403,7 +403,8 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 			sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
 			return
 		}
-		fi, err := e.Info()
+		// os.Lstat, not e.Info (see check): the folder's own lstat now.
+		fi, err := os.Lstat(abs)
 		if err != nil {
 			sc.skip(rel, skipEntry{reason: skipVanished})
 			return
@@ -544,8 +545,11 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		}
 	}
 	if info == nil {
+		// Not entry.Info: on file systems without d_type it answers from
+		// the lstat taken when the folder was listed, and a reused listing
+		// (dirListing) may be old.
 		var err error
-		info, err = j.entry.Info()
+		info, err = os.Lstat(j.abs)
 		if err != nil {
 			return result{skip: skipEntry{reason: errReason(err)}}
 		}
