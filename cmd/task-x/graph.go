@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // graphResult is graph/project's result as this client reads it.
@@ -120,17 +121,36 @@ func cmdGraph(args []string) int {
 	case "dot":
 		writeGraphDot(os.Stdout, &g)
 	case "svg":
+		// Graphviz's layout grows much faster than linearly: a few thousand
+		// edges already take minutes. Say so instead of hanging.
+		if len(g.Edges) > maxSVGEdges {
+			fmt.Fprintf(os.Stderr, "task-x graph: %d edges is too many to lay out as svg (at most %d); narrow it with --focus PATH, --max-nodes N, --imports-only or --level module, or use --format dot\n", len(g.Edges), maxSVGEdges)
+			return 1
+		}
 		var src bytes.Buffer
 		writeGraphDot(&src, &g)
+		ctx, cancel := context.WithTimeout(ctx, svgTimeout)
+		defer cancel()
 		cmd := exec.CommandContext(ctx, "dot", "-Tsvg")
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = &src, os.Stdout, os.Stderr
 		if err := cmd.Run(); err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				fmt.Fprintf(os.Stderr, "task-x graph: dot did not finish within %v; narrow the graph with --focus or --max-nodes\n", svgTimeout)
+				return 1
+			}
 			fmt.Fprintln(os.Stderr, "task-x graph: dot:", err)
 			return 1
 		}
 	}
 	return 0
 }
+
+// Limits of --format svg: Graphviz's dot lays out a few hundred edges in
+// seconds but a few thousand in minutes.
+const (
+	maxSVGEdges = 2000
+	svgTimeout  = 2 * time.Minute
+)
 
 // writeGraphText prints the stats, the nodes by degree with their outgoing
 // edges, the import cycles and the hubs.
