@@ -442,9 +442,11 @@ func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 	lvls := make([]int, len(units))
 	bestScore, at := 0.0, -1
 	var sp asciiSplit
+	var mm matcher
+	mm.init(units)
 	for i := range syms {
 		s := &syms[i]
-		if !mayMatch(s.Name, units) {
+		if !mm.mayMatch(s.Name) {
 			continue
 		}
 		// ASCII names (nearly all) are split into a reused buffer; others
@@ -591,15 +593,42 @@ func stemEqual(b []byte, y bool, key string) bool {
 	return string(b) == key
 }
 
-// mayMatch is a cheap, allocation-free pre-check for matchSymbols: can
-// name match any unit? Names with non-ASCII bytes always may. Otherwise a
-// key, less its last byte (stemming may have changed it), must occur in
-// name ignoring ASCII case; for a name with "_" in its letters and digits
-// only (containsFoldAlnum), since joined keys drop "_" (parse_config →
+// mayMatch is a cheap pre-check for matchSymbols (which uses a matcher):
+// can name match any unit? Names with non-ASCII bytes always may.
+// Otherwise a key, less its last byte (stemming may have changed it), must
+// occur in name ignoring ASCII case; for a name with "_" in its letters
+// and digits only, since joined keys drop "_" (parse_config →
 // parseconfig). A match needs the key less its last byte inside
 // joined(SplitIdentifier(name)), so that check drops only names that
 // cannot match.
 func mayMatch(name string, units []unit) bool {
+	var m matcher
+	m.init(units)
+	return m.mayMatch(name)
+}
+
+// matcher runs mayMatch for many names: the needles (each unit's key less
+// its last byte) are made once, and each name is lower-cased once into a
+// reused buffer (letters and digits only for a name with "_") that
+// bytes.Contains searches.
+type matcher struct {
+	needles [][]byte
+	buf     []byte
+}
+
+func (m *matcher) init(units []unit) {
+	m.needles = make([][]byte, len(units))
+	for i, u := range units {
+		k := u.key
+		if len(k) > 2 {
+			k = k[:len(k)-1]
+		}
+		m.needles[i] = []byte(k)
+	}
+}
+
+// mayMatch is mayMatch(name, units) for the units of init.
+func (m *matcher) mayMatch(name string) bool {
 	under := false
 	for i := 0; i < len(name); i++ {
 		if name[i] >= 0x80 {
@@ -609,67 +638,20 @@ func mayMatch(name string, units []unit) bool {
 			under = true
 		}
 	}
-	for _, u := range units {
-		k := u.key
-		if len(k) > 2 {
-			k = k[:len(k)-1]
+	b := m.buf[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if under && !isLower(c) && !isUpper(c) && !isDigit(c) {
+			continue
 		}
-		if under && containsFoldAlnum(name, k) || !under && containsFoldASCII(name, k) {
-			return true
+		if isUpper(c) {
+			c += 32
 		}
+		b = append(b, c)
 	}
-	return false
-}
-
-// containsFoldAlnum reports whether lower-case sub occurs in the letters
-// and digits of ASCII s (other bytes skipped) ignoring case.
-func containsFoldAlnum(s, sub string) bool {
-	if sub == "" {
-		return true
-	}
-	for i := 0; i < len(s); i++ {
-		j, k := i, 0
-		for j < len(s) && k < len(sub) {
-			c := s[j]
-			j++
-			if !isLower(c) && !isUpper(c) && !isDigit(c) {
-				if k == 0 {
-					break // a match starts on a letter or digit
-				}
-				continue
-			}
-			if isUpper(c) {
-				c += 32
-			}
-			if c != sub[k] {
-				break
-			}
-			k++
-		}
-		if k == len(sub) {
-			return true
-		}
-	}
-	return false
-}
-
-// containsFoldASCII reports whether lower-case sub occurs in s ignoring
-// ASCII case.
-func containsFoldASCII(s, sub string) bool {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for j < n {
-			c := s[i+j]
-			if isUpper(c) {
-				c += 32
-			}
-			if c != sub[j] {
-				break
-			}
-			j++
-		}
-		if j == n {
+	m.buf = b
+	for _, k := range m.needles {
+		if bytes.Contains(b, k) {
 			return true
 		}
 	}
@@ -775,13 +757,19 @@ func (ix *Index) mentions(id uint32, units []unit) []string {
 // (weighted by rarity), the first on ties; 1 when none matches.
 func bestLine(lines [][]byte, units []unit) int {
 	best, bestScore := 1, 0.0
+	// The needles are the same for every line: made once.
+	displays := make([][]byte, len(units))
+	keys := make([][]byte, len(units))
+	for k, u := range units {
+		displays[k], keys[k] = []byte(strings.ToLower(u.display)), []byte(u.key)
+	}
 	var low []byte
 	for i, l := range lines {
 		low = append(low[:0], l...)
 		lowerASCII(low)
 		s := 0.0
-		for _, u := range units {
-			if bytes.Contains(low, []byte(strings.ToLower(u.display))) || bytes.Contains(low, []byte(u.key)) {
+		for k, u := range units {
+			if bytes.Contains(low, displays[k]) || bytes.Contains(low, keys[k]) {
 				s += u.idf * u.weight
 			}
 		}
