@@ -34,7 +34,8 @@ func syntaxParser(ctx context.Context, abs string, f *workspace.File) (workspace
 }
 
 // BenchmarkSearchGoSource measures one Search (bench/indexbench's terms in
-// turn) over $(go env GOROOT)/src parsed with tree-sitter. With
+// turn) over $(go env GOROOT)/src (or $RETRIEVE_BENCH_ROOT) parsed with
+// tree-sitter. With
 // RETRIEVE_DUMP=FILE it writes every term's result as JSON lines to FILE
 // first, so two versions of Search can be compared on a real tree.
 func BenchmarkSearchGoSource(b *testing.B) {
@@ -43,6 +44,9 @@ func BenchmarkSearchGoSource(b *testing.B) {
 		b.Skip("go env GOROOT failed")
 	}
 	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	if root := os.Getenv("RETRIEVE_BENCH_ROOT"); root != "" {
+		src = root
+	}
 	if _, err := os.Stat(src); err != nil {
 		b.Skip("GOROOT/src absent")
 	}

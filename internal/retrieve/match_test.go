@@ -97,3 +97,43 @@ func TestMayMatchNeverDropsAMatch(t *testing.T) {
 		t.Error("mayMatch let SYS_IOCTL through for buffer")
 	}
 }
+
+// TestBestLineMatchesPerLineSearch pins bestLine (one search over the
+// whole lower-cased text) to the per-line definition: the first line with
+// the highest sum of idf*weight over the units it contains.
+func TestBestLineMatchesPerLineSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	words := []string{"parse", "Parse", "config", "CONFIG", "x", "retry policy", "retrypolicy", "\r", " ", "ab"}
+	units := []unit{
+		{key: "parse", display: "parse", weight: 1, idf: 2},
+		{key: "config", display: "Config", weight: 0.5, idf: 3},
+		{key: "retrypolicy", display: "retry policy", weight: 0.8, idf: 1.5},
+		{key: "ab", display: "ab", weight: 1, idf: 0.25},
+	}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			if rng.IntN(5) == 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		lines := splitLines([]byte(b.String()))
+		want, wantScore := 1, 0.0
+		for i, l := range lines {
+			low := strings.ToLower(string(l))
+			s := 0.0
+			for _, u := range units {
+				if strings.Contains(low, strings.ToLower(u.display)) || strings.Contains(low, u.key) {
+					s += u.idf * u.weight
+				}
+			}
+			if s > wantScore {
+				want, wantScore = i+1, s
+			}
+		}
+		if got := bestLine(lines, units); got != want {
+			t.Fatalf("bestLine(%q) = %d, want %d", b.String(), got, want)
+		}
+	}
+}

@@ -756,23 +756,59 @@ func (ix *Index) mentions(id uint32, units []unit) []string {
 // bestLine returns the 1-based line that holds the most distinct units
 // (weighted by rarity), the first on ties; 1 when none matches.
 func bestLine(lines [][]byte, units []unit) int {
-	best, bestScore := 1, 0.0
-	// The needles are the same for every line: made once.
-	displays := make([][]byte, len(units))
-	keys := make([][]byte, len(units))
-	for k, u := range units {
-		displays[k], keys[k] = []byte(strings.ToLower(u.display)), []byte(u.key)
+	// The lines are lower-cased once into one buffer joined by "\n"
+	// (starts[i] is where line i begins) and each needle is searched in it
+	// with bytes.Index: no needle holds "\n", so an occurrence lies within
+	// one line, as with a bytes.Contains per line. Scores add the units in
+	// their order, so the sums are the same.
+	n := len(lines)
+	for _, l := range lines {
+		n += len(l)
 	}
-	var low []byte
+	low := make([]byte, 0, n)
+	starts := make([]int, len(lines))
 	for i, l := range lines {
-		low = append(low[:0], l...)
-		lowerASCII(low)
-		s := 0.0
-		for k, u := range units {
-			if bytes.Contains(low, displays[k]) || bytes.Contains(low, keys[k]) {
-				s += u.idf * u.weight
+		starts[i] = len(low)
+		low = append(low, l...)
+		low = append(low, '\n')
+	}
+	lowerASCII(low)
+	score := make([]float64, len(lines))
+	seen := make([]int, len(lines)) // 1 + the last unit counted on each line
+	for k, u := range units {
+		for _, needle := range [2][]byte{[]byte(strings.ToLower(u.display)), []byte(u.key)} {
+			if len(needle) == 0 {
+				// bytes.Contains(line, "") holds for every line.
+				for i := range lines {
+					if seen[i] != k+1 {
+						seen[i] = k + 1
+						score[i] += u.idf * u.weight
+					}
+				}
+				continue
+			}
+			for off := 0; ; {
+				j := bytes.Index(low[off:], needle)
+				if j < 0 {
+					break
+				}
+				at := off + j
+				i := sort.SearchInts(starts, at+1) - 1 // the line holding at
+				if seen[i] != k+1 {
+					seen[i] = k + 1
+					score[i] += u.idf * u.weight
+				}
+				// Next search from the next line: this one is counted.
+				if i+1 < len(starts) {
+					off = starts[i+1]
+				} else {
+					break
+				}
 			}
 		}
+	}
+	best, bestScore := 1, 0.0
+	for i, s := range score {
 		if s > bestScore {
 			best, bestScore = i+1, s
 		}
