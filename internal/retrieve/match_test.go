@@ -137,3 +137,20 @@ func TestBestLineMatchesPerLineSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitLinesInto checks the reusing splitter against bytes.Split.
+func TestSplitLinesInto(t *testing.T) {
+	var dst [][]byte
+	for _, in := range []string{"", "\n", "a", "a\n", "a\r\nb\r\n", "\n\nx\n\n", "a\rb\n\r", "last\r"} {
+		dst = splitLinesInto(dst[:0], []byte(in))
+		want := splitLines([]byte(in))
+		if len(dst) != len(want) {
+			t.Fatalf("%q: %d lines, want %d", in, len(dst), len(want))
+		}
+		for i := range want {
+			if string(dst[i]) != string(want[i]) {
+				t.Fatalf("%q line %d = %q, want %q", in, i, dst[i], want[i])
+			}
+		}
+	}
+}

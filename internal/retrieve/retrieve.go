@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -345,6 +344,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	})
 
 	remaining := budget
+	var scratch snipScratch
 	for _, c := range ranked {
 		if len(res.Snippets) >= maxSnip || remaining < minSnippetTokens {
 			break
@@ -352,7 +352,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		sn, ok := ix.snippet(c, units, remaining, budget)
+		sn, ok := ix.snippet(c, units, remaining, budget, &scratch)
 		if !ok {
 			continue
 		}
@@ -679,13 +679,15 @@ func kindRank(kind string) int {
 
 // snippet cuts the text of candidate c: its best matching definition when
 // it fits, else a window of lines around the lines that match most terms.
-func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int) (Snippet, bool) {
+func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *snipScratch) (Snippet, bool) {
 	rel := ix.paths[c.id]
-	data, err := os.ReadFile(filepath.Join(ix.snap.Root(), filepath.FromSlash(rel)))
+	var err error
+	sc.data, err = readInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(rel)))
 	if err != nil {
 		return Snippet{}, false
 	}
-	lines := splitLines(data)
+	sc.lines = splitLinesInto(sc.lines[:0], sc.data)
+	lines := sc.lines
 	if len(lines) == 0 {
 		return Snippet{}, false
 	}
@@ -847,6 +849,29 @@ func fitWindow(lines [][]byte, at, from, to, tokens int) (int, int) {
 		to--
 	}
 	return from, to
+}
+
+// snipScratch is reused by the snippets of one Search: the file read and
+// its lines. A snippet's text is copied out of them (joinLines).
+type snipScratch struct {
+	data  []byte
+	lines [][]byte
+}
+
+// splitLinesInto is splitLines appending to dst (reused across files).
+func splitLinesInto(dst [][]byte, data []byte) [][]byte {
+	if len(data) == 0 {
+		return dst
+	}
+	data = bytes.TrimSuffix(data, []byte("\n"))
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return append(dst, bytes.TrimSuffix(data, []byte("\r")))
+		}
+		dst = append(dst, bytes.TrimSuffix(data[:i], []byte("\r")))
+		data = data[i+1:]
+	}
 }
 
 // splitLines splits data into lines without their "\n" (and "\r").
