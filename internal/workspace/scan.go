@@ -549,7 +549,7 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		// the lstat taken when the folder was listed, and a reused listing
 		// (dirListing) may be old.
 		var err error
-		info, err = os.Lstat(j.abs)
+		info, err = lstatPath(j.abs)
 		if err != nil {
 			return result{skip: skipEntry{reason: errReason(err)}}
 		}

@@ -38,6 +38,12 @@ func statAt(dirfd int, name string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
+// lstatPath is os.Lstat(abs) without os's larger FileInfo: the walk
+// needs only the mode, size and modification time.
+func lstatPath(abs string) (fs.FileInfo, error) {
+	return statAt(unix.AT_FDCWD, abs)
+}
+
 // statInfo is the fs.FileInfo of statAt.
 type statInfo struct {
 	name    string
