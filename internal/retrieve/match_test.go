@@ -142,14 +142,20 @@ func TestBestLineMatchesPerLineSearch(t *testing.T) {
 func TestSplitLinesInto(t *testing.T) {
 	var dst [][]byte
 	for _, in := range []string{"", "\n", "a", "a\n", "a\r\nb\r\n", "\n\nx\n\n", "a\rb\n\r", "last\r"} {
-		dst = splitLinesInto(dst[:0], []byte(in))
-		want := splitLines([]byte(in))
-		if len(dst) != len(want) {
-			t.Fatalf("%q: %d lines, want %d", in, len(dst), len(want))
-		}
-		for i := range want {
-			if string(dst[i]) != string(want[i]) {
-				t.Fatalf("%q line %d = %q, want %q", in, i, dst[i], want[i])
+		all := splitLines([]byte(in))
+		for _, limit := range []int{-1, 0, 1, 2, 3} {
+			dst = splitLinesInto(dst[:0], []byte(in), limit)
+			want := all
+			if limit >= 0 && limit < len(all) {
+				want = all[:limit]
+			}
+			if len(dst) != len(want) {
+				t.Fatalf("%q limit %d: %d lines, want %d", in, limit, len(dst), len(want))
+			}
+			for i := range want {
+				if string(dst[i]) != string(want[i]) {
+					t.Fatalf("%q limit %d line %d = %q, want %q", in, limit, i, dst[i], want[i])
+				}
 			}
 		}
 	}

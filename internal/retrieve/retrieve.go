@@ -686,7 +686,15 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 	if err != nil {
 		return Snippet{}, false
 	}
-	sc.lines = splitLinesInto(sc.lines[:0], sc.data)
+	// With a definition to show, only the lines up to its end (or the 40
+	// lines of its window) are split: every use below stays within them,
+	// and len(lines) clamps the same way (see splitLinesInto).
+	hasSym := c.sym != nil && c.sym.StartLine >= 1 && c.sym.EndLine >= c.sym.StartLine
+	limit := -1
+	if hasSym {
+		limit = max(c.sym.EndLine, c.sym.StartLine+40)
+	}
+	sc.lines = splitLinesInto(sc.lines[:0], sc.data, limit)
 	lines := sc.lines
 	if len(lines) == 0 {
 		return Snippet{}, false
@@ -695,7 +703,7 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 	start, end := 0, 0
 	// A definition may take up to half the budget, never more than is left.
 	defCap := min(remaining, max(budget/2, 200))
-	if c.sym != nil && c.sym.StartLine >= 1 && c.sym.EndLine >= c.sym.StartLine && c.sym.StartLine <= len(lines) {
+	if hasSym && c.sym.StartLine <= len(lines) {
 		s, e := c.sym.StartLine, min(c.sym.EndLine, len(lines))
 		if Tokens(joinLines(lines, s, e)) <= defCap {
 			start, end = s, e
@@ -707,6 +715,10 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 		}
 	}
 	if start == 0 {
+		if limit >= 0 {
+			sc.lines = splitLinesInto(sc.lines[:0], sc.data, -1)
+			lines = sc.lines
+		}
 		best := bestLine(lines, units)
 		start, end = fitWindow(lines, best, best-6, best+14, remaining)
 		if start == 0 {
@@ -858,13 +870,15 @@ type snipScratch struct {
 	lines [][]byte
 }
 
-// splitLinesInto is splitLines appending to dst (reused across files).
-func splitLinesInto(dst [][]byte, data []byte) [][]byte {
+// splitLinesInto is splitLines appending to dst (reused across files),
+// stopping after limit lines when limit >= 0: the first min(limit, all)
+// lines of splitLines.
+func splitLinesInto(dst [][]byte, data []byte, limit int) [][]byte {
 	if len(data) == 0 {
 		return dst
 	}
 	data = bytes.TrimSuffix(data, []byte("\n"))
-	for {
+	for n := 0; limit < 0 || n < limit; n++ {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			return append(dst, bytes.TrimSuffix(data, []byte("\r")))
@@ -872,6 +886,7 @@ func splitLinesInto(dst [][]byte, data []byte) [][]byte {
 		dst = append(dst, bytes.TrimSuffix(data[:i], []byte("\r")))
 		data = data[i+1:]
 	}
+	return dst
 }
 
 // splitLines splits data into lines without their "\n" (and "\r").
