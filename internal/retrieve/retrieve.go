@@ -416,13 +416,15 @@ func (ix *Index) units(text string, terms []string) []unit {
 	return us
 }
 
-// verbForms returns the base forms "loaded", "loading", "parsed" may come
-// from, most likely first.
+// verbForms returns the base forms "loaded", "loading", "parsed",
+// "verified" may come from, most likely first.
 func verbForms(t string) []string {
 	n := len(t)
 	switch {
 	case n > 5 && strings.HasSuffix(t, "ing"):
 		return []string{t[:n-3], t[:n-3] + "e"}
+	case n > 5 && strings.HasSuffix(t, "ied"):
+		return []string{t[:n-3] + "y", t[:n-2], t[:n-1]}
 	case n > 4 && strings.HasSuffix(t, "ed"):
 		return []string{t[:n-2], t[:n-1]}
 	}

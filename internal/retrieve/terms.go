@@ -79,19 +79,52 @@ func Terms(query string) []string {
 }
 
 // splitWords splits free text into lower-cased identifier parts without
-// stop words.
+// stop words. A number written right after a word with "/", "-" or "."
+// between them is also joined to the word's last part, as identifiers
+// spell it: "HTTP/2" → http, http2; "utf-8" → utf, utf8 ("base64" is one
+// identifier and stays whole).
 func splitWords(s string) []string {
 	var out []string
-	for _, tok := range identifiers(s) {
-		for _, p := range SplitIdentifier(tok) {
+	prevEnd, prevLast := -1, ""
+	for start := 0; start < len(s); {
+		r, size := utf8.DecodeRuneInString(s[start:])
+		if !isWordRune(r) {
+			start += size
+			continue
+		}
+		end := start + size
+		for end < len(s) {
+			r, size := utf8.DecodeRuneInString(s[end:])
+			if !isWordRune(r) {
+				break
+			}
+			end += size
+		}
+		tok := s[start:end]
+		if isDigits(tok) && prevLast != "" && prevEnd == start-1 && strings.IndexByte("/-.", s[prevEnd]) >= 0 {
+			if j := prevLast + tok; !stopWords[j] {
+				out = append(out, j)
+			}
+		}
+		parts := SplitIdentifier(tok)
+		prevEnd, prevLast = end, ""
+		if n := len(parts); n > 0 && !isDigits(parts[n-1]) {
+			if r, _ := utf8.DecodeLastRuneInString(parts[n-1]); unicode.IsLetter(r) {
+				prevLast = parts[n-1]
+			}
+		}
+		for _, p := range parts {
 			if len(p) < 2 || stopWords[p] || isDigits(p) {
 				continue
 			}
 			out = append(out, p)
 		}
+		start = end
 	}
 	return out
 }
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // identifiers returns the runs of letters, digits and underscores of s.
 func identifiers(s string) []string {

@@ -20,10 +20,30 @@ func TestTerms(t *testing.T) {
 		{"v2Client 404 x", []string{"v2", "client"}},
 		{"Config config CONFIG", []string{"config"}},
 		{`unclosed "quote here`, []string{"unclosed", "quote"}},
+		{"where is the HTTP/2 frame parsed", []string{"http", "http2", "frame", "parsed"}},
+		{"utf-8 decoding", []string{"utf", "utf8", "decoding"}},
+		{"base64 of sha-256", []string{"base64", "sha", "sha256"}},
+		{"HTTP/1.1 status 200", []string{"http", "http1", "status"}},
+		{"go 1.22", []string{"go"}},
 	}
 	for _, c := range cases {
 		if got := Terms(c.query); !slices.Equal(got, c.want) {
 			t.Errorf("Terms(%q) = %q, want %q", c.query, got, c.want)
+		}
+	}
+}
+
+func TestVerbForms(t *testing.T) {
+	cases := map[string][]string{
+		"parsed":   {"pars", "parse"},
+		"loaded":   {"load", "loade"},
+		"verified": {"verify", "verifi", "verifie"},
+		"parsing":  {"pars", "parse"},
+		"mark":     nil,
+	}
+	for in, want := range cases {
+		if got := verbForms(in); !slices.Equal(got, want) {
+			t.Errorf("verbForms(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
