@@ -67,7 +67,8 @@ type Query struct {
 	BudgetTokens int
 	// FocusPaths, ActiveFile and OpenFiles are root-relative paths the
 	// client points at; they rank higher (focus and active files are
-	// returned even without a matching term).
+	// returned even without a matching term). A focus path may be a
+	// folder: the files under it that match the query rank higher.
 	FocusPaths []string
 	ActiveFile string
 	OpenFiles  []string
@@ -220,10 +221,23 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		id, ok := idOf[path.Clean(filepath.ToSlash(p))]
 		return id, ok
 	}
+	// A focus path that is no indexed file is a folder: the files under it
+	// that match the query are boosted (all of them are candidates, beyond
+	// the best content matches).
+	var focusDirs []string
 	for _, p := range q.FocusPaths {
 		if id, ok := lookup(p); ok {
 			focus[id] = true
 			get(id).boosts = append(get(id).boosts, "a focus path")
+		} else if d := path.Clean(filepath.ToSlash(p)); d != "." && d != "/" && d != ".." && !strings.HasPrefix(d, "../") {
+			focusDirs = appendUnique(focusDirs, strings.TrimPrefix(d, "/")+"/")
+		}
+	}
+	if len(focusDirs) > 0 {
+		for _, id := range touched[min(len(touched), maxContentCandidates):] {
+			if underDir(ix.paths[id], focusDirs) != "" {
+				get(id)
+			}
 		}
 	}
 	active, hasActive := uint32(0), false
@@ -310,6 +324,9 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		}
 		if focus[id] {
 			base = base*1.5 + 5
+		} else if d := underDir(ix.paths[id], focusDirs); d != "" && base > 0 {
+			base = base*1.5 + 5
+			c.boosts = append(c.boosts, "under the focus folder `"+strings.TrimSuffix(d, "/")+"`")
 		}
 		if hasActive && id == active {
 			base = base*1.5 + 4
@@ -946,6 +963,17 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// underDir returns the first of dirs (each ending in "/") that rel lies
+// under, or "".
+func underDir(rel string, dirs []string) string {
+	for _, d := range dirs {
+		if strings.HasPrefix(rel, d) {
+			return d
+		}
+	}
+	return ""
 }
 
 // isTestPath reports test files by common conventions.

@@ -346,3 +346,44 @@ func TestCacheKeepsIndexWhenFilesUnchanged(t *testing.T) {
 		t.Error("unchanged refresh rebuilt the postings")
 	}
 }
+
+// TestFocusFolder checks that a focus path naming a folder boosts the
+// matching files under it (addendum §3), and only those.
+func TestFocusFolder(t *testing.T) {
+	_, ix := fixture(t)
+	plain, err := Search(context.Background(), ix, Query{Text: "retry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, focus := range []string{"web", "web/", "./web/src/"} {
+		res, err := Search(context.Background(), ix, Query{Text: "retry", FocusPaths: []string{focus}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Snippets) < 2 || !strings.HasPrefix(res.Snippets[0].Path, "web/") || !strings.HasPrefix(res.Snippets[1].Path, "web/") {
+			t.Fatalf("focus %q: the two matching files under web/ are not first: %+v", focus, res.Snippets)
+		}
+		if rankOf(res, "retry/backoff.go") <= rankOf(plain, "retry/backoff.go") {
+			t.Errorf("focus %q: retry/backoff.go did not drop below the web files", focus)
+		}
+		for _, s := range res.Snippets {
+			under := strings.HasPrefix(s.Path, "web/")
+			if under != strings.Contains(s.Reason, "under the focus folder `") {
+				t.Errorf("focus %q: %s reason %q", focus, s.Path, s.Reason)
+			}
+			if s.Path == "web/src/utils/formatDate.ts" {
+				t.Errorf("focus %q: a file under the folder without a match was returned", focus)
+			}
+		}
+	}
+	// A folder outside the workspace or the root itself boosts nothing.
+	for _, focus := range []string{".", "../web", "nowhere"} {
+		res, err := Search(context.Background(), ix, Query{Text: "retry", FocusPaths: []string{focus}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Snippets) != len(plain.Snippets) || res.Snippets[0] != plain.Snippets[0] {
+			t.Errorf("focus %q changed the ranking: %+v", focus, res.Snippets)
+		}
+	}
+}
