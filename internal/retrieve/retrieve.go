@@ -283,25 +283,15 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	}
 
 	mayDefine := ix.definers(units)
-	noMatch := make([]int, len(units))
 	for id, c := range cands {
 		f := ix.files[id]
 		base := c.content
 		// Definitions.
-		lvls, s := noMatch, (*syntax.Symbol)(nil)
+		s := (*syntax.Symbol)(nil)
 		if mayDefine[id] {
-			lvls, s = matchSymbols(symbolsOf(f), units)
-		}
-		for i, u := range units {
-			w := u.weight * u.idf
-			switch lvls[i] {
-			case matchExact:
-				base += 3*w + 4
-			case matchPrefix:
-				base += 1.5 * w
-			case matchPart:
-				base += w
-			}
+			var defScore float64
+			defScore, s = matchSymbols(symbolsOf(f), units)
+			base += defScore
 		}
 		if s != nil {
 			c.sym = s
@@ -454,12 +444,21 @@ func (ix *Index) known(key string) bool {
 	return ok || len(ix.defs[key]) > 0 || len(ix.pathTrm[key]) > 0
 }
 
-// matchSymbols returns, for each unit, how well the best of syms matches
-// it, and the symbol to show: the highest weighted match over all units,
-// then the kind a developer reads first.
-func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
-	lvls := make([]int, len(units))
+// matchSymbols returns the definition score of a file with symbols syms
+// and the symbol to show: the highest weighted match over all units, then
+// the kind a developer reads first.
+//
+// For each unit, the best of its matches counts: exact 3·idf+4, prefix
+// 1.5·idf, name part 1·idf (idf times the unit's weight), each times the
+// symbol's defWeight (functions and methods over types over constants over
+// fields and variables; a one-line definition counts less). The units'
+// best matches add up, and a definition whose name holds several units
+// adds half of its own sum again: markRoots is better evidence for "mark
+// roots" than a field root and a variable mark.
+func matchSymbols(syms []syntax.Symbol, units []unit) (float64, *syntax.Symbol) {
+	gain := make([]float64, len(units))
 	bestScore, at := 0.0, -1
+	together := 0.0
 	var sp asciiSplit
 	var mm matcher
 	mm.init(units)
@@ -477,7 +476,8 @@ func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 			parts = SplitIdentifier(s.Name)
 			full = stem(joined(parts))
 		}
-		score := 0.0
+		score, sum, matched := 0.0, 0.0, 0
+		dw := defWeight(s)
 		for k, u := range units {
 			lvl := matchNone
 			if ascii {
@@ -500,17 +500,67 @@ func matchSymbols(syms []syntax.Symbol, units []unit) ([]int, *syntax.Symbol) {
 			if lvl == matchNone {
 				continue
 			}
-			lvls[k] = max(lvls[k], lvl)
-			score += symbolWeight[lvl] * u.idf * u.weight
+			w := u.idf * u.weight
+			g := dw * levelScore(lvl, w)
+			gain[k] = max(gain[k], g)
+			sum += g
+			matched++
+			score += symbolWeight[lvl] * w
+		}
+		if matched >= 2 {
+			together = max(together, sum/2)
 		}
 		if score > bestScore || (score == bestScore && score > 0 && kindRank(s.Kind) > kindRank(syms[at].Kind)) {
 			bestScore, at = score, i
 		}
 	}
-	if at < 0 {
-		return lvls, nil
+	total := together
+	for _, g := range gain {
+		total += g
 	}
-	return lvls, &syms[at]
+	if at < 0 {
+		return total, nil
+	}
+	return total, &syms[at]
+}
+
+// levelScore is the definition evidence of one match level for a unit of
+// weighted idf w.
+func levelScore(lvl int, w float64) float64 {
+	switch lvl {
+	case matchExact:
+		return 3*w + 4
+	case matchPrefix:
+		return 1.5 * w
+	case matchPart:
+		return w
+	}
+	return 0
+}
+
+// defWeight weighs a definition by its kind and size: functions and
+// methods 1, types (struct, interface, class, enum) 0.8, modules 0.6,
+// constants 0.5, fields, variables and others 0.35; a definition of one
+// line counts 0.7 of that (a one-line field is weak evidence).
+func defWeight(s *syntax.Symbol) float64 {
+	var w float64
+	switch kindRank(s.Kind) {
+	case 4:
+		w = 1
+	case 3:
+		w = 0.8
+	case 2:
+		w = 0.6
+	default:
+		w = 0.35
+		if s.Kind == syntax.KindConstant {
+			w = 0.5
+		}
+	}
+	if s.EndLine <= s.StartLine {
+		w *= 0.7
+	}
+	return w
 }
 
 // asciiSplit is an ASCII name split as SplitIdentifier splits it, without
