@@ -193,7 +193,8 @@ func rpcMessage(err error) string {
 }
 
 // openWorkspace starts the runtime, sends initialize (with init's extra
-// fields) and workspace/open for dir, and shows indexing progress on stderr.
+// fields) and workspace/open for dir (made absolute; "" is the current
+// folder), and shows indexing progress on stderr.
 // onNotify gets every other notification and onCall the runtime's requests
 // (both may be nil). On success it returns the client (the caller closes it)
 // and the workspace summary; on failure it prints why and returns the exit
@@ -202,6 +203,11 @@ func openWorkspace(ctx context.Context, dir string, init map[string]any,
 	onNotify func(method string, params json.RawMessage),
 	onCall func(ctx context.Context, method string, params json.RawMessage) (any, error),
 ) (*client, json.RawMessage, int) {
+	dir, err := absDir(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x:", err)
+		return nil, nil, 1
+	}
 	c, err := startClient(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "task-x:", err)

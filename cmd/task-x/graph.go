@@ -88,11 +88,7 @@ func cmdGraph(args []string) int {
 		fmt.Fprintf(os.Stderr, "task-x graph: --format must be text, dot or svg, not %q\n", *format)
 		return 2
 	}
-	dir, err := absDir(strings.Join(pos, ""))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return 1
-	}
+	dir := strings.Join(pos, "")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	c, _, code := openWorkspace(ctx, dir, nil, nil, nil)

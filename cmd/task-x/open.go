@@ -56,11 +56,7 @@ func cmdOpen(args []string) int {
 		fmt.Fprintln(os.Stderr, "task-x open: at most one folder")
 		return 2
 	}
-	dir, err := absDir(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return 1
-	}
+	dir := fs.Arg(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	c, raw, code := openWorkspace(ctx, dir, nil, nil, nil)

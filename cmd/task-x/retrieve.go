@@ -54,14 +54,9 @@ func cmdRetrieve(args []string) int {
 		fmt.Fprintln(os.Stderr, `usage: task-x retrieve [--budget N] [--focus PATH] [--json] [--no-text] [DIR] "query"`)
 		return 2
 	}
-	dir, err := absDir(dirArg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return 1
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, _, code := openWorkspace(ctx, dir, nil, nil, nil)
+	c, _, code := openWorkspace(ctx, dirArg, nil, nil, nil)
 	if c == nil {
 		return code
 	}

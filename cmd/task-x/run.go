@@ -34,11 +34,6 @@ func cmdRun(args []string) int {
 	if fs.NArg() == 2 {
 		dirArg, prompt = fs.Arg(0), fs.Arg(1)
 	}
-	dir, err := absDir(dirArg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return 1
-	}
 	prov := map[string]any{"kind": *kind, "model": *model}
 	if *baseURL != "" {
 		prov["baseUrl"] = *baseURL
@@ -55,7 +50,7 @@ func cmdRun(args []string) int {
 	if *dataDir != "" {
 		init["dataDir"] = *dataDir
 	}
-	c, _, code := openWorkspace(ctx, dir, init,
+	c, _, code := openWorkspace(ctx, dirArg, init,
 		func(method string, params json.RawMessage) {
 			if method == "agent/event" {
 				out.event(params)
