@@ -192,16 +192,15 @@ func cutMiddle(s string) string {
 
 // progress is what folding keeps of the folded messages.
 type progress struct {
-	folded  int
-	users   []string
-	counts  map[string]int
-	order   []string
-	recent  []string
-	files   []string
-	notes   []string
-	errors  []string
-	images  int
-	present bool
+	folded int
+	users  []string
+	counts map[string]int
+	order  []string
+	recent []string
+	files  []string
+	notes  []string
+	errors []string
+	images int
 }
 
 func clip(s string, n int) string {
