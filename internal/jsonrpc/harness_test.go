@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -164,13 +163,4 @@ func (h *testHandler) Handle(ctx context.Context, req *Request) (any, error) {
 		return nil, nil
 	}
 	return nil, ErrMethodNotFound
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
