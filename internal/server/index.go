@@ -33,13 +33,3 @@ func parseFile(ctx context.Context, abs string, f *workspace.File) (workspace.Pa
 	}
 	return workspace.ParseResult{Symbols: len(info.Symbols), Data: info}, nil
 }
-
-// fileInfo returns the parse result stored in f.Parsed, nil when the file
-// was not parsed (unsupported language, parse error, or no parser).
-func fileInfo(f *workspace.File) *syntax.FileInfo {
-	if f == nil {
-		return nil
-	}
-	info, _ := f.Parsed.(*syntax.FileInfo)
-	return info
-}
