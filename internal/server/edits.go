@@ -155,7 +155,10 @@ func (s *Server) editsKeep(ctx context.Context, params json.RawMessage) (any, er
 		return nil, err
 	}
 	kept, err := l.Keep(paths)
-	if err != nil {
+	switch {
+	case err != nil && kept == nil:
+		return nil, err
+	case err != nil:
 		s.log.Warn("edit log: saving after keep", "err", err)
 	}
 	return map[string]any{"kept": kept}, nil
@@ -177,7 +180,10 @@ func (s *Server) editsRevert(ctx context.Context, params json.RawMessage) (any, 
 		return nil, err
 	}
 	reverted, conflicts, err := l.Revert(paths)
-	if err != nil {
+	switch {
+	case err != nil && reverted == nil:
+		return nil, err
+	case err != nil:
 		s.log.Warn("edit log: saving after revert", "err", err)
 	}
 	s.reindex(ctx, reverted)
