@@ -185,9 +185,6 @@ func TestBackgroundCommandThroughBinary(t *testing.T) {
 	if res.Error != nil {
 		t.Fatalf("agent/run: %v", res.Error)
 	}
-	if len(finished) == 1 && finished[0]["ok"] == false && strings.Contains(fmt.Sprint(finished[0]["error"]), "not supported") {
-		t.Skip("run_command does not implement background yet (internal/tool/builtin)")
-	}
 	if len(finished) != 2 || finished[0]["background"] != true || finished[1]["background"] != true {
 		t.Fatalf("toolFinished events %v", finished)
 	}

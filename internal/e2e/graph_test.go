@@ -122,7 +122,7 @@ func TestGraphThroughTheBinary(t *testing.T) {
 		t.Fatalf("ready carries no graph stats: %s", raw)
 	}
 	if ready.Graph.Files == 0 {
-		t.Skip("the server does not parse files yet (internal/server/index.go wiring missing): the graph is empty")
+		t.Fatalf("ready reports an empty graph (no file parsed): %s", raw)
 	}
 
 	var g e2eGraph
