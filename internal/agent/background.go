@@ -116,7 +116,7 @@ func (r *run) joinBackground() {
 			content = resultStoppedByUser
 		}
 		result := map[string]any{"background": true, "command": d.job.command, "output": content}
-		if m, ok := d.res.Data.(map[string]any); ok && !byUser {
+		if m, ok := dataMap(d.res.Data); ok && !byUser {
 			for k, v := range m {
 				result[k] = v
 			}
@@ -135,4 +135,25 @@ func (r *run) joinBackground() {
 		r.appendUserText(fmt.Sprintf("The background command `%s` (call %s) has ended. Its output:\n%s", d.job.command, d.job.call.ID, content))
 		r.log.Info("background command joined", "tool", d.job.call.Name, "stoppedByUser", byUser)
 	}
+}
+
+// dataMap returns a tool's structured result as a JSON object map (a struct
+// is converted through its JSON form), so its fields (run_command's
+// exitCode, timedOut, durationMs, ...) reach the event.
+func dataMap(data any) (map[string]any, bool) {
+	if m, ok := data.(map[string]any); ok {
+		return m, true
+	}
+	if data == nil {
+		return nil, false
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, false
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil, false
+	}
+	return m, true
 }

@@ -191,6 +191,10 @@ func TestBackgroundCommandThroughBinary(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(finished[1]["result"]), "background-output-42") {
 		t.Errorf("second toolFinished %v", finished[1])
 	}
+	// The final event carries run_command's whole result, as a foreground call does.
+	if r, _ := finished[1]["result"].(map[string]any); r["exitCode"] != float64(0) || r["durationMs"] == nil || r["background"] != true {
+		t.Errorf("second toolFinished result lacks exitCode/durationMs: %v", finished[1]["result"])
+	}
 	bodies := model.bodies()
 	if len(bodies) != 3 {
 		t.Fatalf("%d model calls; the task must wait for the command", len(bodies))
