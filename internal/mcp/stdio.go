@@ -45,11 +45,9 @@ func (r *jsonLineReader) Read(p []byte) (int, error) {
 			if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
 				r.buf = append(append(r.buf[:0], trimmed...), '\n')
 			} else if len(trimmed) > 0 {
-				prefix := trimmed
-				if len(prefix) > 120 {
-					prefix = prefix[:120]
-				}
-				r.log.Warn("mcp server wrote a non-JSON line on stdout; skipped", "server", r.server, "bytes", len(trimmed), "start", string(prefix))
+				// Only the size: the line may echo tool inputs (model
+				// output) or file contents, which are never logged.
+				r.log.Warn("mcp server wrote a non-JSON line on stdout; skipped", "server", r.server, "bytes", len(trimmed))
 			}
 		}
 		if err != nil {
@@ -150,7 +148,9 @@ func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Lo
 		sc := bufio.NewScanner(errR)
 		sc.Buffer(make([]byte, 0, 4096), 1<<20)
 		for sc.Scan() {
-			log.Debug("mcp server stderr", "server", server, "line", sc.Text())
+			// Only the size: servers often echo their requests (model
+			// output) on stderr, which is never logged.
+			log.Debug("mcp server wrote to stderr", "server", server, "bytes", len(sc.Bytes()))
 		}
 		// Drain whatever is left (a line over the buffer) so the server
 		// never blocks on a full stderr pipe.
