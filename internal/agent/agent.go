@@ -569,6 +569,9 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 		r.emit(Event{Type: EventFileChanged, CallID: c.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
 		r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
 	}
+	if res.Operation != "" {
+		r.sum.Operations = append(r.sum.Operations, res.Operation)
+	}
 	var data any = res.Content
 	if res.Data != nil {
 		data = res.Data

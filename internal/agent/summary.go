@@ -25,8 +25,8 @@ type Summary struct {
 	// ChangedFiles holds one entry per path, in first-change order, merged
 	// over the task's calls (see mergeChange).
 	ChangedFiles []tool.FileChange `json:"changedFiles"`
-	// Operations are the edit-log operation ids of the task's edits. Run
-	// leaves it empty; the server fills it from the edit log after the run.
+	// Operations are the edit-log operation ids of the task's edits, in
+	// order, from each tool result's Operation.
 	Operations []string `json:"operations"`
 	// Validations are the checks the task ran; empty in this slice.
 	Validations   []Validation   `json:"validations"`

@@ -175,7 +175,6 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 
 	env := tool.NewEnv(ws.Root(), liveIndex{ws}, sandbox, taskID)
 	env.Edits = s.toolEdits()
-	opsBefore := s.taskOperations(taskID)
 	summary, messages := agent.Run(ctx, agent.Params{
 		TaskID:   taskID,
 		Prompt:   prompt,
@@ -204,13 +203,6 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Hooks:     s.hookRunner(ws.Root(), sandbox), // hooks.go
 	})
 
-	if len(summary.Operations) == 0 {
-		after := s.taskOperations(taskID)
-		if len(after) >= len(opsBefore) {
-			after = after[len(opsBefore):]
-		}
-		summary.Operations = after
-	}
 	rec.finish(summary, messages)
 	return s.redactSummary(summary), nil
 }

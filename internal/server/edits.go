@@ -236,16 +236,3 @@ func (s *Server) reindex(ctx context.Context, paths []string) {
 	}
 	s.filesChanged(ctx, changes)
 }
-
-// taskOperations lists the edit-log operation ids of taskID (for the agent
-// summary's operations; a continued task lists only the new ones).
-func (s *Server) taskOperations(taskID string) []string {
-	s.mu.Lock()
-	l := s.edits
-	s.mu.Unlock()
-	ids := []string{}
-	if l != nil {
-		ids = append(ids, l.TaskOperations(taskID)...)
-	}
-	return ids
-}
