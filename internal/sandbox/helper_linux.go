@@ -283,7 +283,7 @@ func ruleset(cfg helperConfig) (int, uint32, error) {
 		landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
 	abi := min(cfg.ABI, len(configs))
 	if abi < 1 {
-		return -1, 0, fmt.Errorf("Landlock ABI %d", cfg.ABI)
+		return -1, 0, fmt.Errorf("the kernel reports Landlock ABI %d; the sandbox needs Landlock (ABI 1 or later)", cfg.ABI)
 	}
 	c := configs[abi-1]
 	write := landlock.RWDirs(cfg.Writable...).IgnoreIfMissing()
