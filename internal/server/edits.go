@@ -140,17 +140,28 @@ func relPaths(root string, paths []string) ([]string, error) {
 	return out, nil
 }
 
-// editsKeep: edits/keep { paths? } → { kept }.
-func (s *Server) editsKeep(ctx context.Context, params json.RawMessage) (any, error) {
+// editPaths decodes { paths? } for edits/keep and edits/revert: the open
+// workspace's edit log (-32004 without one) and the paths relative to its
+// root (-32602 for one outside it).
+func (s *Server) editPaths(params json.RawMessage) (*editlog.Log, []string, error) {
 	var p pathsParams
 	if err := decodeParams(params, &p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l, err := s.editLog()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	paths, err := relPaths(l.Root(), p.Paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, paths, nil
+}
+
+// editsKeep: edits/keep { paths? } → { kept }.
+func (s *Server) editsKeep(ctx context.Context, params json.RawMessage) (any, error) {
+	l, paths, err := s.editPaths(params)
 	if err != nil {
 		return nil, err
 	}
@@ -167,15 +178,7 @@ func (s *Server) editsKeep(ctx context.Context, params json.RawMessage) (any, er
 // editsRevert: edits/revert { paths? } → { reverted, conflicts }. A file the
 // user changed after the agent's edit is a conflict and left untouched.
 func (s *Server) editsRevert(ctx context.Context, params json.RawMessage) (any, error) {
-	var p pathsParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	l, err := s.editLog()
-	if err != nil {
-		return nil, err
-	}
-	paths, err := relPaths(l.Root(), p.Paths)
+	l, paths, err := s.editPaths(params)
 	if err != nil {
 		return nil, err
 	}
