@@ -217,3 +217,28 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// TestLoneSurrogateIDsEchoedExactly: a string id is compared and echoed as its
+// JSON text. "\ud800" and "\udfff" both decode to U+FFFD; they are still two ids,
+// and each reply carries the id the client sent, not "\ufffd".
+func TestLoneSurrogateIDsEchoedExactly(t *testing.T) {
+	hang := newHangingServer(t)
+	p := start(t)
+	p.initialize(nil)
+	chat := `{"provider":{"kind":"ollama","model":"m","baseUrl":"` + hang.URL + `","timeoutMs":600000},` +
+		`"request":{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}}`
+	// A chat/send in flight under "\ud800"...
+	p.sendRaw(`{"jsonrpc":"2.0","id":"\ud800","method":"chat/send","params":` + chat + `}`)
+	// ...does not make "\udfff" or "\ufffd" a duplicate in-flight id.
+	p.sendRaw(`{"jsonrpc":"2.0","id":"\udfff","method":"provider/capabilities"}`)
+	if m := p.waitFor(`"\udfff"`, 10*time.Second); m.Error != nil {
+		t.Fatalf(`"\udfff" while "\ud800" is in flight: %s`, m.raw)
+	}
+	p.sendRaw(`{"jsonrpc":"2.0","id":"\ufffd","method":"provider/capabilities"}`)
+	if m := p.waitFor(`"\ufffd"`, 10*time.Second); m.Error != nil {
+		t.Fatalf(`"\ufffd" while "\ud800" is in flight: %s`, m.raw)
+	}
+	// $/cancelRequest finds the request by the same text; the reply echoes it.
+	p.sendRaw(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"\ud800"}}`)
+	expectError(t, p, `"\ud800"`, -32800)
+}

@@ -12,9 +12,15 @@ import (
 // ID is a JSON-RPC request id: a string or an integer (protocol.md "Framing": `1`
 // and `"1"` are different ids). The zero ID is "no id" (a notification). ID is
 // comparable and can key a map; StringID("1") != IntID(1).
+//
+// A string id read from the wire keeps its JSON text: two string ids are equal when
+// their JSON text is, and a reply echoes that text byte for byte. Decoding alone would
+// not do: "\ud800" and "\udfff" (lone surrogates) both decode to U+FFFD, so they would
+// collide with each other and with "\ufffd", and the reply would carry another id.
 type ID struct {
 	kind idKind
-	str  string
+	str  string // the decoded value
+	raw  string // a string id's JSON text, quotes included
 	num  int64
 }
 
@@ -26,8 +32,17 @@ const (
 	idInt
 )
 
-// StringID returns the string id s.
-func StringID(s string) ID { return ID{kind: idString, str: s} }
+// StringID returns the string id s, whose JSON text is s encoded by encoding/json
+// without HTML escaping.
+func StringID(s string) ID { return ID{kind: idString, str: s, raw: encodeString(s)} }
+
+func encodeString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
 
 // IntID returns the integer id n.
 func IntID(n int64) ID { return ID{kind: idInt, num: n} }
@@ -44,24 +59,25 @@ func (id ID) Int() (int64, bool) { return id.num, id.kind == idInt }
 // Str returns the string value and true for a string id.
 func (id ID) Str() (string, bool) { return id.str, id.kind == idString }
 
-// String renders the id as it is on the wire: 7, "7" (quoted), or null for the
-// zero ID, so that log lines keep 1 and "1" apart.
+// String renders the id as it is on the wire: 7, "7" (its JSON text), or null for
+// the zero ID, so that log lines keep 1 and "1" apart.
 func (id ID) String() string {
 	switch id.kind {
 	case idString:
-		return strconv.Quote(id.str)
+		return id.raw
 	case idInt:
 		return strconv.FormatInt(id.num, 10)
 	}
 	return "null"
 }
 
-// MarshalJSON encodes a string id as a JSON string, an integer id as a JSON number,
-// and the zero ID as null (the id of a reply to an unreadable request).
+// MarshalJSON encodes a string id as its JSON text (exactly as it was received), an
+// integer id as a JSON number, and the zero ID as null (the id of a reply to an
+// unreadable request).
 func (id ID) MarshalJSON() ([]byte, error) {
 	switch id.kind {
 	case idString:
-		return json.Marshal(id.str)
+		return []byte(id.raw), nil
 	case idInt:
 		return strconv.AppendInt(nil, id.num, 10), nil
 	}
@@ -100,7 +116,7 @@ func DecodeID(raw json.RawMessage) (ID, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return ID{}, fmt.Errorf("%w: %v", errBadID, err)
 		}
-		return StringID(s), nil
+		return ID{kind: idString, str: s, raw: string(b)}, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		if !isIntegerToken(b) {
 			return ID{}, fmt.Errorf("%w: %s is not an integer token", errBadID, truncate(b))

@@ -88,3 +88,42 @@ func TestIDJSONRoundTrip(t *testing.T) {
 		t.Error("UnmarshalJSON accepted 1.5")
 	}
 }
+
+// A string id is its JSON text: lone surrogates, which all decode to U+FFFD, stay
+// distinct ids and encode back byte for byte.
+func TestStringIDKeepsJSONText(t *testing.T) {
+	texts := []string{`"\ud800"`, `"\udfff"`, `"\ufffd"`, "\"\uFFFD\"", `"\uD800"`, `"a\/b"`}
+	seen := map[ID]string{}
+	for _, text := range texts {
+		id, err := DecodeID(json.RawMessage(text))
+		if err != nil {
+			t.Fatalf("DecodeID(%s): %v", text, err)
+		}
+		if prev, dup := seen[id]; dup {
+			t.Errorf("%s and %s are the same id", prev, text)
+		}
+		seen[id] = text
+		b, err := json.Marshal(id)
+		if err != nil || string(b) != text {
+			t.Errorf("Marshal(DecodeID(%s)) = %s, %v", text, b, err)
+		}
+		if line, err := Encode(map[string]ID{"id": id}); err != nil || string(line) != `{"id":`+text+"}\n" {
+			t.Errorf("Encode echoes %s as %s, %v", text, line, err)
+		}
+		if id.String() != text {
+			t.Errorf("String() = %s, want %s", id.String(), text)
+		}
+	}
+	if s, _ := seen0(seen).Str(); s != "\ufffd" {
+		t.Errorf("Str() of a lone surrogate = %q, want the decoded U+FFFD", s)
+	}
+}
+
+func seen0(m map[ID]string) ID {
+	for id, text := range m {
+		if text == `"\ud800"` {
+			return id
+		}
+	}
+	return ID{}
+}
