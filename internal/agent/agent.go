@@ -414,20 +414,21 @@ func (r *run) waitForMore(ctx context.Context) bool {
 
 // recordAssistant appends the model turn to the conversation, emits
 // assistantMessage and usage, and returns the tool calls with ids and inputs
-// made safe to send back (a missing id gets call_<iteration>_<n>; an input
-// that is not a JSON object becomes {} and is answered with an error).
+// made safe to send back (a missing id, or one an earlier call of the
+// conversation already has, gets a fresh provider.NewCallID; an input that is
+// not a JSON object becomes {} and is answered with an error).
 func (r *run) recordAssistant(res *provider.Result) []pendingCall {
 	calls := make([]pendingCall, 0, len(res.ToolCalls))
-	seen := map[string]bool{}
+	seen := r.usedCallIDs()
 	var parts []provider.Part
 	if res.Text != "" {
 		parts = append(parts, provider.Part{Type: provider.PartText, Text: res.Text})
 		r.sum.Text = res.Text
 	}
-	for i, tc := range res.ToolCalls {
+	for _, tc := range res.ToolCalls {
 		pc := pendingCall{ToolCall: tc}
-		if pc.ID == "" || seen[pc.ID] {
-			pc.ID = fmt.Sprintf("call_%d_%d", r.sum.Iterations, i+1)
+		for pc.ID == "" || seen[pc.ID] {
+			pc.ID = provider.NewCallID()
 		}
 		seen[pc.ID] = true
 		if !isObject(pc.Input) {
@@ -688,4 +689,19 @@ func startConversation(history []provider.Message, prompt string, images []provi
 		return msgs
 	}
 	return append(msgs, provider.Message{Role: provider.RoleUser, Content: parts})
+}
+
+// usedCallIDs returns the tool-call ids the conversation holds: a model that
+// repeats an id from an earlier turn (some servers number calls per response)
+// would otherwise pair two results with one call.
+func (r *run) usedCallIDs() map[string]bool {
+	seen := map[string]bool{}
+	for _, m := range r.messages {
+		for _, p := range m.Content {
+			if p.Type == provider.PartToolUse {
+				seen[p.ID] = true
+			}
+		}
+	}
+	return seen
 }

@@ -691,12 +691,16 @@ func TestUnknownToolBadInputToolErrorsAndPanics(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 	res := resultsIn(msgs)
+	given := msgs[1].Content[1].ID
+	if !strings.HasPrefix(given, "call_") {
+		t.Fatalf("a call without an id got %q", given)
+	}
 	want := map[string]string{
-		"c1":       `Unknown tool "fly_to_moon"`,
-		"call_1_2": "file not found: missing.go",
-		"c3":       resultBadInput,
-		"c4":       "tool panicked: boom",
-		"c5":       "The tool failed: sandbox helper died",
+		"c1":  `Unknown tool "fly_to_moon"`,
+		given: "file not found: missing.go",
+		"c3":  resultBadInput,
+		"c4":  "tool panicked: boom",
+		"c5":  "The tool failed: sandbox helper died",
 	}
 	for id, w := range want {
 		if r, ok := res[id]; !ok || !r.IsError || !strings.Contains(r.Content, w) {
@@ -705,6 +709,28 @@ func TestUnknownToolBadInputToolErrorsAndPanics(t *testing.T) {
 	}
 	if string(msgs[1].Content[2].Input) != "{}" {
 		t.Errorf("bad input kept in history: %s", msgs[1].Content[2].Input)
+	}
+}
+
+// A model that numbers its calls per response (c1 in every turn) gets fresh ids
+// for the repeats, so every result in the conversation pairs with one call.
+func TestRepeatedCallIDAcrossTurnsReplaced(t *testing.T) {
+	h := newHarness(t, tools(),
+		turn{calls: []provider.ToolCall{call("c1", "read_file", `{"path":"a.go"}`)}},
+		turn{calls: []provider.ToolCall{call("c1", "read_file", `{"path":"b.go"}`)}},
+		turn{text: "done"},
+	)
+	_, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
+	uses := map[string]int{}
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			if p.Type == provider.PartToolUse {
+				uses[p.ID]++
+			}
+		}
+	}
+	if len(uses) != 2 || uses["c1"] != 1 {
+		t.Fatalf("tool-use ids %v; want c1 once and one fresh id", uses)
 	}
 }
 

@@ -140,3 +140,14 @@ func TestRedact(t *testing.T) {
 		t.Errorf("empty secret changed text: %q", got)
 	}
 }
+
+func TestNewCallIDUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewCallID()
+		if seen[id] || !strings.HasPrefix(id, "call_") {
+			t.Fatalf("NewCallID gave %q (seen before: %v)", id, seen[id])
+		}
+		seen[id] = true
+	}
+}

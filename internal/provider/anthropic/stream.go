@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -205,7 +204,6 @@ type fold struct {
 	output    int
 	haveUsage bool
 	done      bool
-	nextID    int
 	scratch   eventScratch // reused by decodeEvent
 }
 
@@ -408,8 +406,7 @@ func (f *fold) stopBlock(e streamEvent) *provider.Error {
 	}
 	id := b.id
 	if id == "" {
-		f.nextID++
-		id = "call_" + strconv.Itoa(f.nextID)
+		id = provider.NewCallID()
 	}
 	call := provider.ToolCall{ID: id, Name: b.name, Input: compact.Bytes()}
 	f.calls = append(f.calls, call)

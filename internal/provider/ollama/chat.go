@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/provider"
@@ -244,13 +243,12 @@ func (c *client) Stream(ctx context.Context, req *provider.Request, emit func(pr
 
 // folder turns chat chunks into events and keeps their fold.
 type folder struct {
-	emit   func(provider.Event)
-	text   strings.Builder
-	calls  []provider.ToolCall
-	ids    map[string]bool
-	nextID int
-	res    provider.Result
-	chunk  chatChunk
+	emit  func(provider.Event)
+	text  strings.Builder
+	calls []provider.ToolCall
+	ids   map[string]bool
+	res   provider.Result
+	chunk chatChunk
 }
 
 func newFolder(emit func(provider.Event)) *folder {
@@ -330,12 +328,7 @@ func (f *folder) toolCall(tc chatToolCall) (provider.ToolCall, *provider.Error) 
 	}
 	id := tc.ID
 	if id == "" || f.ids[id] {
-		for {
-			f.nextID++
-			id = "call_" + strconv.Itoa(f.nextID)
-			if !f.ids[id] {
-				break
-			}
+		for id = provider.NewCallID(); f.ids[id]; id = provider.NewCallID() {
 		}
 	}
 	f.ids[id] = true

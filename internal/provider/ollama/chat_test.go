@@ -166,7 +166,7 @@ func TestStreamToolCallsInDoneChunk(t *testing.T) {
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("events %v, want %v", types, want)
 	}
-	if len(res.ToolCalls) != 1 || res.ToolCalls[0].ID != "call_1" || res.StopReason != provider.StopToolUse ||
+	if len(res.ToolCalls) != 1 || !strings.HasPrefix(res.ToolCalls[0].ID, "call_") || res.StopReason != provider.StopToolUse ||
 		res.Usage != (provider.Usage{InputTokens: 122, OutputTokens: 33}) {
 		t.Fatalf("result = %+v", res)
 	}
@@ -187,8 +187,33 @@ func TestStreamKeepsProviderIDsAndReplacesDuplicates(t *testing.T) {
 	for _, c := range res.ToolCalls {
 		ids = append(ids, c.ID)
 	}
-	if !reflect.DeepEqual(ids, []string{"call_1", "call_2", "call_3"}) {
+	if len(ids) != 3 || ids[0] != "call_1" || ids[1] == ids[0] || ids[2] == ids[1] || ids[2] == ids[0] ||
+		!strings.HasPrefix(ids[1], "call_") || !strings.HasPrefix(ids[2], "call_") {
 		t.Fatalf("ids = %v", ids)
+	}
+}
+
+// Ids the runtime gives are unique across responses (addendum §10), not restarted
+// at call_1 in each one: a conversation holds every earlier call.
+func TestStreamGivenIDsUniqueAcrossResponses(t *testing.T) {
+	p := newFake(t, provider.Config{}, chatServer(t, func(w http.ResponseWriter, r *http.Request) {
+		writeNDJSON(w, toolChunk(true, weatherCall, weatherCall))
+	}))
+	seen := map[string]bool{}
+	for range 3 {
+		_, res, err := run(t, p, context.Background(), simpleRequest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.ToolCalls {
+			if seen[c.ID] {
+				t.Fatalf("id %s given twice", c.ID)
+			}
+			seen[c.ID] = true
+		}
+	}
+	if len(seen) != 6 {
+		t.Fatalf("ids = %v", seen)
 	}
 }
 

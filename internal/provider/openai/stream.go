@@ -10,9 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"sort"
-	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
@@ -387,13 +384,6 @@ func rawString(raw json.RawMessage) string {
 	return s
 }
 
-// callSeq numbers the ids given to tool calls that arrive without one. It
-// starts at the process start time in microseconds so that ids stay unique
-// across turns of a conversation and across runtime restarts.
-var callSeq atomic.Int64
-
-func init() { callSeq.Store(time.Now().UnixMicro()) }
-
 // finish validates the tool calls and emits toolCall, usage and done.
 func (f *fold) finish() (*provider.Result, error) {
 	res := &provider.Result{Text: string(f.text), ToolCalls: []provider.ToolCall{}}
@@ -424,7 +414,7 @@ func (f *fold) finish() (*provider.Result, error) {
 		id := a.id
 		if id == "" || (seen[id] && idTaken(res.ToolCalls, id)) {
 			for {
-				id = "call_" + strconv.FormatInt(callSeq.Add(1), 10)
+				id = provider.NewCallID()
 				if !seen[id] {
 					break
 				}
