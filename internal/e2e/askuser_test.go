@@ -50,8 +50,15 @@ func TestAskUser(t *testing.T) {
 		}
 		last := mustJSON(model.bodies()[1])
 		if dismiss {
-			if !strings.Contains(last, `\"answered\":false`) {
-				t.Fatalf("dismissal not reported: %.1500s", last)
+			// The tool result is exactly the JSON, with no prose around it.
+			var result any
+			for _, m := range model.bodies()[1]["messages"].([]any) {
+				if mm := m.(map[string]any); mm["role"] == "tool" {
+					result = mm["content"]
+				}
+			}
+			if result != `{"answered":false,"answers":[]}` {
+				t.Fatalf("dismissal result %q; want exactly {\"answered\":false,\"answers\":[]}", result)
 			}
 			continue
 		}

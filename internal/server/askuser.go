@@ -165,10 +165,8 @@ func askResult(answered bool, answers []askAnswer) tool.Result {
 		answers = []askAnswer{}
 	}
 	data := map[string]any{"answered": answered, "answers": answers}
+	// The content is the JSON alone, for a dismissal too: exactly
+	// {"answered":false,"answers":[]} (protocol.md agent/askUser).
 	b, _ := json.Marshal(data)
-	content := string(b)
-	if !answered {
-		content = "The user dismissed the questions. Decide yourself and say what you assumed. " + content
-	}
-	return tool.Result{Content: content, Data: data}
+	return tool.Result{Content: string(b), Data: data}
 }
