@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/gitx"
 )
 
 // Project is the detected project (addendum §2, summary.project).
@@ -371,19 +373,23 @@ func (w *Workspace) gitInfo(ctx context.Context) *GitInfo {
 	if _, err := os.Lstat(filepath.Join(w.root, ".git")); err != nil {
 		return nil
 	}
-	bin, err := exec.LookPath("git")
-	if err != nil {
+	if _, err := exec.LookPath("git"); err != nil {
 		return nil
 	}
+	// The runtime's git runs outside the sandbox: gitx keeps it from
+	// running anything a sandboxed command planted in .git (fsmonitor,
+	// filters, hooks...) and gives it no key.
+	repo, err := gitx.Open(w.root)
+	if err != nil {
+		w.log.Debug("workspace: git snapshot failed", "err", err)
+		return nil
+	}
+	defer repo.Close()
 	w.gitRuns.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, w.opts.GitTimeout)
 	defer cancel()
 	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, append([]string{"-C", w.root}, args...)...)
-		// No optional locks: status must not take index.lock under the
-		// user's feet.
-		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
-		out, err := cmd.Output()
+		out, err := repo.Command(ctx, args...).Output()
 		return string(out), err
 	}
 	info := &GitInfo{}

@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlantedGitProgramsNotRunByRuntime: a sandboxed run_command plants an
+// fsmonitor, a clean filter, a textconv and hooks in the workspace's .git
+// (it may: the root is writable); the runtime's own git then runs (project
+// detection after the edit, workspace/refresh, filesChanged) and must run
+// none of them: each would write the runtime's environment outside the root.
+// The test's own plain git status at the end proves the planted programs work.
+func TestPlantedGitProgramsNotRunByRuntime(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, outside := t.TempDir(), t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "."}, {"add", "a.txt"}, {"commit", "-qm", "init"}} {
+		if args[0] == "add" {
+			os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644)
+		}
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	const key = "sk-ant-e2e-gitplant-key-314159"
+	plant := fmt.Sprintf(`set -e
+printf '#!/bin/sh\nenv > %[1]s/pwned-$(basename $0)-$$\ncat\n' > .git/evil.sh
+chmod +x .git/evil.sh
+git config core.fsmonitor "$PWD/.git/evil.sh"
+git config filter.evil.clean "$PWD/.git/evil.sh"
+git config diff.evil.textconv "$PWD/.git/evil.sh"
+echo '* filter=evil diff=evil' > .gitattributes
+for h in post-index-change reference-transaction pre-commit post-checkout; do cp .git/evil.sh .git/hooks/$h; done
+echo planted`, outside)
+	_, srv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": plant}}}},
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "a.txt", "content": "two\n"}}}},
+		{text: "Done."},
+	})
+	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-gitplant-prov-2718"}
+	p := start(t, "ANTHROPIC_API_KEY="+key)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	var finished []map[string]any
+	res := runDriven(t, p, map[string]any{"prompt": "plant", "provider": prov, "chatMode": "agent",
+		"policy": map[string]any{"mode": "default", "allowAll": true}},
+		func(ev agentEvent) {
+			if ev.Event["type"] == "toolFinished" {
+				finished = append(finished, ev.Event)
+			}
+		}, func(string, *message) {})
+	if res.Error != nil {
+		t.Fatalf("agent/run: %v", res.Error)
+	}
+	if len(finished) == 0 || !strings.Contains(fmt.Sprint(finished[0]["result"]), "planted") {
+		if len(finished) > 0 && strings.Contains(fmt.Sprint(finished[0]), "sandbox") {
+			t.Skipf("no kernel sandbox here: %v", finished[0])
+		}
+		t.Fatalf("the planting command did not run: %v", finished)
+	}
+	p.notify("workspace/filesChanged", map[string]any{"paths": []string{"a.txt", ".gitattributes"}})
+	refreshed := p.mustCall("workspace/refresh", nil)
+	if !strings.Contains(string(refreshed), `"dirty"`) {
+		t.Errorf("refresh shows no git state (git did not run?): %s", refreshed)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		b, _ := os.ReadFile(filepath.Join(outside, names[0]))
+		t.Fatalf("the runtime's git ran planted programs %v (key leaked: %v)", names, strings.Contains(string(b), key))
+	}
+	// Control: a plain git status runs them.
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = root
+	cmd.Run()
+	if ents, _ := os.ReadDir(outside); len(ents) == 0 {
+		t.Error("a plain git status ran none of the planted programs: the attack did not take")
+	}
+}

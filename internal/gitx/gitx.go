@@ -1,0 +1,294 @@
+// Package gitx owns every git the runtime itself runs (project detection,
+// and the worktree code to come): a command that cannot execute anything the
+// repository controls, with a minimal environment.
+//
+// A sandboxed command may write the workspace's .git folder (commits need
+// it), so everything in it is untrusted: .git/config (core.fsmonitor,
+// filter drivers, diff drivers and textconv, core.sshCommand, pagers,
+// includes), .git/config.worktree, .git/hooks and .git/info/attributes. The
+// runtime's git runs outside the sandbox with the runtime's rights, so it
+// must never read them. Repo runs git against a private snapshot of the
+// repository's common folder: a copy of the config holding only an
+// allowlist of inert keys, symlinks to objects, refs, packed-refs,
+// info/exclude, shallow and worktrees, and no hooks or info/attributes.
+// Git reads that snapshot (GIT_COMMON_DIR), so a config written after the
+// snapshot was taken is never read: there is no window between checking and
+// running. On top, every command gets -c overrides that neutralise
+// repository-controlled execution (fsmonitor, hooksPath=/dev/null,
+// sshCommand, pager, editor, credential helpers, gpg, askpass), no system
+// or global config, and an environment of PATH, HOME, LC_ALL and the git
+// variables set here (no API key, no GIT_* of the runtime's environment).
+//
+// Design note: ../../docs/sandbox.md "The runtime's own git".
+package gitx
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Overrides are the -c settings of every git the runtime runs: each one a
+// program or a hook the repository could otherwise choose.
+var Overrides = []string{
+	"core.fsmonitor=false",
+	"core.hooksPath=/dev/null",
+	"core.sshCommand=false",
+	"core.pager=cat",
+	"core.editor=false",
+	"core.askPass=false",
+	"core.alternateRefsCommand=",
+	"sequence.editor=false",
+	"credential.helper=",
+	"gpg.program=false",
+	"protocol.ext.allow=never",
+	"safe.directory=*",
+	"uploadpack.packObjectsHook=",
+}
+
+// Env returns the minimal environment of the runtime's git: PATH and HOME
+// of the runtime (git needs PATH to find its own programs), LC_ALL=C, no
+// optional locks (status must not take index.lock under the user's feet),
+// no terminal prompt, no system or global config, pagers and askpass off.
+// Nothing else of the runtime's environment passes: no key, no GIT_*.
+func Env() []string {
+	env := []string{
+		"LC_ALL=C",
+		"GIT_OPTIONAL_LOCKS=0",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_PAGER=cat",
+		"PAGER=cat",
+		"GIT_ASKPASS=false",
+		"SSH_ASKPASS=false",
+		"GIT_ATTR_NOSYSTEM=1",
+	}
+	for _, k := range []string{"PATH", "HOME"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// Command returns git args run in dir with Overrides and Env, for git that
+// touches no repository's config (git init of a new folder, git --version).
+// For a command inside a repository use Open and Repo.Command: a repository's
+// own config is read here.
+func Command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", withOverrides(args)...)
+	cmd.Dir = dir
+	cmd.Env = Env()
+	return cmd
+}
+
+func withOverrides(args []string) []string {
+	out := make([]string, 0, 2*len(Overrides)+1+len(args))
+	out = append(out, "--no-pager")
+	for _, o := range Overrides {
+		out = append(out, "-c", o)
+	}
+	return append(out, args...)
+}
+
+// ErrNoRepo is returned by Open when the folder holds no .git.
+var ErrNoRepo = errors.New("gitx: not a git work tree")
+
+// Repo is a repository seen through a private snapshot of its common
+// folder (see the package doc). Close removes the snapshot.
+type Repo struct {
+	// WorkTree is the work tree's root; GitDir its git folder (for a linked
+	// worktree, .git/worktrees/NAME of the main repository); CommonDir the
+	// real common folder.
+	WorkTree, GitDir, CommonDir string
+	snap                        string
+}
+
+// Open prepares the snapshot of the repository whose work tree is root
+// (root/.git a folder, or a file "gitdir: PATH" of a linked worktree).
+// Errors: ErrNoRepo, and failures to read .git or write the snapshot.
+func Open(root string) (*Repo, error) {
+	root = filepath.Clean(root)
+	dotgit := filepath.Join(root, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return nil, ErrNoRepo
+	}
+	r := &Repo{WorkTree: root}
+	switch {
+	case fi.IsDir():
+		r.GitDir = dotgit
+		r.CommonDir = dotgit
+	case fi.Mode().IsRegular():
+		b, err := readSmall(dotgit)
+		if err != nil {
+			return nil, err
+		}
+		p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return nil, ErrNoRepo
+		}
+		r.GitDir = abs(root, strings.TrimSpace(p))
+		r.CommonDir = r.GitDir
+		if b, err := readSmall(filepath.Join(r.GitDir, "commondir")); err == nil {
+			r.CommonDir = abs(r.GitDir, strings.TrimSpace(string(b)))
+		}
+	default:
+		return nil, ErrNoRepo
+	}
+	if err := r.snapshot(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func abs(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+func readSmall(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(io.LimitReader(f, 1<<20))
+	return buf.Bytes(), err
+}
+
+// shared are the entries of the common folder the snapshot links to: data
+// git reads, never a program or a setting.
+var shared = []string{"objects", "refs", "packed-refs", "shallow", "worktrees", "logs"}
+
+func (r *Repo) snapshot() error {
+	snap, err := os.MkdirTemp("", "task-x-git-")
+	if err != nil {
+		return fmt.Errorf("gitx: snapshot: %w", err)
+	}
+	r.snap = snap
+	for _, name := range shared {
+		src := filepath.Join(r.CommonDir, name)
+		if _, err := os.Lstat(src); err != nil {
+			continue
+		}
+		if err := os.Symlink(src, filepath.Join(snap, name)); err != nil {
+			return fmt.Errorf("gitx: snapshot: %w", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.CommonDir, "info", "exclude")); err == nil {
+		if err := os.Mkdir(filepath.Join(snap, "info"), 0o700); err != nil {
+			return fmt.Errorf("gitx: snapshot: %w", err)
+		}
+		if err := os.Symlink(filepath.Join(r.CommonDir, "info", "exclude"), filepath.Join(snap, "info", "exclude")); err != nil {
+			return fmt.Errorf("gitx: snapshot: %w", err)
+		}
+	}
+	cfg, err := readSmall(filepath.Join(r.CommonDir, "config"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("gitx: read config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(snap, "config"), SafeConfig(cfg), 0o600); err != nil {
+		return fmt.Errorf("gitx: snapshot: %w", err)
+	}
+	return nil
+}
+
+// Command returns git args for the repository: run in the work tree, with
+// Overrides and Env, git reading the snapshot's config (GIT_COMMON_DIR)
+// and the real git folder's HEAD and index (GIT_DIR).
+func (r *Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := Command(ctx, r.WorkTree, args...)
+	cmd.Env = append(cmd.Env, "GIT_DIR="+r.GitDir, "GIT_COMMON_DIR="+r.snap, "GIT_WORK_TREE="+r.WorkTree)
+	return cmd
+}
+
+// Close removes the snapshot.
+func (r *Repo) Close() {
+	if r.snap != "" {
+		os.RemoveAll(r.snap)
+		r.snap = ""
+	}
+}
+
+// safeKeys are the config keys a snapshot keeps (lower case, section.key):
+// how to read the index and the work tree, nothing that runs a program or
+// points git at another file.
+var safeKeys = map[string]bool{
+	"core.repositoryformatversion": true, "core.filemode": true, "core.symlinks": true,
+	"core.ignorecase": true, "core.precomposeunicode": true, "core.protectntfs": true,
+	"core.protecthfs": true, "core.checkstat": true, "core.trustctime": true,
+	"core.autocrlf": true, "core.eol": true, "core.safecrlf": true, "core.splitindex": true,
+	"core.untrackedcache": true, "core.quotepath": true, "core.logallrefupdates": true,
+	"core.sharedrepository": true,
+	"index.version":         true, "index.skiphash": true, "index.sparse": true,
+	"extensions.objectformat": true, "extensions.refstorage": true,
+}
+
+// SafeConfig returns the lines of the git config text cfg whose keys are
+// in the allowlist, as a new config: every section or subsection, include,
+// includeIf, driver (filter, diff, merge), remote, and unknown key is left
+// out. It parses the simple "[section]" / "key = value" form git writes;
+// anything else (continuation lines, quoted subsections) is dropped, so
+// the result can only be smaller than the input's meaning, never wider.
+func SafeConfig(cfg []byte) []byte {
+	var out bytes.Buffer
+	section := ""
+	sc := bufio.NewScanner(bytes.NewReader(cfg))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			section = ""
+			if end > 0 && strings.TrimSpace(line[end+1:]) == "" {
+				name := strings.TrimSpace(line[1:end])
+				if !strings.ContainsAny(name, " \t\".") {
+					section = strings.ToLower(name)
+				}
+			}
+			continue
+		}
+		if section == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		if !safeKeys[section+"."+k] || !inert(v) {
+			continue
+		}
+		fmt.Fprintf(&out, "[%s]\n\t%s = %s\n", section, k, v)
+	}
+	return out.Bytes()
+}
+
+// inert reports whether a config value is a plain word: no quotes,
+// escapes, comments or continuation that could change how git parses the
+// line.
+func inert(v string) bool {
+	if v == "" || len(v) > 64 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
