@@ -350,6 +350,12 @@ func (r *run) run(parent context.Context) {
 // account adds res's usage and cost to the summary and calibrates the next
 // estimate.
 func (r *run) account(res *provider.Result) {
+	if !res.UsageReported {
+		// No counts is no measurement: the summary says how many calls
+		// went uncounted instead of adding {0, 0} as if measured.
+		r.sum.UnreportedUsageCalls++
+		return
+	}
 	u := res.Usage
 	r.sum.Usage.InputTokens += u.InputTokens
 	r.sum.Usage.OutputTokens += u.OutputTokens
@@ -446,6 +452,9 @@ func (r *run) recordAssistant(res *provider.Result) []pendingCall {
 		wire[i] = c.ToolCall
 	}
 	r.emit(Event{Type: EventAssistantMessage, Text: res.Text, ToolCalls: wire})
+	if !res.UsageReported {
+		return calls // a usage event reports counts the provider gave
+	}
 	r.emit(Event{Type: EventUsage, InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
 		TotalInputTokens: r.sum.Usage.InputTokens, TotalOutputTokens: r.sum.Usage.OutputTokens, CostUSD: r.sum.Metrics.CostUSD})
 	return calls

@@ -25,6 +25,7 @@ type turn struct {
 	calls    []provider.ToolCall
 	err      error
 	usage    provider.Usage
+	noUsage  bool // the provider reports no token counts
 }
 
 // fakeProvider replays turns in order and records every request.
@@ -75,7 +76,7 @@ func (f *fakeProvider) Stream(ctx context.Context, req *provider.Request, emit f
 	if len(tr.calls) > 0 {
 		stop = provider.StopToolUse
 	}
-	return &provider.Result{Text: tr.text, ToolCalls: tr.calls, StopReason: stop, Usage: tr.usage}, nil
+	return &provider.Result{Text: tr.text, ToolCalls: tr.calls, StopReason: stop, Usage: tr.usage, UsageReported: !tr.noUsage}, nil
 }
 
 func (f *fakeProvider) ListModels(context.Context) ([]provider.ModelInfo, error) {
@@ -731,6 +732,24 @@ func TestRepeatedCallIDAcrossTurnsReplaced(t *testing.T) {
 	}
 	if len(uses) != 2 || uses["c1"] != 1 {
 		t.Fatalf("tool-use ids %v; want c1 once and one fresh id", uses)
+	}
+}
+
+// A response without token counts adds nothing to the summary's usage, emits no
+// usage event (that would say {0, 0} as measured) and is counted as unreported.
+func TestUnreportedUsageIsNotZero(t *testing.T) {
+	h := newHarness(t, tools(),
+		turn{calls: []provider.ToolCall{call("c1", "read_file", `{"path":"a.go"}`)}, usage: provider.Usage{InputTokens: 50, OutputTokens: 5}},
+		turn{text: "done", noUsage: true},
+	)
+	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
+	usageEvents := len(h.rec.of(EventUsage))
+	if sum.Usage != (provider.Usage{InputTokens: 50, OutputTokens: 5}) || sum.UnreportedUsageCalls != 1 || usageEvents != 1 {
+		t.Fatalf("usage %+v unreported %d usage events %d", sum.Usage, sum.UnreportedUsageCalls, usageEvents)
+	}
+	b, _ := json.Marshal(sum)
+	if !strings.Contains(string(b), `"unreportedUsageCalls":1`) {
+		t.Fatalf("summary JSON %s", b)
 	}
 }
 

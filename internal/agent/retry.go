@@ -173,9 +173,14 @@ func (r *run) stream(ctx context.Context, specs []provider.ToolSpec) (*provider.
 	if err != nil {
 		return nil, err
 	}
-	r.log.Info("model call", "iteration", r.sum.Iterations, "inputTokens", res.Usage.InputTokens,
-		"outputTokens", res.Usage.OutputTokens, "toolCalls", len(res.ToolCalls), "stopReason", res.StopReason,
-		"durationMs", time.Since(start).Milliseconds())
+	attrs := []any{"iteration", r.sum.Iterations, "toolCalls", len(res.ToolCalls), "stopReason", res.StopReason,
+		"durationMs", time.Since(start).Milliseconds()}
+	if res.UsageReported {
+		attrs = append(attrs, "inputTokens", res.Usage.InputTokens, "outputTokens", res.Usage.OutputTokens)
+	} else {
+		attrs = append(attrs, "usage", "not reported")
+	}
+	r.log.Info("model call", attrs...)
 	return res, nil
 }
 

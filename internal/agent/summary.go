@@ -29,12 +29,16 @@ type Summary struct {
 	// order, from each tool result's Operation.
 	Operations []string `json:"operations"`
 	// Validations are the checks the task ran; empty in this slice.
-	Validations   []Validation   `json:"validations"`
-	ValidationRan bool           `json:"validationRan"`
-	SkippedChecks []string       `json:"skippedChecks"`
-	Usage         provider.Usage `json:"usage"`
-	Metrics       Metrics        `json:"metrics"`
-	Model         string         `json:"model"`
+	Validations   []Validation `json:"validations"`
+	ValidationRan bool         `json:"validationRan"`
+	SkippedChecks []string     `json:"skippedChecks"`
+	// Usage sums the token counts the provider reported; UnreportedUsageCalls
+	// counts the model calls it reported none for (they add nothing to Usage),
+	// so {0, 0} with calls unreported is no measurement.
+	Usage                provider.Usage `json:"usage"`
+	UnreportedUsageCalls int            `json:"unreportedUsageCalls,omitempty"`
+	Metrics              Metrics        `json:"metrics"`
+	Model                string         `json:"model"`
 	// Iterations counts model calls; ToolCalls counts the tool calls the model
 	// made (denied and failed ones included).
 	Iterations int     `json:"iterations"`

@@ -2,6 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -49,5 +54,52 @@ func TestGivenToolCallIDsUniqueAcrossSession(t *testing.T) {
 	}
 	if len(seen) != 8 {
 		t.Fatalf("tool-call ids %v; want 8 distinct ids", seen)
+	}
+}
+
+// TestChatSendUsageAndLog: chat/send logs its token counts at info (protocol.md
+// Framing) and, when the provider reports none, leaves usage out of the result
+// instead of saying {0, 0}.
+func TestChatSendUsageAndLog(t *testing.T) {
+	var counts atomic.Bool
+	counts.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		fmt.Fprintln(w, `{"model":"m","message":{"role":"assistant","content":"hello"},"done":false}`)
+		if counts.Load() {
+			fmt.Fprintln(w, `{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":4321,"eval_count":98}`)
+		} else {
+			fmt.Fprintln(w, `{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := start(t, "TASK_X_LOG=info")
+	p.initialize(nil)
+	send := func() map[string]json.RawMessage {
+		res := p.mustCall("chat/send", map[string]any{"provider": map[string]any{"kind": "ollama", "model": "m", "baseUrl": srv.URL},
+			"request": map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}}}}})
+		var m map[string]json.RawMessage
+		json.Unmarshal(res, &m)
+		return m
+	}
+	if m := send(); string(m["usage"]) != `{"inputTokens":4321,"outputTokens":98}` {
+		t.Fatalf("usage %s", m["usage"])
+	}
+	counts.Store(false)
+	if m := send(); m["usage"] != nil || string(m["text"]) != `"hello"` {
+		t.Fatalf("a response without counts: usage %s text %s", m["usage"], m["text"])
+	}
+	var logged bool
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(line, "model call") && strings.Contains(line, "chat/send") &&
+			strings.Contains(line, "4321") && strings.Contains(line, "98") {
+			logged = true
+		}
+		if strings.Contains(line, "hello") || strings.Contains(line, `"hi"`) {
+			t.Errorf("output or prompt text logged: %s", line)
+		}
+	}
+	if !logged {
+		t.Fatalf("no info line with chat/send's token counts:\n%s", p.stderr.String())
 	}
 }

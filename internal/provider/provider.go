@@ -137,11 +137,36 @@ type Event struct {
 }
 
 // Result is the fold of every event of one call (protocol.md chat/send result).
+//
+// UsageReported says the provider reported token counts; without them Usage
+// is {0, 0}, which is no measurement, and the JSON form leaves usage out.
 type Result struct {
-	Text       string     `json:"text"`
-	ToolCalls  []ToolCall `json:"toolCalls"`
-	StopReason StopReason `json:"stopReason"`
-	Usage      Usage      `json:"usage"`
+	Text          string     `json:"text"`
+	ToolCalls     []ToolCall `json:"toolCalls"`
+	StopReason    StopReason `json:"stopReason"`
+	Usage         Usage      `json:"usage"`
+	UsageReported bool       `json:"-"`
+}
+
+// MarshalJSON encodes r with usage only when the provider reported it.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	if r.UsageReported {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		Usage *Usage `json:"usage,omitempty"`
+	}{plain: plain(r)})
+}
+
+// ReportedUsage returns r's usage, or nil when the provider reported none.
+func (r *Result) ReportedUsage() *Usage {
+	if r == nil || !r.UsageReported {
+		return nil
+	}
+	u := r.Usage
+	return &u
 }
 
 // ModelInfo is protocol.md ModelInfo. ContextWindow is 0 when unknown.

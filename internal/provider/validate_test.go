@@ -151,3 +151,18 @@ func TestNewCallIDUnique(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// A result without reported counts leaves usage out of its JSON; {0, 0} would
+// read as measured.
+func TestResultJSONUsageOnlyWhenReported(t *testing.T) {
+	r := Result{Text: "hi", ToolCalls: []ToolCall{}, StopReason: StopEndTurn}
+	b, _ := json.Marshal(r)
+	if string(b) != `{"text":"hi","toolCalls":[],"stopReason":"endTurn"}` || r.ReportedUsage() != nil {
+		t.Fatalf("unreported: %s", b)
+	}
+	r.Usage, r.UsageReported = Usage{InputTokens: 0, OutputTokens: 3}, true
+	b, _ = json.Marshal(&r)
+	if string(b) != `{"text":"hi","toolCalls":[],"stopReason":"endTurn","usage":{"inputTokens":0,"outputTokens":3}}` || r.ReportedUsage() == nil {
+		t.Fatalf("reported: %s", b)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -41,12 +42,23 @@ func (s *Server) chatSend(ctx context.Context, params json.RawMessage) (any, err
 	// Every key the runtime holds is redacted from what it emits (addendum
 	// §11), also when the model streams one in pieces.
 	redact := newDeltaRedactor(s.secrets)
+	start := time.Now()
 	res, err := prov.Stream(ctx, req, func(ev provider.Event) { redact.chatEvents(ev, out.push) })
 	redact.flush(func(typ, text string) { out.push(provider.Event{Type: provider.EventType(typ), Text: text}) })
 	out.close()
 	if err != nil {
 		return nil, err
 	}
+	// Each model call logs its token counts at info (protocol.md Framing), as
+	// agent/run's calls do; counts the provider did not report are left out.
+	attrs := []any{"method", protocol.MethodChatSend, "model", prov.Config().Model, "toolCalls", len(res.ToolCalls),
+		"stopReason", res.StopReason, "durationMs", time.Since(start).Milliseconds()}
+	if res.UsageReported {
+		attrs = append(attrs, "inputTokens", res.Usage.InputTokens, "outputTokens", res.Usage.OutputTokens)
+	} else {
+		attrs = append(attrs, "usage", "not reported")
+	}
+	s.log.Info("model call", attrs...)
 	res.Text = s.secrets.Redact(res.Text)
 	if res.ToolCalls == nil {
 		res.ToolCalls = []provider.ToolCall{}

@@ -30,11 +30,11 @@ type refineParams struct {
 
 // refineResult is protocol.md prompt/refine's result.
 type refineResult struct {
-	Text   string         `json:"text"`
-	Kind   string         `json:"kind"`
-	Model  string         `json:"model"`
-	Routed bool           `json:"routed"`
-	Usage  provider.Usage `json:"usage"`
+	Text   string          `json:"text"`
+	Kind   string          `json:"kind"`
+	Model  string          `json:"model"`
+	Routed bool            `json:"routed"`
+	Usage  *provider.Usage `json:"usage,omitempty"` // absent when the provider reported none
 }
 
 // promptRefine: prompt/refine {prompt, provider?, routes?, focusPaths?} →
@@ -101,7 +101,7 @@ func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any,
 		// instead (only reasoning, or nothing, came back).
 		return nil, &provider.Error{Kind: provider.KindProtocol, Message: "the model returned no rewritten prompt (its answer was empty or only reasoning); keep the original prompt"}
 	}
-	return refineResult{Text: text, Kind: kind, Model: prov.Config().Model, Routed: routed, Usage: res.Usage}, nil
+	return refineResult{Text: text, Kind: kind, Model: prov.Config().Model, Routed: routed, Usage: res.ReportedUsage()}, nil
 }
 
 // refineExcerpts retrieves about refineBudget tokens for prompt with

@@ -495,10 +495,11 @@ func (c *Client) consume(ctx context.Context, body io.Reader, emit func(provider
 		}
 	}
 	res := &provider.Result{
-		Text:       f.text.String(),
-		ToolCalls:  f.calls,
-		StopReason: f.stopReason(),
-		Usage:      provider.Usage{InputTokens: f.input, OutputTokens: f.output},
+		Text:          f.text.String(),
+		ToolCalls:     f.calls,
+		StopReason:    f.stopReason(),
+		Usage:         provider.Usage{InputTokens: f.input, OutputTokens: f.output},
+		UsageReported: f.haveUsage,
 	}
 	if res.ToolCalls == nil {
 		res.ToolCalls = []provider.ToolCall{}

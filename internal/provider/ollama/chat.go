@@ -295,6 +295,7 @@ func (f *folder) line(line []byte) (bool, *provider.Error) {
 			f.res.Usage.OutputTokens = max(*ch.EvalCount, 0)
 		}
 		u := f.res.Usage
+		f.res.UsageReported = true
 		f.emit(provider.Event{Type: provider.EventUsage, Usage: &u})
 	}
 	switch {

@@ -429,6 +429,7 @@ func (f *fold) finish() (*provider.Result, error) {
 	}
 	if f.usage != nil {
 		res.Usage = provider.Usage{InputTokens: f.usage.PromptTokens, OutputTokens: f.usage.CompletionTokens}
+		res.UsageReported = true
 		u := res.Usage
 		f.emit(provider.Event{Type: provider.EventUsage, Usage: &u})
 	}
