@@ -51,6 +51,10 @@ type helperConfig struct {
 	// DropCaps empties the capability bounding, inheritable and ambient sets
 	// before bash starts (a root runtime without a user namespace).
 	DropCaps bool `json:"dropCaps"`
+	// UnixFilter installs the seccomp filter that denies UNIX socket
+	// creation and io_uring (Landlock below ABI 9 does not restrict
+	// connect to pathname UNIX sockets; see seccomp_linux.go).
+	UnixFilter bool `json:"unixFilter"`
 }
 
 // helperReport is one line of the report pipe. The first line has Started
@@ -249,6 +253,12 @@ func startShell(cfg helperConfig, rulesetFD int, rulesetFlags uint32) (*os.Proce
 				ch <- result{stage: "landlock", err: fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)}
 				return
 			}
+			if cfg.UnixFilter {
+				if err := installUnixSocketFilter(); err != nil {
+					ch <- result{stage: "seccomp", err: err}
+					return
+				}
+			}
 			if err := llsys.LandlockRestrictSelf(rulesetFD, rulesetFlags); err != nil {
 				ch <- result{stage: "landlock", err: fmt.Errorf("Landlock: landlock_restrict_self: %w", err)}
 				return
@@ -293,6 +303,12 @@ func ruleset(cfg helperConfig) (int, uint32, error) {
 	}
 	if abi >= 5 {
 		devices = devices.WithIoctlDev()
+	}
+	if abi >= 9 {
+		// Pathname UNIX sockets: connect only to those under the
+		// writable folders (below ABI 9 the seccomp filter denies them
+		// all).
+		write = write.WithResolveUnix()
 	}
 	fd, flags, err := c.NewRulesetFD(landlock.RODirs("/"), write, devices)
 	if err != nil {

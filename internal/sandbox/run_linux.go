@@ -229,6 +229,9 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 
 func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp string) (*Process, error) {
 	env := CleanEnv(spec.Env, spec.Secrets, []string{"TMPDIR", "TMP", "TEMP"})
+	if spec.Sandboxed {
+		env = withoutAgentEnv(env)
+	}
 	env = append(env, "TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
 	cfg := helperConfig{
 		Shell:      shellPath(),
@@ -246,6 +249,7 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	if cfg.Landlock {
 		cfg.Writable = writableDirs(spec, tmp)
 		cfg.Devices = devices
+		cfg.UnixFilter = abi < 9
 	}
 
 	var files []*os.File

@@ -157,6 +157,39 @@ func CleanEnv(env, secrets, extraNames []string) []string {
 	return out
 }
 
+// agentNames are variables that name a socket or an agent of the user's
+// session (ssh-agent, gpg-agent, the session and system bus, docker,
+// the display, editors' IPC): a sandboxed command does not see them.
+var agentNames = map[string]bool{
+	"SSH_AUTH_SOCK": true, "SSH_AGENT_PID": true, "GPG_AGENT_INFO": true,
+	"DBUS_SESSION_BUS_ADDRESS": true, "DBUS_SYSTEM_BUS_ADDRESS": true, "DBUS_STARTER_ADDRESS": true,
+	"DOCKER_HOST": true, "CONTAINER_HOST": true, "XDG_RUNTIME_DIR": true,
+	"DISPLAY": true, "WAYLAND_DISPLAY": true, "XAUTHORITY": true, "PULSE_SERVER": true,
+	"GNOME_KEYRING_CONTROL": true, "GNOME_KEYRING_PID": true, "KRB5CCNAME": true,
+	"SSH_ASKPASS": true, "GIT_ASKPASS": true, "SUDO_ASKPASS": true,
+	"TMUX": true, "STY": true, "SWAYSOCK": true, "I3SOCK": true, "KITTY_LISTEN_ON": true,
+	"NVIM": true, "NVIM_LISTEN_ADDRESS": true, "VSCODE_IPC_HOOK": true, "VSCODE_IPC_HOOK_CLI": true,
+}
+
+// IsAgentName reports whether a variable called name points a sandboxed
+// command at an agent or a socket of the user's session: the agentNames,
+// and names ending in _SOCK or _SOCKET or starting with VSCODE_GIT_.
+func IsAgentName(name string) bool {
+	up := strings.ToUpper(name)
+	return agentNames[up] || strings.HasSuffix(up, "_SOCK") || strings.HasSuffix(up, "_SOCKET") ||
+		strings.HasPrefix(up, "VSCODE_GIT_")
+}
+
+func withoutAgentEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !IsAgentName(k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func (s *Spec) validate() error {
 	if strings.TrimSpace(s.Command) == "" {
 		return errors.New("sandbox: the command is empty")
