@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/task-x/task-x-runtime/internal/claudecode"
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/server"
@@ -45,8 +46,7 @@ func run() int {
 		return 0
 	}
 	if *hook {
-		fmt.Fprintln(os.Stderr, "task-x-runtime: --hook-shell-edit is not available in this build yet")
-		return 2
+		return claudecode.Hook(os.Stdin, os.Stdout, os.Stderr)
 	}
 
 	secrets := &logx.Secrets{}
