@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,5 +103,56 @@ func TestChatSendUsageAndLog(t *testing.T) {
 	}
 	if !logged {
 		t.Fatalf("no info line with chat/send's token counts:\n%s", p.stderr.String())
+	}
+}
+
+// TestCrashSweptTaskHasFailedSummary: a runtime killed mid-task leaves the task
+// file running; the next initialize marks it failed, and agent/task's result
+// carries a summary with status "failed" and error set (protocol.md
+// initialize), not summary: null with the error only in the file.
+func TestCrashSweptTaskHasFailedSummary(t *testing.T) {
+	hang := newHangingServer(t)
+	dataDir, root := t.TempDir(), t.TempDir()
+	p := start(t)
+	p.initialize(map[string]any{"dataDir": dataDir, "sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	p.request("agent/run", map[string]any{"prompt": "hello", "chatMode": "ask",
+		"provider": map[string]any{"kind": "ollama", "model": "m", "baseUrl": hang.URL, "timeoutMs": 600000}})
+	var taskID string
+	for taskID == "" {
+		m := p.next(30 * time.Second)
+		var ev agentEvent
+		if m.Method == "agent/event" && json.Unmarshal(m.Params, &ev) == nil && ev.Event["type"] == "started" {
+			taskID = ev.TaskID
+		}
+	}
+	file := filepath.Join(dataDir, "tasks", taskID+".json")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil && strings.Contains(string(b), `"status": "running"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task file while running: %s, %v", b, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.cmd.Process.Kill()
+	p.wait(10 * time.Second)
+
+	p2 := start(t)
+	p2.initialize(map[string]any{"dataDir": dataDir})
+	var got struct {
+		Summary *struct {
+			TaskID string  `json:"taskId"`
+			Status string  `json:"status"`
+			Error  *string `json:"error"`
+		} `json:"summary"`
+	}
+	res := p2.mustCall("agent/task", map[string]any{"taskId": taskID})
+	if json.Unmarshal(res, &got) != nil || got.Summary == nil || got.Summary.Status != "failed" ||
+		got.Summary.Error == nil || *got.Summary.Error == "" || got.Summary.TaskID != taskID {
+		t.Fatalf("agent/task of a crash-swept task: %s", res)
 	}
 }

@@ -137,6 +137,10 @@ func (s *Store) Load(id string) (*Task, error) {
 	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("task file %s is not valid JSON: %w", filepath.Base(p), err)
 	}
+	if t.Status == StatusFailed && t.Error != "" && (len(t.Summary) == 0 || string(t.Summary) == "null") {
+		// Failed by a sweep that kept no summary (an older runtime's).
+		t.Summary = failedSummary(&t)
+	}
 	return &t, nil
 }
 
@@ -210,22 +214,37 @@ func (s *Store) FailOrphans(alive func(Owner) bool) ([]string, error) {
 		}
 		t.Status = StatusFailed
 		t.Error = "the runtime running this task stopped before it finished (it was killed or crashed)"
-		if len(t.Summary) > 0 {
-			var m map[string]any
-			if json.Unmarshal(t.Summary, &m) == nil {
-				m["status"] = StatusFailed
-				m["error"] = t.Error
-				if b, err := json.Marshal(m); err == nil {
-					t.Summary = b
-				}
-			}
-		}
+		t.Summary = failedSummary(t)
 		if err := s.Save(t); err != nil {
 			return changed, err
 		}
 		changed = append(changed, t.TaskID)
 	}
 	return changed, nil
+}
+
+// failedSummary returns t's summary with status "failed" and error set to
+// t.Error (protocol.md initialize: the result must carry them, not only the
+// file). A running task saved no summary yet; it gets one in the agent/run
+// summary shape with what the record knows: no text, changes or calls counted,
+// and no usage, which nobody measured (the client sees the conversation in
+// messages).
+func failedSummary(t *Task) json.RawMessage {
+	var m map[string]any
+	if len(t.Summary) == 0 || json.Unmarshal(t.Summary, &m) != nil || m == nil {
+		m = map[string]any{
+			"taskId": t.TaskID, "text": "", "changedFiles": []any{}, "operations": []any{},
+			"validations": []any{}, "validationRan": false, "skippedChecks": []any{},
+			"model": t.Model, "iterations": 0, "toolCalls": 0,
+		}
+	}
+	m["status"] = StatusFailed
+	m["error"] = t.Error
+	b, err := json.Marshal(m)
+	if err != nil {
+		return t.Summary
+	}
+	return b
 }
 
 // Self returns the Owner of the calling process.

@@ -70,6 +70,19 @@ func TestFailOrphans(t *testing.T) {
 	if m["status"] != "failed" || m["error"] == nil {
 		t.Fatalf("summary not updated: %s", got.Summary)
 	}
+	// A task killed before it saved a summary gets one: status failed, error set.
+	if err := s.Save(&Task{TaskID: "bare", Status: StatusRunning, Model: "m1", Owner: Owner{PID: 1 << 30}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FailOrphans(nil); err != nil {
+		t.Fatal(err)
+	}
+	bare, _ := s.Load("bare")
+	m = nil
+	json.Unmarshal(bare.Summary, &m)
+	if m["status"] != "failed" || m["error"] != bare.Error || bare.Error == "" || m["taskId"] != "bare" || m["model"] != "m1" {
+		t.Fatalf("summary of a task killed before its first summary: %s", bare.Summary)
+	}
 	if l, _ := s.Load("live"); l.Status != StatusRunning {
 		t.Fatal("live task was failed")
 	}
