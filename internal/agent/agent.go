@@ -262,6 +262,10 @@ func (r *run) stopped(ctx context.Context) bool {
 }
 
 func (r *run) run(parent context.Context) {
+	// Steering opens before `started` is reported: a client may steer from
+	// the moment it sees it (protocol.md agent/steer). Messages queued while
+	// the task sets up join before its first model turn.
+	r.ctl.start()
 	r.emit(Event{Type: EventStarted, TaskID: r.p.TaskID, ChatMode: r.p.ChatMode, Model: r.sum.Model})
 	if len(r.chain) == 0 {
 		r.fail("agent: no provider configured")
@@ -284,7 +288,6 @@ func (r *run) run(parent context.Context) {
 	if !ok {
 		return
 	}
-	r.ctl.start()
 
 	var specs []provider.ToolSpec
 	offered := map[string]tool.Spec{}

@@ -753,6 +753,33 @@ func TestUnreportedUsageIsNotZero(t *testing.T) {
 	}
 }
 
+// A task accepts steering from the moment it reports started (protocol.md
+// agent/steer); the message joins before the first model turn.
+func TestSteerRightAfterStarted(t *testing.T) {
+	h := newHarness(t, tools(), turn{text: "ok"})
+	ctl := NewControl()
+	h.opts.Control = ctl
+	accepted := false
+	h.opts.Emit = func(e Event) {
+		if e.Type == EventStarted {
+			accepted = ctl.Steer("use tabs")
+		}
+		h.rec.emit(e)
+	}
+	h.run(t, context.Background(), Params{ChatMode: "agent"})
+	if !accepted {
+		t.Fatal("agent/steer right after started was refused")
+	}
+	first := h.prov.reqs[0].Messages
+	last := first[len(first)-1]
+	if len(last.Content) == 0 || !strings.Contains(last.Content[len(last.Content)-1].Text, "use tabs") {
+		t.Fatalf("the steering message is not in the first request: %+v", first)
+	}
+	if len(h.rec.of(EventSteered)) != 1 {
+		t.Fatal("no steered event")
+	}
+}
+
 func TestMaxIterations(t *testing.T) {
 	h := newHarness(t, tools())
 	h.prov.repeat = &turn{calls: []provider.ToolCall{call("c", "read_file", `{"path":"a.go"}`)}}

@@ -156,3 +156,39 @@ func TestCrashSweptTaskHasFailedSummary(t *testing.T) {
 		t.Fatalf("agent/task of a crash-swept task: %s", res)
 	}
 }
+
+// TestSteerRightAfterStarted: agent/steer sent as soon as the started event
+// arrives is accepted (protocol.md agent/steer) and joins before the first
+// model turn.
+func TestSteerRightAfterStarted(t *testing.T) {
+	model, srv := newScriptedModel(t, "openai", []step{{text: "ok"}})
+	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-steer-1"}
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
+	steerID, answer := "", ""
+	res := runDriven(t, p, map[string]any{"prompt": "hello", "provider": prov, "chatMode": "agent"},
+		func(ev agentEvent) {
+			if ev.Event["type"] == "started" {
+				steerID = itoa(p.request("agent/steer", map[string]any{"taskId": ev.TaskID, "text": "use tabs"}))
+			}
+		},
+		func(id string, m *message) {
+			if id == steerID {
+				answer = string(m.Result)
+			}
+		})
+	if res.Error != nil {
+		t.Fatalf("agent/run: %v", res.Error)
+	}
+	if answer == "" && steerID != "" { // its reply may come after agent/run's
+		answer = string(p.waitFor(steerID, 10*time.Second).Result)
+	}
+	if answer != "true" {
+		t.Fatalf("agent/steer right after started answered %q", answer)
+	}
+	first, _ := json.Marshal(model.bodies()[0]["messages"])
+	if !strings.Contains(string(first), "use tabs") {
+		t.Fatalf("the first model request does not carry the steering: %s", first)
+	}
+}
