@@ -189,8 +189,37 @@ func projectName(root string, has func(string) bool) string {
 }
 
 type packageJSON struct {
-	Name    string            `json:"name"`
-	Scripts map[string]string `json:"scripts"`
+	Name            string            `json:"name"`
+	Scripts         map[string]string `json:"scripts"`
+	Dependencies    map[string]string `json:"dependencies"`
+	DevDependencies map[string]string `json:"devDependencies"`
+}
+
+func (p packageJSON) hasDep(name string) bool {
+	_, a := p.Dependencies[name]
+	_, b := p.DevDependencies[name]
+	return a || b
+}
+
+// npmPlaceholder reports whether a script is the one `npm init` writes
+// (echo "Error: no test specified" && exit 1): no check is known.
+func npmPlaceholder(script string) bool {
+	return strings.Contains(script, "Error: no test specified")
+}
+
+// dotnetProject reports whether dir holds a .sln, .csproj or .fsproj file.
+func dotnetProject(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !e.IsDir() && (strings.HasSuffix(n, ".sln") || strings.HasSuffix(n, ".csproj") || strings.HasSuffix(n, ".fsproj")) {
+			return true
+		}
+	}
+	return false
 }
 
 func readPackageJSON(abs string) (packageJSON, bool) {
@@ -287,9 +316,13 @@ func projectCommands(dir, pre string, has func(string) bool) map[string]string {
 				}
 			}
 			for _, k := range []string{"build", "test", "lint"} {
-				if _, ok := pkg.Scripts[k]; ok {
+				if s, ok := pkg.Scripts[k]; ok && !npmPlaceholder(s) {
 					set(k, script(k))
 				}
+			}
+			if _, ok := pkg.Scripts["build"]; !ok && has("tsconfig.json") && pkg.hasDep("typescript") {
+				x := map[string]string{"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}[pm]
+				set("build", x+" tsc --noEmit")
 			}
 			for _, k := range []string{"dev", "start"} {
 				if _, ok := pkg.Scripts[k]; ok {
@@ -299,30 +332,59 @@ func projectCommands(dir, pre string, has func(string) bool) map[string]string {
 		}
 	}
 	if has("pyproject.toml") || has("setup.py") || has("requirements.txt") || has("setup.cfg") {
-		if has("pytest.ini") || has("conftest.py") ||
-			(has("pyproject.toml") && fileContains(filepath.Join(dir, "pyproject.toml"), "[tool.pytest")) ||
-			(has("setup.cfg") && fileContains(filepath.Join(dir, "setup.cfg"), "[tool:pytest]")) ||
-			(has("tox.ini") && fileContains(filepath.Join(dir, "tox.ini"), "[pytest]")) {
-			set("test", "pytest")
+		// The runner a lock file shows runs the tools in the project's
+		// environment.
+		run := ""
+		switch {
+		case has("uv.lock"):
+			run = "uv run "
+		case has("poetry.lock"):
+			run = "poetry run "
+		case has("pdm.lock"):
+			run = "pdm run "
 		}
-		if has("ruff.toml") || (has("pyproject.toml") && fileContains(filepath.Join(dir, "pyproject.toml"), "[tool.ruff")) {
-			set("lint", "ruff check .")
+		in := func(file, section string) bool {
+			return has(file) && fileContains(filepath.Join(dir, file), section)
 		}
-		if has("pyproject.toml") && fileContains(filepath.Join(dir, "pyproject.toml"), "[build-system]") {
-			set("build", "python -m build")
+		switch {
+		case has("pytest.ini") || has("conftest.py") || has("tests/conftest.py") || in("pyproject.toml", "[tool.pytest") ||
+			in("setup.cfg", "[tool:pytest]") || in("tox.ini", "[pytest]"):
+			set("test", run+"pytest")
+		case in("tox.ini", "[tox"):
+			set("test", "tox")
+		case in("pyproject.toml", "[tool.hatch.envs"):
+			set("test", "hatch test")
+		}
+		switch {
+		case has("ruff.toml") || has(".ruff.toml") || in("pyproject.toml", "[tool.ruff"):
+			set("lint", run+"ruff check .")
+		case has(".flake8") || in("setup.cfg", "[flake8]") || in("tox.ini", "[flake8]"):
+			set("lint", run+"flake8")
+		}
+		if has("mypy.ini") || in("pyproject.toml", "[tool.mypy") {
+			set("build", run+"mypy .")
 		}
 	}
 	if has("pom.xml") {
-		set("build", "mvn -q package")
-		set("test", "mvn test")
+		mvn := "mvn"
+		if has("mvnw") {
+			mvn = "./mvnw"
+		}
+		set("build", mvn+" -q compile")
+		set("test", mvn+" -q test")
 	}
 	if has("build.gradle") || has("build.gradle.kts") {
 		g := "gradle"
 		if has("gradlew") {
 			g = "./gradlew"
 		}
-		set("build", g+" build")
+		set("build", g+" assemble")
 		set("test", g+" test")
+	}
+	if dotnetProject(dir) {
+		set("build", "dotnet build")
+		set("test", "dotnet test")
+		set("lint", "dotnet format --verify-no-changes")
 	}
 	if has("CMakeLists.txt") {
 		set("build", "cmake -S . -B build && cmake --build build")
@@ -410,4 +472,16 @@ func (w *Workspace) gitInfo(ctx context.Context) *GitInfo {
 		}
 	}
 	return info
+}
+
+// Commands returns the build, test, lint and run commands of the project
+// whose root manifests are in dir, read from the file system rather than an
+// index (a task's worktree, a folder no workspace has open). It is the table
+// of Project.Commands for root manifests; docs/validations.md lists it.
+func Commands(dir string) map[string]string {
+	has := func(rel string) bool {
+		_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+		return err == nil
+	}
+	return projectCommands(dir, "", has)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -392,6 +393,24 @@ func TestProjectDetection(t *testing.T) {
 			"crab", []string{"rust"}, map[string]string{"build": "cargo build", "test": "cargo test", "lint": "cargo clippy", "run": "cargo run"}},
 		{"python", map[string]string{"pyproject.toml": "[project]\nname = \"snake\"\n[tool.pytest.ini_options]\n", "snake/__init__.py": ""},
 			"snake", []string{"python"}, map[string]string{"test": "pytest"}},
+		{"node-npm-placeholder-ts", map[string]string{"package.json": `{"name":"w","scripts":{"test":"echo \"Error: no test specified\" && exit 1"},"devDependencies":{"typescript":"^5"}}`, "package-lock.json": "{}", "tsconfig.json": "{}"},
+			"w", []string{"node"}, map[string]string{"build": "npx tsc --noEmit"}},
+		{"node-yarn", map[string]string{"package.json": `{"name":"y","scripts":{"test":"jest","lint":"eslint ."}}`, "yarn.lock": ""},
+			"y", []string{"node"}, map[string]string{"test": "yarn test", "lint": "yarn lint"}},
+		{"python-uv", map[string]string{"pyproject.toml": "[project]\nname = \"u\"\n[tool.ruff]\n[tool.mypy]\n", "uv.lock": "", "tests/conftest.py": ""},
+			"u", []string{"python"}, map[string]string{"test": "uv run pytest", "lint": "uv run ruff check .", "build": "uv run mypy ."}},
+		{"python-tox-flake8", map[string]string{"setup.py": "", "tox.ini": "[tox]\nenvlist = py3\n[flake8]\n"},
+			"python-tox-flake8", []string{"python"}, map[string]string{"test": "tox", "lint": "flake8"}},
+		{"python-no-runner", map[string]string{"requirements.txt": "requests\n", "app.py": ""},
+			"python-no-runner", []string{"python"}, map[string]string{}},
+		{"maven-wrapper", map[string]string{"pom.xml": "<project/>", "mvnw": ""},
+			"maven-wrapper", []string{"maven", "java"}, map[string]string{"build": "./mvnw -q compile", "test": "./mvnw -q test"}},
+		{"gradle", map[string]string{"build.gradle.kts": ""},
+			"gradle", []string{"gradle", "java"}, map[string]string{"build": "gradle assemble", "test": "gradle test"}},
+		{"dotnet", map[string]string{"App.csproj": "<Project/>"},
+			"dotnet", []string{"dotnet"}, map[string]string{"build": "dotnet build", "test": "dotnet test", "lint": "dotnet format --verify-no-changes"}},
+		{"none", map[string]string{"README.md": "# hi\n", "notes.txt": ""},
+			"none", []string{}, map[string]string{}},
 		{"mixed", map[string]string{"go.mod": "module demo\n", "web/package.json": `{"name":"web","scripts":{"test":"jest"}}`, "tools/py/requirements.txt": "x", "Makefile": "test:\n\tgo test ./...\nrun:\n\tgo run .\n", "a/b/c/d/Cargo.toml": "[package]\nname=\"deep\"\n"},
 			"demo", []string{"make", "go", "node", "python"}, map[string]string{"build": "go build ./...", "test": "go test ./...", "lint": "go vet ./...", "run": "make run"}},
 	}
@@ -400,6 +419,12 @@ func TestProjectDetection(t *testing.T) {
 			root := t.TempDir()
 			write(t, root, tc.files)
 			p := open(t, root, nil).Summary().Project
+			if tc.wantName == tc.name {
+				tc.wantName = filepath.Base(root)
+			}
+			if fs := Commands(root); tc.name != "mixed" && !maps.Equal(fs, p.Commands) {
+				t.Errorf("Commands(root) = %v, summary commands %v", fs, p.Commands)
+			}
 			if p.Name != tc.wantName || !slices.Equal(p.Kinds, tc.wantKinds) {
 				t.Errorf("name %q kinds %q, want %q %q", p.Name, p.Kinds, tc.wantName, tc.wantKinds)
 			}
