@@ -24,7 +24,7 @@ const usage = `usage:
   task-x open [--json] [DIR]
       open a folder and print the workspace summary
   task-x run --provider KIND --model MODEL [--base-url URL] [--mode agent|ask]
-             [--accept-edits] [--no-sandbox] [--data-dir DIR] [DIR] "prompt"
+             [--accept-edits] [--no-sandbox] [--no-validate] [--data-dir DIR] [DIR] "prompt"
       run an agent task on the folder, streaming the answer and asking approvals here
   task-x retrieve [--budget N] [--focus PATH] [--json] [--no-text] [DIR] "query"
       print the snippets context/retrieve ranks for the query, with scores and reasons

@@ -23,6 +23,7 @@ func cmdRun(args []string) int {
 	acceptEdits := fs.Bool("accept-edits", false, "run file edits without asking (policy mode acceptEdits)")
 	noSandbox := fs.Bool("no-sandbox", false, "run commands without the kernel sandbox (initialize sandbox: false)")
 	dataDir := fs.String("data-dir", "", "absolute folder where task files are saved")
+	noValidate := fs.Bool("no-validate", false, "do not run the project's checks after the task changed files (validation.enabled: false)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -73,6 +74,9 @@ func cmdRun(args []string) int {
 	if *acceptEdits {
 		params["policy"] = map[string]any{"mode": "acceptEdits"}
 	}
+	if *noValidate {
+		params["validation"] = map[string]any{"enabled": false}
+	}
 	var sum struct {
 		TaskID       string `json:"taskId"`
 		Status       string `json:"status"`
@@ -87,8 +91,16 @@ func cmdRun(args []string) int {
 			InputTokens  int `json:"inputTokens"`
 			OutputTokens int `json:"outputTokens"`
 		} `json:"usage"`
-		Iterations int `json:"iterations"`
-		ToolCalls  int `json:"toolCalls"`
+		Iterations  int `json:"iterations"`
+		ToolCalls   int `json:"toolCalls"`
+		Validations []struct {
+			Name   string `json:"name"`
+			Passed bool   `json:"passed"`
+		} `json:"validations"`
+		SkippedChecks []struct {
+			Name   string `json:"name"`
+			Reason string `json:"reason"`
+		} `json:"skippedChecks"`
 	}
 	if err := c.call(ctx, "agent/run", params, &sum); err != nil {
 		out.endLine()
@@ -110,6 +122,19 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "changed files:")
 		for _, f := range sum.ChangedFiles {
 			fmt.Fprintf(os.Stderr, "  %-9s %s (+%d -%d)\n", f.Kind, f.Path, f.Added, f.Removed)
+		}
+	}
+	if len(sum.Validations)+len(sum.SkippedChecks) > 0 {
+		fmt.Fprintln(os.Stderr, "checks:")
+		for _, v := range sum.Validations {
+			outcome := "passed"
+			if !v.Passed {
+				outcome = "FAILED"
+			}
+			fmt.Fprintf(os.Stderr, "  %-6s %s\n", outcome, v.Name)
+		}
+		for _, s := range sum.SkippedChecks {
+			fmt.Fprintf(os.Stderr, "  %-6s %s (%s)\n", "skip", s.Name, s.Reason)
 		}
 	}
 	if sum.Status != "completed" {
@@ -194,6 +219,11 @@ func (p *printer) event(params json.RawMessage) {
 			Kind       string          `json:"kind"`
 			DurationMs int64           `json:"durationMs"`
 			Result     json.RawMessage `json:"result"`
+			Name       string          `json:"name"`
+			Command    string          `json:"command"`
+			Passed     bool            `json:"passed"`
+			ExitCode   int             `json:"exitCode"`
+			TimedOut   bool            `json:"timedOut"`
 		} `json:"event"`
 	}
 	if json.Unmarshal(params, &ev) != nil {
@@ -230,6 +260,21 @@ func (p *printer) event(params json.RawMessage) {
 	case "warning", "error":
 		p.breakText()
 		fmt.Fprintf(p.ew, "%s: %s\n", e.Type, e.Message)
+	case "validationStarted":
+		p.breakText()
+		fmt.Fprintf(p.ew, "→ check %s: %s\n", e.Name, oneLine(e.Command, 120))
+	case "validationFinished":
+		p.breakText()
+		outcome := "passed"
+		switch {
+		case e.TimedOut:
+			outcome = "FAILED (timed out)"
+		case e.ExitCode < 0:
+			outcome = "stopped"
+		case !e.Passed:
+			outcome = fmt.Sprintf("FAILED (exit code %d)", e.ExitCode)
+		}
+		fmt.Fprintf(p.ew, "  check %s %s (%d ms)\n", e.Name, outcome, e.DurationMs)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
 // Defaults of Options.
@@ -75,6 +76,9 @@ type Options struct {
 	// Hooks run at SessionStart, UserPromptSubmit, PreToolUse, PostToolUse
 	// and Stop (addendum §8, hooks.go); nil runs none.
 	Hooks *hooks.Runner
+	// Redact removes the runtime's key values from check output before the
+	// model or the summary sees it; nil keeps output as is.
+	Redact func(string) string
 }
 
 // Params describe one task. ChatMode is "ask", "plan", "agent" or "team"
@@ -102,6 +106,10 @@ type Params struct {
 	// Skills is the active skills' text (skills.Block), added to the
 	// system prompt for the whole task; compaction never drops it.
 	Skills string
+	// Validation configures the checks at the final answer (addendum §12,
+	// validation.go); the zero value runs the project's lint, build and
+	// test with one fix round.
+	Validation validate.Config
 }
 
 // Messages the model sees as tool results when no tool output exists.
@@ -151,6 +159,9 @@ type run struct {
 	progress                      progress
 
 	bg bgState
+
+	checks         *validate.Session // nil until the first final answer with changes
+	validationAsks int               // approvals asked for checks (their callIds)
 
 	stopBlocks int // times Stop hooks sent the model back to work
 }
@@ -207,8 +218,8 @@ func newRun(p Params, opts Options) *run {
 		Status:        StatusCompleted,
 		ChangedFiles:  []tool.FileChange{},
 		Operations:    []string{},
-		Validations:   []Validation{},
-		SkippedChecks: []string{},
+		Validations:   []validate.Result{},
+		SkippedChecks: []validate.Skipped{},
 	}
 	if len(r.chain) > 0 {
 		r.sum.Model = r.chain[0].Config().Model
@@ -340,6 +351,13 @@ func (r *run) run(parent context.Context) {
 			// The task does not end while steering messages wait or
 			// background commands run.
 			if !r.waitForMore(ctx) {
+				if r.stopped(ctx) {
+					return
+				}
+				// validation.go: a failed check sends the model back.
+				if r.validate(ctx) {
+					continue
+				}
 				if r.stopped(ctx) || !r.stopHook(ctx) {
 					return
 				}

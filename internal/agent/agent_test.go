@@ -404,10 +404,15 @@ func TestReadEditCommandTask(t *testing.T) {
 			t.Errorf("summary lacks %q", k)
 		}
 	}
-	for _, k := range []string{"operations", "validations", "skippedChecks"} {
+	for _, k := range []string{"operations", "validations"} {
 		if string(wire[k]) != "[]" {
 			t.Errorf("%s = %s; want []", k, wire[k])
 		}
+	}
+	// The folder has no project: each default check is skipped, saying why.
+	const noProject = `[{"name":"lint","reason":"no such command for this project"},{"name":"build","reason":"no such command for this project"},{"name":"test","reason":"no such command for this project"}]`
+	if string(wire["skippedChecks"]) != noProject {
+		t.Errorf("skippedChecks = %s; want %s", wire["skippedChecks"], noProject)
 	}
 	if string(wire["error"]) != "null" || string(wire["validationRan"]) != "false" {
 		t.Errorf("error %s validationRan %s", wire["error"], wire["validationRan"])

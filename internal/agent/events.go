@@ -31,6 +31,8 @@ const (
 	EventContext           = "context"
 	EventSteered           = "steered"
 	EventHook              = "hook"
+	EventValidationStarted = "validationStarted"
+	EventValidationDone    = "validationFinished"
 )
 
 // Event is one protocol.md agent/event `event` object. Only the fields of its
@@ -97,6 +99,10 @@ type Event struct {
 	ExitCode  int    // hook: the exit code, -1 when killed or not started
 	Blocked   bool   // hook: whether this run blocked
 	Output    string // hook: stderr, cut at 2000 characters
+
+	CheckName string // validationStarted, validationFinished: the check's name (sent as "name"); Command, ExitCode, DurationMs too
+	Passed    bool   // validationFinished
+	TimedOut  bool   // validationFinished
 
 	Status       string            // done: completed|failed|cancelled
 	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled)
@@ -166,6 +172,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventHook:
 		f = append(f, kv{"event", e.HookEvent}, kv{"matcher", e.Matcher}, kv{"command", e.Command}, kv{"exitCode", e.ExitCode},
 			kv{"durationMs", e.DurationMs}, kv{"blocked", e.Blocked}, kv{"output", e.Output})
+	case EventValidationStarted:
+		f = append(f, kv{"name", e.CheckName}, kv{"command", e.Command})
+	case EventValidationDone:
+		f = append(f, kv{"name", e.CheckName}, kv{"command", e.Command}, kv{"passed", e.Passed}, kv{"exitCode", e.ExitCode},
+			kv{"timedOut", e.TimedOut}, kv{"durationMs", e.DurationMs})
 	case EventError:
 		f = append(f, kv{"message", e.Message}, kv{"kind", e.Kind}, kv{"status", e.HTTPStatus}, kv{"retryable", e.Retryable})
 	case EventDone:

@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
 // Task statuses of a Summary (addendum §10).
@@ -28,10 +29,12 @@ type Summary struct {
 	// Operations are the edit-log operation ids of the task's edits, in
 	// order, from each tool result's Operation.
 	Operations []string `json:"operations"`
-	// Validations are the checks the task ran; empty in this slice.
-	Validations   []Validation `json:"validations"`
-	ValidationRan bool         `json:"validationRan"`
-	SkippedChecks []string     `json:"skippedChecks"`
+	// Validations are the checks of the last round (addendum §12,
+	// validation.go); ValidationRan is true when a check ran in any round;
+	// SkippedChecks are the last round's checks considered and not run.
+	Validations   []validate.Result  `json:"validations"`
+	ValidationRan bool               `json:"validationRan"`
+	SkippedChecks []validate.Skipped `json:"skippedChecks"`
 	// Usage sums the token counts the provider reported; UnreportedUsageCalls
 	// counts the model calls it reported none for (they add nothing to Usage),
 	// so {0, 0} with calls unreported is no measurement.
@@ -44,13 +47,6 @@ type Summary struct {
 	Iterations int     `json:"iterations"`
 	ToolCalls  int     `json:"toolCalls"`
 	Error      *string `json:"error"`
-}
-
-// Validation is one check the task ran (a test or build command) and its
-// outcome. No code fills it yet; the type fixes the wire shape.
-type Validation struct {
-	Command string `json:"command"`
-	OK      bool   `json:"ok"`
 }
 
 // Metrics is protocol.md "Costs" metrics. Costs are 0 until prices are wired

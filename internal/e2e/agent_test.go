@@ -61,7 +61,9 @@ func TestAgentTaskOnRepository(t *testing.T) {
 				t.Fatalf("workspace summary: %s", sumRaw)
 			}
 
-			res := p.mustCall("agent/run", map[string]any{"prompt": "Mark the README heading as edited, then show its first line.", "provider": prov, "chatMode": "agent"})
+			res := p.mustCall("agent/run", map[string]any{"prompt": "Mark the README heading as edited, then show its first line.", "provider": prov, "chatMode": "agent",
+				// validation_test.go runs checks; go test of this repository's copy would take minutes.
+				"validation": map[string]any{"enabled": false}})
 			var sum struct {
 				TaskID       string `json:"taskId"`
 				Status       string `json:"status"`

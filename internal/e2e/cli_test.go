@@ -45,7 +45,7 @@ func TestCLIRun(t *testing.T) {
 		{text: "Renamed the heading."},
 	})
 	cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1",
-		"--model", "fake", "--no-sandbox", repo, "rename the heading")
+		"--model", "fake", "--no-sandbox", "--no-validate", repo, "rename the heading")
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-cli-key-777", "TASK_X_API_KEY=")
 	cmd.Stdin = strings.NewReader("y\nn\n")
 	var out, errb bytes.Buffer

@@ -185,7 +185,9 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Excerpts: s.firstRequestContext(ctx, p.Prompt), // retrieve.go
 		History:  history,
 		Limits:   loop.limits,
-		Skills:   s.activeSkills(p.Prompt, editorPaths(ws.Root(), editor)), // skills.go
+		// The agent runs the checks (addendum §12); this is only the config.
+		Validation: loop.validation,
+		Skills:     s.activeSkills(p.Prompt, editorPaths(ws.Root(), editor)), // skills.go
 	}, agent.Options{
 		Provider: prov,
 		Tools:    s.tools,
@@ -201,6 +203,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Windows:   s.windows,
 		Classify:  retrieve.Classify,
 		Hooks:     s.hookRunner(ws.Root(), sandbox), // hooks.go
+		Redact:    s.secrets.Redact,
 	})
 
 	rec.finish(summary, messages)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
 // taskKinds are the task kinds of routes (addendum §10).
@@ -58,14 +59,17 @@ type loopParams struct {
 	} `json:"routes"`
 	Fallbacks []json.RawMessage `json:"fallbacks"`
 	Prices    []agent.Price     `json:"prices"`
+	// Validation is addendum §12 `validation` (checked by validate.Config).
+	Validation *validate.Config `json:"validation"`
 }
 
 // loopConfig is loopParams validated: providers built, -32602 otherwise.
 type loopConfig struct {
-	limits    agent.Limits
-	routes    []agent.Route
-	fallbacks []provider.Provider
-	prices    []agent.Price
+	limits     agent.Limits
+	routes     []agent.Route
+	fallbacks  []provider.Provider
+	prices     []agent.Price
+	validation validate.Config
 }
 
 func (s *Server) parseLoopParams(params json.RawMessage) (loopConfig, error) {
@@ -108,6 +112,12 @@ func (s *Server) parseLoopParams(params json.RawMessage) (loopConfig, error) {
 		}
 	}
 	c.prices = lp.Prices
+	if lp.Validation != nil {
+		if err := lp.Validation.Validate(); err != nil {
+			return c, invalidParams("%v", err)
+		}
+		c.validation = *lp.Validation
+	}
 	return c, nil
 }
 
