@@ -231,7 +231,7 @@ func nodeProject(t *testing.T) string {
 // TestValidationNodeChecks: a Node project (npm test from package.json): a
 // correct change passes; validation.checks replace the defaults; a deny rule
 // skips its check without asking; a denied approval skips its check;
-// enabled: false runs nothing; ask mode runs nothing.
+// enabled: false runs nothing; fixRounds out of range is -32602.
 func TestValidationNodeChecks(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm not installed")
