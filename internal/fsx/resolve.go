@@ -124,3 +124,54 @@ func evalExisting(abs string) (string, error) {
 		cur = parent
 	}
 }
+
+// ClientRel is the one containment check of every path a client gives
+// (workspace/filesChanged, editor mentions and diagnostics, focusPaths,
+// graph/file and graph focus, edits paths): the same rule as the scan,
+// which never indexes a file through a symlink that leaves the root.
+// p is absolute (the root as given or as resolved, or another spelling of
+// it whose folder resolves inside the root) or relative to root; rel is
+// its clean root-relative "/" path as the client named it (an in-root
+// symlink keeps its own name, "." is the root). Errors wrap ErrOutsideRoot
+// when p leaves the root lexically (rel is then "") or when an existing
+// component of it is a symlink leading outside (Resolve): then rel is
+// still set, so an index can forget what it held under that name, but the
+// path must not be read. Other errors: an empty path or a NUL byte.
+func ClientRel(root, p string) (rel string, err error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", errors.New("path contains a NUL byte")
+	}
+	root = filepath.Clean(root)
+	abs := filepath.FromSlash(p)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, abs)
+	}
+	abs = filepath.Clean(abs)
+	switch {
+	case within(root, abs):
+		rel, _ = filepath.Rel(root, abs)
+	default:
+		realRoot, rerr := filepath.EvalSymlinks(root)
+		if rerr == nil && within(realRoot, abs) {
+			rel, _ = filepath.Rel(realRoot, abs)
+		} else if d, derr := filepath.EvalSymlinks(filepath.Dir(abs)); derr == nil && rerr == nil && within(realRoot, d) {
+			// Another spelling of the root (a symlinked parent).
+			rel, _ = filepath.Rel(realRoot, filepath.Join(d, filepath.Base(abs)))
+		} else {
+			return "", fmt.Errorf("%s: %w", p, ErrOutsideRoot)
+		}
+	}
+	rel = filepath.ToSlash(rel)
+	if _, err := Resolve(root, filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+		if errors.Is(err, ErrOutsideRoot) {
+			return rel, fmt.Errorf("%s: a symlink leads %w", p, ErrOutsideRoot)
+		}
+		// A component that is a file (ENOTDIR) or unreadable: nothing
+		// under it can be read; the name is still inside.
+		return rel, nil
+	}
+	return rel, nil
+}

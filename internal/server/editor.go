@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -124,17 +124,9 @@ func parseEditor(raw json.RawMessage) (*editorContext, error) {
 // editorRel turns a client path (relative to root, or absolute) into a clean
 // root-relative path with "/"; inside is false when it leaves the root.
 func editorRel(root, p string) (rel string, inside bool) {
-	p = filepath.FromSlash(p)
-	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(root, filepath.Clean(p))
-		if err != nil {
-			return filepath.ToSlash(p), false
-		}
-		p = r
-	}
-	rel = path.Clean(filepath.ToSlash(p))
-	if rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
-		return rel, false
+	rel, err := fsx.ClientRel(root, p) // the containment of every client path
+	if err != nil {
+		return filepath.ToSlash(p), false
 	}
 	return rel, true
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 
 	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
@@ -125,17 +125,11 @@ func relPaths(root string, paths []string) ([]string, error) {
 		if p == "" {
 			return nil, invalidParams("paths: empty path")
 		}
-		if filepath.IsAbs(p) {
-			rel, err := filepath.Rel(root, filepath.Clean(p))
-			if err != nil || !filepath.IsLocal(rel) {
-				return nil, invalidParams("paths: %q is outside the workspace root", p)
-			}
-			p = rel
-		}
-		if !filepath.IsLocal(p) {
+		rel, err := fsx.ClientRel(root, p) // the containment of every client path
+		if err != nil {
 			return nil, invalidParams("paths: %q is outside the workspace root", p)
 		}
-		out = append(out, filepath.ToSlash(filepath.Clean(p)))
+		out = append(out, rel)
 	}
 	return out, nil
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -45,14 +45,8 @@ func (s *Server) graphTool() tool.Tool {
 // relPath turns a client path (absolute inside the root, or relative) into
 // a root-relative "/" path; ok is false for an absolute path outside it.
 func relPath(ws *workspace.Workspace, p string) (string, bool) {
-	if !filepath.IsAbs(p) {
-		return filepath.ToSlash(p), true
-	}
-	rel, err := filepath.Rel(ws.Root(), filepath.Clean(p))
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
+	rel, err := fsx.ClientRel(ws.Root(), p) // the containment of every client path
+	return rel, err == nil
 }
 
 // graphProject: graph/project {level?, focus?, depth?, maxNodes?,

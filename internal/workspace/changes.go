@@ -2,12 +2,13 @@ package workspace
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/fsx"
 )
 
 // FilesChanged updates only the given paths (absolute, or relative to the
@@ -23,10 +24,14 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 	defer w.mu.Unlock()
 	old := w.snap.Load()
 	rels := make([]string, 0, len(paths))
+	var escaped []string // inside by name, outside through a symlink
 	for _, p := range paths {
 		rel, err := w.relPath(p)
 		if err != nil {
 			w.log.Debug("workspace: changed path ignored", "err", err)
+			if rel != "" && errors.Is(err, fsx.ErrOutsideRoot) {
+				escaped = append(escaped, rel)
+			}
 			continue
 		}
 		if rel == "" {
@@ -49,6 +54,11 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		instr[c] = true
 	}
 	instrChanged := false
+	for _, rel := range escaped {
+		delete(sc.files, rel)
+		delete(sc.skipped, rel)
+		sc.forgetBelow(rel)
+	}
 
 	// Rules first: reload the ignore files and manifests of touched folders.
 	var ruleDirs []string
@@ -193,30 +203,12 @@ func splitRel(rel string) (dir, name string) {
 	return "", rel
 }
 
-// relPath turns an absolute or root-relative path into a root-relative one
-// with "/". An absolute path outside the root is an error. An absolute path
-// through a symlinked root is accepted as well.
+// relPath maps a client path to its root-relative name with
+// fsx.ClientRel, the containment every client path passes. A path whose
+// existing components lead outside the root through a symlink returns its
+// name and an error wrapping fsx.ErrOutsideRoot: FilesChanged forgets what
+// the index held under that name and reads nothing there.
 func (w *Workspace) relPath(p string) (string, error) {
-	if p == "" {
-		return "", fmt.Errorf("workspace: empty path")
-	}
-	if !filepath.IsAbs(p) {
-		rel := cleanRel(p)
-		if rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", fmt.Errorf("workspace: path %q leaves the root", p)
-		}
-		return rel, nil
-	}
-	p = filepath.Clean(p)
-	if r, err := filepath.Rel(w.root, p); err == nil && within(w.root, p) {
-		return cleanRel(r), nil
-	}
-	// The client may use the root's unresolved spelling: resolve the
-	// longest existing parent.
-	dir := filepath.Dir(p)
-	if resolved, err := filepath.EvalSymlinks(dir); err == nil && within(w.root, resolved) {
-		r, _ := filepath.Rel(w.root, filepath.Join(resolved, filepath.Base(p)))
-		return cleanRel(r), nil
-	}
-	return "", fmt.Errorf("workspace: path %q is outside the root", p)
+	rel, err := fsx.ClientRel(w.root, p)
+	return cleanRel(rel), err
 }
