@@ -43,7 +43,16 @@ func (r *run) validate(ctx context.Context) bool {
 	r.sum.ValidationRan = r.sum.ValidationRan || out.Ran
 	failed := out.Failed()
 	r.log.Info("validation round", "ran", len(out.Results), "failed", len(failed), "skipped", len(out.Skipped))
-	if ctx.Err() != nil || !r.checks.FixRound(out) {
+	if ctx.Err() != nil || len(failed) == 0 {
+		return false
+	}
+	if r.sum.Iterations >= r.opts.MaxIterations {
+		// A fix round would end the task as failed at the turn limit; the
+		// failure stays a result of a completed task.
+		r.log.Info("no fix round: the task is at its turn limit")
+		return false
+	}
+	if !r.checks.FixRound(out) {
 		return false
 	}
 	r.appendUserText(validate.FixMessage(failed))

@@ -200,6 +200,47 @@ func TestValidationGoFixRound(t *testing.T) {
 			t.Errorf("model requests: %d, want 2 (no fix round)", n)
 		}
 	})
+	t.Run("timeout-and-redaction", func(t *testing.T) {
+		t.Parallel()
+		root := goModule(t)
+		pidFile := filepath.Join(root, "pid")
+		_, srv := newScriptedModel(t, "openai", []step{
+			edit("calc.go", "// Add adds.", "// Add adds two ints."),
+			{text: "Done."},
+		})
+		p := start(t)
+		p.initialize(map[string]any{"sandbox": false})
+		p.mustCall("workspace/open", map[string]any{"root": root})
+		checks := []any{
+			map[string]any{"name": "key", "command": "echo the key is sk-e2e-validate-31415; exit 3"},
+			map[string]any{"name": "slow", "command": "sleep 300 & echo $! > " + pidFile + "; wait"},
+		}
+		sum, _, _ := validationRun(t, p, map[string]any{"prompt": "document Add", "provider": checksProvider(srv.URL), "chatMode": "agent",
+			"policy":     map[string]any{"mode": "acceptEdits", "allowAll": true},
+			"validation": map[string]any{"checks": checks, "fixRounds": 0, "timeoutMs": 1000}}, nil)
+		if sum.outcome() != "key=false slow=false" || sum.Status != "completed" {
+			t.Fatalf("outcome %s %+v", sum.outcome(), sum)
+		}
+		k, slow := sum.Validations[0], sum.Validations[1]
+		if k.ExitCode != 3 || strings.Contains(k.Output, "sk-e2e-validate-31415") || !strings.Contains(k.Output, "the key is [redacted]") {
+			t.Errorf("key check: %+v", k)
+		}
+		if !slow.TimedOut || slow.ExitCode != -1 {
+			t.Errorf("slow check: %+v", slow)
+		}
+		pids := readPIDs(t, pidFile)
+		if len(pids) != 1 {
+			t.Fatalf("pid file: %v", pids)
+		}
+		end := time.Now().Add(5 * time.Second)
+		for alive(pids[0]) && time.Now().Before(end) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pids[0]) {
+			t.Errorf("the timed-out check's child %d survived", pids[0])
+			syscall.Kill(pids[0], syscall.SIGKILL)
+		}
+	})
 	t.Run("build-failed-skips-test", func(t *testing.T) {
 		t.Parallel()
 		root := goModule(t)
