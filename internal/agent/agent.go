@@ -71,6 +71,11 @@ type Options struct {
 	// Control receives agent/steer and agent/cancelTool; nil makes one that
 	// nobody else holds.
 	Control *Control
+	// WaitTools, when set, is called once before the task offers its tools:
+	// it waits (bounded) for tools still joining Tools, such as an MCP
+	// server's that is starting, and returns a warning for each source still
+	// missing, sent as `warning` events.
+	WaitTools func(ctx context.Context) []string
 	// Retry bounds the retries of one model call; zero fields take defaults.
 	Retry RetryPolicy
 	// Hooks run at SessionStart, UserPromptSubmit, PreToolUse, PostToolUse
@@ -298,6 +303,16 @@ func (r *run) run(parent context.Context) {
 	extra, ok := r.startHooks(ctx)
 	if !ok {
 		return
+	}
+	if r.opts.WaitTools != nil {
+		// Tools that are still joining (an MCP server starting) get a bounded
+		// wait; any still missing then is said, never silently left out.
+		for _, w := range r.opts.WaitTools(ctx) {
+			r.emit(Event{Type: EventWarning, Message: w})
+		}
+		if r.stopped(ctx) {
+			return
+		}
 	}
 
 	var specs []provider.ToolSpec

@@ -785,6 +785,38 @@ func TestSteerRightAfterStarted(t *testing.T) {
 	}
 }
 
+// WaitTools runs before the task offers its tools: a tool that joins during
+// the wait is offered in the first request, and each source still missing is
+// a warning event.
+func TestWaitToolsBeforeOffering(t *testing.T) {
+	h := newHarness(t, tools(), turn{text: "ok"})
+	h.opts.WaitTools = func(context.Context) []string {
+		h.opts.Tools.Add(newTool("mcp__late__echo", tool.ClassRead, nil))
+		return []string{`MCP server "stuck" is still starting; its tools are not available to this task`}
+	}
+	h.run(t, context.Background(), Params{ChatMode: "agent", Policy: mustPolicy(t, `{"allowAll":true}`)})
+	var offered bool
+	for _, s := range h.prov.reqs[0].Tools {
+		offered = offered || s.Name == "mcp__late__echo"
+	}
+	if !offered {
+		t.Fatal("a tool that joined during WaitTools is not offered")
+	}
+	ws := h.rec.of(EventWarning)
+	if len(ws) != 1 || !strings.Contains(ws[0].Message, `"stuck" is still starting`) {
+		t.Fatalf("warnings %+v", ws)
+	}
+}
+
+func mustPolicy(t *testing.T, raw string) policy.Policy {
+	t.Helper()
+	p, err := policy.Parse(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestMaxIterations(t *testing.T) {
 	h := newHarness(t, tools())
 	h.prov.repeat = &turn{calls: []provider.ToolCall{call("c", "read_file", `{"path":"a.go"}`)}}

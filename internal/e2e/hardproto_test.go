@@ -192,3 +192,29 @@ func TestSteerRightAfterStarted(t *testing.T) {
 		t.Fatalf("the first model request does not carry the steering: %s", first)
 	}
 }
+
+// TestAgentRunWaitsForStartingMCPServer: an agent/run sent while an MCP
+// server is still starting (mcp/configure answered "starting") waits for it,
+// bounded, and offers its tools in the first model request.
+func TestAgentRunWaitsForStartingMCPServer(t *testing.T) {
+	root := t.TempDir()
+	model, srv := newScriptedModel(t, "openai", []step{{text: "ok"}})
+	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-mcpwait-1"}
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	slow := "sleep 6; exec " + filepath.Join(binDir, "task-x-runtime") + " --mcp-server --root " + root
+	st := p.mustCall("mcp/configure", map[string]any{"servers": map[string]any{
+		"slow": map[string]any{"command": "/bin/sh", "args": []string{"-c", slow}, "timeoutMs": 60000}}, "workspaceTrusted": false})
+	if !strings.Contains(string(st), `"state":"starting"`) {
+		t.Fatalf("the server is not starting when agent/run is sent: %s", st)
+	}
+	res := runDriven(t, p, map[string]any{"prompt": "hello", "provider": prov, "chatMode": "agent",
+		"policy": map[string]any{"mode": "default", "allowAll": true}}, func(agentEvent) {}, func(string, *message) {})
+	if res.Error != nil {
+		t.Fatalf("agent/run: %v", res.Error)
+	}
+	if names := toolNames(model.bodies()[0]); !contains(names, "mcp__slow__read_file") {
+		t.Fatalf("the first request does not offer the starting server's tools: %v", names)
+	}
+}

@@ -255,6 +255,39 @@ func (m *Manager) Apply(servers map[string]ServerConfig, workspaceTrusted bool) 
 	}
 }
 
+// WaitStarting waits until no server is starting, for at most max or until
+// ctx ends, and returns the names of those still starting then (sorted). A
+// task calls it before it offers tools, so a server configured just before
+// the task gets its tools into the task instead of silently missing them.
+func (m *Manager) WaitStarting(ctx context.Context, max time.Duration) []string {
+	timer := time.NewTimer(max)
+	defer timer.Stop()
+	for {
+		m.mu.Lock()
+		var ch chan struct{}
+		var names []string
+		for _, name := range sortedNames(m.servers) {
+			if s := m.servers[name]; s.starting != nil {
+				if ch == nil {
+					ch = s.starting
+				}
+				names = append(names, name)
+			}
+		}
+		m.mu.Unlock()
+		if ch == nil {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return names
+		case <-ctx.Done():
+			return names
+		}
+	}
+}
+
 // Status reports every configured server, sorted by name.
 func (m *Manager) Status() Status {
 	m.mu.Lock()

@@ -365,3 +365,32 @@ func TestToolName(t *testing.T) {
 }
 
 func nil2() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// WaitStarting returns once no server is starting (the slow one's tools are
+// then listed), and names the servers still starting when its bound ends.
+func TestWaitStarting(t *testing.T) {
+	m := newTestManager(t, &Options{StartWait: time.Millisecond})
+	if got := m.WaitStarting(context.Background(), time.Second); got != nil {
+		t.Fatalf("no servers: %v", got)
+	}
+	m.Configure(context.Background(), map[string]ServerConfig{
+		"slow":  fake(t, "slow", "FAKE_MCP_DELAY_MS=800"),
+		"stuck": fake(t, "stuck", "FAKE_MCP_DELAY_MS=600000"),
+	}, false)
+	// The bound ends before "stuck" could start; "slow" may or may not be up.
+	got := m.WaitStarting(context.Background(), 50*time.Millisecond)
+	if len(got) == 0 || got[len(got)-1] != "stuck" {
+		t.Fatalf("still starting after a short wait: %v", got)
+	}
+	m.Configure(context.Background(), map[string]ServerConfig{"slow": fake(t, "slow", "FAKE_MCP_DELAY_MS=800")}, false)
+	if got := m.WaitStarting(context.Background(), 20*time.Second); got != nil {
+		t.Fatalf("still starting after the wait: %v", got)
+	}
+	var listed bool
+	for _, tl := range m.Tools() {
+		listed = listed || tl.Spec().Name == "mcp__slow__echo"
+	}
+	if !listed {
+		t.Fatal("the slow server's tools are not listed after WaitStarting")
+	}
+}

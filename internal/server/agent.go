@@ -197,6 +197,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Logger:   s.log,
 		// agentctl.go: steering, cancelTool, routes, fallbacks, prices.
 		Control:   ctl,
+		WaitTools: s.waitMCPTools, // mcp.go
 		Routes:    loop.routes,
 		Fallbacks: loop.fallbacks,
 		Prices:    loop.prices,

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/logx"
@@ -92,6 +94,25 @@ func (s *Server) mcpConfigure(ctx context.Context, params json.RawMessage) (any,
 	// for the starts holds up nothing else.
 	jsonrpc.Async(ctx)
 	return wait(ctx), nil
+}
+
+// mcpRunWait bounds how long a task waits for MCP servers still starting
+// before it offers its tools (docs/mcp.md).
+const mcpRunWait = 10 * time.Second
+
+// waitMCPTools waits up to mcpRunWait for MCP servers still starting, so
+// their tools are offered to the task, and words a warning for each server
+// still starting after that.
+func (s *Server) waitMCPTools(ctx context.Context) []string {
+	mgr := s.mcpManager() // an empty manager when none was configured
+	if mgr == nil {       // after shutdown
+		return nil
+	}
+	var warnings []string
+	for _, name := range mgr.WaitStarting(ctx, mcpRunWait) {
+		warnings = append(warnings, fmt.Sprintf("MCP server %q is still starting; its tools are not available to this task", name))
+	}
+	return warnings
 }
 
 // mcpStatus: mcp/status → the same shape as mcp/configure.
