@@ -161,6 +161,7 @@ type run struct {
 	// inputTokens of its answer calibrate the next estimate.
 	lastRaw, calibRaw, calibInput int
 	excerptsDropped               bool
+	warnedTruncated, overWindow   bool // warnings already given (compact.go)
 	progress                      progress
 
 	bg bgState
@@ -398,9 +399,7 @@ func (r *run) account(res *provider.Result) {
 	usd, unpriced := r.price.cost(u)
 	r.sum.Metrics.CostUSD += usd
 	r.sum.Metrics.UnpricedTokens += unpriced
-	if u.InputTokens > 0 && r.lastRaw > 0 {
-		r.calibRaw, r.calibInput = r.lastRaw, u.InputTokens
-	}
+	r.calibrate(u.InputTokens)
 }
 
 // emitContext reports how full the window was after a model response.

@@ -65,6 +65,52 @@ func (r *run) estimate() int {
 	return raw
 }
 
+// A reported prompt below truncatedRatio of the raw estimate, and at least
+// truncatedGap tokens below it, is taken for a prompt the provider cut (Ollama
+// truncates silently at a small num_ctx), not for a better tokenizer: chars/4
+// is never off by half on a prompt that size.
+const (
+	truncatedRatio = 0.5
+	truncatedGap   = 2048
+)
+
+// calibrate takes the real prompt size of the last response (inputTokens)
+// as the ratio for the next estimates, unless it is far below the estimate:
+// one truncated count would shrink the estimate and stop compaction while
+// the provider keeps cutting. That case is warned about once per task.
+func (r *run) calibrate(inputTokens int) {
+	if inputTokens <= 0 || r.lastRaw <= 0 {
+		return
+	}
+	if float64(inputTokens) < truncatedRatio*float64(r.lastRaw) && r.lastRaw-inputTokens >= truncatedGap {
+		r.log.Warn("reported prompt size far below the estimate; not calibrating with it",
+			"inputTokens", inputTokens, "estimate", r.lastRaw, "window", r.window)
+		if !r.warnedTruncated {
+			r.warnedTruncated = true
+			r.emit(Event{Type: EventWarning, Message: fmt.Sprintf("the provider reported a prompt of %d tokens, far below the "+
+				"estimated %d: it may have cut the prompt (for Ollama, a context window (num_ctx) smaller than the conversation). "+
+				"Set limits.contextWindowTokens to the model's real window", inputTokens, r.lastRaw)})
+		}
+		return
+	}
+	r.calibRaw, r.calibInput = r.lastRaw, inputTokens
+}
+
+// warnOverWindow warns once, until the prompt fits again, when the prompt is
+// still above the window after compression: the provider will reject or cut it.
+func (r *run) warnOverWindow(est int) {
+	if r.window <= 0 || est <= r.window {
+		r.overWindow = false
+		return
+	}
+	if r.overWindow {
+		return
+	}
+	r.overWindow = true
+	r.emit(Event{Type: EventWarning, Message: fmt.Sprintf("the conversation is still about %d tokens after compression, above the "+
+		"model's context window of %d: the provider may reject or cut it", est, r.window)})
+}
+
 // compact compresses the conversation when the estimate is above
 // compactPercent of the window: prune, then fold, then (above 90%) drop the
 // repository excerpts, stopping as soon as it fits. It emits `compacted`
@@ -73,6 +119,7 @@ func (r *run) compact() {
 	limit := r.window * r.p.Limits.compactPercent() / 100
 	before := r.estimate()
 	if r.window <= 0 || before <= limit {
+		r.overWindow = false
 		return
 	}
 	ev := Event{Type: EventCompacted, BeforeTokens: before, WindowTokens: r.window}
@@ -87,11 +134,13 @@ func (r *run) compact() {
 	ev.AfterTokens = r.estimate()
 	if ev.Pruned == 0 && ev.Folded == 0 && !ev.DroppedRetrieval {
 		r.log.Info("context above the compaction limit but nothing left to compress", "estimate", before, "window", r.window)
+		r.warnOverWindow(before)
 		return
 	}
 	r.log.Info("context compressed", "pruned", ev.Pruned, "folded", ev.Folded, "droppedRetrieval", ev.DroppedRetrieval,
 		"beforeTokens", ev.BeforeTokens, "afterTokens", ev.AfterTokens, "windowTokens", r.window)
 	r.emit(ev)
+	r.warnOverWindow(ev.AfterTokens)
 }
 
 type callInfo struct {

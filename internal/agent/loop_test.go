@@ -571,3 +571,73 @@ func TestCancelStopsBackgroundJobs(t *testing.T) {
 		t.Errorf("summary %+v cancelled job %v", sum, j.cancelled.Load())
 	}
 }
+
+// fixedTokens reports the same inputTokens for every request, as Ollama does
+// when it silently cuts the prompt to a small num_ctx.
+type fixedTokens struct {
+	*fakeProvider
+	n int
+}
+
+func (f fixedTokens) Stream(ctx context.Context, req *provider.Request, emit func(provider.Event)) (*provider.Result, error) {
+	res, err := f.fakeProvider.Stream(ctx, req, emit)
+	if err != nil {
+		return nil, err
+	}
+	res.Usage.InputTokens = f.n
+	return res, nil
+}
+
+// One truncated prompt count must not shrink the estimate: the task warns
+// (once) and compaction still runs on the real size.
+func TestTruncatedPromptCountDoesNotShrinkEstimate(t *testing.T) {
+	ts := tools()
+	ts["read_file"] = newTool("read_file", tool.ClassRead, func(context.Context, json.RawMessage) (tool.Result, error) {
+		return tool.Result{Content: strings.Repeat("x", 24000)}, nil
+	})
+	var turns []turn
+	for i := 1; i <= 8; i++ {
+		turns = append(turns, turn{calls: []provider.ToolCall{call(fmt.Sprintf("r%d", i), "read_file", `{"path":"a.go"}`)}})
+	}
+	turns = append(turns, turn{text: "done"})
+	h := newHarness(t, ts, turns...)
+	h.opts.Provider = fixedTokens{h.prov, 2048}
+	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(),
+		Limits: Limits{ContextWindowTokens: 32768}})
+	if sum.Status != StatusCompleted {
+		t.Fatalf("summary %+v", sum)
+	}
+	var truncated int
+	for _, w := range h.rec.of(EventWarning) {
+		if strings.Contains(w.Message, "far below the estimated") {
+			truncated++
+		}
+	}
+	if truncated != 1 {
+		t.Errorf("%d truncation warnings, want 1: %+v", truncated, h.rec.of(EventWarning))
+	}
+	if len(h.rec.of(EventCompacted)) == 0 {
+		t.Error("no compaction: the truncated count shrank the estimate")
+	}
+}
+
+// A prompt still above the window after compression is said in a warning.
+func TestCompactionEndingAboveWindowWarns(t *testing.T) {
+	ts := tools()
+	ts["read_file"] = newTool("read_file", tool.ClassRead, func(context.Context, json.RawMessage) (tool.Result, error) {
+		return tool.Result{Content: strings.Repeat("x", 40000)}, nil // recent: never pruned
+	})
+	h := newHarness(t, ts,
+		turn{calls: []provider.ToolCall{call("r1", "read_file", `{"path":"a.go"}`)}},
+		turn{text: "done"})
+	h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(), Limits: Limits{ContextWindowTokens: 4000}})
+	var over int
+	for _, w := range h.rec.of(EventWarning) {
+		if strings.Contains(w.Message, "above the model's context window of 4000") {
+			over++
+		}
+	}
+	if over != 1 {
+		t.Fatalf("%d over-window warnings, want 1: %+v", over, h.rec.of(EventWarning))
+	}
+}

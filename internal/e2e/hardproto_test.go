@@ -218,3 +218,40 @@ func TestAgentRunWaitsForStartingMCPServer(t *testing.T) {
 		t.Fatalf("the first request does not offer the starting server's tools: %v", names)
 	}
 }
+
+// TestTruncatedPromptCountWarns: Ollama reports a prompt far smaller than the
+// conversation (it cut it at num_ctx); the task says so in a warning event
+// instead of calibrating its estimate down to that count.
+func TestTruncatedPromptCountWarns(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("some words of a long file here\n", 1500)), 0o644)
+	_, srv := newScriptedModel(t, "ollama", []step{
+		{calls: []scriptedCall{{name: "read_file", input: map[string]any{"path": "big.txt"}}}},
+		{calls: []scriptedCall{{name: "read_file", input: map[string]any{"path": "big.txt"}}}},
+		{text: "done"},
+	})
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	var warnings []string
+	res := runDriven(t, p, map[string]any{"prompt": "read it", "chatMode": "agent",
+		"provider": map[string]any{"kind": "ollama", "model": "fake", "baseUrl": srv.URL},
+		"limits":   map[string]any{"contextWindowTokens": 200000}},
+		func(ev agentEvent) {
+			if ev.Event["type"] == "warning" {
+				warnings = append(warnings, ev.Event["message"].(string))
+			}
+		}, func(string, *message) {})
+	if res.Error != nil {
+		t.Fatalf("agent/run: %v", res.Error)
+	}
+	var n int
+	for _, w := range warnings {
+		if strings.Contains(w, "reported a prompt of 100 tokens, far below") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("warnings %q; want one about the truncated prompt count", warnings)
+	}
+}
