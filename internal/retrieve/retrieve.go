@@ -38,6 +38,19 @@ const (
 	minSnippetTokens = 24
 )
 
+// Query structure and file class weights: a term in backticks counts
+// tickedWeight, a term only in a multi-line query's body bodyWeight; test
+// files (unless the query asks for tests) and prose or data files score
+// testFactor and proseFactor; a path holding the subject's scope words
+// gains up to scopeBoost of its score.
+const (
+	tickedWeight = 1.5
+	bodyWeight   = 0.6
+	testFactor   = 0.5
+	proseFactor  = 0.5
+	scopeBoost   = 0.6
+)
+
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
@@ -157,6 +170,16 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		res.Terms = []string{}
 	}
 	units := ix.units(q.Text, terms)
+	shape := shapeOf(q.Text)
+	for i := range units {
+		u := &units[i]
+		if shape.ticked[u.key] {
+			u.weight *= tickedWeight
+		}
+		if shape.multiLine && !shape.head[u.key] && !shape.ticked[u.key] {
+			u.weight *= bodyWeight
+		}
+	}
 	wantsTests := false
 	for _, t := range terms {
 		if t == "test" || t == "tests" || t == "spec" {
@@ -310,7 +333,13 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			}
 		}
 		if !wantsTests && isTestPath(ix.paths[id]) {
-			base *= 0.7
+			base *= testFactor
+		} else if isProsePath(ix.paths[id]) {
+			base *= proseFactor
+		}
+		if h := scopeHits(ix.paths[id], shape.scope); h > 0 && base > 0 {
+			base *= 1 + scopeBoost*float64(h)/float64(len(shape.scope))
+			c.boosts = append(c.boosts, "path is in the subject's scope")
 		}
 		if focus[id] {
 			base = base*1.5 + 5
@@ -350,16 +379,26 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		return ix.paths[ranked[i].id] < ix.paths[ranked[j].id]
 	})
 
+	// Full snippets for the best files take up to fullShare of the budget;
+	// the rest is a map of the next-ranked files (one signature line each),
+	// so the reader sees many more candidate files per token.
 	remaining := budget
+	fullBudget := int(float64(budget) * fullShare)
+	if budget < 4*minSnippetTokens*mapMinFiles {
+		fullBudget = budget // too small a budget for a map
+	}
 	var scratch snipScratch
-	for _, c := range ranked {
-		if len(res.Snippets) >= maxSnip || remaining < minSnippetTokens {
+	next := 0
+	for ; next < len(ranked); next++ {
+		c := ranked[next]
+		if len(res.Snippets) >= maxSnip || remaining < minSnippetTokens || res.UsedTokens >= fullBudget {
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		sn, ok := ix.snippet(c, units, remaining, budget, &scratch)
+		room := min(remaining, max(fullBudget-res.UsedTokens, minSnippetTokens*4))
+		sn, ok := ix.snippet(c, units, room, fullBudget, &scratch)
 		if !ok {
 			continue
 		}
@@ -368,7 +407,90 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		res.UsedTokens += t
 		res.Snippets = append(res.Snippets, sn)
 	}
+	mapped := 0
+	for ; next < len(ranked) && mapped < maxMapEntries && remaining > 0; next++ {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		sn, ok := ix.mapEntry(ranked[next], units, remaining, &scratch)
+		if !ok {
+			continue
+		}
+		t := Tokens(sn.Text)
+		remaining -= t
+		res.UsedTokens += t
+		res.Snippets = append(res.Snippets, sn)
+		mapped++
+	}
 	return res, nil
+}
+
+// Map section limits: the share of the budget full snippets may take, the
+// most map entries, the longest signature line (tokens), and the least
+// number of map entries a budget must afford for a map to be made.
+const (
+	fullShare       = 0.6
+	maxMapEntries   = 200
+	maxMapLineToken = 60
+	mapMinFiles     = 4
+)
+
+// mapEntry is the compact map line of candidate c: the signature line of
+// its best matching definition (else of its first function or type, else
+// the line matching most terms), as a one-line snippet.
+func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScratch) (Snippet, bool) {
+	rel := ix.paths[c.id]
+	sym := c.sym
+	if sym == nil {
+		for _, s := range symbolsOf(ix.files[c.id]) {
+			if kindRank(s.Kind) >= 3 && s.StartLine >= 1 {
+				s := s
+				sym = &s
+				break
+			}
+		}
+	}
+	var err error
+	sc.data, err = readInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(rel)))
+	if err != nil {
+		return Snippet{}, false
+	}
+	limit := -1
+	if sym != nil {
+		limit = sym.StartLine
+	}
+	sc.lines = splitLinesInto(sc.lines[:0], sc.data, limit)
+	lines := sc.lines
+	if len(lines) == 0 {
+		return Snippet{}, false
+	}
+	at := 0
+	var reasons []string
+	if sym != nil && sym.StartLine <= len(lines) {
+		at = sym.StartLine
+		reasons = append(reasons, fmt.Sprintf("map entry: %s `%s`", kindWord(sym.Kind), sym.Name))
+	} else {
+		if limit >= 0 {
+			sc.lines = splitLinesInto(sc.lines[:0], sc.data, -1)
+			lines = sc.lines
+		}
+		at = bestLine(lines, units)
+		reasons = append(reasons, "map entry: the line matching most terms")
+	}
+	text := strings.ToValidUTF8(string(bytes.TrimRight(lines[at-1], " \t")), "\uFFFD")
+	t := Tokens(text)
+	if t == 0 || t > maxMapLineToken || t > remaining {
+		return Snippet{}, false
+	}
+	if len(c.pathHit) > 0 {
+		reasons = append(reasons, "path matches "+quoteList(c.pathHit))
+	}
+	reasons = append(reasons, ix.mentions(c.id, units)...)
+	reasons = append(reasons, c.boosts...)
+	return Snippet{
+		Path: rel, StartLine: at, EndLine: at, Text: text,
+		Score: math.Round(c.score*100) / 100, Reason: strings.Join(reasons, "; "),
+	}, true
 }
 
 // units turns the query into index look-ups with their rarity (idf).

@@ -137,6 +137,13 @@ func (s *Server) graphReady(ctx context.Context, ws *workspace.Workspace, scanMs
 		"phase": "graph", "files": snap.Len(), "elapsedMs": scanMs,
 	})
 	g := s.graph.cache.Get(snap)
+	// The retrieval index is built here too, so the first context/retrieve
+	// does not pay for it (retrieve.go). A failed build (ctx ended) leaves
+	// it to the first query.
+	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
+		"phase": "retrieval", "files": snap.Len(), "elapsedMs": scanMs + time.Since(start).Milliseconds(),
+	})
+	_, _, _ = s.retrievalIndex(ctx)
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
 		"phase": "ready", "stats": snap.Summary().Stats, "graph": g.Stats(),
 		"elapsedMs": scanMs + time.Since(start).Milliseconds(),
@@ -172,4 +179,13 @@ func (s *Server) workspaceFilesChanged(ctx context.Context, params json.RawMessa
 		return
 	}
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "updated", "stats": sum.Stats})
+	// Keep the retrieval index current: rebuild it in the background now
+	// rather than at the next query (which waits for a build under way).
+	// Bursts of changes share one pending rebuild.
+	if s.retrieval.rebuilding.CompareAndSwap(false, true) {
+		go func() {
+			defer s.retrieval.rebuilding.Store(false)
+			_, _, _ = s.retrievalIndex(context.WithoutCancel(ctx))
+		}()
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/syntax"
@@ -26,10 +27,12 @@ const firstRequestBudget = 6000
 const ExcerptsHeading = "## Repository excerpts"
 
 // retrievalState is the server's retrieval cache: one index per workspace
-// snapshot, built on first use.
+// snapshot, built during workspace/open and refresh (graphReady) and again
+// in the background after filesChanged.
 type retrievalState struct {
-	once  sync.Once
-	cache *retrieve.Cache
+	once       sync.Once
+	cache      *retrieve.Cache
+	rebuilding atomic.Bool // a background rebuild after filesChanged is pending
 }
 
 func (s *Server) retrievalIndex(ctx context.Context) (*workspace.Workspace, *retrieve.Index, error) {

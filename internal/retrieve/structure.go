@@ -1,0 +1,131 @@
+package retrieve
+
+import (
+	"path"
+	"strings"
+)
+
+// queryShape is what the query's structure says beyond its terms: the
+// terms of its first line (a commit subject, a question's title), the
+// identifiers written in backticks, and the scope of a conventional
+// subject ("fix(css): ...", "printer: ...", "ignore/types: ...").
+type queryShape struct {
+	multiLine bool
+	head      map[string]bool // stemmed terms of the first line
+	ticked    map[string]bool // stemmed parts and joined forms of `code` spans
+	scope     []string        // stemmed scope words
+}
+
+// conventionalTypes are the change types of conventional subjects; a
+// subject "fix: x" has no scope.
+var conventionalTypes = map[string]bool{
+	"fix": true, "feat": true, "chore": true, "refactor": true, "perf": true, "docs": true,
+	"test": true, "tests": true, "build": true, "ci": true, "style": true, "revert": true,
+	"feature": true, "bugfix": true, "hotfix": true, "types": true, "dx": true,
+}
+
+func shapeOf(text string) queryShape {
+	var sh queryShape
+	text = strings.TrimSpace(text)
+	first, rest, multi := strings.Cut(text, "\n")
+	sh.multiLine = multi && strings.TrimSpace(rest) != ""
+	sh.head = map[string]bool{}
+	for _, t := range Terms(first) {
+		for _, w := range strings.Fields(t) {
+			sh.head[stem(w)] = true
+		}
+		sh.head[stem(strings.ReplaceAll(t, " ", ""))] = true
+	}
+	sh.ticked = map[string]bool{}
+	for s := text; ; {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i+1:], '`')
+		if j < 0 {
+			break
+		}
+		span := s[i+1 : i+1+j]
+		s = s[i+1+j+1:]
+		if len(span) > 80 {
+			continue
+		}
+		for _, id := range identifiers(span) {
+			parts := SplitIdentifier(id)
+			for _, p := range parts {
+				if len(p) >= 2 {
+					sh.ticked[stem(p)] = true
+				}
+			}
+			if len(parts) > 1 {
+				sh.ticked[stem(joined(parts))] = true
+			}
+		}
+	}
+	sh.scope = scopeOf(first)
+	return sh
+}
+
+// scopeOf returns the stemmed words of a subject's scope: "fix(runtime-dom):
+// x" → runtime, dom; "ignore/types: x" → ignore, type; "fix: x" → none.
+func scopeOf(first string) []string {
+	colon := strings.Index(first, ":")
+	if colon <= 0 || colon > 40 || colon+1 < len(first) && first[colon+1] != ' ' {
+		return nil
+	}
+	head := strings.TrimSuffix(first[:colon], "!")
+	var scope string
+	if i := strings.IndexByte(head, '('); i >= 0 && strings.HasSuffix(head, ")") {
+		scope = head[i+1 : len(head)-1]
+	} else if !strings.ContainsAny(head, " \t") && !conventionalTypes[strings.ToLower(head)] {
+		scope = head
+	}
+	var out []string
+	for _, w := range strings.FieldsFunc(scope, func(r rune) bool { return strings.ContainsRune("/,-_ .*", r) }) {
+		for _, p := range SplitIdentifier(w) {
+			if len(p) >= 2 && !conventionalTypes[p] {
+				out = appendUnique(out, stem(p))
+			}
+		}
+	}
+	return out
+}
+
+// scopeHits counts the scope words among the path's terms.
+func scopeHits(rel string, scope []string) int {
+	if len(scope) == 0 {
+		return 0
+	}
+	have := map[string]bool{}
+	for _, t := range SplitIdentifier(rel) {
+		have[stem(t)] = true
+	}
+	n := 0
+	for _, s := range scope {
+		if have[s] {
+			n++
+		}
+	}
+	return n
+}
+
+// proseExts are files of prose or data rather than code: they rank lower
+// (×0.5) than code matching as well, since a question about where
+// something happens is answered by code.
+var proseExts = map[string]bool{
+	".md": true, ".markdown": true, ".rst": true, ".txt": true, ".adoc": true,
+	".json": true, ".yaml": true, ".yml": true, ".toml": true, ".lock": true,
+	".csv": true, ".svg": true, ".snap": true, ".ipynb": true,
+}
+
+// isProsePath reports prose and data files: by extension, or a bare
+// upper-case name such as CHANGELOG, LICENSE, AUTHORS.
+func isProsePath(rel string) bool {
+	base := path.Base(rel)
+	ext := strings.ToLower(path.Ext(base))
+	if proseExts[ext] {
+		return true
+	}
+	return ext == "" && base == strings.ToUpper(base) && strings.ToLower(base) != base
+}
