@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -180,9 +181,11 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			u.weight *= bodyWeight
 		}
 	}
+	// Tests are wanted when the query (a multi-line one's first line) asks
+	// for them; "add a test" in a commit body does not make it about tests.
 	wantsTests := false
-	for _, t := range terms {
-		if t == "test" || t == "tests" || t == "spec" {
+	for _, t := range Terms(strings.SplitN(strings.TrimSpace(q.Text), "\n", 2)[0]) {
+		if t == "test" || t == "tests" || t == "spec" || t == "testing" {
 			wantsTests = true
 		}
 	}
@@ -331,6 +334,31 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 					base += 2 * u.weight * u.idf
 				}
 			}
+			// A file name of several parts, each a query term
+			// (default_types.rs for "default ... types"), counts as a
+			// name match of those terms.
+			if parts := SplitIdentifier(strings.TrimSuffix(path.Base(ix.paths[id]), path.Ext(ix.paths[id]))); len(parts) > 1 {
+				sum, all := 0.0, true
+				for _, p := range parts {
+					k := stem(p)
+					found := false
+					for _, u := range units {
+						if u.key == k && contains(c.pathHit, u.display) {
+							sum += u.weight * u.idf
+							found = true
+							break
+						}
+					}
+					if !found {
+						all = false
+						break
+					}
+				}
+				if all {
+					base += sum
+					c.boosts = append(c.boosts, "file name spelled by query terms")
+				}
+			}
 		}
 		if !wantsTests && isTestPath(ix.paths[id]) {
 			base *= testFactor
@@ -437,9 +465,11 @@ const (
 
 // mapEntry is the compact map line of candidate c: the signature line of
 // its best matching definition (else of its first function or type, else
-// the line matching most terms), as a one-line snippet.
+// the line matching most terms), as a one-line snippet. A definition's
+// line is read alone (from its start byte), not the whole file.
 func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScratch) (Snippet, bool) {
 	rel := ix.paths[c.id]
+	abs := filepath.Join(ix.snap.Root(), filepath.FromSlash(rel))
 	sym := c.sym
 	if sym == nil {
 		for _, s := range symbolsOf(ix.files[c.id]) {
@@ -450,34 +480,31 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 			}
 		}
 	}
-	var err error
-	sc.data, err = readInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(rel)))
-	if err != nil {
-		return Snippet{}, false
-	}
-	limit := -1
-	if sym != nil {
-		limit = sym.StartLine
-	}
-	sc.lines = splitLinesInto(sc.lines[:0], sc.data, limit)
-	lines := sc.lines
-	if len(lines) == 0 {
-		return Snippet{}, false
-	}
-	at := 0
 	var reasons []string
-	if sym != nil && sym.StartLine <= len(lines) {
-		at = sym.StartLine
+	var text string
+	at := 0
+	if sym != nil && sym.StartLine >= 1 && sym.StartByte >= 0 {
+		line, err := readLineAt(abs, int64(sym.StartByte), sc)
+		if err != nil {
+			return Snippet{}, false
+		}
+		at, text = sym.StartLine, line
 		reasons = append(reasons, fmt.Sprintf("map entry: %s `%s`", kindWord(sym.Kind), sym.Name))
 	} else {
-		if limit >= 0 {
-			sc.lines = splitLinesInto(sc.lines[:0], sc.data, -1)
-			lines = sc.lines
+		var err error
+		sc.data, err = readInto(sc.data[:0], abs)
+		if err != nil {
+			return Snippet{}, false
 		}
-		at = bestLine(lines, units)
+		sc.lines = splitLinesInto(sc.lines[:0], sc.data, -1)
+		if len(sc.lines) == 0 {
+			return Snippet{}, false
+		}
+		at = bestLine(sc.lines, units)
+		text = string(sc.lines[at-1])
 		reasons = append(reasons, "map entry: the line matching most terms")
 	}
-	text := strings.ToValidUTF8(string(bytes.TrimRight(lines[at-1], " \t")), "\uFFFD")
+	text = strings.ToValidUTF8(strings.TrimSpace(text), "\uFFFD")
 	t := Tokens(text)
 	if t == 0 || t > maxMapLineToken || t > remaining {
 		return Snippet{}, false
@@ -1154,4 +1181,27 @@ func isTestPath(rel string) bool {
 	return strings.Contains(base, "_test.") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
 		strings.HasPrefix(base, "test_") || strings.Contains("/"+rel, "/tests/") || strings.Contains("/"+rel, "/test/") ||
 		strings.Contains("/"+rel, "/testdata/") || strings.Contains("/"+rel, "/__tests__/")
+}
+
+// readLineAt returns the text from byte off of the file at abs to the end
+// of that line (at most 512 bytes read).
+func readLineAt(abs string, off int64, sc *snipScratch) (string, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if cap(sc.data) < 512 {
+		sc.data = make([]byte, 512)
+	}
+	buf := sc.data[:512]
+	n, err := f.ReadAt(buf, off)
+	if n == 0 && err != nil {
+		return "", err
+	}
+	buf = buf[:n]
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		buf = buf[:i]
+	}
+	return string(bytes.TrimSuffix(buf, []byte("\r"))), nil
 }

@@ -21,7 +21,7 @@ type queryShape struct {
 var conventionalTypes = map[string]bool{
 	"fix": true, "feat": true, "chore": true, "refactor": true, "perf": true, "docs": true,
 	"test": true, "tests": true, "build": true, "ci": true, "style": true, "revert": true,
-	"feature": true, "bugfix": true, "hotfix": true, "types": true, "dx": true,
+	"feature": true, "bugfix": true, "hotfix": true, "dx": true, "wip": true,
 }
 
 func shapeOf(text string) queryShape {
@@ -84,7 +84,7 @@ func scopeOf(first string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(scope, func(r rune) bool { return strings.ContainsRune("/,-_ .*", r) }) {
 		for _, p := range SplitIdentifier(w) {
-			if len(p) >= 2 && !conventionalTypes[p] {
+			if len(p) >= 2 {
 				out = appendUnique(out, stem(p))
 			}
 		}
