@@ -26,6 +26,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for operation times; default time.Now.
 	Now func() time.Time
+	// Redact replaces the keys the runtime holds in text it emits: each
+	// operation's diff (stored in the checkpoint and listed), and the
+	// original and current contents of Pending. File contents the log
+	// keeps to undo and revert stay exact. Default: none.
+	Redact func(string) string
 }
 
 // Log is the edit log of one workspace root, safe for concurrent use. Every
@@ -35,6 +40,8 @@ type Log struct {
 	file string // checkpoint path; "" keeps the log in memory only
 	log  *slog.Logger
 	now  func() time.Time
+	// redact hides the runtime's keys in diffs and Pending contents.
+	redact func(string) string
 
 	mu        sync.Mutex
 	prefix    string // this Log's id prefix (sync.go)
@@ -79,6 +86,9 @@ func Open(root, file string, opts *Options) (*Log, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
 	if !filepath.IsAbs(root) {
 		return nil, fmt.Errorf("editlog: root %q is not absolute", root)
 	}
@@ -89,7 +99,7 @@ func Open(root, file string, opts *Options) (*Log, error) {
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("editlog: root %q is not a folder", root)
 	}
-	l := &Log{root: real, file: file, log: o.Logger, now: o.Now}
+	l := &Log{root: real, file: file, log: o.Logger, now: o.Now, redact: o.Redact}
 	if file == "" {
 		l.prefix = newPrefix(nil)
 		return l, nil
@@ -305,7 +315,7 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 		diff.WriteString(d.text)
 		op.Files = append(op.Files, fe)
 	}
-	op.Diff = capDiff(diff.String())
+	op.Diff = capDiff(l.redact(diff.String()))
 	if err := ctx.Err(); err != nil {
 		return Operation{}, err
 	}
@@ -541,11 +551,11 @@ func (l *Log) Pending() ([]Pending, error) {
 		}
 		e := Pending{Path: p.path, Operations: p.opIDs, ChangedOutside: outside}
 		if p.first.BeforeHash != "" {
-			s := string(p.first.Before)
+			s := l.redact(string(p.first.Before))
 			e.Original = &s
 		}
 		if diskHash != "" {
-			s := string(disk)
+			s := l.redact(string(disk))
 			e.Current = &s
 		}
 		d := diffOf(p.path, p.first.Before, disk, p.first.BeforeHash != "", diskHash != "")

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -119,5 +120,31 @@ func TestPartialUndoKeepsConflictPending(t *testing.T) {
 	}
 	if kept, err := l.Keep(nil); err != nil || !slices.Equal(kept, []string{"a.txt"}) || len(mustPending(t, l)) != 0 {
 		t.Fatalf("keep %v %v", kept, err)
+	}
+}
+
+// Options.Redact hides a key in the stored diff and in Pending's contents;
+// the bytes kept for revert stay exact.
+func TestRedactDiffAndPending(t *testing.T) {
+	root := newRoot(t)
+	write(t, root, "a.txt", "one\n")
+	const key = "sk-editlog-key-42"
+	l, err := Open(root, filepath.Join(t.TempDir(), "cp.json"), &Options{Redact: func(s string) string {
+		return strings.ReplaceAll(s, key, "[redacted]")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, l, modify("a.txt", "one\n", "one\nk="+key+"\n"))
+	p := pendingOf(t, l, "a.txt")
+	if p == nil || strings.Contains(*p.Current, key) || *p.Current != "one\nk=[redacted]\n" {
+		t.Fatalf("pending %+v", p)
+	}
+	ops := l.List()
+	if len(ops) != 1 || strings.Contains(ops[0].Diff, key) || !strings.Contains(ops[0].Diff, "+k=[redacted]") {
+		t.Fatalf("diff %q", ops[0].Diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "one\nk="+key+"\n" {
+		t.Fatalf("file = %q, want the key written exactly", b)
 	}
 }

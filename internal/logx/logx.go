@@ -66,7 +66,10 @@ func (s *Secrets) List() []string {
 	return append([]string(nil), s.list...)
 }
 
-// Redact replaces every known secret in text with "[redacted]".
+// Placeholder replaces a key in everything the runtime emits.
+const Placeholder = "[redacted]"
+
+// Redact replaces every known secret in text with Placeholder.
 func (s *Secrets) Redact(text string) string {
 	if s == nil {
 		return text
@@ -75,7 +78,7 @@ func (s *Secrets) Redact(text string) string {
 	defer s.mu.RUnlock()
 	for _, x := range s.list {
 		if strings.Contains(text, x) {
-			text = strings.ReplaceAll(text, x, "[redacted]")
+			text = strings.ReplaceAll(text, x, Placeholder)
 		}
 	}
 	return text

@@ -23,7 +23,7 @@ func (s *Server) openEditLog(root string) (*editlog.Log, error) {
 	if dataDir != "" {
 		file = editlog.CheckpointPath(dataDir, root)
 	}
-	l, err := editlog.Open(root, file, &editlog.Options{Logger: s.log})
+	l, err := editlog.Open(root, file, &editlog.Options{Logger: s.log, Redact: s.secrets.Redact})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Server) editsList(ctx context.Context, params json.RawMessage) (any, er
 	out := make([]wireOperation, 0, len(ops))
 	for _, op := range ops {
 		w := wireOperation{ID: op.ID, TaskID: op.TaskID, CallID: op.CallID, Tool: op.Tool,
-			Time: op.Time.Format("2006-01-02T15:04:05.000Z07:00"), Diff: op.Diff, Settled: op.Settled(),
+			Time: op.Time.Format("2006-01-02T15:04:05.000Z07:00"), Diff: s.secrets.Redact(op.Diff), Settled: op.Settled(),
 			Undone: op.Undone, Undoable: !op.Undone && !op.Dropped, Files: make([]wireFile, len(op.Files))}
 		for i, f := range op.Files {
 			w.Files[i] = wireFile{Path: f.Path, Kind: f.Kind(), BeforeHash: f.BeforeHash, AfterHash: f.AfterHash,

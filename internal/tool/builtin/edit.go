@@ -1,12 +1,14 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"io/fs"
 	"os"
 	"path"
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -27,6 +29,23 @@ type editData struct {
 // checkEditable refuses the root and any path with a .git component (a
 // nested repository's or submodule's .git too); every writing tool calls it
 // for each path it writes, moves or deletes.
+// checkPlaceholder refuses a write that adds the redaction placeholder
+// (logx.Placeholder) to a file: the model sees every key the runtime holds
+// as the placeholder (read_file, diffs), so writing what it saw back would
+// replace the key in the user's file (a .env) with the placeholder. The
+// runtime never writes a key back on the model's behalf (docs/tools.md,
+// "Keys in files"); an edit that keeps the placeholders already in the
+// file, or edits lines around a key, is fine.
+func checkPlaceholder(p fsx.Resolved, old, newData []byte) error {
+	ph := []byte(logx.Placeholder)
+	if bytes.Count(newData, ph) > bytes.Count(old, ph) {
+		return tool.Errorf(tool.ErrInvalidInput,
+			"%s: the new content holds %s, the placeholder of a key the runtime hides; the key is not written back. "+
+				"Edit only the lines around it (replace_text), or ask the user to change the key", p.Rel, logx.Placeholder)
+	}
+	return nil
+}
+
 func checkEditable(p fsx.Resolved) error {
 	if p.Rel == "." {
 		return tool.Errorf(tool.ErrInvalidInput, "the workspace root is a folder, not a file")
@@ -52,6 +71,9 @@ func checkStale(env *tool.Env, p fsx.Resolved, current []byte) error {
 // parent folders for a new file). It records the write in env.Reads and
 // builds the change and its diff. A failed write leaves the old file whole.
 func commitEdit(ctx context.Context, env *tool.Env, root *os.Root, write writeFunc, toolName string, p fsx.Resolved, old []byte, existed bool, newData []byte) (editData, tool.FileChange, string, error) {
+	if err := checkPlaceholder(p, old, newData); err != nil {
+		return editData{}, tool.FileChange{}, "", err
+	}
 	var opID string
 	if env.Edits != nil {
 		id, err := env.Edits.Apply(ctx, env.TaskID, tool.CallID(ctx), toolName,
