@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -165,6 +166,15 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	}
 	if ctx.Err() != nil {
 		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing")
+	}
+	// The placeholder guard over the whole patch: a rename carries its
+	// content (and placeholders) from the old path to the new one.
+	var before, after []byte
+	for _, f := range files {
+		before, after = append(before, f.Before...), append(after, f.After...)
+	}
+	if err := checkPlaceholder(fsx.Resolved{Rel: files[0].Path}, before, after); err != nil {
+		return tool.Result{}, err
 	}
 	opID, err := applyEdits(ctx, env, "apply_patch", files)
 	if err != nil {

@@ -24,3 +24,13 @@ func TestPlaceholderNotWrittenBack(t *testing.T) {
 		t.Fatalf("edit around the key: %q", got)
 	}
 }
+
+func TestPlaceholderNotPatchedIn(t *testing.T) {
+	env := workspace(t, map[string]string{"a.env": "KEY=sk-real-key-123\nX=1\n"})
+	patch := "--- a/a.env\n+++ b/a.env\n@@ -1,2 +1,2 @@\n KEY=sk-real-key-123\n-X=1\n+X=[redacted]\n"
+	_, err := run(t, env, "apply_patch", map[string]any{"patch": patch})
+	wantKind(t, err, tool.ErrInvalidInput, "placeholder")
+	if got := readDisk(t, env, "a.env"); got != "KEY=sk-real-key-123\nX=1\n" {
+		t.Fatalf("file changed: %q", got)
+	}
+}
