@@ -46,7 +46,7 @@ func run() int {
 		return 0
 	}
 	if *hook {
-		return claudecode.Hook(os.Stdin, os.Stdout, os.Stderr)
+		return claudecode.Hook(os.Stdin, os.Stdout, os.Stderr, os.Getenv("TASK_X_HOOK") == "sandbox")
 	}
 
 	secrets := &logx.Secrets{}

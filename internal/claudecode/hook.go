@@ -30,8 +30,9 @@ const maxHookInput = 8 << 20
 // (ShellEditReason), is denied with a permissionDecision on out (the model
 // gets the reason). Other calls pass with no output. Input that cannot be
 // read blocks the call (exit code 2, the reason on errOut): the hook fails
-// closed. It returns the process exit code.
-func Hook(in io.Reader, out, errOut io.Writer) int {
+// closed. With sandboxOnly (useTaskTools false) only
+// dangerouslyDisableSandbox is checked. It returns the process exit code.
+func Hook(in io.Reader, out, errOut io.Writer, sandboxOnly bool) int {
 	raw, err := io.ReadAll(io.LimitReader(in, maxHookInput+1))
 	if err != nil || len(raw) > maxHookInput {
 		fmt.Fprintln(errOut, "task-x hook: the hook input could not be read")
@@ -48,7 +49,7 @@ func Hook(in io.Reader, out, errOut io.Writer) int {
 	reason := ""
 	if ev.ToolInput.DangerouslyDisableSandbox {
 		reason = DisableSandboxReason
-	} else {
+	} else if !sandboxOnly {
 		reason = ShellEditReason(ev.ToolInput.Command)
 	}
 	if reason == "" {

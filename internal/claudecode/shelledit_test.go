@@ -154,7 +154,7 @@ EOF`,
 func hookRun(t *testing.T, in string) (int, map[string]any, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := Hook(strings.NewReader(in), &out, &errOut)
+	code := Hook(strings.NewReader(in), &out, &errOut, false)
 	var v map[string]any
 	if out.Len() > 0 {
 		if err := json.Unmarshal(out.Bytes(), &v); err != nil {

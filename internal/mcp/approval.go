@@ -41,6 +41,9 @@ type ApprovalDecision struct {
 	Allow   bool   `json:"allow"`
 	Session bool   `json:"session,omitempty"`
 	Message string `json:"message,omitempty"`
+	// UpdatedInput replaces the call's input on an allow (AskUserQuestion
+	// gets its answers this way); nil keeps the input as it was.
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 }
 
 // ApprovalFunc answers one request. An error is a deny.
@@ -228,6 +231,12 @@ func promptAnswer(dec ApprovalDecision, toolName string, input json.RawMessage) 
 	var v map[string]any
 	if dec.Allow {
 		var in any = map[string]any{}
+		if len(dec.UpdatedInput) > 0 {
+			var m map[string]any
+			if json.Unmarshal(dec.UpdatedInput, &m) == nil && m != nil {
+				input = dec.UpdatedInput
+			}
+		}
 		if len(input) > 0 {
 			var m map[string]any
 			if json.Unmarshal(input, &m) == nil && m != nil {

@@ -1,0 +1,828 @@
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/mcp"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// MinVersion is the oldest CLI this driver accepts: the version
+// notes/claude-code.md was verified against (stop_task, failIfUnavailable,
+// --replay-user-messages).
+const MinVersion = "2.1.197"
+
+// InstallHint is the command named in errors about the CLI.
+const InstallHint = "npm install -g @anthropic-ai/claude-code@latest"
+
+// maxSteerQueue is how many steer messages may wait (protocol.md).
+const maxSteerQueue = 10
+
+// maxLine bounds one stream-json line (images and file contents pass).
+const maxLine = 32 << 20
+
+// Question is one agent/askUser question.
+type Question struct {
+	ID      string   `json:"id"`
+	Text    string   `json:"text"`
+	Kind    string   `json:"kind"`
+	Options []string `json:"options"`
+}
+
+// Hooks are the run's ways to reach the client.
+type Hooks struct {
+	// Event receives every agent event (never concurrently).
+	Event func(agent.Event)
+	// Approve asks the user about one tool call (agent/requestApproval).
+	Approve agent.Approver
+	// Ask sends agent/askUser; nil answers (or an error) mean dismissed.
+	Ask func(ctx context.Context, callID string, qs []Question) (map[string][]string, error)
+	// ClassOf gives the task-x permission class of a Claude tool name
+	// (the mcp__task-x__ prefix removed). Nil: every tool is "command".
+	ClassOf func(name string) tool.Class
+	// ApproveAll allows every call the CLI asks about, without asking.
+	ApproveAll bool
+	// TaskID goes into approval requests.
+	TaskID string
+}
+
+// Run is one running Claude Code process.
+type Run struct {
+	o     Options
+	h     Hooks
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	ln    *mcp.ApprovalListener
+
+	evMu sync.Mutex // serialises h.Event
+
+	mu        sync.Mutex
+	closed    bool               // stdin closed
+	sent      int                // user messages written (prompt included)
+	joined    int                // replays seen
+	steers    []string           // steer texts sent but not joined, in order
+	tasks     map[string]string  // tool_use_id -> Bash task id (task_started)
+	calls     map[string]callInfo // tool_use_id -> call
+	session   map[string]bool     // tools allowed for the run (allowSession)
+	ctrl      map[string]chan bool
+	ctrlN     int
+	stderrBuf tailBuffer
+
+	done chan struct{}
+	sum  agent.Summary
+	err  error
+}
+
+type callInfo struct {
+	name  string
+	input json.RawMessage
+	start time.Time
+}
+
+// tailBuffer keeps the last 4 KiB written (the CLI's stderr, for errors).
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}
+
+var versionRe = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
+
+// CheckVersion runs `bin --version` and returns the version found, or an
+// error naming the cause and the install command: not installed, not
+// runnable, or older than MinVersion.
+func CheckVersion(ctx context.Context, bin string, env []string) (string, error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("Claude Code CLI not found (%q): install it with `%s`", bin, InstallHint)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("Claude Code CLI %q did not run (`--version`: %v); reinstall it with `%s`", path, err, InstallHint)
+	}
+	m := versionRe.FindStringSubmatch(string(out))
+	if m == nil {
+		return "", fmt.Errorf("Claude Code CLI %q printed no version; reinstall it with `%s`", path, InstallHint)
+	}
+	if compareVersions(m[0], MinVersion) < 0 {
+		return m[0], fmt.Errorf("Claude Code CLI %s is too old (found %s at %q, need %s or later): update it with `%s`", m[0], m[0], path, MinVersion, InstallHint)
+	}
+	return m[0], nil
+}
+
+func compareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < 3; i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// Start checks the CLI, starts it with the prompt and returns the run. The
+// run ends when Claude Code has answered every message (Wait), or when ctx
+// ends: the CLI and every process it started are killed.
+func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
+	if o.Bin == "" {
+		o.Bin = "claude"
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if h.Event == nil {
+		h.Event = func(agent.Event) {}
+	}
+	if _, err := CheckVersion(ctx, o.Bin, o.Env); err != nil {
+		return nil, err
+	}
+	r := &Run{o: o, h: h, tasks: map[string]string{}, calls: map[string]callInfo{}, session: map[string]bool{},
+		ctrl: map[string]chan bool{}, done: make(chan struct{})}
+	ln, err := mcp.NewApprovalListener(r.approve, nil)
+	if err != nil {
+		return nil, fmt.Errorf("approval listener: %w", err)
+	}
+	r.ln = ln
+	args, err := Args(&o, ln.Env())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	path, _ := exec.LookPath(o.Bin)
+	cmd := exec.Command(path, args...)
+	cmd.Dir = o.Dir
+	cmd.Env = o.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stderr = &r.stderrBuf
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("starting Claude Code CLI %q: %v; install it with `%s`", path, err, InstallHint)
+	}
+	r.cmd, r.stdin = cmd, stdin
+	r.sum = agent.Summary{TaskID: h.TaskID, Status: "completed", Model: o.Model,
+		ChangedFiles: []tool.FileChange{}, Operations: []string{}, Validations: []agent.Validation{}, SkippedChecks: []string{}}
+	r.mu.Lock()
+	r.sent = 1
+	_, werr := stdin.Write(userLine(o.Prompt, o.Images))
+	r.mu.Unlock()
+	if werr != nil {
+		r.kill()
+		_ = cmd.Wait()
+		ln.Close()
+		return nil, fmt.Errorf("Claude Code CLI exited at once: %s", r.stderrBuf.String())
+	}
+	go r.watch(ctx)
+	go r.read(stdout)
+	return r, nil
+}
+
+// watch kills the process tree when ctx ends before the run does.
+func (r *Run) watch(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = ctx.Err()
+		}
+		r.mu.Unlock()
+		r.kill()
+	case <-r.done:
+	}
+}
+
+// kill ends the CLI and everything it started: its process group, and
+// every descendant found under /proc (bwrap and shells may start their own
+// sessions). Descendants are stopped first so none forks meanwhile.
+func (r *Run) kill() {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return
+	}
+	pid := r.cmd.Process.Pid
+	desc := descendants(pid)
+	for _, p := range desc {
+		_ = syscall.Kill(p, syscall.SIGSTOP)
+	}
+	desc = append(desc, descendants(pid)...)
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for _, p := range desc {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// descendants lists the processes below pid (from /proc/*/stat).
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		children[pp] = append(children[pp], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+func (r *Run) emit(e agent.Event) {
+	r.evMu.Lock()
+	defer r.evMu.Unlock()
+	r.h.Event(e)
+}
+
+// Wait waits for the run to end and returns its summary. The error is the
+// reason the run failed (the summary's status says failed or cancelled).
+func (r *Run) Wait() (agent.Summary, error) {
+	<-r.done
+	return r.sum, r.err
+}
+
+// Done is closed when the run has ended.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Steer sends text as one more user message (agent/steer). False when the
+// run no longer takes messages or maxSteerQueue wait already.
+func (r *Run) Steer(text string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || len(r.steers) >= maxSteerQueue {
+		return false
+	}
+	if _, err := r.stdin.Write(userLine(text, nil)); err != nil {
+		return false
+	}
+	r.sent++
+	r.steers = append(r.steers, text)
+	return true
+}
+
+// CancelTool stops a running Bash call by its tool_use_id (agent/cancelTool):
+// true when the CLI stopped it. The model gets the failed result and the
+// turn goes on.
+func (r *Run) CancelTool(ctx context.Context, callID string) bool {
+	r.mu.Lock()
+	task, ok := r.tasks[callID]
+	if !ok || r.closed {
+		r.mu.Unlock()
+		return false
+	}
+	r.ctrlN++
+	id := "task-x-" + strconv.Itoa(r.ctrlN)
+	ch := make(chan bool, 1)
+	r.ctrl[id] = ch
+	line, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": id,
+		"request": map[string]any{"subtype": "stop_task", "task_id": task}})
+	_, err := r.stdin.Write(append(line, '\n'))
+	r.mu.Unlock()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	select {
+	case ok := <-ch:
+		return ok
+	case <-ctx.Done():
+		return false
+	case <-r.done:
+		return false
+	}
+}
+
+// stream-json lines (notes/claude-code.md §1).
+type line struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	Model           string          `json:"model"`
+	Message         json.RawMessage `json:"message"`
+	Event           json.RawMessage `json:"event"`
+	IsReplay        bool            `json:"isReplay"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	TaskID          string          `json:"task_id"`
+	ToolUseID       string          `json:"tool_use_id"`
+	IsError         bool            `json:"is_error"`
+	Result          string          `json:"result"`
+	Errors          []string        `json:"errors"`
+	Usage           *struct {
+		Input       int `json:"input_tokens"`
+		Output      int `json:"output_tokens"`
+		CacheCreate int `json:"cache_creation_input_tokens"`
+		CacheRead   int `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+	TotalCost float64 `json:"total_cost_usd"`
+	NumTurns  int     `json:"num_turns"`
+	Response  *struct {
+		Subtype   string `json:"subtype"`
+		RequestID string `json:"request_id"`
+	} `json:"response"`
+}
+
+type message struct {
+	ID      string            `json:"id"`
+	Model   string            `json:"model"`
+	Content []json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// read maps the CLI's stdout to events until it ends, then finishes the run.
+func (r *Run) read(stdout io.Reader) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	st := &readState{msgs: map[string]bool{}}
+	for sc.Scan() {
+		var l line
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		r.handle(&l, st)
+	}
+	// Drain so the CLI never blocks on a full pipe, then reap it.
+	_, _ = io.Copy(io.Discard, stdout)
+	werr := r.cmd.Wait()
+	r.ln.Close()
+	r.mu.Lock()
+	r.closed = true
+	err := r.err
+	r.mu.Unlock()
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		r.sum.Status = "cancelled"
+	case err != nil:
+		r.sum.Status = "failed"
+	case st.results == 0:
+		msg := st.resultError
+		if msg == "" {
+			msg = r.stderrBuf.String()
+		}
+		code := -1
+		if r.cmd.ProcessState != nil {
+			code = r.cmd.ProcessState.ExitCode()
+		}
+		err = fmt.Errorf("Claude Code CLI exited (code %d) before answering: %s", code, firstLines(msg, 6))
+		r.sum.Status = "failed"
+	case st.resultError != "":
+		err = errors.New(st.resultError)
+		r.sum.Status = "failed"
+	case werr != nil && r.cmd.ProcessState != nil && r.cmd.ProcessState.ExitCode() != 0:
+		err = fmt.Errorf("Claude Code CLI exited with code %d: %s", r.cmd.ProcessState.ExitCode(), firstLines(r.stderrBuf.String(), 6))
+		r.sum.Status = "failed"
+	}
+	r.sum.Text = st.lastText
+	if err != nil {
+		s := err.Error()
+		r.sum.Error = &s
+		r.err = err
+	}
+	r.emit(agent.Event{Type: agent.EventDone, Status: r.sum.Status, Error: r.sum.Error, Text: r.sum.Text,
+		ChangedFiles: r.sum.ChangedFiles, Usage: &r.sum.Usage, Model: r.sum.Model, Iterations: r.sum.Iterations, ToolCallsN: r.sum.ToolCalls})
+	close(r.done)
+}
+
+func firstLines(s string, n int) string {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	if len(ls) > n {
+		ls = ls[:n]
+	}
+	return strings.Join(ls, " / ")
+}
+
+type readState struct {
+	msgs        map[string]bool // assistant message ids seen
+	results     int
+	lastText    string
+	turnText    strings.Builder
+	resultError string
+	modelSent   bool
+}
+
+func (r *Run) handle(l *line, st *readState) {
+	switch l.Type {
+	case "system":
+		switch l.Subtype {
+		case "init":
+			if !st.modelSent {
+				st.modelSent = true
+				if r.sum.Model == "" {
+					r.sum.Model = l.Model
+				}
+				r.emit(agent.Event{Type: agent.EventModel, Provider: "claudeCode", Model: l.Model})
+			}
+		case "task_started":
+			r.mu.Lock()
+			if l.ToolUseID != "" {
+				r.tasks[l.ToolUseID] = l.TaskID
+			}
+			r.mu.Unlock()
+		}
+	case "stream_event":
+		if l.ParentToolUseID != nil {
+			return // a subagent's stream
+		}
+		var ev struct {
+			Type  string `json:"type"`
+			Delta struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal(l.Event, &ev) == nil && ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+			r.emit(agent.Event{Type: agent.EventTextDelta, Text: ev.Delta.Text})
+		}
+	case "assistant":
+		var m message
+		if json.Unmarshal(l.Message, &m) != nil {
+			return
+		}
+		if l.ParentToolUseID == nil && m.ID != "" && !st.msgs[m.ID] {
+			st.msgs[m.ID] = true
+			r.sum.Iterations++
+			r.emit(agent.Event{Type: agent.EventIteration, N: r.sum.Iterations})
+		}
+		for _, raw := range m.Content {
+			var b block
+			if json.Unmarshal(raw, &b) != nil {
+				continue
+			}
+			switch b.Type {
+			case "text":
+				if l.ParentToolUseID == nil {
+					st.turnText.WriteString(b.Text)
+					r.emit(agent.Event{Type: agent.EventAssistantMessage, Text: b.Text})
+				}
+			case "tool_use":
+				name := strings.TrimPrefix(b.Name, ToolPrefix)
+				in := b.Input
+				if len(in) == 0 {
+					in = json.RawMessage("{}")
+				}
+				r.mu.Lock()
+				r.calls[b.ID] = callInfo{name: name, input: in, start: time.Now()}
+				r.mu.Unlock()
+				r.sum.ToolCalls++
+				r.emit(agent.Event{Type: agent.EventToolStarted, CallID: b.ID, Tool: name, Input: in, Permission: r.classOf(name)})
+			}
+		}
+	case "user":
+		if l.IsReplay {
+			r.joinedOne()
+			return
+		}
+		var m message
+		if json.Unmarshal(l.Message, &m) != nil {
+			return
+		}
+		for _, raw := range m.Content {
+			var b block
+			if json.Unmarshal(raw, &b) != nil || b.Type != "tool_result" {
+				continue
+			}
+			r.mu.Lock()
+			ci, ok := r.calls[b.ToolUseID]
+			delete(r.calls, b.ToolUseID)
+			delete(r.tasks, b.ToolUseID)
+			r.mu.Unlock()
+			if !ok {
+				continue
+			}
+			text := resultText(b.Content)
+			e := agent.Event{Type: agent.EventToolFinished, CallID: b.ToolUseID, Tool: ci.name, OK: !b.IsError,
+				DurationMs: time.Since(ci.start).Milliseconds()}
+			if b.IsError {
+				e.Error = &text
+			} else {
+				var v any
+				if json.Unmarshal([]byte(text), &v) == nil {
+					e.Result = v
+				} else {
+					e.Result = text
+				}
+				r.noteChanges(ci, e.Result)
+			}
+			r.emit(e)
+		}
+	case "result":
+		st.results++
+		if l.Usage != nil {
+			in := l.Usage.Input + l.Usage.CacheCreate + l.Usage.CacheRead
+			r.sum.Usage.InputTokens += in
+			r.sum.Usage.OutputTokens += l.Usage.Output
+			r.sum.Metrics.CostUSD += l.TotalCost
+			r.emit(agent.Event{Type: agent.EventUsage, InputTokens: in, OutputTokens: l.Usage.Output,
+				TotalInputTokens: r.sum.Usage.InputTokens, TotalOutputTokens: r.sum.Usage.OutputTokens, CostUSD: r.sum.Metrics.CostUSD})
+		}
+		if l.IsError {
+			msg := l.Result
+			if msg == "" {
+				msg = strings.Join(l.Errors, "; ")
+			}
+			if msg == "" {
+				msg = "Claude Code reported an error (" + l.Subtype + ")"
+			}
+			st.resultError = msg
+		} else {
+			st.resultError = ""
+			if l.Result != "" {
+				st.lastText = l.Result
+			} else if st.turnText.Len() > 0 {
+				st.lastText = st.turnText.String()
+			}
+		}
+		st.turnText.Reset()
+		r.maybeClose()
+	case "control_response":
+		if l.Response == nil {
+			return
+		}
+		r.mu.Lock()
+		ch := r.ctrl[l.Response.RequestID]
+		delete(r.ctrl, l.Response.RequestID)
+		r.mu.Unlock()
+		if ch != nil {
+			ch <- l.Response.Subtype == "success"
+		}
+	}
+}
+
+// joinedOne records a replayed user message: the prompt first, then each
+// steer message in order (a steered event when it joins).
+func (r *Run) joinedOne() {
+	r.mu.Lock()
+	r.joined++
+	var text string
+	steered := r.joined > 1 && len(r.steers) > 0
+	if steered {
+		text = r.steers[0]
+		r.steers = r.steers[1:]
+	}
+	r.mu.Unlock()
+	if steered {
+		r.emit(agent.Event{Type: agent.EventSteered, Text: text})
+	}
+}
+
+// maybeClose closes stdin once every message written has joined and been
+// answered (a result came after the last join): the CLI then exits.
+func (r *Run) maybeClose() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.joined < r.sent {
+		return
+	}
+	r.closed = true
+	_ = r.stdin.Close()
+}
+
+// noteChanges adds the files a successful task-x edit call named (its
+// path, from, to inputs) and the operation id a JSON result carries to the
+// summary.
+func (r *Run) noteChanges(ci callInfo, result any) {
+	if m, ok := result.(map[string]any); ok {
+		if op, ok := m["operation"].(string); ok && op != "" {
+			r.sum.Operations = append(r.sum.Operations, op)
+		}
+	}
+	if c := r.classOf(ci.name); c != tool.ClassEdit && c != tool.ClassDestructive {
+		return
+	}
+	var in map[string]any
+	if json.Unmarshal(ci.input, &in) != nil {
+		return
+	}
+	for _, key := range []string{"path", "from", "to"} {
+		p, ok := in[key].(string)
+		if !ok || p == "" {
+			continue
+		}
+		seen := false
+		for _, c := range r.sum.ChangedFiles {
+			if c.Path == p {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			r.sum.ChangedFiles = append(r.sum.ChangedFiles, tool.FileChange{Path: p, Kind: "modified"})
+		}
+	}
+}
+
+func (r *Run) classOf(name string) tool.Class {
+	if r.h.ClassOf != nil {
+		return r.h.ClassOf(name)
+	}
+	return tool.ClassCommand
+}
+
+// resultText is a tool_result's content as text (a string, or its text
+// blocks joined).
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var bs []block
+	if json.Unmarshal(raw, &bs) == nil {
+		var b strings.Builder
+		for _, x := range bs {
+			if x.Type == "text" {
+				b.WriteString(x.Text)
+			}
+		}
+		return b.String()
+	}
+	return string(raw)
+}
+
+// approve answers one permission prompt of the CLI (the approve tool over
+// the loopback listener): AskUserQuestion goes to agent/askUser; others
+// are allowed by ApproveAll or an allowSession answer, or asked with
+// agent/requestApproval.
+func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.ApprovalDecision, error) {
+	if req.ToolName == "AskUserQuestion" {
+		return r.askQuestions(ctx, req)
+	}
+	name := strings.TrimPrefix(req.ToolName, ToolPrefix)
+	callID := req.ToolUseID
+	if r.h.ApproveAll {
+		return mcp.ApprovalDecision{Allow: true}, nil
+	}
+	r.mu.Lock()
+	granted := r.session[name]
+	r.mu.Unlock()
+	if granted {
+		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
+	}
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	class := r.classOf(name)
+	r.emit(agent.Event{Type: agent.EventApprovalRequested, CallID: callID, Tool: name, Permission: class, Input: input})
+	dec := agent.DecisionDeny
+	if r.h.Approve != nil {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		d, err := r.h.Approve(actx, agent.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input})
+		cancel()
+		if err == nil && (d == agent.DecisionAllow || d == agent.DecisionAllowSession) {
+			dec = d
+		}
+	}
+	r.emit(agent.Event{Type: agent.EventApprovalResolved, CallID: callID, Tool: name, Decision: dec})
+	switch dec {
+	case agent.DecisionAllowSession:
+		r.mu.Lock()
+		r.session[name] = true
+		r.mu.Unlock()
+		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
+	case agent.DecisionAllow:
+		return mcp.ApprovalDecision{Allow: true}, nil
+	}
+	return mcp.ApprovalDecision{Message: "The user denied this tool call."}, nil
+}
+
+// askQuestions maps AskUserQuestion to agent/askUser (protocol.md): the
+// answers go back as updatedInput.answers (question text → labels joined
+// by ", "); a dismissal is a deny.
+func (r *Run) askQuestions(ctx context.Context, req mcp.ApprovalRequest) (mcp.ApprovalDecision, error) {
+	var in struct {
+		Questions []struct {
+			Question    string `json:"question"`
+			MultiSelect bool   `json:"multiSelect"`
+			Options     []struct {
+				Label string `json:"label"`
+			} `json:"options"`
+		} `json:"questions"`
+	}
+	dismiss := mcp.ApprovalDecision{Message: "The user dismissed the questions."}
+	if json.Unmarshal(req.Input, &in) != nil || len(in.Questions) == 0 || r.h.Ask == nil {
+		return dismiss, nil
+	}
+	qs := make([]Question, len(in.Questions))
+	for i, q := range in.Questions {
+		kind := "radio"
+		if q.MultiSelect {
+			kind = "checkbox"
+		}
+		opts := make([]string, len(q.Options))
+		for j, o := range q.Options {
+			opts[j] = o.Label
+		}
+		qs[i] = Question{ID: "q" + strconv.Itoa(i+1), Text: q.Question, Kind: kind, Options: opts}
+	}
+	actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	ans, err := r.h.Ask(actx, req.ToolUseID, qs)
+	cancel()
+	if err != nil || ans == nil {
+		return dismiss, nil
+	}
+	answers := map[string]string{}
+	for _, q := range qs {
+		var picked []string
+		for _, a := range ans[q.ID] {
+			for _, o := range q.Options {
+				if a == o {
+					picked = append(picked, a)
+					break
+				}
+			}
+		}
+		if q.Kind == "radio" && len(picked) > 1 {
+			picked = picked[:1]
+		}
+		if len(picked) > 0 {
+			answers[q.Text] = strings.Join(picked, ", ")
+		}
+	}
+	var full map[string]any
+	if json.Unmarshal(req.Input, &full) != nil || full == nil {
+		full = map[string]any{}
+	}
+	full["answers"] = answers
+	upd, _ := json.Marshal(full)
+	return mcp.ApprovalDecision{Allow: true, UpdatedInput: upd}, nil
+}
