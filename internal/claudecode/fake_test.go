@@ -296,3 +296,10 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+func mustString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }

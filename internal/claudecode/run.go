@@ -59,6 +59,8 @@ type Hooks struct {
 	ApproveAll bool
 	// TaskID goes into approval requests.
 	TaskID string
+
+	onTask func(callID string) // tests: a Bash call became cancellable
 }
 
 // Run is one running Claude Code process.
@@ -75,7 +77,7 @@ type Run struct {
 	closed    bool               // stdin closed
 	sent      int                // user messages written (prompt included)
 	joined    int                // replays seen
-	steers    []string           // steer texts sent but not joined, in order
+	pending   []pending          // messages after the prompt, sent but not joined, in order
 	tasks     map[string]string  // tool_use_id -> Bash task id (task_started)
 	calls     map[string]callInfo // tool_use_id -> call
 	session   map[string]bool     // tools allowed for the run (allowSession)
@@ -86,6 +88,13 @@ type Run struct {
 	done chan struct{}
 	sum  agent.Summary
 	err  error
+}
+
+// pending is a user message written after the prompt: a steer message, or
+// the note after a stopped Bash call (no steered event).
+type pending struct {
+	text  string
+	steer bool
 }
 
 type callInfo struct {
@@ -320,16 +329,34 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 func (r *Run) Steer(text string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || len(r.steers) >= maxSteerQueue {
+	n := 0
+	for _, p := range r.pending {
+		if p.steer {
+			n++
+		}
+	}
+	if r.closed || n >= maxSteerQueue {
 		return false
 	}
-	if _, err := r.stdin.Write(userLine(text, nil)); err != nil {
+	return r.sendLocked(pending{text: text, steer: true})
+}
+
+// sendLocked writes one more user message (r.mu held).
+func (r *Run) sendLocked(p pending) bool {
+	if r.closed {
+		return false
+	}
+	if _, err := r.stdin.Write(userLine(p.text, nil)); err != nil {
 		return false
 	}
 	r.sent++
-	r.steers = append(r.steers, text)
+	r.pending = append(r.pending, p)
 	return true
 }
+
+// StoppedNote is the user message sent after a Bash call is stopped
+// (protocol.md agent/cancelTool).
+const StoppedNote = "Task has been stopped by user. Continue with the next step."
 
 // CancelTool stops a running Bash call by its tool_use_id (agent/cancelTool):
 // true when the CLI stopped it. The model gets the failed result and the
@@ -356,6 +383,11 @@ func (r *Run) CancelTool(ctx context.Context, callID string) bool {
 	defer cancel()
 	select {
 	case ok := <-ch:
+		if ok {
+			r.mu.Lock()
+			r.sendLocked(pending{text: StoppedNote})
+			r.mu.Unlock()
+		}
 		return ok
 	case <-ctx.Done():
 		return false
@@ -498,6 +530,9 @@ func (r *Run) handle(l *line, st *readState) {
 				r.tasks[l.ToolUseID] = l.TaskID
 			}
 			r.mu.Unlock()
+			if r.h.onTask != nil {
+				r.h.onTask(l.ToolUseID)
+			}
 		}
 	case "stream_event":
 		if l.ParentToolUseID != nil {
@@ -634,10 +669,10 @@ func (r *Run) joinedOne() {
 	r.mu.Lock()
 	r.joined++
 	var text string
-	steered := r.joined > 1 && len(r.steers) > 0
-	if steered {
-		text = r.steers[0]
-		r.steers = r.steers[1:]
+	steered := false
+	if r.joined > 1 && len(r.pending) > 0 {
+		text, steered = r.pending[0].text, r.pending[0].steer
+		r.pending = r.pending[1:]
 	}
 	r.mu.Unlock()
 	if steered {
