@@ -20,6 +20,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
 // MinVersion is the oldest CLI this driver accepts: the version
@@ -74,11 +75,11 @@ type Run struct {
 	evMu sync.Mutex // serialises h.Event
 
 	mu        sync.Mutex
-	closed    bool               // stdin closed
-	sent      int                // user messages written (prompt included)
-	joined    int                // replays seen
-	pending   []pending          // messages after the prompt, sent but not joined, in order
-	tasks     map[string]string  // tool_use_id -> Bash task id (task_started)
+	closed    bool                // stdin closed
+	sent      int                 // user messages written (prompt included)
+	joined    int                 // replays seen
+	pending   []pending           // messages after the prompt, sent but not joined, in order
+	tasks     map[string]string   // tool_use_id -> Bash task id (task_started)
 	calls     map[string]callInfo // tool_use_id -> call
 	session   map[string]bool     // tools allowed for the run (allowSession)
 	ctrl      map[string]chan bool
@@ -218,17 +219,13 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 	}
 	r.cmd, r.stdin = cmd, stdin
 	r.sum = agent.Summary{TaskID: h.TaskID, Status: "completed", Model: o.Model,
-		ChangedFiles: []tool.FileChange{}, Operations: []string{}, Validations: []agent.Validation{}, SkippedChecks: []string{}}
+		ChangedFiles: []tool.FileChange{}, Operations: []string{}, Validations: []validate.Result{}, SkippedChecks: []validate.Skipped{}}
 	r.mu.Lock()
 	r.sent = 1
-	_, werr := stdin.Write(userLine(o.Prompt, o.Images))
+	// A CLI that exited at once fails this write; the reader then reports
+	// its exit code, stderr and any result line.
+	_, _ = stdin.Write(userLine(o.Prompt, o.Images))
 	r.mu.Unlock()
-	if werr != nil {
-		r.kill()
-		_ = cmd.Wait()
-		ln.Close()
-		return nil, fmt.Errorf("Claude Code CLI exited at once: %s", r.stderrBuf.String())
-	}
 	go r.watch(ctx)
 	go r.read(stdout)
 	return r, nil
