@@ -255,3 +255,46 @@ func TestTruncatedPromptCountWarns(t *testing.T) {
 		t.Fatalf("warnings %q; want one about the truncated prompt count", warnings)
 	}
 }
+
+// TestEditsPendingStaysUnderMessageCap: edits/pending after the agent
+// rewrote 12 files of 3 MB (36 MB of originals) is one line under the 32 MiB
+// cap, with the cut files marked truncated; edits/list too.
+func TestEditsPendingStaysUnderMessageCap(t *testing.T) {
+	root := t.TempDir()
+	big := strings.Repeat("a line of a large generated file\n", 3<<20/33)
+	var calls []scriptedCall
+	for i := range 12 {
+		name := fmt.Sprintf("big%d.txt", i)
+		os.WriteFile(filepath.Join(root, name), []byte(big), 0o644)
+		calls = append(calls, scriptedCall{name: "write_file", input: map[string]any{"path": name, "content": "short\n"}})
+	}
+	_, srv := newScriptedModel(t, "openai", []step{{calls: calls}, {text: "done"}})
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	p.mustCall("agent/run", map[string]any{"prompt": "shrink", "provider": fakeProvider(srv.URL),
+		"chatMode": "agent", "policy": map[string]any{"mode": "acceptEdits"}})
+	for _, method := range []string{"edits/pending", "edits/list"} {
+		m := p.waitFor(itoa(p.request(method, nil)), 60*time.Second)
+		if m.Error != nil {
+			t.Fatalf("%s: %v", method, m.Error)
+		}
+		if len(m.raw) >= 32<<20 {
+			t.Fatalf("%s reply is %d bytes, over the cap", method, len(m.raw))
+		}
+		if method == "edits/pending" {
+			var res struct {
+				Files []struct {
+					Path      string  `json:"path"`
+					Original  *string `json:"original"`
+					Truncated bool    `json:"truncated"`
+				} `json:"files"`
+			}
+			json.Unmarshal(m.Result, &res)
+			if len(res.Files) != 12 || !res.Files[0].Truncated || res.Files[0].Original == nil ||
+				!strings.Contains(*res.Files[0].Original, "more bytes not shown") {
+				t.Fatalf("pending: %d files, first %+v", len(res.Files), res.Files[0].Path)
+			}
+		}
+	}
+}

@@ -475,6 +475,10 @@ type Pending struct {
 	Removed        int      `json:"removed"`
 	Operations     []string `json:"operations"`
 	ChangedOutside bool     `json:"changedOutside"`
+	// Truncated: Original or Current was cut (see CutText) to keep the
+	// edits/pending reply under the 32 MiB message cap; the file on disk and
+	// Added/Removed are whole.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // pendingFile gathers the unsettled edits of one path.
@@ -562,6 +566,7 @@ func (l *Log) Pending() ([]Pending, error) {
 		e.Added, e.Removed = d.added, d.removed
 		out = append(out, e)
 	}
+	boundPending(out)
 	return out, nil
 }
 

@@ -37,6 +37,10 @@ type ConnOptions struct {
 	// MaxMessageBytes caps one incoming line (without its terminator). Default
 	// DefaultMaxMessageBytes (32 MiB, protocol.md "Framing").
 	MaxMessageBytes int
+	// MaxOutgoingBytes caps one line the Conn sends: a reply over it becomes
+	// a -32603 error, and a notification or call over it is not sent (the
+	// client would end the session). Default DefaultMaxMessageBytes.
+	MaxOutgoingBytes int
 	// DrainTimeout bounds the wait for open requests to reply after Close or stdin
 	// EOF (protocol.md "Lifecycle": 5 s). Default 5 s.
 	DrainTimeout time.Duration
@@ -125,6 +129,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *ConnOptions) *Conn {
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
+	if o.MaxOutgoingBytes <= 0 {
+		o.MaxOutgoingBytes = DefaultMaxMessageBytes
+	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
 	}
@@ -144,7 +151,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *ConnOptions) *Conn {
 		opts:        o,
 		log:         log,
 		reader:      NewReader(r, o.MaxMessageBytes),
-		writer:      NewWriter(w),
+		writer:      newWriterCap(w, o.MaxOutgoingBytes),
 		closeCh:     make(chan struct{}),
 		queueSignal: make(chan struct{}, 1),
 		incoming:    make(map[ID]*inflight),
@@ -413,6 +420,14 @@ func (c *Conn) reply(f *inflight, result any, err error) {
 			c.internalError(fmt.Errorf("jsonrpc: encode result of %q: %w", f.req.Method, encErr))
 			line = c.encodeError(f.req.ID, ErrInternal.WithMessage("internal error: result cannot be encoded"))
 		}
+	}
+	if n := len(line) - 1; n > c.writer.max {
+		// A reply over the cap would end the client's session (protocol.md
+		// Framing); the request fails instead. Handlers that return file
+		// contents bound them well below the cap; this is the last guard.
+		c.log.Error("jsonrpc: result exceeds the message cap", "method", f.req.Method, "id", f.req.ID.String(), "bytes", n)
+		line = c.encodeError(f.req.ID, ErrInternal.WithMessage(fmt.Sprintf(
+			"internal error: the result of %s is %d bytes, over the %d-byte message cap", f.req.Method, n, c.writer.max)))
 	}
 	c.writeLine(line)
 }

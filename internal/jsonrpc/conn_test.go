@@ -347,3 +347,33 @@ func BenchmarkNotify(b *testing.B) {
 		}
 	}
 }
+
+// No message over the outgoing cap is written: a reply becomes -32603 naming
+// the method and size, a notification fails with ErrTooLarge, and the
+// session goes on.
+func TestOutgoingCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &testHandler{}
+		p := newPipeConn(t, h, &ConnOptions{MaxOutgoingBytes: 200})
+		h.conn = p.conn
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"echo","params":["` + strings.Repeat("x", 300) + `"]}`)
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":["small"]}`)
+		got := p.settle()
+		if len(got) != 2 || !strings.Contains(got[0], `"id":1,"error":{"code":-32603`) || !strings.Contains(got[0], "over the 200-byte message cap") ||
+			got[1] != `{"jsonrpc":"2.0","id":2,"result":["small"]}` {
+			t.Fatalf("replies %q", got)
+		}
+		for _, l := range got {
+			if len(l) > 200 {
+				t.Fatalf("a %d-byte line was written", len(l))
+			}
+		}
+		if err := p.conn.Notify(context.Background(), "big", []string{strings.Repeat("y", 300)}); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("Notify over the cap = %v", err)
+		}
+		if got := p.settle(); len(got) != 0 {
+			t.Fatalf("a notification over the cap was written: %q", got)
+		}
+		p.finish()
+	})
+}

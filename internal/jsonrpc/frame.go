@@ -15,6 +15,10 @@ import (
 // DefaultMaxMessageBytes is the line cap of protocol.md "Framing": 32 MiB.
 const DefaultMaxMessageBytes = 32 << 20
 
+// ErrTooLarge is returned by Writer for a message over the cap: it is not
+// written. Conn answers a request whose result is too large with -32603.
+var ErrTooLarge = errors.New("jsonrpc: outgoing message exceeds the message cap")
+
 // Reader splits a byte stream into newline-delimited messages (protocol.md
 // "Framing"). Lines end at the byte '\n' only, so U+2028 and U+2029 never split a
 // message; one trailing '\r' is dropped; lines holding only spaces, tabs and '\r'
@@ -114,12 +118,20 @@ type Writer struct {
 	turn      chan struct{} // one token: the right to write
 	closed    chan struct{}
 	closeOnce sync.Once
+	max       int // the line cap without '\n' (DefaultMaxMessageBytes); 0: none
 }
 
-// NewWriter returns a Writer on w.
+// NewWriter returns a Writer on w that refuses lines over
+// DefaultMaxMessageBytes with ErrTooLarge.
 func NewWriter(w io.Writer) *Writer {
-	wr := &Writer{w: w, turn: make(chan struct{}, 1), closed: make(chan struct{})}
+	wr := &Writer{w: w, turn: make(chan struct{}, 1), closed: make(chan struct{}), max: DefaultMaxMessageBytes}
 	wr.turn <- struct{}{}
+	return wr
+}
+
+func newWriterCap(w io.Writer, max int) *Writer {
+	wr := NewWriter(w)
+	wr.max = max
 	return wr
 }
 
@@ -172,6 +184,11 @@ func (w *Writer) Write(ctx context.Context, v any) error {
 // WriteLine writes an already encoded line, which must end with '\n' and hold no
 // other '\n'.
 func (w *Writer) WriteLine(ctx context.Context, line []byte) error {
+	if n := len(line) - 1; w.max > 0 && n > w.max {
+		// The client ends the session on a line over the cap (protocol.md
+		// Framing): such a message is never sent.
+		return fmt.Errorf("%w: %d bytes, the cap is %d", ErrTooLarge, n, w.max)
+	}
 	select {
 	case <-w.closed:
 		return ErrClosed

@@ -76,6 +76,8 @@ type wireOperation struct {
 	Settled  bool       `json:"settled"`
 	Undone   bool       `json:"undone"`
 	Undoable bool       `json:"undoable"`
+	// DiffTruncated: Diff was cut to keep the reply under the message cap.
+	DiffTruncated bool `json:"diffTruncated,omitempty"`
 }
 
 // editsList: edits/list → { operations: [...] }, oldest first.
@@ -86,9 +88,11 @@ func (s *Server) editsList(ctx context.Context, params json.RawMessage) (any, er
 	}
 	ops := l.List()
 	out := make([]wireOperation, 0, len(ops))
+	var budget editlog.Budget // the diffs stay under the message cap (protocol.md Framing)
 	for _, op := range ops {
+		diff, cut := budget.Cut(s.secrets.Redact(op.Diff))
 		w := wireOperation{ID: op.ID, TaskID: op.TaskID, CallID: op.CallID, Tool: op.Tool,
-			Time: op.Time.Format("2006-01-02T15:04:05.000Z07:00"), Diff: s.secrets.Redact(op.Diff), Settled: op.Settled(),
+			Time: op.Time.Format("2006-01-02T15:04:05.000Z07:00"), Diff: diff, DiffTruncated: cut, Settled: op.Settled(),
 			Undone: op.Undone, Undoable: !op.Undone && !op.Dropped, Files: make([]wireFile, len(op.Files))}
 		for i, f := range op.Files {
 			w.Files[i] = wireFile{Path: f.Path, Kind: f.Kind(), BeforeHash: f.BeforeHash, AfterHash: f.AfterHash,
