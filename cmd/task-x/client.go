@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,13 +44,20 @@ func runtimePath() (string, error) {
 	return p, nil
 }
 
-func startClient(ctx context.Context) (*client, error) {
+// startClient starts the runtime; its log lines go to logPath (appended),
+// not into the output.
+func startClient(ctx context.Context, logPath string) (*client, error) {
 	path, err := runtimePath()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(path)
-	cmd.Stderr = os.Stderr
+	if logPath != "" {
+		if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
+			cmd.Stderr = f
+			defer f.Close()
+		}
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func startClient(ctx context.Context) (*client, error) {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	c := &client{cmd: cmd, done: make(chan error, 1)}
-	c.conn = jsonrpc.NewConn(stdout, stdin, jsonrpc.HandlerFunc(c.handle), &jsonrpc.ConnOptions{})
+	c.conn = jsonrpc.NewConn(stdout, stdin, jsonrpc.HandlerFunc(c.handle), &jsonrpc.ConnOptions{CancelOnDone: true})
 	go func() {
 		err := c.conn.Run(context.WithoutCancel(ctx))
 		stdin.Close()
@@ -127,47 +133,6 @@ func (c *client) initialize(ctx context.Context, params map[string]any) error {
 	return c.call(ctx, "initialize", params, nil)
 }
 
-// progressBar renders workspace/progress on stderr when it is a terminal.
-type progressBar struct {
-	w       io.Writer
-	enabled bool
-	shown   bool
-}
-
-func newProgressBar() *progressBar {
-	fi, err := os.Stderr.Stat()
-	return &progressBar{w: os.Stderr, enabled: err == nil && fi.Mode()&os.ModeCharDevice != 0}
-}
-
-func (p *progressBar) update(params json.RawMessage) {
-	if !p.enabled {
-		return
-	}
-	var pr struct {
-		Phase     string `json:"phase"`
-		Files     int    `json:"files"`
-		Parsed    int    `json:"parsed"`
-		ElapsedMs int64  `json:"elapsedMs"`
-	}
-	if json.Unmarshal(params, &pr) != nil {
-		return
-	}
-	switch pr.Phase {
-	case "indexing":
-		fmt.Fprintf(p.w, "\rindexing: %d files seen, %d parsed (%.1fs)   ", pr.Files, pr.Parsed, float64(pr.ElapsedMs)/1000)
-		p.shown = true
-	case "ready", "failed":
-		p.clear()
-	}
-}
-
-func (p *progressBar) clear() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.shown = false
-	}
-}
-
 func absDir(dir string) (string, error) {
 	if dir == "" {
 		dir = "."
@@ -176,66 +141,108 @@ func absDir(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("the folder %s does not exist; pass an existing folder", abs)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is a file, not a folder; pass the folder that holds it", abs)
+	}
 	return abs, nil
 }
 
-func rpcMessage(err error) string {
-	var je *jsonrpc.Error
-	if errors.As(err, &je) {
-		if je.Data != nil {
-			if b, err := json.Marshal(je.Data); err == nil {
-				return fmt.Sprintf("%s (code %d, %s)", je.Message, je.Code, b)
-			}
-		}
-		return fmt.Sprintf("%s (code %d)", je.Message, je.Code)
-	}
-	return err.Error()
+// openOpts are openWorkspace's optional parts.
+type openOpts struct {
+	init     map[string]any // extra initialize fields
+	onNotify func(method string, params json.RawMessage)
+	onCall   func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	trust    bool // trust the workspace (its .mcp.json and hooks) from now on
 }
 
-// openWorkspace starts the runtime, sends initialize (with init's extra
-// fields) and workspace/open for dir (made absolute; "" is the current
-// folder), and shows indexing progress on stderr.
-// onNotify gets every other notification and onCall the runtime's requests
-// (both may be nil). On success it returns the client (the caller closes it)
-// and the workspace summary; on failure it prints why and returns the exit
-// code.
-func openWorkspace(ctx context.Context, dir string, init map[string]any,
-	onNotify func(method string, params json.RawMessage),
-	onCall func(ctx context.Context, method string, params json.RawMessage) (any, error),
-) (*client, json.RawMessage, int) {
-	dir, err := absDir(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return nil, nil, 1
+// session is an open workspace: the runtime, the folder and the data folder.
+type session struct {
+	*client
+	root    string
+	dataDir string
+	summary json.RawMessage
+}
+
+// openWorkspace starts the runtime, sends initialize (dataDir, sandbox and
+// o.init), the user's and the trusted workspace's MCP servers, and
+// workspace/open for dir (made absolute; "" is the current folder), showing
+// indexing progress on stderr. On failure it prints one sentence and returns
+// the exit code.
+func openWorkspace(ctx context.Context, dir string, o openOpts) (*session, int) {
+	fail := func(msg string) (*session, int) {
+		fmt.Fprintln(os.Stderr, "task-x:", msg)
+		return nil, 1
 	}
-	c, err := startClient(ctx)
+	root, err := absDir(dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x:", err)
-		return nil, nil, 1
+		return fail(err.Error())
 	}
-	bar := newProgressBar()
+	dataDir, err := resolveDataDir()
+	if err != nil {
+		return fail(err.Error())
+	}
+	logPath := filepath.Join(dataDir, "runtime.log")
+	c, err := startClient(ctx, logPath)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if g.verbose {
+		fmt.Fprintln(os.Stderr, "task-x: runtime log:", logPath)
+	}
+	bar := newProgressBar(loadTotal(dataDir, root))
 	c.mu.Lock()
 	c.onNotify = func(method string, params json.RawMessage) {
 		if method == "workspace/progress" {
 			bar.update(params)
-		} else if onNotify != nil {
-			onNotify(method, params)
+		} else if o.onNotify != nil {
+			o.onNotify(method, params)
 		}
 	}
-	c.onCall = onCall
+	c.onCall = o.onCall
 	c.mu.Unlock()
+	init := map[string]any{"dataDir": dataDir}
+	for k, v := range o.init {
+		init[k] = v
+	}
 	if err := c.initialize(ctx, init); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: initialize:", rpcMessage(err))
 		c.close()
-		return nil, nil, 1
+		return fail(friendly(err))
+	}
+	if o.trust {
+		trust(dataDir, root)
+	}
+	servers, err := userMCPServers()
+	if err != nil {
+		c.close()
+		return fail(err.Error())
+	}
+	isTrusted := trusted(dataDir, root)
+	if len(servers) > 0 || isTrusted {
+		if servers == nil {
+			servers = map[string]json.RawMessage{}
+		}
+		if err := c.call(ctx, "mcp/configure", map[string]any{"servers": servers, "workspaceTrusted": isTrusted}, nil); err != nil {
+			fmt.Fprintln(os.Stderr, "task-x: MCP servers not started:", friendly(err))
+		}
 	}
 	var summary json.RawMessage
-	err = c.call(ctx, "workspace/open", map[string]any{"root": dir}, &summary)
+	err = c.call(ctx, "workspace/open", map[string]any{"root": root}, &summary)
 	bar.clear()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: workspace/open:", rpcMessage(err))
 		c.close()
-		return nil, nil, 1
+		return fail(friendly(err))
 	}
-	return c, summary, 0
+	var st struct {
+		Stats struct {
+			Files int `json:"files"`
+		} `json:"stats"`
+	}
+	if json.Unmarshal(summary, &st) == nil && st.Stats.Files > 0 {
+		saveTotal(dataDir, root, st.Stats.Files)
+	}
+	return &session{client: c, root: root, dataDir: dataDir, summary: summary}, 0
 }

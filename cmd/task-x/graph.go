@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
+	"github.com/spf13/cobra"
 	"io"
 	"os"
 	"os/exec"
@@ -51,32 +51,41 @@ type graphResult struct {
 
 const graphvizHint = "Graphviz's dot program is not installed; install it (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz) or use --format dot and render the file elsewhere"
 
-// cmdGraph: task-x graph [DIR] [--focus PATH] [--level file|module]
-// [--format text|dot|svg] [--depth N] [--max-nodes N] [--imports-only].
-// Flags may come before or after DIR.
-func cmdGraph(args []string) int {
-	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
-	focus := fs.String("focus", "", "file or folder to center on (relative to DIR)")
-	level := fs.String("level", "file", "file or module (files rolled up into folders)")
-	format := fs.String("format", "text", "text, dot (Graphviz source) or svg (through Graphviz dot)")
-	depth := fs.Int("depth", 0, "steps from --focus, both directions (default 1, at most 4)")
-	maxNodes := fs.Int("max-nodes", 0, "most nodes shown (default 250, at most 600)")
-	importsOnly := fs.Bool("imports-only", false, "import edges only")
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+func newGraphCmd() *cobra.Command {
+	var o graphOpts
+	c := &cobra.Command{
+		Use:   "graph [DIR]",
+		Short: "Print the project's import/reference graph (text, Graphviz dot or svg)",
+		Example: `  task-x graph .
+  task-x graph --level module
+  task-x graph --focus internal/agent --depth 2 --format svg > agent.svg`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return exitCode(runGraph(dir, o))
+		},
 	}
-	if len(pos) > 1 {
-		fmt.Fprintln(os.Stderr, "task-x graph: at most one folder")
-		return 2
-	}
+	fl := c.Flags()
+	fl.StringVar(&o.focus, "focus", "", "file or folder to center on (relative to DIR)")
+	fl.StringVar(&o.level, "level", "file", "file or module (files rolled up into folders)")
+	fl.StringVar(&o.format, "format", "text", "text, dot (Graphviz source) or svg (through Graphviz dot)")
+	fl.IntVar(&o.depth, "depth", 0, "steps from --focus, both directions (default 1, at most 4)")
+	fl.IntVar(&o.maxNodes, "max-nodes", 0, "most nodes shown (default 250, at most 600)")
+	fl.BoolVar(&o.importsOnly, "imports-only", false, "import edges only")
+	return c
+}
+
+type graphOpts struct {
+	focus, level, format string
+	depth, maxNodes      int
+	importsOnly          bool
+}
+
+func runGraph(dir string, o graphOpts) int {
+	focus, level, format, depth, maxNodes, importsOnly := &o.focus, &o.level, &o.format, &o.depth, &o.maxNodes, &o.importsOnly
 	switch *format {
 	case "text", "dot":
 	case "svg":
@@ -88,10 +97,9 @@ func cmdGraph(args []string) int {
 		fmt.Fprintf(os.Stderr, "task-x graph: --format must be text, dot or svg, not %q\n", *format)
 		return 2
 	}
-	dir := strings.Join(pos, "")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, _, code := openWorkspace(ctx, dir, nil, nil, nil)
+	c, code := openWorkspace(ctx, dir, openOpts{})
 	if c == nil {
 		return code
 	}
@@ -108,12 +116,12 @@ func cmdGraph(args []string) int {
 	}
 	var g graphResult
 	if err := c.call(ctx, "graph/project", params, &g); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: graph/project:", rpcMessage(err))
+		fmt.Fprintln(os.Stderr, "task-x:", friendly(err))
 		return 1
 	}
 	switch *format {
 	case "text":
-		writeGraphText(os.Stdout, &g)
+		writeGraphText(os.Stdout, &g, *level)
 	case "dot":
 		writeGraphDot(os.Stdout, &g)
 	case "svg":
@@ -150,10 +158,17 @@ const (
 
 // writeGraphText prints the stats, the nodes by degree with their outgoing
 // edges, the import cycles and the hubs.
-func writeGraphText(w io.Writer, g *graphResult) {
+func writeGraphText(w io.Writer, g *graphResult, level string) {
 	st := g.Stats
-	fmt.Fprintf(w, "%d files, %d modules, %d edges (%d import, %d reference), %d import cycles, %d orphans; built in %d ms (graph v%s)\n",
-		st.Files, st.Modules, st.Edges, st.ImportEdges, st.ReferenceEdges, st.Cycles, st.Orphans, st.BuildMs, st.Version)
+	cycles, what := st.Cycles, "import cycles"
+	if level == "module" {
+		// The runtime counts file-level cycles; modules are in a cycle
+		// when their import edges close one among the modules shown.
+		cycles, what = moduleCycles(g), "module import cycles"
+	}
+	fmt.Fprintf(w, "%d files, %d modules, %d edges (%d import, %d reference), %d %s, %d orphans; built in %d ms (graph v%s)\n",
+		st.Files, st.Modules, st.Edges, st.ImportEdges, st.ReferenceEdges, cycles, what, st.Orphans, st.BuildMs, st.Version)
+	fmt.Fprintln(w, "legend: A -> B  A imports B;  A ~> B  A references B's symbols;  xN  N links;  [import cycle]  on an import cycle")
 	if g.Total > len(g.Nodes) {
 		fmt.Fprintf(w, "showing %d of %d nodes, most connected first\n", len(g.Nodes), g.Total)
 	}
@@ -220,4 +235,64 @@ func writeGraphDot(w io.Writer, g *graphResult) {
 		fmt.Fprintf(w, "  n%d -> n%d [style=%s, penwidth=%.1f];\n", e.From, e.To, style, 1+min(float64(e.Weight), 8)/4)
 	}
 	fmt.Fprintln(w, "}")
+}
+
+// moduleCycles counts the strongly connected components of more than one
+// node (or a self-import) in the import edges among g's nodes (Tarjan).
+func moduleCycles(g *graphResult) int {
+	n := len(g.Nodes)
+	adj := make([][]int, n)
+	self := make([]bool, n)
+	for _, e := range g.Edges {
+		if e.Kind == "reference" || e.From < 0 || e.From >= n || e.To < 0 || e.To >= n {
+			continue
+		}
+		if e.From == e.To {
+			self[e.From] = true
+		}
+		adj[e.From] = append(adj[e.From], e.To)
+	}
+	index, low := make([]int, n), make([]int, n)
+	on := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	next, count := 0, 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, u := range adj[v] {
+			if index[u] < 0 {
+				visit(u)
+				low[v] = min(low[v], low[u])
+			} else if on[u] {
+				low[v] = min(low[v], index[u])
+			}
+		}
+		if low[v] == index[v] {
+			size := 0
+			for {
+				u := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				on[u] = false
+				size++
+				if u == v {
+					break
+				}
+			}
+			if size > 1 || self[v] {
+				count++
+			}
+		}
+	}
+	for v := 0; v < n; v++ {
+		if index[v] < 0 {
+			visit(v)
+		}
+	}
+	return count
 }

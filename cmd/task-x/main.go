@@ -1,10 +1,11 @@
 // Command task-x is a terminal client of task-x-runtime: it starts the
 // runtime, speaks the protocol of ../shared/spec/protocol.md over its stdio as
-// the VS Code extension does, and shows the results on the terminal.
+// the VS Code extension does, and shows the results on the terminal. It is a
+// protocol front end only: tasks are assembled by the runtime (addendum §1).
 //
-//	task-x open [DIR]
-//	task-x run --provider KIND --model M [--base-url URL] [--mode agent|ask] [DIR] "prompt"
-//	task-x graph [--focus PATH] [--level file|module] [--format text|dot|svg] [DIR]
+// It owns the command line (cobra), the interactive session, the one-shot
+// mode, rendering (lipgloss, glamour), the persisted defaults (data folder,
+// MCP files) and the user-facing error sentences. docs/terminal.md.
 //
 // The API key comes from the provider's usual environment variable
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY; TASK_X_API_KEY for an OpenAI-compatible
@@ -12,51 +13,92 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+
+	"github.com/spf13/cobra"
 )
 
+// version is set with -ldflags "-X main.version=..." by release builds.
+var version = "0.1.0-dev"
+
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(execute(os.Args[1:]))
 }
 
-const usage = `usage:
-  task-x open [--json] [DIR]
-      open a folder and print the workspace summary
-  task-x run --provider KIND --model MODEL [--base-url URL] [--mode agent|ask]
-             [--accept-edits] [--no-sandbox] [--no-validate] [--data-dir DIR] [DIR] "prompt"
-      run an agent task on the folder, streaming the answer and asking approvals here
-  task-x retrieve [--budget N] [--focus PATH] [--json] [--no-text] [DIR] "query"
-      print the snippets context/retrieve ranks for the query, with scores and reasons
+// exitError carries an exit code through cobra; its message (if any) is
+// already printed.
+type exitError struct{ code int }
 
-  task-x graph [--focus PATH] [--level file|module] [--format text|dot|svg]
-             [--depth N] [--max-nodes N] [--imports-only] [DIR]
-      print the project graph (svg needs Graphviz's dot)
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-KIND is anthropic, openai, openaiCompatible or ollama. The key is read from
-ANTHROPIC_API_KEY (anthropic), OPENAI_API_KEY (openai, and openaiCompatible when
-TASK_X_API_KEY is unset) or TASK_X_API_KEY. TASK_X_RUNTIME names the runtime
-binary (default: task-x-runtime next to this program, else on PATH).
-`
-
-func run(args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, usage)
-		return 2
+func exitCode(code int) error {
+	if code == 0 {
+		return nil
 	}
-	switch args[0] {
-	case "open":
-		return cmdOpen(args[1:])
-	case "run":
-		return cmdRun(args[1:])
-	case "retrieve":
-		return cmdRetrieve(args[1:])
-	case "graph":
-		return cmdGraph(args[1:])
-	case "-h", "--help", "help":
-		fmt.Print(usage)
+	return &exitError{code}
+}
+
+// globals are the flags every command has.
+type globals struct {
+	verbose bool
+	dataDir string
+	noColor bool
+}
+
+var g globals
+
+func execute(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "task-x: unknown command %q\n%s", args[0], usage)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "task-x:", err)
 	return 2
+}
+
+func newRoot() *cobra.Command {
+	g = globals{}
+	root := &cobra.Command{
+		Use:   "task-x",
+		Short: "A terminal client of task-x-runtime: open folders, run agent tasks, inspect the index",
+		Long: `task-x drives task-x-runtime over its protocol (JSON-RPC on stdio), as the VS Code
+extension does. With no command and a terminal, "task-x run" starts an interactive session.
+
+The key is read from ANTHROPIC_API_KEY (anthropic), OPENAI_API_KEY (openai, and
+openaiCompatible when TASK_X_API_KEY is unset) or TASK_X_API_KEY. TASK_X_RUNTIME names the
+runtime binary (default: task-x-runtime next to this program, else on PATH).`,
+		Example: `  task-x open .
+  task-x run --provider anthropic --model claude-sonnet-4-5 .
+  task-x run -p "where is the config parsed?" --mode ask --provider ollama --model qwen3:latest
+  task-x resume
+  task-x graph --level module .`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("task-x {{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.BoolVar(&g.verbose, "verbose", false, "show protocol error codes and data")
+	pf.StringVar(&g.dataDir, "data-dir", "", "folder for saved tasks, checkpoints and logs (default $XDG_DATA_HOME/task-x)")
+	pf.BoolVar(&g.noColor, "no-color", false, "no colours (also when NO_COLOR is set or output is not a terminal)")
+	root.AddCommand(newOpenCmd(), newRunCmd(), newResumeCmd(), newTasksCmd(), newRetrieveCmd(), newGraphCmd())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		fmt.Fprintf(os.Stderr, "task-x %s: %v (see task-x %s --help)\n", c.Name(), err, c.Name())
+		return exitCode(2)
+	})
+	return root
+}
+
+// usageError prints a one-line usage error and returns exit code 2.
+func usageError(c *cobra.Command, format string, a ...any) error {
+	fmt.Fprintf(os.Stderr, "task-x %s: %s (see task-x %s --help)\n", c.Name(), fmt.Sprintf(format, a...), c.Name())
+	return exitCode(2)
 }

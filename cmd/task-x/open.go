@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/spf13/cobra"
 	"os"
 	"os/signal"
 	"sort"
@@ -46,38 +46,45 @@ type summary struct {
 	} `json:"instructions"`
 }
 
-func cmdOpen(args []string) int {
-	fs := flag.NewFlagSet("open", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func newOpenCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "open [DIR]",
+		Short: "Open a folder and print the workspace summary",
+		Example: `  task-x open .
+  task-x open ~/src/project --json | jq .stats`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			s, code := openWorkspace(ctx, dir, openOpts{})
+			if s == nil {
+				return exitCode(code)
+			}
+			defer s.close()
+			raw := s.summary
+			if asJSON {
+				var v any
+				json.Unmarshal(raw, &v)
+				out, _ := json.MarshalIndent(v, "", "  ")
+				fmt.Println(string(out))
+				return nil
+			}
+			var sm summary
+			if err := json.Unmarshal(raw, &sm); err != nil {
+				fmt.Fprintln(os.Stderr, "task-x: the runtime sent an unreadable summary; run with --verbose and see its log")
+				return exitCode(1)
+			}
+			printSummary(&sm)
+			return nil
+		},
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(os.Stderr, "task-x open: at most one folder")
-		return 2
-	}
-	dir := fs.Arg(0)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	c, raw, code := openWorkspace(ctx, dir, nil, nil, nil)
-	if c == nil {
-		return code
-	}
-	defer c.close()
-	if *asJSON {
-		var v any
-		json.Unmarshal(raw, &v)
-		out, _ := json.MarshalIndent(v, "", "  ")
-		fmt.Println(string(out))
-		return 0
-	}
-	var s summary
-	if err := json.Unmarshal(raw, &s); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: unreadable summary:", err)
-		return 1
-	}
-	printSummary(&s)
-	return 0
+	c.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return c
 }
 
 func printSummary(s *summary) {

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/spf13/cobra"
 	"os"
 	"os/signal"
 	"strings"
@@ -31,66 +31,75 @@ type retrieval struct {
 	} `json:"instructions"`
 }
 
-// cmdRetrieve: task-x retrieve [--budget N] [--focus PATH]... [--json]
-// [--no-text] [DIR] "query" prints the ranked snippets with scores and
-// reasons.
-func cmdRetrieve(args []string) int {
-	fs := flag.NewFlagSet("retrieve", flag.ContinueOnError)
-	budget := fs.Int("budget", 0, "token budget (characters / 4); default the runtime's 8000")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	noText := fs.Bool("no-text", false, "print only the ranked list, not the snippets' text")
-	var focus multiFlag
-	fs.Var(&focus, "focus", "a root-relative path to rank first (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func newRetrieveCmd() *cobra.Command {
+	var budget int
+	var asJSON, noText bool
+	var focus []string
+	c := &cobra.Command{
+		Use:   "retrieve [DIR] QUERY",
+		Short: "Print the snippets context/retrieve ranks for a query, with scores and reasons",
+		Example: `  task-x retrieve . "where is the config parsed"
+  task-x retrieve "retry backoff" --budget 4000 --focus internal/agent --no-text`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			var dirArg, query string
+			if len(args) == 2 {
+				dirArg, query = args[0], args[1]
+			} else {
+				query = args[0]
+				if isDir(query) && !strings.Contains(query, " ") {
+					return usageError(c, "%q is a folder, and a query is missing: task-x retrieve %s \"what to look for\"", query, query)
+				}
+			}
+			return retrieve(dirArg, query, budget, focus, asJSON, noText)
+		},
 	}
-	var dirArg, query string
-	switch fs.NArg() {
-	case 1:
-		query = fs.Arg(0)
-	case 2:
-		dirArg, query = fs.Arg(0), fs.Arg(1)
-	default:
-		fmt.Fprintln(os.Stderr, `usage: task-x retrieve [--budget N] [--focus PATH] [--json] [--no-text] [DIR] "query"`)
-		return 2
-	}
+	fl := c.Flags()
+	fl.IntVar(&budget, "budget", 0, "token budget (characters / 4); default the runtime's 8000")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&noText, "no-text", false, "print only the ranked list, not the snippets' text")
+	fl.StringArrayVar(&focus, "focus", nil, "a root-relative path to rank first (repeatable)")
+	return c
+}
+
+func retrieve(dirArg, query string, budget int, focus []string, asJSON, noText bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	c, _, code := openWorkspace(ctx, dirArg, nil, nil, nil)
+	c, code := openWorkspace(ctx, dirArg, openOpts{})
 	if c == nil {
-		return code
+		return exitCode(code)
 	}
 	defer c.close()
 	params := map[string]any{"query": query}
-	if *budget != 0 {
-		params["budgetTokens"] = *budget
+	if budget != 0 {
+		params["budgetTokens"] = budget
 	}
 	if len(focus) > 0 {
-		params["focusPaths"] = []string(focus)
+		params["focusPaths"] = focus
 	}
 	var raw json.RawMessage
 	if err := c.call(ctx, "context/retrieve", params, &raw); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: context/retrieve:", rpcMessage(err))
-		return 1
+		fmt.Fprintln(os.Stderr, "task-x:", friendly(err))
+		return exitCode(1)
 	}
-	if *asJSON {
+	if asJSON {
 		var v any
 		json.Unmarshal(raw, &v)
 		out, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Println(string(out))
-		return 0
+		return nil
 	}
 	var r retrieval
 	if err := json.Unmarshal(raw, &r); err != nil {
-		fmt.Fprintln(os.Stderr, "task-x: unreadable result:", err)
-		return 1
+		fmt.Fprintln(os.Stderr, "task-x: the runtime sent an unreadable result; run with --verbose and see its log")
+		return exitCode(1)
 	}
 	rr := r.Retrieval
 	fmt.Printf("terms: %s\n", strings.Join(rr.Terms, ", "))
 	fmt.Printf("%d snippets from %d files considered, %d of %d tokens\n", len(rr.Snippets), rr.FilesConsidered, rr.UsedTokens, rr.BudgetTokens)
 	for i, s := range rr.Snippets {
 		fmt.Printf("\n%2d. %s:%d-%d  score %.2f\n    %s\n", i+1, s.Path, s.StartLine, s.EndLine, s.Score, s.Reason)
-		if !*noText {
+		if !noText {
 			for _, l := range strings.Split(s.Text, "\n") {
 				fmt.Printf("    │ %s\n", l)
 			}
@@ -103,11 +112,5 @@ func cmdRetrieve(args []string) int {
 		}
 		fmt.Printf("\ninstructions: %s\n", strings.Join(src, ", "))
 	}
-	return 0
+	return nil
 }
-
-// multiFlag collects a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

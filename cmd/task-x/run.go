@@ -4,454 +4,385 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
+	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
-func cmdRun(args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	kind := fs.String("provider", "", "provider kind: anthropic, openai, openaiCompatible or ollama")
-	model := fs.String("model", "", "model id")
-	baseURL := fs.String("base-url", "", "provider base URL (required for openaiCompatible)")
-	mode := fs.String("mode", "agent", "chat mode: agent or ask")
-	acceptEdits := fs.Bool("accept-edits", false, "run file edits without asking (policy mode acceptEdits)")
-	noSandbox := fs.Bool("no-sandbox", false, "run commands without the kernel sandbox (initialize sandbox: false)")
-	dataDir := fs.String("data-dir", "", "absolute folder where task files are saved")
-	noValidate := fs.Bool("no-validate", false, "do not run the project's checks after the task changed files (validation.enabled: false)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if *kind == "" || *model == "" || fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprint(os.Stderr, "task-x run: --provider, --model and a prompt are required\n", usage)
-		return 2
-	}
-	dirArg, prompt := "", fs.Arg(0)
-	if fs.NArg() == 2 {
-		dirArg, prompt = fs.Arg(0), fs.Arg(1)
-	}
-	prov := map[string]any{"kind": *kind, "model": *model}
-	if *baseURL != "" {
-		prov["baseUrl"] = *baseURL
-	}
-	if key := apiKey(*kind); key != "" {
-		prov["apiKey"] = key
-	}
+// Exit codes of run and resume.
+const (
+	exitFailed     = 1   // the task failed, or the runtime could not run it
+	exitUsage      = 2   // bad flags or arguments
+	exitUnasked    = 3   // an approval was needed and no one could be asked
+	exitCancelled  = 130 // interrupted (Ctrl-C), as a shell reports SIGINT
+	taskDoneWait   = 5 * time.Second
+	defaultMode    = "agent"
+	outputFormats  = "text, json or stream-json"
+	formatTextName = "text"
+)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	out := &printer{w: os.Stdout, ew: os.Stderr}
-	answers := newTerminal()
-	init := map[string]any{"sandbox": !*noSandbox}
-	if *dataDir != "" {
-		init["dataDir"] = *dataDir
+type runFlags struct {
+	provider, model, baseURL, mode string
+	prompt, format                 string
+	acceptEdits, noSandbox, trust  bool
+	noValidate                     bool
+}
+
+func addRunFlags(c *cobra.Command, f *runFlags) {
+	fl := c.Flags()
+	fl.StringVar(&f.provider, "provider", "", "provider kind: anthropic, openai, openaiCompatible or ollama (remembered)")
+	fl.StringVar(&f.model, "model", "", "model id (remembered)")
+	fl.StringVar(&f.baseURL, "base-url", "", "provider base URL (needed for openaiCompatible; remembered)")
+	fl.StringVar(&f.mode, "mode", "", "chat mode: agent, ask or plan (default agent)")
+	fl.StringVarP(&f.prompt, "prompt", "p", "", "run this prompt once, without the interactive session")
+	fl.StringVar(&f.format, "output-format", formatTextName, "one-shot output: "+outputFormats)
+	fl.BoolVar(&f.acceptEdits, "accept-edits", false, "run file edits without asking (policy mode acceptEdits)")
+	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands without the kernel sandbox (initialize sandbox: false)")
+	fl.BoolVar(&f.noValidate, "no-validate", false, "do not run the project's checks after the task changed files (validation.enabled: false)")
+	fl.BoolVar(&f.trust, "trust", false, "trust this folder from now on: its .mcp.json and hooks are used")
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run [DIR] [PROMPT]",
+		Short: "Run an agent task: an interactive session on a terminal, or one prompt with -p",
+		Long: `Run an agent task on DIR (default: the current folder).
+
+On a terminal without a prompt, an interactive session starts: type a prompt, watch the
+answer and the tool activity, answer approvals, and type follow-ups in the same task.
+Esc or Ctrl-C interrupts the running turn; Ctrl-C twice at the prompt exits (code 130).
+Type /help in the session for its commands.
+
+With -p "prompt" (or a PROMPT argument) the task runs once and ends, for scripts and CI.
+Exit codes: 0 completed, 1 failed, 2 bad usage, 3 an approval was needed and could not be
+asked (stdin is not a terminal and has no answer), 130 interrupted.
+
+--provider, --model and --base-url are remembered in the data folder for later runs.`,
+		Example: `  task-x run --provider anthropic --model claude-sonnet-4-5 .
+  task-x run . -p "add a --verbose flag" --provider openai --model gpt-5
+  task-x run -p "where is the config parsed?" --mode ask --output-format json
+  task-x run -p "fix the failing test" --output-format stream-json | jq .event.type`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, prompt := "", f.prompt
+			switch len(args) {
+			case 1:
+				if prompt == "" && !isDir(args[0]) {
+					prompt = args[0]
+				} else {
+					dir = args[0]
+				}
+			case 2:
+				if prompt != "" {
+					return usageError(c, "give the prompt once, with -p or as an argument")
+				}
+				dir, prompt = args[0], args[1]
+			}
+			return runTask(c, dir, prompt, "", f)
+		},
 	}
-	c, _, code := openWorkspace(ctx, dirArg, init,
-		func(method string, params json.RawMessage) {
+	addRunFlags(c, &f)
+	return c
+}
+
+func newResumeCmd() *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "resume [TASK-ID]",
+		Short: "Continue a saved task (the newest by default) in an interactive session or with -p",
+		Example: `  task-x resume
+  task-x resume task-1a2b3c -p "now add a test for it"
+  task-x resume --dir ../other-repo`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			id := "newest"
+			if len(args) == 1 {
+				id = args[0]
+			}
+			dir, _ := c.Flags().GetString("dir")
+			return runTask(c, dir, f.prompt, id, f)
+		},
+	}
+	addRunFlags(c, &f)
+	c.Flags().String("dir", "", "the task's folder (default: the current folder)")
+	return c
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// runTask opens dir and runs the prompt once, or the interactive session
+// when there is no prompt and stdin is a terminal. resume is a task id to
+// continue ("newest" for the newest saved task).
+func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
+	switch f.format {
+	case "text", "json", "stream-json":
+	default:
+		return usageError(c, "--output-format must be %s, not %q", outputFormats, f.format)
+	}
+	interactive := prompt == ""
+	if interactive && !isTerminal(os.Stdin) {
+		return usageError(c, `no prompt: pass -p "prompt", or run in a terminal for an interactive session`)
+	}
+	if interactive && f.format != "text" {
+		return usageError(c, "--output-format %s needs a prompt (-p)", f.format)
+	}
+	dataDir, err := resolveDataDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x:", err)
+		return exitCode(exitFailed)
+	}
+	d := loadDefaults(dataDir)
+	if f.provider != "" {
+		if f.provider != d.Provider {
+			d.BaseURL = ""
+		}
+		d.Provider = f.provider
+	}
+	if f.model != "" {
+		d.Model = f.model
+	}
+	if f.baseURL != "" {
+		d.BaseURL = f.baseURL
+	}
+	if d.Mode == "" {
+		d.Mode = defaultMode
+	}
+	if f.mode != "" {
+		d.Mode = f.mode
+	}
+	if d.Provider == "" || d.Model == "" {
+		return usageError(c, "no provider yet: pass --provider KIND --model MODEL once (they are remembered)")
+	}
+	if d.Provider == "openaiCompatible" && d.BaseURL == "" {
+		return usageError(c, "openaiCompatible needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
+	}
+	saveDefaults(dataDir, d)
+
+	p := newPrinter(f.format, useColor(os.Stderr))
+	ans := &answers{}
+	var kb *keyboard
+	if interactive {
+		kb, err = newKeyboard(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "task-x: cannot read the terminal:", err)
+			return exitCode(exitFailed)
+		}
+		defer kb.restore()
+		ans.kb = kb
+		ans.owner = make(chan chan byte, 4)
+	} else if !isTerminal(os.Stdin) {
+		ans.r = bufio.NewReader(os.Stdin)
+	} else {
+		ans.r = bufio.NewReader(os.Stdin)
+	}
+	r := &runner{p: p, prov: d}
+	if f.acceptEdits {
+		r.policy = map[string]any{"mode": "acceptEdits"}
+	}
+	if f.noValidate {
+		r.validation = map[string]any{"enabled": false}
+	}
+	unasked := false
+	ctx := context.Background()
+	s, code := openWorkspace(ctx, dir, openOpts{
+		init:  map[string]any{"sandbox": !f.noSandbox},
+		trust: f.trust,
+		onNotify: func(method string, params json.RawMessage) {
 			if method == "agent/event" {
-				out.event(params)
+				p.event(params)
 			}
 		},
-		func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		onCall: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			switch method {
 			case "agent/requestApproval":
-				return map[string]string{"decision": out.approve(params, answers)}, nil
+				a := p.approve(params, ans)
+				if a.unasked {
+					unasked = true
+					p.say("%s\n", p.st.bad.Render("denied: no one to ask (stdin is not a terminal); use --accept-edits or run in a terminal"))
+				}
+				if a.stop && r.interrupt != nil {
+					r.interrupt()
+				}
+				if a.message != "" {
+					var req struct {
+						TaskID string `json:"taskId"`
+					}
+					json.Unmarshal(params, &req)
+					go func() {
+						// The model reads it before its next turn (agent/steer).
+						r.s.call(context.Background(), "agent/steer", map[string]any{"taskId": req.TaskID, "text": a.message}, nil)
+					}()
+				}
+				return map[string]string{"decision": a.decision}, nil
 			case "agent/askUser":
-				return map[string]any{"answers": out.askUser(params, answers)}, nil
+				return map[string]any{"answers": p.askUser(params, ans)}, nil
 			}
 			return nil, fmt.Errorf("unsupported request %s", method)
-		})
-	if c == nil {
-		return code
+		},
+	})
+	if s == nil {
+		return exitCode(code)
 	}
-	defer c.close()
-	params := map[string]any{"prompt": prompt, "provider": prov, "chatMode": *mode}
-	if *acceptEdits {
-		params["policy"] = map[string]any{"mode": "acceptEdits"}
-	}
-	if *noValidate {
-		params["validation"] = map[string]any{"enabled": false}
-	}
-	var sum struct {
-		TaskID       string `json:"taskId"`
-		Status       string `json:"status"`
-		Error        *string
-		ChangedFiles []struct {
-			Path    string `json:"path"`
-			Kind    string `json:"kind"`
-			Added   int    `json:"added"`
-			Removed int    `json:"removed"`
-		} `json:"changedFiles"`
-		Usage struct {
-			InputTokens  int `json:"inputTokens"`
-			OutputTokens int `json:"outputTokens"`
-		} `json:"usage"`
-		Iterations  int `json:"iterations"`
-		ToolCalls   int `json:"toolCalls"`
-		Validations []struct {
-			Name   string `json:"name"`
-			Passed bool   `json:"passed"`
-		} `json:"validations"`
-		SkippedChecks []struct {
-			Name   string `json:"name"`
-			Reason string `json:"reason"`
-		} `json:"skippedChecks"`
-	}
-	if err := c.call(ctx, "agent/run", params, &sum); err != nil {
-		out.endLine()
-		fmt.Fprintln(os.Stderr, "task-x: agent/run:", rpcMessage(err))
-		return 1
-	}
-	// Responses are routed as they arrive, notifications through the conn's
-	// queue: the task's last agent/event notifications (its final text and
-	// `done`) may still be queued. Wait for `done` so the answer is printed in
-	// full before the summary.
-	out.waitDone(sum.TaskID, 5*time.Second)
-	out.endLine()
-	fmt.Fprintf(os.Stderr, "\n%s: %s, %d iterations, %d tool calls, %d in / %d out tokens\n",
-		sum.TaskID, sum.Status, sum.Iterations, sum.ToolCalls, sum.Usage.InputTokens, sum.Usage.OutputTokens)
-	if sum.Error != nil {
-		fmt.Fprintln(os.Stderr, "error:", *sum.Error)
-	}
-	if len(sum.ChangedFiles) > 0 {
-		fmt.Fprintln(os.Stderr, "changed files:")
-		for _, f := range sum.ChangedFiles {
-			fmt.Fprintf(os.Stderr, "  %-9s %s (+%d -%d)\n", f.Kind, f.Path, f.Added, f.Removed)
+	defer s.close()
+	r.s = s
+	if resume != "" {
+		id, err := findTask(s, resume)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "task-x:", err)
+			return exitCode(exitFailed)
 		}
+		r.taskID = id
+		fmt.Fprintf(os.Stderr, "resuming %s\n", id)
 	}
-	if len(sum.Validations)+len(sum.SkippedChecks) > 0 {
-		fmt.Fprintln(os.Stderr, "checks:")
-		for _, v := range sum.Validations {
-			outcome := "passed"
-			if !v.Passed {
-				outcome = "FAILED"
-			}
-			fmt.Fprintf(os.Stderr, "  %-6s %s\n", outcome, v.Name)
-		}
-		for _, s := range sum.SkippedChecks {
-			fmt.Fprintf(os.Stderr, "  %-6s %s (%s)\n", "skip", s.Name, s.Reason)
-		}
+	if interactive {
+		return exitCode(interactiveSession(r, kb, ans))
 	}
-	if sum.Status != "completed" {
-		return 1
-	}
-	return 0
-}
 
-// apiKey reads the provider's usual environment variable.
-func apiKey(kind string) string {
-	switch kind {
-	case "anthropic":
-		return os.Getenv("ANTHROPIC_API_KEY")
-	case "openai":
-		return os.Getenv("OPENAI_API_KEY")
-	case "openaiCompatible":
-		if k := os.Getenv("TASK_X_API_KEY"); k != "" {
-			return k
-		}
-		return os.Getenv("OPENAI_API_KEY")
-	case "ollama":
-		return os.Getenv("TASK_X_API_KEY")
-	}
-	return ""
-}
-
-// printer renders agent events: the answer on stdout, tool activity on stderr.
-type printer struct {
-	mu     sync.Mutex
-	w, ew  io.Writer
-	inText bool
-	done   map[string]chan struct{} // taskId → closed once its `done` event is printed
-}
-
-// doneChan returns the channel closed when taskID's `done` event has been
-// handled. p.mu must be held.
-func (p *printer) doneChan(taskID string) chan struct{} {
-	if p.done == nil {
-		p.done = map[string]chan struct{}{}
-	}
-	ch, ok := p.done[taskID]
-	if !ok {
-		ch = make(chan struct{})
-		p.done[taskID] = ch
-	}
-	return ch
-}
-
-// waitDone waits until the `done` agent/event of taskID has been handled, or
-// for at most timeout.
-func (p *printer) waitDone(taskID string, timeout time.Duration) {
-	p.mu.Lock()
-	ch := p.doneChan(taskID)
-	p.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(timeout):
-	}
-}
-
-func (p *printer) endLine() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.inText {
-		fmt.Fprintln(p.w)
-		p.inText = false
-	}
-}
-
-func (p *printer) event(params json.RawMessage) {
-	var ev struct {
-		TaskID string `json:"taskId"`
-		Event  struct {
-			Type       string          `json:"type"`
-			Text       string          `json:"text"`
-			Tool       string          `json:"tool"`
-			Input      json.RawMessage `json:"input"`
-			OK         *bool           `json:"ok"`
-			Error      any             `json:"error"`
-			Message    string          `json:"message"`
-			Path       string          `json:"path"`
-			Kind       string          `json:"kind"`
-			DurationMs int64           `json:"durationMs"`
-			Result     json.RawMessage `json:"result"`
-			Name       string          `json:"name"`
-			Command    string          `json:"command"`
-			Passed     bool            `json:"passed"`
-			ExitCode   int             `json:"exitCode"`
-			TimedOut   bool            `json:"timedOut"`
-		} `json:"event"`
-	}
-	if json.Unmarshal(params, &ev) != nil {
-		return
-	}
-	e := ev.Event
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch e.Type {
-	case "textDelta":
-		fmt.Fprint(p.w, e.Text)
-		p.inText = true
-		return
-	case "done":
-		ch := p.doneChan(ev.TaskID)
+	// One-shot: Ctrl-C cancels the task and exits 130.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
 		select {
-		case <-ch:
-		default:
-			close(ch)
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
 		}
-	case "toolStarted":
-		p.breakText()
-		fmt.Fprintf(p.ew, "→ %s %s\n", e.Tool, oneLine(plainJSON(e.Input), 120))
-	case "toolFinished":
-		p.breakText()
-		status := commandStatus(e.Result)
-		if e.OK != nil && !*e.OK {
-			status = fmt.Sprintf("failed: %v", e.Error)
+	}()
+	start := time.Now()
+	sum, err := r.turn(ctx, prompt)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "\ntask-x: interrupted; the task was cancelled")
+			return exitCode(exitCancelled)
 		}
-		fmt.Fprintf(p.ew, "  %s %s (%d ms)\n", e.Tool, oneLine(status, 160), e.DurationMs)
-	case "fileChanged":
-		p.breakText()
-		fmt.Fprintf(p.ew, "  %s %s\n", e.Kind, e.Path)
-	case "warning", "error":
-		p.breakText()
-		fmt.Fprintf(p.ew, "%s: %s\n", e.Type, e.Message)
-	case "validationStarted":
-		p.breakText()
-		fmt.Fprintf(p.ew, "→ check %s: %s\n", e.Name, oneLine(e.Command, 120))
-	case "validationFinished":
-		p.breakText()
-		outcome := "passed"
-		switch {
-		case e.TimedOut:
-			outcome = "FAILED (timed out)"
-		case e.ExitCode < 0:
-			outcome = "stopped"
-		case !e.Passed:
-			outcome = fmt.Sprintf("FAILED (exit code %d)", e.ExitCode)
-		}
-		fmt.Fprintf(p.ew, "  check %s %s (%d ms)\n", e.Name, outcome, e.DurationMs)
+		fmt.Fprintln(os.Stderr, "task-x:", friendly(err))
+		return exitCode(exitFailed)
 	}
-}
-
-func (p *printer) breakText() {
-	if p.inText {
-		fmt.Fprintln(p.w)
-		p.inText = false
-	}
-}
-
-// approve asks on the terminal; anything but y, a or yes denies.
-func (p *printer) approve(params json.RawMessage, t *terminal) string {
-	var req struct {
-		Tool       string          `json:"tool"`
-		Permission string          `json:"permission"`
-		Input      json.RawMessage `json:"input"`
-		Preview    string          `json:"preview"`
-	}
-	json.Unmarshal(params, &req)
-	p.mu.Lock()
-	p.breakText()
-	fmt.Fprintf(p.ew, "\n%s wants to run %s:\n", req.Permission, req.Tool)
-	if req.Preview != "" {
-		fmt.Fprintln(p.ew, indent(req.Preview))
-	} else {
-		fmt.Fprintln(p.ew, indent(plainJSON(req.Input)))
-	}
-	fmt.Fprint(p.ew, "allow? [y]es / [a]lways this task / [N]o: ")
-	p.mu.Unlock()
-	switch strings.ToLower(strings.TrimSpace(t.readLine())) {
-	case "y", "yes":
-		return "allow"
-	case "a", "always":
-		return "allowSession"
-	}
-	return "deny"
-}
-
-// terminal reads answers from /dev/tty, else stdin; at EOF every answer is
-// "no".
-type terminal struct {
-	mu sync.Mutex
-	r  *bufio.Reader
-}
-
-func newTerminal() *terminal {
-	var in io.Reader = os.Stdin
-	if tty, err := os.Open("/dev/tty"); err == nil {
-		in = tty
-	}
-	return &terminal{r: bufio.NewReader(in)}
-}
-
-func (t *terminal) readLine() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	line, _ := t.r.ReadString('\n')
-	return line
-}
-
-// plainJSON undoes encoding/json's HTML escapes (\u0026, \u003c, \u003e) in
-// raw JSON text, so a command such as `make && make test` reads as typed
-// rather than as `make \u0026\u0026 make test`. Key order and every other
-// escape are kept; an escaped backslash followed by "u0026" stays as it is.
-func plainJSON(raw json.RawMessage) string {
-	var b strings.Builder
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			b.WriteByte(c)
-			continue
-		}
-		if raw[i+1] == 'u' && i+6 <= len(raw) {
-			switch string(raw[i+2 : i+6]) {
-			case "0026":
-				b.WriteByte('&')
-				i += 5
-				continue
-			case "003c", "003C":
-				b.WriteByte('<')
-				i += 5
-				continue
-			case "003e", "003E":
-				b.WriteByte('>')
-				i += 5
-				continue
-			}
-		}
-		b.WriteByte(c)
-		b.WriteByte(raw[i+1])
-		i++
-	}
-	return b.String()
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
-}
-
-func indent(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > 40 {
-		lines = append(lines[:40], fmt.Sprintf("… %d more lines", len(lines)-40))
-	}
-	return "    " + strings.Join(lines, "\n    ")
-}
-
-// commandStatus is "ok", or for a run_command result that did not exit 0,
-// what happened: the exit code, a timeout or a cancel.
-func commandStatus(result json.RawMessage) string {
-	var r struct {
-		ExitCode  *int `json:"exitCode"`
-		TimedOut  bool `json:"timedOut"`
-		Cancelled bool `json:"cancelled"`
-	}
-	if json.Unmarshal(result, &r) != nil {
-		return "ok"
+	switch f.format {
+	case "json":
+		fmt.Fprintln(os.Stdout, string(p.lastSummary))
+	case "stream-json":
+		fmt.Fprintf(os.Stdout, `{"type":"result","summary":%s}`+"\n", compactJSON(p.lastSummary))
+	default:
+		p.printSummary(sum, time.Since(start))
 	}
 	switch {
-	case r.TimedOut:
-		return "timed out"
-	case r.Cancelled:
-		return "cancelled"
-	case r.ExitCode != nil && *r.ExitCode != 0:
-		return fmt.Sprintf("exit code %d", *r.ExitCode)
+	case sum.Status == "cancelled":
+		return exitCode(exitCancelled)
+	case sum.Status != "completed":
+		if f.format != "text" && sum.Error != nil {
+			fmt.Fprintln(os.Stderr, "task-x: the task failed:", *sum.Error)
+		}
+		return exitCode(exitFailed)
+	case unasked:
+		fmt.Fprintln(os.Stderr, "task-x: an approval was needed and could not be asked; pass --accept-edits or answer on a terminal")
+		return exitCode(exitUnasked)
 	}
-	return "ok"
+	return nil
 }
 
-// askUser asks agent/askUser's questions on the terminal: a number per
-// option (several, separated by spaces or commas, for a checkbox question).
-// An empty answer to every question dismisses them (answers: null).
-func (p *printer) askUser(params json.RawMessage, t *terminal) map[string][]string {
-	var req struct {
-		Questions []struct {
-			ID      string   `json:"id"`
-			Text    string   `json:"text"`
-			Kind    string   `json:"kind"`
-			Options []string `json:"options"`
-		} `json:"questions"`
+// findTask resolves "newest" or an id (a unique prefix is enough) against
+// agent/tasks.
+func findTask(s *session, id string) (string, error) {
+	tasks, err := listTasks(s)
+	if err != nil {
+		return "", errors.New(friendly(err))
 	}
-	if json.Unmarshal(params, &req) != nil {
-		return nil
+	if len(tasks) == 0 {
+		return "", errors.New("there is no saved task to resume; start one with task-x run")
 	}
-	answers := map[string][]string{}
-	answered := false
-	for _, q := range req.Questions {
-		p.mu.Lock()
-		p.breakText()
-		fmt.Fprintf(p.ew, "\n%s\n", q.Text)
-		for i, o := range q.Options {
-			fmt.Fprintf(p.ew, "  %d) %s\n", i+1, o)
+	if id == "newest" {
+		return tasks[0].TaskID, nil
+	}
+	var found []string
+	for _, t := range tasks {
+		if t.TaskID == id {
+			return id, nil
 		}
-		if q.Kind == "checkbox" {
-			fmt.Fprint(p.ew, "choose any (e.g. 1 3), empty to skip: ")
-		} else {
-			fmt.Fprint(p.ew, "choose one, empty to skip: ")
+		if strings.HasPrefix(t.TaskID, id) {
+			found = append(found, t.TaskID)
 		}
-		p.mu.Unlock()
-		picked := []string{}
-		for _, f := range strings.FieldsFunc(t.readLine(), func(r rune) bool { return r == ' ' || r == ',' || r == '\n' || r == '\r' }) {
-			var n int
-			if _, err := fmt.Sscan(f, &n); err == nil && n >= 1 && n <= len(q.Options) {
-				picked = append(picked, q.Options[n-1])
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	return "", fmt.Errorf("no saved task %q; task-x tasks lists them", id)
+}
+
+type taskMeta struct {
+	TaskID    string    `json:"taskId"`
+	Title     string    `json:"title"`
+	Status    string    `json:"status"`
+	ChatMode  string    `json:"chatMode"`
+	Model     string    `json:"model"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// listTasks is agent/tasks, newest first.
+func listTasks(s *session) ([]taskMeta, error) {
+	var res struct {
+		Tasks []taskMeta `json:"tasks"`
+	}
+	if err := s.call(context.Background(), "agent/tasks", nil, &res); err != nil {
+		return nil, err
+	}
+	t := res.Tasks
+	for i := 1; i < len(t); i++ {
+		for j := i; j > 0 && t[j].UpdatedAt.After(t[j-1].UpdatedAt); j-- {
+			t[j], t[j-1] = t[j-1], t[j]
+		}
+	}
+	return t, nil
+}
+
+func printTasks(w io.Writer, st styles, tasks []taskMeta, width int) {
+	if len(tasks) == 0 {
+		fmt.Fprintln(w, "no saved tasks")
+		return
+	}
+	for _, t := range tasks {
+		fmt.Fprintf(w, "%s  %-9s %s  %s\n", st.file.Render(t.TaskID), t.Status, t.UpdatedAt.Local().Format("2006-01-02 15:04"),
+			truncate(t.Title, max(20, width-len(t.TaskID)-32)))
+	}
+}
+
+func newTasksCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "tasks [DIR]",
+		Short:   "List the saved tasks, newest first",
+		Example: "  task-x tasks\n  task-x tasks --data-dir ~/tx-data",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
 			}
-		}
-		if len(picked) > 0 {
-			answered = true
-		}
-		answers[q.ID] = picked
+			s, code := openWorkspace(context.Background(), dir, openOpts{})
+			if s == nil {
+				return exitCode(code)
+			}
+			defer s.close()
+			tasks, err := listTasks(s)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "task-x:", friendly(err))
+				return exitCode(exitFailed)
+			}
+			printTasks(os.Stdout, newStyles(useColor(os.Stdout)), tasks, termWidth())
+			return nil
+		},
 	}
-	if !answered {
-		return nil
-	}
-	return answers
 }

@@ -28,7 +28,7 @@ func TestCLIOpen(t *testing.T) {
 	// A folder that does not exist is a clear error, not a crash.
 	cmd = exec.Command(filepath.Join(binDir, "task-x"), "open", filepath.Join(repo, "missing"))
 	msg, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(msg), "workspace/open") {
+	if err == nil || !strings.Contains(string(msg), "does not exist; pass an existing folder") {
 		t.Fatalf("open of a missing folder: %v %s", err, msg)
 	}
 }

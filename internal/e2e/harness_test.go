@@ -38,8 +38,17 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	// task-x keeps tasks, defaults and logs in $XDG_DATA_HOME/task-x: never
+	// the user's own folder from a test.
+	data, err := os.MkdirTemp("", "task-x-e2e-data-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(data)
 	os.Exit(code)
 }
 

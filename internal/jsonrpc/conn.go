@@ -53,6 +53,9 @@ type ConnOptions struct {
 	// OnInternalError is told about broken invariants: a handler panic (with its
 	// stack) or a result that cannot be encoded. Optional.
 	OnInternalError func(error)
+	// CancelOnDone makes Call send `$/cancelRequest` for its id when its ctx
+	// is done before the response (a client interrupting a request).
+	CancelOnDone bool
 }
 
 // DefaultDrainTimeout is protocol.md "Lifecycle"'s wait for open replies at exit.
@@ -647,6 +650,11 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		return r.result, r.err
 	case <-ctx.Done():
 		c.retireCall(id)
+		if c.opts.CancelOnDone {
+			wctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = c.writer.Write(wctx, wireRequest{JSONRPC: "2.0", Method: CancelMethod, Params: map[string]any{"id": id.num}})
+			cancel()
+		}
 		return nil, ctx.Err()
 	}
 }

@@ -1,0 +1,609 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// taskSummary is the agent/run result as this client reads it.
+type taskSummary struct {
+	TaskID       string  `json:"taskId"`
+	Status       string  `json:"status"`
+	Text         string  `json:"text"`
+	Error        *string `json:"error"`
+	ChangedFiles []struct {
+		Path    string `json:"path"`
+		Kind    string `json:"kind"`
+		Added   int    `json:"added"`
+		Removed int    `json:"removed"`
+	} `json:"changedFiles"`
+	Usage struct {
+		InputTokens  int `json:"inputTokens"`
+		OutputTokens int `json:"outputTokens"`
+	} `json:"usage"`
+	Iterations  int `json:"iterations"`
+	ToolCalls   int `json:"toolCalls"`
+	Validations []struct {
+		Name   string `json:"name"`
+		Passed bool   `json:"passed"`
+	} `json:"validations"`
+	SkippedChecks []struct {
+		Name   string `json:"name"`
+		Reason string `json:"reason"`
+	} `json:"skippedChecks"`
+}
+
+// defaults are the provider settings kept in DATA/config.json, so resume
+// and later runs need no flags.
+type defaults struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	BaseURL  string `json:"baseUrl,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+}
+
+func loadDefaults(dataDir string) defaults {
+	var d defaults
+	if b, err := os.ReadFile(filepath.Join(dataDir, "config.json")); err == nil {
+		json.Unmarshal(b, &d)
+	}
+	return d
+}
+
+func saveDefaults(dataDir string, d defaults) {
+	b, _ := json.MarshalIndent(d, "", "  ")
+	os.WriteFile(filepath.Join(dataDir, "config.json"), b, 0o600)
+}
+
+// apiKey reads the provider's usual environment variable.
+func apiKey(kind string) string {
+	switch kind {
+	case "anthropic":
+		return os.Getenv("ANTHROPIC_API_KEY")
+	case "openai":
+		return os.Getenv("OPENAI_API_KEY")
+	case "openaiCompatible":
+		if k := os.Getenv("TASK_X_API_KEY"); k != "" {
+			return k
+		}
+		return os.Getenv("OPENAI_API_KEY")
+	case "ollama":
+		return os.Getenv("TASK_X_API_KEY")
+	}
+	return ""
+}
+
+func keyVar(kind string) string {
+	switch kind {
+	case "anthropic":
+		return "ANTHROPIC_API_KEY"
+	case "openai":
+		return "OPENAI_API_KEY"
+	}
+	return "TASK_X_API_KEY"
+}
+
+// runner drives turns of one task over the protocol: agent/run with the
+// task's id, its events, approvals and questions.
+type runner struct {
+	s          *session
+	p          *printer
+	prov       defaults
+	policy     map[string]any
+	validation map[string]any
+	taskID     string
+	// interrupt cancels the running turn (set while one runs).
+	interrupt func()
+}
+
+func (r *runner) providerConfig() map[string]any {
+	prov := map[string]any{"kind": r.prov.Provider, "model": r.prov.Model}
+	if r.prov.BaseURL != "" {
+		prov["baseUrl"] = r.prov.BaseURL
+	}
+	if key := apiKey(r.prov.Provider); key != "" {
+		prov["apiKey"] = key
+	}
+	return prov
+}
+
+// turn runs one agent/run (a follow-up when r.taskID is set) and returns
+// its summary; ctx's cancel interrupts it ($/cancelRequest).
+func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) {
+	params := map[string]any{"prompt": prompt, "provider": r.providerConfig(), "chatMode": r.prov.Mode}
+	if r.taskID != "" {
+		params["taskId"] = r.taskID
+	}
+	if r.policy != nil {
+		params["policy"] = r.policy
+	}
+	if r.validation != nil {
+		params["validation"] = r.validation
+	}
+	r.p.startTurn()
+	var raw json.RawMessage
+	err := r.s.call(ctx, "agent/run", params, &raw)
+	if err != nil {
+		if r.taskID == "" {
+			r.taskID = r.p.currentTask()
+		}
+		if r.taskID != "" && ctx.Err() != nil {
+			// Interrupted: the runtime ends the task; wait for its `done`
+			// so a follow-up does not find it still running.
+			r.p.waitDone(r.taskID, taskDoneWait)
+		}
+		r.p.endTurn(r.taskID)
+		return nil, err
+	}
+	var sum taskSummary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		r.p.endTurn("")
+		return nil, err
+	}
+	r.taskID = sum.TaskID
+	// The response can overtake the task's last agent/event notifications;
+	// wait for `done` so the answer is shown in full before the summary.
+	r.p.waitDone(sum.TaskID, 5*time.Second)
+	r.p.endTurn(sum.TaskID)
+	r.p.lastSummary = raw
+	return &sum, nil
+}
+
+// printer renders agent events. Text format: the answer on stdout
+// (markdown rendered on a terminal), activity on stderr. stream-json: every
+// event as one JSON line on stdout. json: nothing until the summary.
+type printer struct {
+	mu     sync.Mutex
+	w, ew  io.Writer
+	st     styles
+	format string // text, json, stream-json
+	tty    bool   // stdout is a terminal: buffer the answer and render markdown
+	width  int
+
+	inText      bool
+	text        strings.Builder // the answer so far when tty
+	done        map[string]chan struct{}
+	turnStart   time.Time
+	tokens      int
+	waiting     map[string]time.Time     // callId → when its approval was asked
+	waited      map[string]time.Duration // callId → time spent waiting for the user
+	spin        *spinner
+	lastOutput  string // the last command's whole output (/output shows it)
+	lastSummary json.RawMessage
+	task        string // the first task id seen in events
+}
+
+// currentTask is the task id the events of this session carried.
+func (p *printer) currentTask() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.task
+}
+
+func newPrinter(format string, color bool) *printer {
+	p := &printer{w: os.Stdout, ew: os.Stderr, st: newStyles(color), format: format,
+		tty: isTerminal(os.Stdout) && format == "text", width: termWidth(),
+		waiting: map[string]time.Time{}, waited: map[string]time.Duration{}}
+	if isTerminal(os.Stderr) && format != "stream-json" {
+		p.spin = newSpinner(os.Stderr, p)
+	}
+	return p
+}
+
+func (p *printer) doneChan(taskID string) chan struct{} {
+	if p.done == nil {
+		p.done = map[string]chan struct{}{}
+	}
+	ch, ok := p.done[taskID]
+	if !ok {
+		ch = make(chan struct{})
+		p.done[taskID] = ch
+	}
+	return ch
+}
+
+func (p *printer) waitDone(taskID string, timeout time.Duration) {
+	p.mu.Lock()
+	ch := p.doneChan(taskID)
+	p.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+	}
+}
+
+func (p *printer) startTurn() {
+	p.mu.Lock()
+	p.turnStart = time.Now()
+	p.tokens = 0
+	p.mu.Unlock()
+	if p.spin != nil {
+		p.spin.start()
+	}
+}
+
+func (p *printer) endTurn(taskID string) {
+	if p.spin != nil {
+		p.spin.stop()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if taskID != "" {
+		delete(p.done, taskID)
+	}
+	p.flushText()
+}
+
+// flushText ends the streamed answer: renders the buffered markdown on a
+// terminal, else ends the line. p.mu held.
+func (p *printer) flushText() {
+	if p.tty {
+		if t := p.text.String(); strings.TrimSpace(t) != "" {
+			p.spin.clearLine()
+			fmt.Fprint(p.w, renderMarkdown(t, p.st.color, p.width))
+		}
+		p.text.Reset()
+		return
+	}
+	if p.inText {
+		fmt.Fprintln(p.w)
+		p.inText = false
+	}
+}
+
+type agentEvent struct {
+	TaskID string `json:"taskId"`
+	Event  struct {
+		Type         string          `json:"type"`
+		Text         string          `json:"text"`
+		Tool         string          `json:"tool"`
+		CallID       string          `json:"callId"`
+		Input        json.RawMessage `json:"input"`
+		OK           *bool           `json:"ok"`
+		Error        any             `json:"error"`
+		Message      string          `json:"message"`
+		Path         string          `json:"path"`
+		Kind         string          `json:"kind"`
+		Decision     string          `json:"decision"`
+		DurationMs   int64           `json:"durationMs"`
+		Result       json.RawMessage `json:"result"`
+		OutputTokens int             `json:"totalOutputTokens"`
+		InputTokens  int             `json:"totalInputTokens"`
+		Background   bool            `json:"background"`
+		Name         string          `json:"name"`
+		Command      string          `json:"command"`
+		Passed       bool            `json:"passed"`
+		ExitCode     int             `json:"exitCode"`
+		TimedOut     bool            `json:"timedOut"`
+	} `json:"event"`
+}
+
+func (p *printer) event(params json.RawMessage) {
+	if p.format == "stream-json" {
+		p.mu.Lock()
+		fmt.Fprintf(p.w, "%s\n", compactJSON(params))
+		p.mu.Unlock()
+	}
+	var ev agentEvent
+	if json.Unmarshal(params, &ev) != nil {
+		return
+	}
+	e := ev.Event
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.TaskID != "" && p.task == "" {
+		p.task = ev.TaskID
+	}
+	if e.Type == "done" {
+		ch := p.doneChan(ev.TaskID)
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
+	switch e.Type {
+	case "usage":
+		p.tokens = e.InputTokens + e.OutputTokens
+	case "approvalRequested":
+		p.waiting[e.CallID] = time.Now()
+	case "approvalResolved":
+		if t, ok := p.waiting[e.CallID]; ok {
+			p.waited[e.CallID] += time.Since(t)
+			delete(p.waiting, e.CallID)
+		}
+	}
+	if p.format == "json" || p.format == "stream-json" {
+		return
+	}
+	switch e.Type {
+	case "textDelta":
+		if p.tty {
+			p.text.WriteString(e.Text)
+			return
+		}
+		fmt.Fprint(p.w, e.Text)
+		p.inText = true
+	case "toolStarted":
+		if e.Background && e.Result != nil {
+			return
+		}
+		p.flushText()
+		p.spin.clearLine()
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.tool.Render("● "+e.Tool), truncate(plainJSON(e.Input), max(20, p.width-len(e.Tool)-4)))
+	case "toolFinished":
+		p.flushText()
+		p.spin.clearLine()
+		p.toolFinished(e.Tool, e.CallID, e.OK, e.Error, e.Result, e.DurationMs)
+	case "fileChanged":
+		p.flushText()
+		p.spin.clearLine()
+		fmt.Fprintf(p.ew, "  %s %s\n", p.st.dim.Render(e.Kind), e.Path)
+	case "warning", "error":
+		p.flushText()
+		p.spin.clearLine()
+		st := p.st.warn
+		if e.Type == "error" {
+			st = p.st.bad
+		}
+		fmt.Fprintf(p.ew, "%s %s\n", st.Render(e.Type+":"), e.Message)
+	case "validationStarted":
+		p.flushText()
+		p.spin.clearLine()
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.tool.Render("● check "+e.Name), truncate(e.Command, max(20, p.width-len(e.Name)-10)))
+	case "validationFinished":
+		p.flushText()
+		p.spin.clearLine()
+		outcome := p.st.ok.Render("passed")
+		switch {
+		case e.TimedOut:
+			outcome = p.st.bad.Render("FAILED (timed out)")
+		case e.ExitCode < 0:
+			outcome = p.st.warn.Render("stopped")
+		case !e.Passed:
+			outcome = p.st.bad.Render(fmt.Sprintf("FAILED (exit code %d)", e.ExitCode))
+		}
+		fmt.Fprintf(p.ew, "  ⎿ check %s %s %s\n", e.Name, outcome, p.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")"))
+	}
+}
+
+// commandLines is how many lines of a command's output are shown.
+const commandLines = 5
+
+// toolFinished prints "⎿ ok (1.2s)" with the duration less the approval
+// wait, and a command's last lines. p.mu held.
+func (p *printer) toolFinished(tool, callID string, ok *bool, errv any, result json.RawMessage, ms int64) {
+	d := time.Duration(ms)*time.Millisecond - p.waited[callID]
+	delete(p.waited, callID)
+	if d < 0 {
+		d = 0
+	}
+	status := p.st.ok.Render(commandStatus(result))
+	if ok != nil && !*ok {
+		status = p.st.bad.Render("failed: " + truncate(fmt.Sprint(errv), max(20, p.width-20)))
+	} else if s := commandStatus(result); s != "ok" {
+		status = p.st.warn.Render(s)
+	}
+	fmt.Fprintf(p.ew, "  ⎿ %s %s\n", status, p.st.dim.Render("("+formatDuration(d)+")"))
+	var r struct {
+		Output *string `json:"output"`
+	}
+	if tool == "run_command" && json.Unmarshal(result, &r) == nil && r.Output != nil {
+		p.lastOutput = *r.Output
+		lines, hidden := lastLines(*r.Output, commandLines)
+		if hidden > 0 {
+			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(fmt.Sprintf("… %d earlier lines (/output shows all)", hidden)))
+		}
+		for _, l := range lines {
+			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(truncate(l, max(20, p.width-6))))
+		}
+	}
+}
+
+// printSummary prints the one-line summary of a turn and its changed files
+// on stderr.
+func (p *printer) printSummary(sum *taskSummary, elapsed time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.st.ok
+	mark := "✓"
+	switch sum.Status {
+	case "failed":
+		st, mark = p.st.bad, "✗"
+	case "cancelled":
+		st, mark = p.st.warn, "■"
+	}
+	fmt.Fprintf(p.ew, "\n%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
+		st.Render(mark), sum.TaskID, st.Render(sum.Status), sum.Iterations, sum.ToolCalls,
+		sum.Usage.InputTokens, sum.Usage.OutputTokens, formatDuration(elapsed))
+	if sum.Error != nil && sum.Status != "cancelled" {
+		fmt.Fprintln(p.ew, p.st.bad.Render("error:"), *sum.Error)
+	}
+	if len(sum.ChangedFiles) > 0 {
+		fmt.Fprintln(p.ew, "changed files:")
+		for _, f := range sum.ChangedFiles {
+			fmt.Fprintf(p.ew, "  %-9s %s (%s %s)\n", f.Kind, f.Path, p.st.add.Render(fmt.Sprintf("+%d", f.Added)), p.st.del.Render(fmt.Sprintf("-%d", f.Removed)))
+		}
+	}
+	if len(sum.Validations)+len(sum.SkippedChecks) > 0 {
+		fmt.Fprintln(p.ew, "checks:")
+		for _, v := range sum.Validations {
+			outcome := p.st.ok.Render("passed")
+			if !v.Passed {
+				outcome = p.st.bad.Render("FAILED")
+			}
+			fmt.Fprintf(p.ew, "  %s %s\n", outcome, v.Name)
+		}
+		for _, s := range sum.SkippedChecks {
+			fmt.Fprintf(p.ew, "  %s %s (%s)\n", p.st.dim.Render("skip"), s.Name, s.Reason)
+		}
+	}
+}
+
+// say prints a line of activity on stderr, between spinner frames.
+func (p *printer) say(format string, a ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spin.clearLine()
+	fmt.Fprintf(p.ew, format, a...)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// spinner shows "⠋ working 3.2s · 1234 tokens" on stderr while a turn runs.
+type spinner struct {
+	w     io.Writer
+	p     *printer
+	mu    sync.Mutex
+	stopC chan struct{}
+	wg    sync.WaitGroup
+	shown bool
+	pause bool
+}
+
+func newSpinner(w io.Writer, p *printer) *spinner { return &spinner{w: w, p: p} }
+
+func (s *spinner) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopC != nil {
+		return
+	}
+	s.stopC = make(chan struct{})
+	s.pause = false
+	s.wg.Add(1)
+	go s.loop(s.stopC)
+}
+
+func (s *spinner) loop(stop chan struct{}) {
+	defer s.wg.Done()
+	frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+	t := time.NewTicker(120 * time.Millisecond)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.p.mu.Lock()
+		elapsed, tokens := time.Since(s.p.turnStart), s.p.tokens
+		s.mu.Lock()
+		if !s.pause {
+			fmt.Fprintf(s.w, "\r\033[K%s working %s · %d tokens · Esc to interrupt", s.p.st.prompt.Render(string(frames[i%len(frames)])), formatDuration(elapsed), tokens)
+			s.shown = true
+		}
+		s.mu.Unlock()
+		s.p.mu.Unlock()
+	}
+}
+
+func (s *spinner) stop() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	stop := s.stopC
+	s.stopC = nil
+	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		s.wg.Wait()
+	}
+	s.clearLine()
+}
+
+// setPaused stops drawing (while an approval or question is asked).
+func (s *spinner) setPaused(v bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.pause = v
+	s.mu.Unlock()
+	s.clearLine()
+}
+
+// clearLine erases the spinner's line; callers print after it.
+func (s *spinner) clearLine() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shown {
+		fmt.Fprint(s.w, "\r\033[K")
+		s.shown = false
+	}
+}
+
+// plainJSON undoes encoding/json's HTML escapes (\u0026, \u003c, \u003e) in
+// raw JSON text, so a command such as `make && make test` reads as typed
+// rather than as `make \u0026\u0026 make test`. Key order and every other
+// escape are kept; an escaped backslash followed by "u0026" stays as it is.
+func plainJSON(raw json.RawMessage) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			b.WriteByte(c)
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) {
+			switch string(raw[i+2 : i+6]) {
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			case "003c", "003C":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e", "003E":
+				b.WriteByte('>')
+				i += 5
+				continue
+			}
+		}
+		b.WriteByte(c)
+		b.WriteByte(raw[i+1])
+		i++
+	}
+	return b.String()
+}
+
+// commandStatus is "ok", or for a run_command result that did not exit 0,
+// what happened: the exit code, a timeout or a cancel.
+func commandStatus(result json.RawMessage) string {
+	var r struct {
+		ExitCode  *int `json:"exitCode"`
+		TimedOut  bool `json:"timedOut"`
+		Cancelled bool `json:"cancelled"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return "ok"
+	}
+	switch {
+	case r.TimedOut:
+		return "timed out"
+	case r.Cancelled:
+		return "cancelled"
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		return fmt.Sprintf("exit code %d", *r.ExitCode)
+	}
+	return "ok"
+}
