@@ -15,6 +15,8 @@ import (
 type step struct {
 	text  string
 	calls []scriptedCall
+	// hang: answer nothing until the request is cancelled (an interrupt).
+	hang bool
 }
 
 type scriptedCall struct {
@@ -29,6 +31,10 @@ type scriptedModel struct {
 	t      *testing.T
 	format string // "openai", "anthropic", "ollama"
 	script []step
+
+	// pick, when set, chooses the step for a request instead of the
+	// count of assistant messages.
+	pick func(req map[string]any) int
 
 	mu       sync.Mutex
 	requests []map[string]any
@@ -72,11 +78,18 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			turn++
 		}
 	}
+	if m.pick != nil {
+		turn = m.pick(req)
+	}
 	if turn >= len(m.script) {
 		http.Error(w, `{"error":{"message":"script exhausted"}}`, 500)
 		return
 	}
 	st := m.script[turn]
+	if st.hang {
+		<-r.Context().Done()
+		return
+	}
 	switch m.format {
 	case "openai":
 		writeOpenAI(w, turn, st)

@@ -55,8 +55,12 @@ type ConnOptions struct {
 	OnInternalError func(error)
 	// CancelOnDone makes Call send `$/cancelRequest` for its id when its ctx
 	// is done before the response (a client interrupting a request).
+	// Call then waits up to 5 s for the peer's reply to the cancelled request.
 	CancelOnDone bool
 }
+
+// cancelReplyWait bounds the wait for the reply to a cancelled call.
+const cancelReplyWait = 5 * time.Second
 
 // DefaultDrainTimeout is protocol.md "Lifecycle"'s wait for open replies at exit.
 const DefaultDrainTimeout = 5 * time.Second
@@ -649,12 +653,22 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	case r := <-ch:
 		return r.result, r.err
 	case <-ctx.Done():
-		c.retireCall(id)
 		if c.opts.CancelOnDone {
+			// Tell the peer, then wait (bounded) for its reply, so that when
+			// Call returns the peer has finished the request.
 			wctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = c.writer.Write(wctx, wireRequest{JSONRPC: "2.0", Method: CancelMethod, Params: map[string]any{"id": id.num}})
+			err := c.writer.Write(wctx, wireRequest{JSONRPC: "2.0", Method: CancelMethod, Params: map[string]any{"id": id.num}})
 			cancel()
+			if err == nil {
+				t := time.NewTimer(cancelReplyWait)
+				select {
+				case <-ch:
+				case <-t.C:
+				}
+				t.Stop()
+			}
 		}
+		c.retireCall(id)
 		return nil, ctx.Err()
 	}
 }

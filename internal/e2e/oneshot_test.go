@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runOneShot runs task-x run -p with stdin and returns stdout, stderr and
+// the exit code.
+func runOneShot(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "task-x"), args...)
+	cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-oneshot-1")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestOneShotFormats: task-x run -p in its three output formats, with
+// flags after the positional folder.
+func TestOneShotFormats(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+	_, srv := newScriptedModel(t, "openai", []step{{text: "It says hello."}})
+	base := []string{"run", dir, "-p", "what is in a.txt?", "--mode", "ask", "--provider", "openaiCompatible",
+		"--base-url", srv.URL + "/v1", "--model", "fake", "--data-dir", t.TempDir()}
+
+	out, errs, code := runOneShot(t, "", base...)
+	if code != 0 || !strings.Contains(out, "It says hello.") || !strings.Contains(errs, "completed") {
+		t.Errorf("text: code %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if strings.Contains(out, "completed") {
+		t.Errorf("text: the summary belongs on stderr, not stdout: %s", out)
+	}
+
+	out, errs, code = runOneShot(t, "", append(base, "--output-format", "json")...)
+	var sum struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+		Text   string `json:"text"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Status != "completed" || sum.Text != "It says hello." || sum.TaskID == "" {
+		t.Errorf("json: code %d, summary %+v\nstdout: %s\nstderr: %s", code, sum, out, errs)
+	}
+
+	out, errs, code = runOneShot(t, "", append(base, "--output-format", "stream-json")...)
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	last := ""
+	for sc.Scan() {
+		var line struct {
+			Type  string `json:"type"`
+			Event struct {
+				Type string `json:"type"`
+			} `json:"event"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("stream-json: a line that is not JSON: %q", sc.Text())
+		}
+		if line.Event.Type != "" {
+			types = append(types, line.Event.Type)
+		}
+		last = line.Type
+	}
+	joined := strings.Join(types, " ")
+	if code != 0 || !strings.Contains(joined, "textDelta") || !strings.HasSuffix(joined, "done") || last != "result" {
+		t.Errorf("stream-json: code %d, events %s, last line type %q\nstderr: %s", code, joined, last, errs)
+	}
+}
+
+// TestOneShotExitCodes: a failed task exits 1, an approval that cannot be
+// asked exits 3 with the reason on stderr, bad usage exits 2.
+func TestOneShotExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+	// The script is empty: the model answers 500, the task fails.
+	_, failing := newScriptedModel(t, "openai", nil)
+	_, errs, code := runOneShot(t, "", "run", "-p", "hi", dir, "--provider", "openaiCompatible", "--base-url", failing.URL+"/v1",
+		"--model", "fake", "--data-dir", t.TempDir(), "--output-format", "json")
+	if code != 1 || !strings.Contains(errs, "failed") {
+		t.Errorf("failed task: code %d, stderr %s", code, errs)
+	}
+
+	_, edits := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "bye"}}}},
+		{text: "Could not edit."},
+	})
+	_, errs, code = runOneShot(t, "", "run", "-p", "edit a.txt", dir, "--provider", "openaiCompatible", "--base-url", edits.URL+"/v1",
+		"--model", "fake", "--data-dir", t.TempDir(), "--no-sandbox")
+	if code != 3 || !strings.Contains(errs, "could not be asked") {
+		t.Errorf("unaskable approval: code %d, stderr %s", code, errs)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "hello\n" {
+		t.Errorf("the edit ran without approval: %q", data)
+	}
+
+	_, errs, code = runOneShot(t, "", "run", "-p", "x", "--output-format", "yaml", "--data-dir", t.TempDir())
+	if code != 2 || !strings.Contains(errs, "--output-format must be") {
+		t.Errorf("bad format: code %d, stderr %s", code, errs)
+	}
+	_, errs, code = runOneShot(t, "", "retrieve", dir)
+	if code != 2 || !strings.Contains(errs, "a query is missing") {
+		t.Errorf("retrieve without a query: code %d, stderr %s", code, errs)
+	}
+	out, _, code := runOneShot(t, "", "--version")
+	if code != 0 || !strings.HasPrefix(out, "task-x ") {
+		t.Errorf("--version: code %d, %q", code, out)
+	}
+}
