@@ -149,7 +149,6 @@ func slashCommand(r *runner, line string) bool {
 			fmt.Fprintf(p.ew, "mode: %s\n", r.prov.Mode)
 		case "agent", "ask", "plan":
 			r.prov.Mode = arg
-			saveDefaults(r.s.dataDir, r.prov)
 			fmt.Fprintf(p.ew, "mode: %s\n", arg)
 		default:
 			fmt.Fprintln(p.ew, "the mode is agent, ask or plan")

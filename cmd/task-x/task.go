@@ -47,7 +47,7 @@ type defaults struct {
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
 	BaseURL  string `json:"baseUrl,omitempty"`
-	Mode     string `json:"mode,omitempty"`
+	Mode     string `json:"-"` // per run: --mode or /mode, not remembered
 }
 
 func loadDefaults(dataDir string) defaults {
@@ -358,7 +358,7 @@ func (p *printer) event(params json.RawMessage) {
 	case "validationStarted":
 		p.flushText()
 		p.spin.clearLine()
-		fmt.Fprintf(p.ew, "%s %s\n", p.st.tool.Render("● check "+e.Name), truncate(e.Command, max(20, p.width-len(e.Name)-10)))
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.tool.Render("● check "+e.Name+":"), truncate(e.Command, max(20, p.width-len(e.Name)-10)))
 	case "validationFinished":
 		p.flushText()
 		p.spin.clearLine()

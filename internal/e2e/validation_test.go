@@ -487,7 +487,7 @@ func TestCLIRunShowsChecks(t *testing.T) {
 		t.Fatalf("task-x run: %v\n%s", err, errb.String())
 	}
 	e := errb.String()
-	for _, want := range []string{"→ check lint: go vet ./...", "check lint passed", "→ check test: go test ./...", "check test passed", "checks:\n  passed lint\n  passed build\n  passed test"} {
+	for _, want := range []string{"● check lint: go vet ./...", "check lint passed", "● check test: go test ./...", "check test passed", "checks:\n  passed lint\n  passed build\n  passed test"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e)
 		}
