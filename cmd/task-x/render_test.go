@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// transcript renders a fixed event sequence, an approval body and a
+// summary the way a session shows them.
+func transcript(color bool) string {
+	var out, errb bytes.Buffer
+	p := &printer{w: &out, ew: &errb, st: newStyles(color), format: "text", width: 60,
+		waiting: map[string]time.Time{}, waited: map[string]time.Duration{}}
+	for _, ev := range []string{
+		`{"taskId":"t1","event":{"type":"textDelta","text":"Looking at the "}}`,
+		`{"taskId":"t1","event":{"type":"textDelta","text":"heading."}}`,
+		`{"taskId":"t1","event":{"type":"toolStarted","tool":"run_command","callId":"c1","input":{"command":"go test ./... && echo ünïcödé 日本語 ok"}}}`,
+		`{"taskId":"t1","event":{"type":"toolFinished","tool":"run_command","callId":"c1","ok":true,"durationMs":1500,"result":{"exitCode":1,"output":"l1\nl2\nl3\nl4\nl5\nl6\nl7 日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語\n"}}}`,
+		`{"taskId":"t1","event":{"type":"fileChanged","kind":"modified","path":"README.md"}}`,
+		`{"taskId":"t1","event":{"type":"warning","message":"context is 80% full"}}`,
+	} {
+		p.event(json.RawMessage(ev))
+	}
+	errb.WriteString(p.approvalBody("replace_text", nil, "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,2 @@\n-# demo\n+# demo, renamed\n \n"))
+	var sum taskSummary
+	json.Unmarshal([]byte(`{"taskId":"t1","status":"completed","iterations":2,"toolCalls":1,"usage":{"inputTokens":120,"outputTokens":30},
+		"changedFiles":[{"path":"README.md","kind":"modified","added":1,"removed":1}],"validations":[{"name":"test","passed":false}]}`), &sum)
+	p.printSummary(&sum, 4200*time.Millisecond)
+	return "stdout:\n" + out.String() + "stderr:\n" + errb.String()
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		color bool
+	}{{"transcript-plain.golden", false}, {"transcript-color.golden", true}} {
+		got := transcript(tc.color)
+		path := filepath.Join("testdata", tc.name)
+		if *update {
+			os.WriteFile(path, []byte(got), 0o644)
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("%s differs (go test ./cmd/task-x -run Golden -update):\n%s", tc.name, got)
+		}
+		hasESC := strings.Contains(got, "\x1b[")
+		if hasESC != tc.color {
+			t.Errorf("%s: escape sequences present = %v, want %v", tc.name, hasESC, tc.color)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"hello world", 20, "hello world"},
+		{"hello\n  world", 20, "hello world"},
+		{"日本語のテキスト", 7, "日本語…"},
+		{"ünïcödé text", 5, "ünïc…"},
+	} {
+		if got := truncate(tc.in, tc.width); got != tc.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	got := progressLine("indexing", 500, 420, 1000, 2500*time.Millisecond)
+	want := "[████████████░░░░░░░░░░░░]  50% indexing: 500 files seen of ~1000, 420 parsed (2.5s)"
+	if got != want {
+		t.Errorf("progressLine = %q, want %q", got, want)
+	}
+	if got := progressLine("indexing", 10, 3, 0, time.Second); got != "indexing: 10 files seen, 3 parsed (1.0s)" {
+		t.Errorf("without a total: %q", got)
+	}
+	if got := progressLine("graph", 10, 10, 10, time.Second); !strings.Contains(got, "building the graph") {
+		t.Errorf("graph phase: %q", got)
+	}
+}
+
+func TestModuleCycles(t *testing.T) {
+	var g graphResult
+	json.Unmarshal([]byte(`{"nodes":[{"id":"a"},{"id":"b"},{"id":"c"},{"id":"d"}],
+		"edges":[{"from":0,"to":1,"kind":"import"},{"from":1,"to":0,"kind":"import"},{"from":2,"to":3,"kind":"import"},{"from":3,"to":2,"kind":"reference"}]}`), &g)
+	if n := moduleCycles(&g); n != 1 {
+		t.Errorf("moduleCycles = %d, want 1 (a<->b; c->d is closed only by a reference)", n)
+	}
+}
