@@ -6,12 +6,17 @@
 // on disk is not what the agent last wrote is never overwritten.
 //
 // The log is write-ahead: an operation is saved (with the hashes of the old
-// and new content) before any file is written, and marked committed after.
-// With a checkpoint file (dataDir/checkpoints/<workspace id>.json) the log is
-// saved atomically (fsx.WriteFileAtomic) after every change and loaded by
-// Open; past MaxOperations operations the contents of the oldest settled
-// operations are dropped (their hashes are kept) and Undo answers
-// ErrTooOld for them.
+// and new content, the contents stored first) before any file is written,
+// and marked committed after; a revert or an undo is saved as an intent
+// before it writes. With a checkpoint (dataDir/checkpoints/<workspace id>.json
+// and its neighbours, journal.go) every change appends one fsynced record
+// to a journal, contents are stored once by hash, as deltas against the
+// previous version where that is smaller (blobs.go), and the journal is
+// compacted into the snapshot now and then: a change costs in proportion to
+// the change, not to the log. Open loads it (version 1 checkpoints, with
+// contents inline, too). Past MaxOperations operations the contents of the
+// oldest settled operations are dropped (their hashes are kept) and Undo
+// answers ErrTooOld for them.
 //
 // Several Logs (runtimes) may share one checkpoint: ids carry a per-Log
 // random prefix, and every change runs under a file lock on a sidecar
@@ -34,8 +39,9 @@ import (
 // contents of the oldest settled ones are dropped (protocol.md, dataDir).
 const MaxOperations = 500
 
-// checkpointVersion is the format version of a checkpoint file.
-const checkpointVersion = 1
+// checkpointVersion is the format version of the snapshot this package
+// writes; version 1 (contents inline) still loads.
+const checkpointVersion = 2
 
 // Errors. Match them with errors.Is.
 var (
@@ -82,13 +88,11 @@ type OpSpec struct {
 }
 
 // FileEdit is one file of a logged operation. A hash is "" for an absent file
-// (created: BeforeHash ""; deleted: AfterHash ""). Before and After are nil
-// once the operation's contents were dropped. Settled marks a change that was
-// kept, reverted or undone.
+// (created: BeforeHash ""; deleted: AfterHash ""); the contents themselves
+// are in the log's blob store under their hashes until the operation is
+// dropped. Settled marks a change that was kept, reverted or undone.
 type FileEdit struct {
 	Path       string      `json:"path"`
-	Before     []byte      `json:"before"`
-	After      []byte      `json:"after"`
 	BeforeHash string      `json:"beforeHash"`
 	AfterHash  string      `json:"afterHash"`
 	Mode       fs.FileMode `json:"mode,omitempty"`

@@ -127,7 +127,7 @@ func TestApplyPendingKeep(t *testing.T) {
 	if ids := l.TaskOperations("task-1"); !slices.Equal(ids, []string{op1.ID, op2.ID}) {
 		t.Fatalf("task ops = %v", ids)
 	}
-	if ls := l.List(); len(ls) != 2 || ls[0].Files[0].Before != nil || ls[0].Diff == "" || !ls[0].Settled() {
+	if ls := l.List(); len(ls) != 2 || ls[0].Diff == "" || !ls[0].Settled() {
 		t.Fatalf("list = %+v", ls)
 	}
 }
@@ -287,10 +287,16 @@ func TestCheckpointReloadAndPrune(t *testing.T) {
 	if p := mustPending(t, l2); len(p) != 1 || p[0].Original == nil || *p[0].Original != "1" {
 		t.Fatalf("pending after reload: %+v", p)
 	}
-	fi, _ := os.Stat(cp)
-	if fi.Mode().Perm() != 0o600 {
-		t.Fatalf("checkpoint mode %v", fi.Mode())
-	}
+	// Every file of the checkpoint is private: 0600 files in 0700 folders.
+	filepath.Walk(filepath.Dir(cp), func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := os.FileMode(0o600); fi.IsDir() && fi.Mode().Perm() != 0o700 || !fi.IsDir() && !strings.HasSuffix(p, ".lock") && fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v", p, fi.Mode())
+		}
+		return nil
+	})
 }
 
 func TestCorruptCheckpointMovedAside(t *testing.T) {
@@ -320,23 +326,26 @@ func TestCorruptCheckpointMovedAside(t *testing.T) {
 	}
 }
 
-// TestRecoverUnfinished writes checkpoints as a crash between the
-// write-ahead save and the writes would leave them.
+// TestRecoverUnfinished writes a version 1 checkpoint (contents inline) as a
+// crash between the write-ahead save and the writes would have left it: it
+// loads, is settled against the disk and converted to version 2.
 func TestRecoverUnfinished(t *testing.T) {
 	root := newRoot(t)
 	cp := filepath.Join(t.TempDir(), "cp.json")
 	write(t, root, "done.txt", "new")    // the write happened
 	write(t, root, "notyet.txt", "old")  // the write did not happen
 	write(t, root, "user.txt", "theirs") // neither: changed by someone else
-	op := &Operation{ID: "op-1", Tool: "apply_patch", Files: []FileEdit{
-		{Path: "done.txt", Before: []byte("old"), After: []byte("new"), BeforeHash: hashOf([]byte("old")), AfterHash: hashOf([]byte("new")), Mode: 0o644},
-		{Path: "notyet.txt", Before: []byte("old"), After: []byte("new"), BeforeHash: hashOf([]byte("old")), AfterHash: hashOf([]byte("new")), Mode: 0o644},
-		{Path: "user.txt", Before: []byte("old"), After: []byte("new"), BeforeHash: hashOf([]byte("old")), AfterHash: hashOf([]byte("new")), Mode: 0o644},
+	oldNew := func(p string) map[string]any {
+		return map[string]any{"path": p, "before": []byte("old"), "after": []byte("new"),
+			"beforeHash": hashOf([]byte("old")), "afterHash": hashOf([]byte("new")), "mode": 0o644, "added": 1, "removed": 1}
+	}
+	v1 := map[string]any{"version": 1, "root": root, "operations": []any{
+		map[string]any{"id": "op-1", "tool": "apply_patch", "time": "2025-01-01T00:00:00Z", "diff": "-old\n+new\n", "committed": false,
+			"files": []any{oldNew("done.txt"), oldNew("notyet.txt"), oldNew("user.txt")}},
+		map[string]any{"id": "op-2", "tool": "write_file", "time": "2025-01-01T00:00:01Z", "diff": "+x\n", "committed": false,
+			"files": []any{map[string]any{"path": "never.txt", "before": nil, "after": []byte("x"), "beforeHash": "", "afterHash": hashOf([]byte("x")), "mode": 0o644}}},
 	}}
-	skipped := &Operation{ID: "op-2", Tool: "write_file", Files: []FileEdit{
-		{Path: "never.txt", After: []byte("x"), AfterHash: hashOf([]byte("x")), Mode: 0o644},
-	}}
-	data, _ := json.Marshal(checkpoint{Version: 1, Root: root, Operations: []*Operation{op, skipped}})
+	data, _ := json.Marshal(v1)
 	os.WriteFile(cp, data, 0o600)
 
 	l, err := Open(root, cp, nil)
@@ -351,7 +360,11 @@ func TestRecoverUnfinished(t *testing.T) {
 		t.Fatalf("recovered %+v", ls)
 	}
 	mustContent(t, root, "user.txt", "theirs") // never overwritten
-	// Revert restores done.txt and refuses user.txt.
+	if b, _ := os.ReadFile(cp); !strings.Contains(string(b), `"version":2`) || strings.Contains(string(b), `"before"`) {
+		t.Fatalf("the version 1 checkpoint was not converted: %s", b)
+	}
+	// Revert restores done.txt (its old content came from the version 1
+	// file) and refuses user.txt.
 	r, c, err := l.Revert(nil)
 	if err != nil || !slices.Equal(r, []string{"done.txt"}) || !slices.Equal(c, []string{"user.txt"}) {
 		t.Fatalf("revert %v %v %v", r, c, err)

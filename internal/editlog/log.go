@@ -3,7 +3,6 @@ package editlog
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,26 +36,21 @@ type Options struct {
 // method that changes files or the log holds one lock for the whole change.
 type Log struct {
 	root string // absolute, symlinks resolved
-	file string // checkpoint path; "" keeps the log in memory only
+	file string // snapshot path; "" keeps the log in memory only
 	log  *slog.Logger
 	now  func() time.Time
 	// redact hides the runtime's keys in diffs and Pending contents.
 	redact func(string) string
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	state
 	prefix    string // this Log's id prefix (sync.go)
 	seq       int
-	ops       []*Operation
 	conflicts []string  // found on load: files matching neither hash
-	stamp     fileStamp // the checkpoint version last loaded or saved
-	stampOK   bool
-}
-
-// checkpoint is the JSON saved in the checkpoint file.
-type checkpoint struct {
-	Version    int          `json:"version"`
-	Root       string       `json:"root"`
-	Operations []*Operation `json:"operations"`
+	blobs     blobStore // the contents, by hash
+	tmpDir    string    // temp folder of workspace writes; "": next to the file
+	disk      diskState // what this Log has read of the checkpoint files
+	garbage   int       // operations dropped or aborted since the last compaction
 }
 
 // CheckpointPath is dataDir/checkpoints/<WorkspaceID(root)>.json.
@@ -65,13 +59,17 @@ func CheckpointPath(dataDir, root string) string {
 }
 
 // Open returns the log of the workspace root (an absolute folder). With a
-// checkpoint file it loads the saved operations: a file that cannot be
-// decoded is moved aside to "<file>.corrupt-<unix time>" with a warning in
-// the log and an empty log is used (never fatal). Operations saved before
-// their writes finished (a crash) are settled against the disk: a file that
-// holds the new content stays logged, one that holds the old content is
-// dropped from the operation, one that holds neither is a conflict (listed by
-// LoadConflicts) and is left untouched. An empty file keeps the log in memory.
+// checkpoint file it loads the saved log (journal.go; a version 1 checkpoint
+// is imported): a snapshot that cannot be decoded is moved aside to
+// "<file>.corrupt-<unix time>" with a warning in the log and an empty log is
+// used (never fatal). Operations saved before their writes finished (a
+// crash) are settled against the disk: a file that holds the new content
+// stays logged, one that holds the old content is dropped from the
+// operation, one that holds neither is a conflict (listed by LoadConflicts)
+// and is left untouched. Reverts and undos that stopped halfway are settled
+// the same way: the files they restored are settled. Temp files a crash left
+// (in the checkpoint folder, and next to the logged files in the workspace)
+// are removed. An empty file keeps the log in memory.
 //
 // Errors: root not absolute or not a folder; a checkpoint that cannot be read
 // (other than not existing).
@@ -101,9 +99,11 @@ func Open(root, file string, opts *Options) (*Log, error) {
 	}
 	l := &Log{root: real, file: file, log: o.Logger, now: o.Now, redact: o.Redact}
 	if file == "" {
+		l.blobs = memBlobs{}
 		l.prefix = newPrefix(nil)
 		return l, nil
 	}
+	l.blobs = newDirBlobs(l.blobsDir())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	release, err := l.lock()
@@ -111,73 +111,71 @@ func Open(root, file string, opts *Options) (*Log, error) {
 		return nil, err
 	}
 	defer release()
-	data, err := os.ReadFile(file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		l.prefix = newPrefix(nil)
-		return l, nil
-	case err != nil:
-		return nil, fmt.Errorf("editlog: read checkpoint: %w", err)
+	if err := os.MkdirAll(l.tempDir(), 0o700); err == nil {
+		l.tmpDir = l.tempDir()
 	}
-	cp, err := decodeCheckpoint(data)
-	if err != nil {
+	l.removeCheckpointTemps()
+	im, err := l.readImage()
+	if errors.Is(err, ErrCorrupt) {
 		aside := fmt.Sprintf("%s.corrupt-%d", file, o.Now().Unix())
 		if rerr := os.Rename(file, aside); rerr != nil {
 			return nil, fmt.Errorf("editlog: %w, and it cannot be moved aside: %v", err, rerr)
+		}
+		// Its journal goes with it: its records are changes to that
+		// snapshot.
+		if rerr := os.Rename(l.journalPath(), aside+".journal"); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("editlog: %w, and its journal cannot be moved aside: %v", err, rerr)
 		}
 		l.log.Warn("edit log checkpoint is corrupt; moved aside, starting an empty log", "file", aside, "err", err)
 		l.prefix = newPrefix(nil)
 		return l, nil
 	}
-	l.ops = cp.Operations
-	l.prefix = newPrefix(l.ops)
-	l.stamp, l.stampOK = stampOf(file)
-	if l.recover() {
-		if err := l.save(); err != nil {
-			l.log.Warn("saving the recovered edit log", "err", err)
-		}
+	if err != nil {
+		return nil, err
 	}
+	l.state, l.disk = im.state, im.disk
+	l.prefix = newPrefix(l.ops)
+	l.settleOrphans(im.migrate)
+	l.removeWorkspaceTemps()
 	return l, nil
 }
 
-func decodeCheckpoint(data []byte) (*checkpoint, error) {
-	var cp checkpoint
-	if err := json.Unmarshal(data, &cp); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if cp.Version != checkpointVersion {
-		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, cp.Version, checkpointVersion)
-	}
-	for i, op := range cp.Operations {
-		if op == nil || op.ID == "" {
-			return nil, fmt.Errorf("%w: operation %d has no id", ErrCorrupt, i)
-		}
-		for _, f := range op.Files {
-			if !fs.ValidPath(f.Path) || f.Path == "." {
-				return nil, fmt.Errorf("%w: operation %s names the path %q", ErrCorrupt, op.ID, f.Path)
-			}
+// settleOrphans settles the unfinished operations and intents of runtimes
+// that died mid-change (callers hold the file lock, so no live runtime is in
+// the middle of one) and compacts when that changed anything or when force
+// is set.
+func (l *Log) settleOrphans(force bool) {
+	if l.recover() || force {
+		if err := l.compact(); err != nil {
+			l.log.Warn("saving the recovered edit log", "err", err)
 		}
 	}
-	return &cp, nil
 }
 
 // recover settles the operations that were saved before their writes
-// finished. It reports whether the log changed.
+// finished, and the reverts and undos that did not finish. It reports
+// whether the log changed.
 func (l *Log) recover() bool {
+	orphan := len(l.intents) > 0
+	for _, op := range l.ops {
+		orphan = orphan || !op.Committed
+	}
+	if !orphan {
+		return false
+	}
 	root, err := os.OpenRoot(l.root)
 	if err != nil {
 		l.log.Warn("edit log: cannot open the root to check unfinished operations", "err", err)
 		return false
 	}
 	defer root.Close()
-	changed := false
 	kept := l.ops[:0]
 	for _, op := range l.ops {
 		if op.Committed {
 			kept = append(kept, op)
 			continue
 		}
-		changed = true
+		l.removeTempsOf(root, op.Files)
 		var files []FileEdit
 		for _, f := range op.Files {
 			h, err := diskHash(root, f.Path)
@@ -192,16 +190,86 @@ func (l *Log) recover() bool {
 			}
 		}
 		if len(files) == 0 {
+			l.garbage++
 			continue
 		}
 		op.Files, op.Committed = files, true
 		kept = append(kept, op)
 	}
 	l.ops = kept
+	for _, in := range l.intents {
+		var settle []settleRef
+		restored := false
+		for _, f := range in.Files {
+			l.removeTempsOf(root, []FileEdit{{Path: f.Path}})
+			h, err := diskHash(root, f.Path)
+			switch {
+			case err == nil && h == f.To:
+				settle = append(settle, settleRefs(f.Path, f.Settle)...)
+				restored = true
+			case err == nil && h == f.From:
+				// Not written: still pending.
+			default:
+				l.conflicts = append(l.conflicts, f.Path)
+			}
+		}
+		r := &record{Settle: settle, Done: in.ID}
+		if in.Kind == "undo" && restored {
+			r.Undone = []string{in.Undo}
+		}
+		l.state.apply(r)
+	}
 	if len(l.conflicts) > 0 {
 		l.log.Warn("edit log: files changed during an unfinished edit are left as they are", "count", len(l.conflicts))
 	}
-	return changed
+	return true
+}
+
+// removeTempsOf removes the temp files of interrupted writes next to files
+// (a crash mid-write leaves ".<name>.tmp-<hex>" beside the file when the
+// temp file could not be kept out of the tree).
+func (l *Log) removeTempsOf(root *os.Root, files []FileEdit) {
+	byDir := map[string][]string{}
+	for _, f := range files {
+		dir, base := path.Split(f.Path)
+		byDir[dir] = append(byDir[dir], base)
+	}
+	for dir, bases := range byDir {
+		if dir == "" {
+			dir = "."
+		}
+		n, err := fsx.RemoveTempsOf(root, filepath.FromSlash(path.Clean(dir)), bases...)
+		if err != nil {
+			l.log.Warn("edit log: removing temp files left by a crash", "err", err)
+		}
+		if n > 0 {
+			l.log.Info("edit log: removed temp files left by a crash in the workspace", "count", n)
+		}
+	}
+}
+
+// removeWorkspaceTemps removes the temp files of interrupted writes next to
+// every file the log names.
+func (l *Log) removeWorkspaceTemps() {
+	var files []FileEdit
+	seen := map[string]bool{}
+	for _, op := range l.ops {
+		for _, f := range op.Files {
+			if !seen[f.Path] {
+				seen[f.Path] = true
+				files = append(files, FileEdit{Path: f.Path})
+			}
+		}
+	}
+	if len(files) == 0 {
+		return
+	}
+	root, err := os.OpenRoot(l.root)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	l.removeTempsOf(root, files)
 }
 
 // LoadConflicts returns the paths that Open (or a later reload) found
@@ -244,13 +312,38 @@ func readDisk(root *os.Root, rel string) (data []byte, ok bool, err error) {
 	return data, true, nil
 }
 
+// do makes the change r: appends it to the journal (with a checkpoint) and
+// applies it to the log. ahead marks a write-ahead record: when it cannot be
+// saved the log is left as it was and the error returned. Otherwise (the
+// files are written already) the change is applied even when the save
+// fails, and the error is returned for a warning. Callers hold l.mu and the
+// file lock.
+//
+// Write-ahead records and a keep's settles are fsynced before do returns.
+// The records that end a change (commit, abort, the end of an intent) and
+// pruning are not: when a power loss takes them, the next load settles the
+// unfinished operation or intent by the hashes on disk, which gives the same
+// log (a lost drop only keeps contents longer).
+func (l *Log) do(r *record, ahead bool) error {
+	var err error
+	if l.file != "" {
+		durable := ahead || (len(r.Settle) > 0 && r.Done == "")
+		err = l.appendRecord(r, durable)
+	}
+	if err != nil && ahead {
+		return err
+	}
+	l.state.apply(r)
+	return err
+}
+
 // Apply checks that every file still holds what the caller read
-// (*ChangedError otherwise), saves the operation (write-ahead), writes the
-// files atomically through an os.Root on the log's root (creating missing
-// parent folders; deleting for Delete) and marks the operation committed.
-// All or nothing: when a write fails, the files already written get their
-// old content back and the operation is removed. It returns the logged
-// operation.
+// (*ChangedError otherwise), stores the old and new contents and saves the
+// operation (write-ahead), writes the files atomically through an os.Root on
+// the log's root (creating missing parent folders; deleting for Delete) and
+// marks the operation committed. All or nothing: when a write fails, the
+// files already written get their old content back and the operation is
+// removed. It returns the logged operation.
 //
 // Errors: an empty or invalid spec (no files, a path that is not a clean
 // relative path, a path given twice); *ChangedError; ctx ending before the
@@ -261,7 +354,7 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 	}
 	seen := map[string]bool{}
 	for _, f := range spec.Files {
-		if !fs.ValidPath(f.Path) || f.Path == "." {
+		if !validPath(f.Path) {
 			return Operation{}, fmt.Errorf("editlog: invalid path %q", f.Path)
 		}
 		if seen[f.Path] {
@@ -287,7 +380,8 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 
 	op := &Operation{TaskID: spec.TaskID, CallID: spec.CallID, Tool: spec.Tool, Time: l.now().UTC()}
 	var diff strings.Builder
-	for _, f := range spec.Files {
+	befores := make([][]byte, len(spec.Files))
+	for i, f := range spec.Files {
 		cur, ok, err := readDisk(root, f.Path)
 		if err != nil {
 			return Operation{}, fmt.Errorf("editlog: %w", err)
@@ -297,20 +391,23 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 		}
 		fe := FileEdit{Path: f.Path, Mode: f.Mode}
 		if ok {
-			fe.Before = cur
+			befores[i] = cur
 			fe.BeforeHash = hashOf(cur)
 			if fi, err := root.Stat(filepath.FromSlash(f.Path)); err == nil {
 				fe.Mode = fi.Mode().Perm()
 			}
 		}
 		if !f.Delete {
-			fe.After = append([]byte{}, f.After...)
 			fe.AfterHash = hashOf(f.After)
 		}
 		if fe.Mode == 0 {
 			fe.Mode = 0o644
 		}
-		d := diffOf(f.Path, fe.Before, fe.After, fe.BeforeHash != "", fe.AfterHash != "")
+		var after []byte
+		if !f.Delete {
+			after = f.After
+		}
+		d := diffOf(f.Path, cur, after, fe.BeforeHash != "", fe.AfterHash != "")
 		fe.Added, fe.Removed = d.added, d.removed
 		diff.WriteString(d.text)
 		op.Files = append(op.Files, fe)
@@ -319,46 +416,52 @@ func (l *Log) Apply(ctx context.Context, spec OpSpec) (Operation, error) {
 	if err := ctx.Err(); err != nil {
 		return Operation{}, err
 	}
-	l.seq++
-	op.ID = fmt.Sprintf("op-%s-%d", l.prefix, l.seq)
-	l.ops = append(l.ops, op)
-	if err := l.save(); err != nil {
-		l.ops = l.ops[:len(l.ops)-1]
-		return Operation{}, fmt.Errorf("editlog: saving the operation before writing: %w", err)
-	}
-	for i := range op.Files {
-		if err := writeState(root, &op.Files[i], false); err != nil {
-			for j := i - 1; j >= 0; j-- {
-				if rerr := writeState(root, &op.Files[j], true); rerr != nil {
-					l.log.Warn("edit log: rolling back a failed edit", "path", op.Files[j].Path, "err", rerr)
-				}
-			}
-			l.ops = l.ops[:len(l.ops)-1]
-			if serr := l.save(); serr != nil {
-				l.log.Warn("edit log: saving after a failed edit", "err", serr)
-			}
-			return Operation{}, fmt.Errorf("editlog: write %s: %w", op.Files[i].Path, err)
+	for i, f := range spec.Files {
+		var after []byte
+		if !f.Delete {
+			after = f.After
+		}
+		if err := l.putContents(op.Files[i].BeforeHash, befores[i], op.Files[i].AfterHash, after); err != nil {
+			return Operation{}, fmt.Errorf("editlog: saving the contents before writing: %w", err)
 		}
 	}
-	op.Committed = true
-	l.prune()
-	if err := l.save(); err != nil {
+	l.seq++
+	op.ID = fmt.Sprintf("op-%s-%d", l.prefix, l.seq)
+	if err := l.do(&record{Op: op}, true); err != nil {
+		return Operation{}, fmt.Errorf("editlog: saving the operation before writing: %w", err)
+	}
+	for i, f := range spec.Files {
+		fe := &op.Files[i]
+		if err := l.writeContent(root, fe.Path, fe.AfterHash, f.After, fe.Mode); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				prev := &op.Files[j]
+				if rerr := l.writeContent(root, prev.Path, prev.BeforeHash, befores[j], prev.Mode); rerr != nil {
+					l.log.Warn("edit log: rolling back a failed edit", "path", prev.Path, "err", rerr)
+				}
+			}
+			if serr := l.do(&record{Abort: op.ID}, false); serr != nil {
+				l.log.Warn("edit log: saving after a failed edit", "err", serr)
+			}
+			l.garbage++
+			l.maybeCompact()
+			return Operation{}, fmt.Errorf("editlog: write %s: %w", fe.Path, err)
+		}
+	}
+	if err := l.do(&record{Commit: op.ID}, false); err != nil {
 		// The files are written and the write-ahead record names them:
 		// the next Open settles it.
 		l.log.Warn("edit log: saving after an edit", "err", err)
 	}
-	return copyOp(op), nil
+	l.prune()
+	l.maybeCompact()
+	return copyOp(l.find(op.ID)), nil
 }
 
-// writeState puts f's new content on disk (its old one when old is true):
-// the content written atomically, or the file removed when that state is
-// absent. Missing parent folders are created.
-func writeState(root *os.Root, f *FileEdit, old bool) error {
-	content, hash := f.After, f.AfterHash
-	if old {
-		content, hash = f.Before, f.BeforeHash
-	}
-	name := filepath.FromSlash(f.Path)
+// writeContent puts the content with hash on disk at rel: written
+// atomically (the temp file outside the tree where it can be), or the file
+// removed when hash is "" (absent). Missing parent folders are created.
+func (l *Log) writeContent(root *os.Root, rel, hash string, content []byte, mode fs.FileMode) error {
+	name := filepath.FromSlash(rel)
 	if hash == "" {
 		err := root.Remove(name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -366,16 +469,24 @@ func writeState(root *os.Root, f *FileEdit, old bool) error {
 		}
 		return err
 	}
-	if dir := path.Dir(f.Path); dir != "." {
+	if dir := path.Dir(rel); dir != "." {
 		if err := root.MkdirAll(filepath.FromSlash(dir), 0o755); err != nil {
 			return err
 		}
 	}
-	return fsx.WriteFileAtomicIn(root, name, content, f.Mode)
+	return fsx.WriteFileAtomicVia(root, name, content, mode, l.tmpDir)
+}
+
+// content returns the content of hash ("" is an absent file: nil).
+func (l *Log) content(hash string) ([]byte, error) {
+	if hash == "" {
+		return nil, nil
+	}
+	return l.blobs.get(hash)
 }
 
 // prune drops the contents of the oldest settled operations while more than
-// MaxOperations hold contents.
+// MaxOperations hold contents (one journal record).
 func (l *Log) prune() {
 	n := 0
 	for _, op := range l.ops {
@@ -383,41 +494,24 @@ func (l *Log) prune() {
 			n++
 		}
 	}
+	var drop []string
 	for _, op := range l.ops {
 		if n <= MaxOperations {
-			return
+			break
 		}
 		if op.Dropped || !op.Committed || !op.Settled() {
 			continue
 		}
-		op.Dropped = true
-		op.Diff = ""
-		for i := range op.Files {
-			op.Files[i].Before, op.Files[i].After = nil, nil
-		}
+		drop = append(drop, op.ID)
 		n--
 	}
-}
-
-// save writes the checkpoint atomically; a no-op without a file. Callers
-// hold l.mu and the file lock (begin), so the file holds every other Log's
-// operations merged in.
-func (l *Log) save() error {
-	if l.file == "" {
-		return nil
+	if len(drop) == 0 {
+		return
 	}
-	data, err := json.Marshal(checkpoint{Version: checkpointVersion, Root: l.root, Operations: l.ops})
-	if err != nil {
-		return err
+	l.garbage += len(drop)
+	if err := l.do(&record{Drop: drop}, false); err != nil {
+		l.log.Warn("edit log: saving the pruned log", "err", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(l.file), 0o700); err != nil {
-		return err
-	}
-	if err := fsx.WriteFileAtomic(l.file, data, 0o600); err != nil {
-		return err
-	}
-	l.stamp, l.stampOK = stampOf(l.file)
-	return nil
 }
 
 func copyOp(op *Operation) Operation {
@@ -426,19 +520,17 @@ func copyOp(op *Operation) Operation {
 	return c
 }
 
-// List returns every operation, oldest first. Contents are left out
-// (Before and After nil); Diff holds the unified diff.
+// List returns every committed operation, oldest first; Diff holds the
+// unified diff (contents are not part of an Operation).
 func (l *Log) List() []Operation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refresh()
 	out := make([]Operation, 0, len(l.ops))
 	for _, op := range l.ops {
-		c := copyOp(op)
-		for i := range c.Files {
-			c.Files[i].Before, c.Files[i].After = nil, nil
+		if op.Committed {
+			out = append(out, copyOp(op))
 		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -483,12 +575,10 @@ type Pending struct {
 
 // pendingFile gathers the unsettled edits of one path.
 type pendingFile struct {
-	path    string
-	first   *FileEdit
-	last    *FileEdit
-	edits   []*FileEdit
-	opIDs   []string
-	ordinal int
+	path  string
+	first *FileEdit
+	last  *FileEdit
+	opIDs []string
 }
 
 // pending returns the unsettled edits by path, in order of first change.
@@ -508,12 +598,11 @@ func (l *Log) pending() []*pendingFile {
 			}
 			p := byPath[f.Path]
 			if p == nil {
-				p = &pendingFile{path: f.Path, first: f, ordinal: len(out)}
+				p = &pendingFile{path: f.Path, first: f}
 				byPath[f.Path] = p
 				out = append(out, p)
 			}
 			p.last = f
-			p.edits = append(p.edits, f)
 			if len(p.opIDs) == 0 || p.opIDs[len(p.opIDs)-1] != op.ID {
 				p.opIDs = append(p.opIDs, op.ID)
 			}
@@ -528,7 +617,8 @@ func (l *Log) pending() []*pendingFile {
 // the agent) and that nobody changed since is left out; a file changed
 // outside the agent since its last write is listed with ChangedOutside.
 //
-// Errors: the root cannot be opened.
+// Errors: the root cannot be opened; an original content missing from the
+// checkpoint (or damaged).
 func (l *Log) Pending() ([]Pending, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -554,15 +644,19 @@ func (l *Log) Pending() ([]Pending, error) {
 			continue
 		}
 		e := Pending{Path: p.path, Operations: p.opIDs, ChangedOutside: outside}
+		original, err := l.content(p.first.BeforeHash)
+		if err != nil {
+			return nil, fmt.Errorf("editlog: the original content of %s: %w", p.path, err)
+		}
 		if p.first.BeforeHash != "" {
-			s := l.redact(string(p.first.Before))
+			s := l.redact(string(original))
 			e.Original = &s
 		}
 		if diskHash != "" {
 			s := l.redact(string(disk))
 			e.Current = &s
 		}
-		d := diffOf(p.path, p.first.Before, disk, p.first.BeforeHash != "", diskHash != "")
+		d := diffOf(p.path, original, disk, p.first.BeforeHash != "", diskHash != "")
 		e.Added, e.Removed = d.added, d.removed
 		out = append(out, e)
 	}
@@ -602,18 +696,64 @@ func (l *Log) Keep(paths []string) ([]string, error) {
 	}
 	set := pathSet(paths)
 	kept := []string{}
+	r := &record{}
 	for _, p := range l.pending() {
 		if !selected(set, p.path) {
 			continue
 		}
-		for _, f := range p.edits {
-			f.Settled = true
-		}
+		r.Settle = append(r.Settle, settleRefs(p.path, p.opIDs)...)
 		kept = append(kept, p.path)
 	}
 	sort.Strings(kept)
+	if len(r.Settle) == 0 {
+		return kept, nil
+	}
+	err = l.do(r, false)
 	l.prune()
-	return kept, l.save()
+	l.maybeCompact()
+	return kept, err
+}
+
+// restore is one file a revert or an undo writes.
+type restore struct {
+	intentFile
+	content []byte
+}
+
+// restoreFiles writes files as one intent of kind ("revert" or "undo" of
+// the operation undo): the intent is saved first (write-ahead), then each
+// file is written, then one record settles the restored files (and marks an
+// undo's operation undone) and ends the intent. A file that cannot be
+// written is a conflict. Callers hold l.mu and the file lock.
+func (l *Log) restoreFiles(root *os.Root, kind, undo string, files []restore) (restored, conflicts []string, err error) {
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
+	l.seq++
+	in := &intent{ID: fmt.Sprintf("%s-%s-%d", kind, l.prefix, l.seq), Kind: kind, Undo: undo}
+	for _, f := range files {
+		in.Files = append(in.Files, f.intentFile)
+	}
+	if err := l.do(&record{Intent: in}, true); err != nil {
+		return nil, nil, fmt.Errorf("editlog: saving the %s before writing: %w", kind, err)
+	}
+	done := &record{Done: in.ID}
+	for _, f := range files {
+		if err := l.writeContent(root, f.Path, f.To, f.content, f.Mode); err != nil {
+			l.log.Warn("edit log: "+kind+" failed", "path", f.Path, "err", err)
+			conflicts = append(conflicts, f.Path)
+			continue
+		}
+		done.Settle = append(done.Settle, settleRefs(f.Path, f.Settle)...)
+		restored = append(restored, f.Path)
+	}
+	if kind == "undo" && len(restored) > 0 {
+		done.Undone = []string{undo}
+	}
+	err = l.do(done, false)
+	l.prune()
+	l.maybeCompact()
+	return restored, conflicts, err
 }
 
 // Revert puts the files of paths (nil or empty: every file with unsettled
@@ -621,8 +761,9 @@ func (l *Log) Keep(paths []string) ([]string, error) {
 // deleting the files the agent created and recreating the ones it deleted.
 // A file whose disk content is not the agent's last write (the user changed
 // it since) is a conflict: it is left untouched and stays pending. Only files
-// in the log are touched. It returns the reverted and conflicting paths,
-// sorted.
+// in the log are touched. The revert is saved before any file is written
+// (write-ahead), so a crash in the middle settles the files it restored. It
+// returns the reverted and conflicting paths, sorted.
 func (l *Log) Revert(paths []string) (reverted, conflicts []string, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -640,7 +781,8 @@ func (l *Log) Revert(paths []string) (reverted, conflicts []string, err error) {
 		return nil, nil, fmt.Errorf("editlog: open root: %w", err)
 	}
 	defer root.Close()
-	reverted, conflicts = []string{}, []string{}
+	conflicts = []string{}
+	var files []restore
 	for _, p := range l.pending() {
 		if !selected(set, p.path) {
 			continue
@@ -650,27 +792,32 @@ func (l *Log) Revert(paths []string) (reverted, conflicts []string, err error) {
 			conflicts = append(conflicts, p.path)
 			continue
 		}
-		target := FileEdit{Path: p.path, Before: p.first.Before, BeforeHash: p.first.BeforeHash, Mode: p.first.Mode}
-		if err := writeState(root, &target, true); err != nil {
-			l.log.Warn("edit log: revert failed", "path", p.path, "err", err)
+		content, cerr := l.content(p.first.BeforeHash)
+		if cerr != nil {
+			l.log.Warn("edit log: the original content is missing; not reverted", "path", p.path, "err", cerr)
 			conflicts = append(conflicts, p.path)
 			continue
 		}
-		for _, f := range p.edits {
-			f.Settled = true
-		}
-		reverted = append(reverted, p.path)
+		files = append(files, restore{intentFile{Path: p.path, From: h, To: p.first.BeforeHash, Mode: p.first.Mode, Settle: p.opIDs}, content})
 	}
+	reverted, failed, err := l.restoreFiles(root, "revert", "", files)
+	if reverted == nil {
+		reverted = []string{}
+	}
+	conflicts = append(conflicts, failed...)
 	sort.Strings(reverted)
 	sort.Strings(conflicts)
-	l.prune()
-	return reverted, conflicts, l.save()
+	if err != nil && len(reverted) == 0 && len(failed) == 0 && len(files) > 0 {
+		return nil, nil, err
+	}
+	return reverted, conflicts, err
 }
 
 // Undo reverts one operation: each of its files whose disk content is still
 // the operation's new content gets its old content back (or is deleted, or
 // recreated); a file changed since (by the user or a later edit) is a
-// conflict and left untouched. Only the operation's files are touched.
+// conflict and left untouched. Only the operation's files are touched. Like
+// Revert it is saved before any file is written.
 //
 // Errors: ErrUnknownOperation, ErrAlreadyUndone, ErrTooOld (its contents
 // were dropped), a failed save.
@@ -701,7 +848,8 @@ func (l *Log) Undo(id string) (restored, conflicts []string, err error) {
 		return nil, nil, fmt.Errorf("editlog: open root: %w", err)
 	}
 	defer root.Close()
-	restored, conflicts = []string{}, []string{}
+	conflicts = []string{}
+	var files []restore
 	for i := range op.Files {
 		f := &op.Files[i]
 		h, herr := diskHash(root, f.Path)
@@ -709,19 +857,23 @@ func (l *Log) Undo(id string) (restored, conflicts []string, err error) {
 			conflicts = append(conflicts, f.Path)
 			continue
 		}
-		if err := writeState(root, f, true); err != nil {
-			l.log.Warn("edit log: undo failed", "path", f.Path, "err", err)
+		content, cerr := l.content(f.BeforeHash)
+		if cerr != nil {
+			l.log.Warn("edit log: the old content is missing; not undone", "path", f.Path, "err", cerr)
 			conflicts = append(conflicts, f.Path)
 			continue
 		}
-		f.Settled = true
-		restored = append(restored, f.Path)
+		files = append(files, restore{intentFile{Path: f.Path, From: h, To: f.BeforeHash, Mode: f.Mode, Settle: []string{op.ID}}, content})
 	}
-	if len(restored) > 0 {
-		op.Undone = true
+	restored, failed, err := l.restoreFiles(root, "undo", op.ID, files)
+	if restored == nil {
+		restored = []string{}
 	}
+	conflicts = append(conflicts, failed...)
 	sort.Strings(restored)
 	sort.Strings(conflicts)
-	l.prune()
-	return restored, conflicts, l.save()
+	if err != nil && len(restored) == 0 && len(failed) == 0 && len(files) > 0 {
+		return nil, nil, err
+	}
+	return restored, conflicts, err
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,8 +22,9 @@ import (
 //     the checkpoint and merging it by id (merge), so a save never drops
 //     another Log's operations; Apply holds the lock from the stale-edit
 //     check through the writes to the final save;
-//   - reads (List, Pending, TaskOperations) reload the file first when it
-//     changed since this Log last saw it.
+//   - reads (List, Pending, TaskOperations) first stat the checkpoint files
+//     and, when they changed since this Log last saw them, take the lock and
+//     catch up (only the journal's new records, when only it grew).
 //
 // Every per-operation state change is one-way (committed, undone, dropped,
 // a file settled), so merging two versions of an operation keeps the union.
@@ -83,79 +83,70 @@ func (l *Log) lock() (func(), error) {
 	}, nil
 }
 
-// fileStamp identifies one version of the checkpoint file.
-type fileStamp struct {
-	size int64
-	mod  time.Time
-}
-
-func stampOf(file string) (fileStamp, bool) {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return fileStamp{}, false
-	}
-	return fileStamp{fi.Size(), fi.ModTime()}, true
-}
-
-// reload merges the checkpoint on disk into the log. locked means the
-// caller holds the file lock: an unfinished operation on disk then belongs
-// to a runtime that died mid-edit and is settled (recover), and the result is
-// saved when that changed anything. Without the lock unfinished operations
-// are left out (another runtime may be writing them). A checkpoint that
-// does not decode is left alone with a warning (the next save replaces it).
-// Callers hold l.mu.
-func (l *Log) reload(locked bool) error {
+// reload brings the log up to date with the checkpoint files: nothing to do
+// when they are as this Log last left them; the journal's new records when
+// only it grew (another runtime's changes); otherwise the snapshot and the
+// whole journal, merged by id into the log (merge). Unfinished operations
+// and intents found then belong to a runtime that died mid-change (the
+// caller holds the file lock) and are settled (recover), and the result is
+// compacted. A snapshot that no longer decodes is rewritten from this Log's
+// memory, with a warning. Callers hold l.mu and the file lock.
+func (l *Log) reload() error {
 	if l.file == "" {
 		return nil
 	}
-	st, ok := stampOf(l.file)
-	if ok && l.stampOK && st == l.stamp {
-		return nil
-	}
-	data, err := os.ReadFile(l.file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	snap, err := statOrNil(l.file)
 	if err != nil {
 		return fmt.Errorf("editlog: read checkpoint: %w", err)
 	}
-	cp, err := decodeCheckpoint(data)
+	j, err := statOrNil(l.journalPath())
 	if err != nil {
-		l.log.Warn("edit log: the checkpoint changed on disk and does not decode; keeping this runtime's log", "err", err)
-		return nil
+		return fmt.Errorf("editlog: read journal: %w", err)
 	}
-	l.merge(cp.Operations, locked)
-	if !locked {
-		l.stamp, l.stampOK = st, ok
-		return nil
+	if sameStamp(snap, l.disk.snap) {
+		switch {
+		case l.disk.journal == nil && j == nil, l.disk.journal != nil && sameStamp(j, l.disk.journal):
+			return nil
+		case l.disk.journal != nil && j != nil && os.SameFile(j, l.disk.journal) && j.Size() > l.disk.off:
+			if err := l.readTail(j); err != nil {
+				return err
+			}
+			l.settleOrphans(false)
+			return nil
+		}
 	}
-	if l.recover() {
-		return l.save()
+	im, err := l.readImage()
+	if errors.Is(err, ErrCorrupt) {
+		l.log.Warn("edit log: the checkpoint changed on disk and does not decode; rewriting it from this runtime's log", "err", err)
+		return l.compact()
 	}
-	l.stamp, l.stampOK = st, ok
+	if err != nil {
+		return err
+	}
+	l.merge(im)
+	l.settleOrphans(im.migrate)
 	return nil
 }
 
-// merge adds the operations of disk to the log, by id: one known to both
-// gets the union of their one-way states; one only on disk is added (unless
-// it is unfinished and orphans is false); one only in memory is kept when
-// committed. The result is ordered by time (stable).
-func (l *Log) merge(disk []*Operation, orphans bool) {
+// merge adds the operations of the checkpoint image to the log, by id: one
+// known to both gets the union of their one-way states; one only on disk is
+// added; one only in memory is kept when committed (its save failed). The
+// result is ordered by time (stable). The intents are the image's (this
+// Log has none between its changes).
+func (l *Log) merge(im *image) {
 	mine := make(map[string]*Operation, len(l.ops))
 	for _, op := range l.ops {
 		mine[op.ID] = op
 	}
-	onDisk := make(map[string]bool, len(disk))
-	out := make([]*Operation, 0, len(disk)+len(l.ops))
-	for _, d := range disk {
+	onDisk := make(map[string]bool, len(im.ops))
+	out := make([]*Operation, 0, len(im.ops)+len(l.ops))
+	for _, d := range im.ops {
 		onDisk[d.ID] = true
 		if m := mine[d.ID]; m != nil {
 			out = append(out, mergeOp(m, d))
 			continue
 		}
-		if d.Committed || orphans {
-			out = append(out, d)
-		}
+		out = append(out, d)
 	}
 	for _, m := range l.ops {
 		if !onDisk[m.ID] && m.Committed {
@@ -163,13 +154,13 @@ func (l *Log) merge(disk []*Operation, orphans bool) {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	l.ops = out
+	l.ops, l.intents, l.disk = out, im.intents, im.disk
 }
 
 // mergeOp is the union of two versions of one operation: the committed
 // version's files (recovery may have removed files never written), each
 // file settled when either version settled it, undone or dropped when
-// either is (a dropped operation loses its contents).
+// either is (a dropped operation loses its diff).
 func mergeOp(a, b *Operation) *Operation {
 	if !a.Committed && b.Committed {
 		a, b = b, a
@@ -189,32 +180,36 @@ func mergeOp(a, b *Operation) *Operation {
 	out.Undone = a.Undone || b.Undone
 	if a.Dropped || b.Dropped {
 		out.Dropped, out.Diff = true, ""
-		for i := range out.Files {
-			out.Files[i].Before, out.Files[i].After = nil, nil
-		}
 	}
 	return &out
 }
 
-// begin starts a change: it takes the file lock and merges the checkpoint.
-// Callers hold l.mu and call the returned release when done.
+// begin starts a change: it takes the file lock and brings the log up to
+// date. Callers hold l.mu and call the returned release when done.
 func (l *Log) begin() (func(), error) {
 	release, err := l.lock()
 	if err != nil {
 		return nil, err
 	}
-	if err := l.reload(true); err != nil {
+	if err := l.reload(); err != nil {
 		release()
 		return nil, err
 	}
 	return release, nil
 }
 
-// refresh merges the checkpoint before a read when it changed since this Log
-// last saw it; a failure is logged and the read goes on with the memory.
-// Callers hold l.mu.
+// refresh brings the log up to date before a read when the checkpoint files
+// changed since this Log last saw them (a stat of each; the file lock only
+// then); a failure is logged and the read goes on with the memory. Callers
+// hold l.mu.
 func (l *Log) refresh() {
-	if err := l.reload(false); err != nil {
-		l.log.Warn("edit log: reloading the checkpoint", "err", err)
+	if !l.changedOnDisk() {
+		return
 	}
+	release, err := l.begin()
+	if err != nil {
+		l.log.Warn("edit log: reloading the checkpoint", "err", err)
+		return
+	}
+	release()
 }

@@ -56,49 +56,84 @@ func WriteFileAtomicIn(root *os.Root, name string, data []byte, perm fs.FileMode
 }
 
 func writeAtomic(o ops, name string, data []byte, perm fs.FileMode) (err error) {
-	mode := fs.FileMode(0)
-	keepMode := false
-	if fi, serr := o.Stat(name); serr == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("write %s: is a directory", name)
-		}
-		mode, keepMode = fi.Mode().Perm(), true
-	} else if !errors.Is(serr, fs.ErrNotExist) {
-		return fmt.Errorf("write %s: %w", name, serr)
+	mode, keepMode, err := modeOf(o, name)
+	if err != nil {
+		return err
 	}
-
 	f, tmp, err := createTemp(o, name, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			o.Remove(tmp)
-		}
-	}()
+	if err = fill(f, name, data, mode, keepMode); err != nil {
+		o.Remove(tmp)
+		return err
+	}
+	if err = o.Rename(tmp, name); err != nil {
+		o.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// modeOf returns the permission bits of the existing file name (keep true),
+// or keep false when it does not exist; a folder is an error.
+func modeOf(o ops, name string) (mode fs.FileMode, keep bool, err error) {
+	fi, err := o.Stat(name)
+	switch {
+	case err == nil && fi.IsDir():
+		return 0, false, fmt.Errorf("write %s: is a directory", name)
+	case err == nil:
+		return fi.Mode().Perm(), true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("write %s: %w", name, err)
+}
+
+// fill writes data into the new temp file f, gives it mode when keepMode,
+// fsyncs and closes it. f is closed on every path.
+func fill(f *os.File, name string, data []byte, mode fs.FileMode, keepMode bool) error {
 	write := (*os.File).Write
 	if testHookWrite != nil {
 		write = testHookWrite
 	}
-	if _, err = write(f, data); err != nil {
+	if _, err := write(f, data); err != nil {
+		f.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if keepMode {
-		if err = f.Chmod(mode); err != nil {
+		if err := f.Chmod(mode); err != nil {
+			f.Close()
 			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
-	if err = f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
+		f.Close()
 		return fmt.Errorf("write %s: sync: %w", name, err)
 	}
-	if err = f.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: close: %w", name, err)
 	}
-	if err = o.Rename(tmp, name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
 	return nil
+}
+
+// WriteFileAtomicVia is WriteFileAtomicIn with the temp file kept out of the
+// root: it is made in tmpDir (a folder of the caller's, outside the root)
+// and renamed into place relative to the target's folder, opened through
+// root (renameat(2); the last component is never followed), so the user's
+// tree never holds a temp file, not even after a crash. That needs tmpDir on
+// the same file system as the target's folder (a rename cannot cross file
+// systems) and a folder without the setgid bit (a file made elsewhere would
+// not get the folder's group). Otherwise, with tmpDir "" and where renameat
+// is missing (Windows), it is WriteFileAtomicIn: the temp file is made next
+// to the target.
+func WriteFileAtomicVia(root *os.Root, name string, data []byte, perm fs.FileMode, tmpDir string) error {
+	if tmpDir != "" {
+		if done, err := writeVia(root, name, data, perm, tmpDir); done {
+			return err
+		}
+	}
+	return WriteFileAtomicIn(root, name, data, perm)
 }
 
 // createTemp creates a new hidden file next to name, as os.CreateTemp does

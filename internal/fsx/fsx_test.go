@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func mustEval(t *testing.T, p string) string {
@@ -196,5 +197,120 @@ func TestWriteFileAtomicIn(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f.txt")); err == nil {
 		t.Fatal("file written outside")
+	}
+}
+
+func TestTempNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		".a.txt.tmp-0123456789abcdef":  true,
+		".a.tmp-0123456789abcdef":      true,
+		"a.txt.tmp-0123456789abcdef":   false, // not hidden
+		".a.txt.tmp-0123456789abcdeF":  false,
+		".a.txt.tmp-0123456789abcde":   false,
+		".a.txt.tmp-0123456789abcdef0": false,
+		"..tmp-0123456789abcdef":       false,
+	} {
+		if got := IsTempName(name); got != want {
+			t.Errorf("IsTempName(%q) = %v", name, got)
+		}
+	}
+	if !IsTempOf(".a.txt.tmp-0123456789abcdef", "a.txt") || IsTempOf(".a.txt.tmp-0123456789abcdef", "a") {
+		t.Error("IsTempOf")
+	}
+}
+
+// WriteFileAtomicVia keeps the temp file in tmpDir while it writes, so the
+// tree never holds one; it falls back to a temp file next to the target in a
+// setgid folder and without tmpDir.
+func TestWriteFileAtomicVia(t *testing.T) {
+	dir := mustEval(t, t.TempDir())
+	tmpDir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "f.sh"), []byte("old"), 0o751)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var inTree, inTmp int
+	testHookWrite = func(f *os.File, data []byte) (int, error) {
+		inTree = len(tempFiles(t, filepath.Join(dir, "sub")))
+		inTmp = len(tempFiles(t, tmpDir))
+		return f.Write(data)
+	}
+	defer func() { testHookWrite = nil }()
+	if err := WriteFileAtomicVia(r, filepath.Join("sub", "f.sh"), []byte("new"), 0o644, tmpDir); err != nil {
+		t.Fatal(err)
+	}
+	if inTree != 0 || inTmp != 1 {
+		t.Fatalf("during the write: %d temp files in the tree, %d in tmpDir", inTree, inTmp)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "sub", "f.sh"))
+	fi, _ := os.Stat(filepath.Join(dir, "sub", "f.sh"))
+	if string(b) != "new" || fi.Mode().Perm() != 0o751 {
+		t.Fatalf("got %q mode %v", b, fi.Mode())
+	}
+	if n := len(tempFiles(t, tmpDir)); n != 0 {
+		t.Fatalf("%d temp files left in tmpDir", n)
+	}
+	// A new file, through a symlinked folder inside the root.
+	os.Symlink("sub", filepath.Join(dir, "link"))
+	if err := WriteFileAtomicVia(r, filepath.Join("link", "new.txt"), []byte("n"), 0o600, tmpDir); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "sub", "new.txt")); string(b) != "n" || inTree != 0 {
+		t.Fatalf("new file %q, temp in tree %d", b, inTree)
+	}
+	// A symlink out of the root is refused as by WriteFileAtomicIn.
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(dir, "out"))
+	if err := WriteFileAtomicVia(r, filepath.Join("out", "x"), []byte("x"), 0o600, tmpDir); err == nil {
+		t.Fatal("wrote through a symlink leaving the root")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
+		t.Fatal("file written outside")
+	}
+	// Setgid folder: the temp file is made next to the target.
+	os.Mkdir(filepath.Join(dir, "g"), 0o755)
+	if err := os.Chmod(filepath.Join(dir, "g"), 0o755|os.ModeSetgid); err != nil {
+		t.Skip(err)
+	}
+	testHookWrite = func(f *os.File, data []byte) (int, error) {
+		inTree = len(tempFiles(t, filepath.Join(dir, "g")))
+		return f.Write(data)
+	}
+	if err := WriteFileAtomicVia(r, filepath.Join("g", "f"), []byte("x"), 0o644, tmpDir); err != nil || inTree != 1 {
+		t.Fatalf("setgid folder: %v, %d temp files in it during the write", err, inTree)
+	}
+	if err := WriteFileAtomicVia(r, "plain", []byte("x"), 0o644, ""); err != nil {
+		t.Fatal(err)
+	}
+	if m := tempFiles(t, dir); len(m) != 0 {
+		t.Fatalf("temp files left: %v", m)
+	}
+}
+
+func TestRemoveTemps(t *testing.T) {
+	dir := mustEval(t, t.TempDir())
+	for _, n := range []string{".a.tmp-0123456789abcdef", ".b.tmp-0123456789abcdef", "keep.txt", ".a.tmp-short"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o600)
+	}
+	r, _ := os.OpenRoot(dir)
+	defer r.Close()
+	if n, err := RemoveTempsOf(r, ".", "a"); n != 1 || err != nil {
+		t.Fatalf("RemoveTempsOf: %d %v", n, err)
+	}
+	if n, err := RemoveTemps(dir, time.Now().Add(-time.Hour)); n != 0 || err != nil {
+		t.Fatalf("young temp files removed: %d %v", n, err)
+	}
+	if n, err := RemoveTemps(dir, time.Time{}); n != 1 || err != nil {
+		t.Fatalf("RemoveTemps: %d %v", n, err)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 2 {
+		t.Fatalf("left %v", left)
+	}
+	if n, err := RemoveTemps(filepath.Join(dir, "missing"), time.Time{}); n != 0 || err != nil {
+		t.Fatalf("missing folder: %d %v", n, err)
 	}
 }
