@@ -326,7 +326,7 @@ func (s *Server) agentTask(ctx context.Context, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	msgs := t.Messages
+	msgs := boundMessages(t.Messages) // bound.go: under the message cap
 	if len(msgs) == 0 {
 		msgs = json.RawMessage("[]")
 	}
