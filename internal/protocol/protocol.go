@@ -27,6 +27,7 @@ const (
 	MethodWorkspaceProg    = "workspace/progress"
 	MethodContextInspect   = "context/inspect"
 	MethodAgentRun         = "agent/run"
+	MethodClaudeRun        = "claude/run"
 	MethodAgentEvent       = "agent/event"
 	MethodRequestApproval  = "agent/requestApproval"
 	MethodAgentTasks       = "agent/tasks"

@@ -19,15 +19,22 @@ var taskKinds = []string{"question", "codeModification", "bugFix", "refactoring"
 // value is ready to use.
 type runningTasks struct {
 	mu sync.Mutex
-	m  map[string]*agent.Control
+	m  map[string]taskControl
+}
+
+// taskControl is what agent/steer and agent/cancelTool reach: an agent
+// loop's *agent.Control, or a claude/run (claude.go).
+type taskControl interface {
+	Steer(text string) bool
+	CancelTool(callID string) bool
 }
 
 // add registers ctl under id; false when a task with that id already runs.
-func (t *runningTasks) add(id string, ctl *agent.Control) bool {
+func (t *runningTasks) add(id string, ctl taskControl) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
-		t.m = map[string]*agent.Control{}
+		t.m = map[string]taskControl{}
 	}
 	if _, busy := t.m[id]; busy {
 		return false
@@ -42,7 +49,7 @@ func (t *runningTasks) remove(id string) {
 	t.mu.Unlock()
 }
 
-func (t *runningTasks) get(id string) *agent.Control {
+func (t *runningTasks) get(id string) taskControl {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.m[id]

@@ -131,6 +131,7 @@ func New(opts *Options) *Server {
 		protocol.MethodContextInspect:   s.contextInspect,
 		protocol.MethodContextRetrieve:  s.contextRetrieve,
 		protocol.MethodAgentRun:         s.agentRun,
+		protocol.MethodClaudeRun:        s.claudeRun,
 		protocol.MethodAgentSteer:       s.agentSteer,
 		protocol.MethodAgentCancelTool:  s.agentCancelTool,
 		protocol.MethodAgentTasks:       s.agentTasks,

@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// claudeCLI is the real Claude Code CLI (.ci/run installs the pinned npm
+// package and sets TASK_X_CLAUDE_BIN); the claude/run tests skip without it.
+func claudeCLI(t *testing.T) string {
+	p := os.Getenv("TASK_X_CLAUDE_BIN")
+	if p == "" {
+		t.Skip("TASK_X_CLAUDE_BIN is not set (.ci/run installs @anthropic-ai/claude-code)")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("TASK_X_CLAUDE_BIN: %v", err)
+	}
+	return p
+}
+
+// TestClaudeRunReadEdit: claude/run through the binary drives the real CLI
+// against a fake Anthropic server. The scripted model reads and edits a
+// file with the mcp__task-x__ tools; the edit asks agent/requestApproval
+// (read_file does not), the answer allows it, the file changes, the summary
+// has agent/run's shape, and agent/tasks lists the task.
+func TestClaudeRunReadEdit(t *testing.T) {
+	cli := claudeCLI(t)
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello world\n"), 0o644)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{{name: "mcp__task-x__read_file", input: map[string]any{"path": "a.txt"}}}},
+		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "goodbye"}}}},
+		{text: "Edited a.txt."},
+	})
+	p := start(t, "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-e2e-claude",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	var asked []map[string]any
+	p.onRequest = func(method string, params json.RawMessage) any {
+		if method == "agent/requestApproval" {
+			var q map[string]any
+			json.Unmarshal(params, &q)
+			asked = append(asked, q)
+			return map[string]any{"decision": "allow"}
+		}
+		return nil
+	}
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	res := p.mustCall("claude/run", map[string]any{"prompt": "change hello to goodbye", "claudePath": cli, "model": "claude-sonnet-4-5"})
+	var sum struct {
+		TaskID       string `json:"taskId"`
+		Status       string `json:"status"`
+		Text         string `json:"text"`
+		ChangedFiles []struct {
+			Path string `json:"path"`
+		} `json:"changedFiles"`
+		Usage struct {
+			InputTokens  int `json:"inputTokens"`
+			OutputTokens int `json:"outputTokens"`
+		} `json:"usage"`
+		ToolCalls int `json:"toolCalls"`
+	}
+	if err := json.Unmarshal(res, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != "completed" || sum.Text != "Edited a.txt." || sum.ToolCalls != 2 || len(sum.ChangedFiles) != 1 ||
+		sum.ChangedFiles[0].Path != "a.txt" || sum.Usage.OutputTokens != 30 {
+		t.Fatalf("summary: %s", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "goodbye world\n" {
+		t.Errorf("a.txt = %q", b)
+	}
+	if len(asked) != 1 || asked[0]["tool"] != "replace_text" || asked[0]["permission"] != "edit" || asked[0]["taskId"] != sum.TaskID {
+		t.Errorf("approvals: %v", asked)
+	}
+	var types []string
+	for _, n := range p.notifications("agent/event") {
+		var ev struct {
+			Event struct {
+				Type string `json:"type"`
+			} `json:"event"`
+		}
+		json.Unmarshal(n.Params, &ev)
+		types = append(types, ev.Event.Type)
+	}
+	got := strings.Join(types, ",")
+	for _, want := range []string{"started", "toolStarted", "approvalRequested", "approvalResolved", "toolFinished", "usage", "done"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %s event: %s", want, got)
+		}
+	}
+	found := false
+	for _, tk := range listTasks(t, p) {
+		if tk.TaskID == sum.TaskID && tk.Status == "completed" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("agent/tasks does not list %s as completed", sum.TaskID)
+	}
+	if names := mustJSON(model.bodies()[0]["tools"]); strings.Contains(names, `"name":"Write"`) || !strings.Contains(names, "mcp__task-x__read_file") {
+		t.Errorf("tools offered: %.400s", names)
+	}
+}
+
+// TestClaudeRunCLIMissing: a CLI that is not there is an error naming the
+// cause and the install command, at once.
+func TestClaudeRunCLIMissing(t *testing.T) {
+	p := start(t)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
+	_, err := p.call("claude/run", map[string]any{"prompt": "hi", "claudePath": filepath.Join(t.TempDir(), "claude")})
+	if err == nil || !strings.Contains(err.Message, "not found") || !strings.Contains(err.Message, "npm install -g @anthropic-ai/claude-code") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = p.call("claude/run", map[string]any{"prompt": "hi", "mcpServers": map[string]any{"task-x": map[string]any{"command": "x"}}})
+	if err == nil || err.Code != -32602 {
+		t.Errorf("reserved name: %v", err)
+	}
+}
+
+// claudeModel is a fake Anthropic Messages API for the Claude Code CLI:
+// request n of the main conversation (the requests that carry tools) gets
+// script[n], past it "done."; each answer has its own message id.
+type claudeModel struct {
+	script []step
+	mu     sync.Mutex
+	reqs   []map[string]any
+}
+
+func newClaudeModel(t *testing.T, script []step) (*claudeModel, *httptest.Server) {
+	m := &claudeModel{script: script}
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	return m, srv
+}
+
+func (m *claudeModel) bodies() []map[string]any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]map[string]any(nil), m.reqs...)
+}
+
+func (m *claudeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req map[string]any
+	if r.URL.Path != "/v1/messages" || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"no"}}`, 404)
+		return
+	}
+	st := step{text: "Side request."}
+	n := -1
+	if tools, _ := req["tools"].([]any); len(tools) > 0 {
+		m.mu.Lock()
+		n = len(m.reqs)
+		m.reqs = append(m.reqs, req)
+		m.mu.Unlock()
+		st = step{text: "done."}
+		if n < len(m.script) {
+			st = m.script[n]
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	ev := func(name string, data map[string]any) {
+		data["type"] = name
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, mustJSON(data))
+	}
+	ev("message_start", map[string]any{"message": map[string]any{"id": fmt.Sprintf("msg_e2e_%d", n+1), "type": "message", "role": "assistant",
+		"content": []any{}, "model": "claude-fake-1", "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
+	idx := 0
+	if st.text != "" {
+		ev("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
+		ev("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "text_delta", "text": st.text}})
+		ev("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
+	for i, c := range st.calls {
+		ev("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "tool_use",
+			"id": fmt.Sprintf("toolu_%d_%d", n, i), "name": c.name, "input": map[string]any{}}})
+		ev("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": mustJSON(c.input)}})
+		ev("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
+	reason := "end_turn"
+	if len(st.calls) > 0 {
+		reason = "tool_use"
+	}
+	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": reason, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 10}})
+	ev("message_stop", map[string]any{})
+}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/claudecode"
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/store"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// claudeParams are the claude/run params (protocol.md, Claude Code engine;
+// docs/claude.md).
+type claudeParams struct {
+	Prompt         string                     `json:"prompt"`
+	Images         []imageInput               `json:"images"`
+	TaskID         string                     `json:"taskId"`
+	Model          string                     `json:"model"`
+	PermissionMode string                     `json:"permissionMode"`
+	ClaudePath     string                     `json:"claudePath"`
+	UseTaskTools   *bool                      `json:"useTaskTools"`
+	ApproveAll     bool                       `json:"approveAll"`
+	AllowCommands  bool                       `json:"allowCommands"`
+	MCPServers     map[string]json.RawMessage `json:"mcpServers"`
+}
+
+// claudeControl lets agent/steer and agent/cancelTool reach a claude/run.
+type claudeControl struct {
+	ctx context.Context
+	run *claudecode.Run
+}
+
+func (c claudeControl) Steer(text string) bool { return c.run.Steer(text) }
+func (c claudeControl) CancelTool(callID string) bool {
+	return c.run.CancelTool(c.ctx, callID)
+}
+
+// claudeRun: claude/run drives the Claude Code CLI on the open workspace
+// and answers with an agent/run-shaped summary; the task is saved like an
+// agent/run task.
+func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, error) {
+	var p claudeParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Prompt) == "" || !utf8.ValidString(p.Prompt) {
+		return nil, invalidParams("prompt is required (valid UTF-8)")
+	}
+	images, err := validateImages(p.Images)
+	if err != nil {
+		return nil, err
+	}
+	for name := range p.MCPServers {
+		if strings.EqualFold(name, claudecode.ReservedServer) {
+			return nil, invalidParams("mcpServers: the name %q is reserved for the runtime's own tools", claudecode.ReservedServer)
+		}
+	}
+	switch p.PermissionMode {
+	case "", "default", "acceptEdits", "plan":
+	default:
+		return nil, invalidParams("permissionMode must be default, acceptEdits or plan, got %q", p.PermissionMode)
+	}
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	taskID := p.TaskID
+	if taskID == "" {
+		taskID = newTaskID()
+	} else if !store.ValidID(taskID) {
+		return nil, invalidParams("taskId %q is not a valid task id", taskID)
+	}
+	if s.running.get(taskID) != nil {
+		return nil, invalidParams("task %s is already running", taskID)
+	}
+	o := claudecode.Options{Bin: p.ClaudePath, Dir: ws.Root(), Prompt: p.Prompt, Model: p.Model,
+		PermissionMode: p.PermissionMode, UseTaskTools: p.UseTaskTools == nil || *p.UseTaskTools,
+		RuntimeBin: self, AllowCommands: p.AllowCommands, MCPServers: p.MCPServers}
+	for _, im := range images {
+		o.Images = append(o.Images, claudecode.Image{MediaType: im.MediaType, Data: im.Data})
+	}
+	for _, spec := range s.tools.Specs() {
+		switch spec.Permission {
+		case tool.ClassRead:
+			o.ReadTools = append(o.ReadTools, spec.Name)
+		case tool.ClassEdit:
+			o.WriteTools = append(o.WriteTools, spec.Name)
+		case tool.ClassCommand:
+			o.CommandTools = append(o.CommandTools, spec.Name)
+		}
+	}
+
+	s.mu.Lock()
+	st := s.store
+	s.mu.Unlock()
+	jsonrpc.Async(ctx)
+	var rec *taskRecorder
+	deltas := newDeltaRedactor(s.secrets)
+	emit := func(ev agent.Event) {
+		if rec != nil {
+			rec.event(ev)
+		}
+		for _, out := range deltas.events(ev) {
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.redactEvent(out)})
+		}
+	}
+	record := &store.Task{TaskID: taskID, Title: title(p.Prompt), Status: store.StatusRunning, ChatMode: "claudeCode",
+		Model: p.Model, Owner: store.Self()}
+	first := firstMessage(p.Prompt, images)
+	rec = s.startTask(st, record, nil, first)
+	emit(agent.Event{Type: agent.EventStarted, TaskID: taskID, ChatMode: "claudeCode", Model: p.Model})
+	run, err := claudecode.Start(ctx, o, claudecode.Hooks{
+		Event: emit, Approve: s.approver(), Ask: s.claudeAsk(taskID), ClassOf: s.claudeClass,
+		ApproveAll: p.ApproveAll, TaskID: taskID,
+	})
+	if err != nil {
+		msg := err.Error()
+		failed := agent.Summary{TaskID: taskID, Status: "failed", Error: &msg}
+		emit(agent.Event{Type: agent.EventDone, Status: "failed", Error: &msg})
+		rec.finish(failed, []provider.Message{first})
+		if errors.Is(err, claudecode.ErrReservedServer) {
+			return nil, invalidParams("%v", err)
+		}
+		return nil, jsonrpc.NewError(jsonrpc.ErrInternal.Code, msg)
+	}
+	s.running.add(taskID, claudeControl{ctx: ctx, run: run})
+	defer s.running.remove(taskID)
+	sum, _ := run.Wait()
+	msgs := []provider.Message{first}
+	if sum.Text != "" {
+		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartText, Text: sum.Text}}})
+	}
+	if len(sum.ChangedFiles) > 0 {
+		s.filesChanged(ctx, sum.ChangedFiles)
+	}
+	rec.finish(sum, msgs)
+	return s.redactSummary(sum), nil
+}
+
+// claudeClass is the task-x permission class of a Claude Code tool name.
+func (s *Server) claudeClass(name string) tool.Class {
+	if t, ok := s.tools.Get(name); ok {
+		return t.Spec().Permission
+	}
+	switch name {
+	case "Bash":
+		return tool.ClassCommand
+	case "Read":
+		return tool.ClassRead
+	case "Edit", "Write", "NotebookEdit":
+		return tool.ClassEdit
+	case "AskUserQuestion":
+		return tool.ClassInteractive
+	}
+	return tool.ClassMCP
+}
+
+// claudeAsk sends agent/askUser for an AskUserQuestion call.
+func (s *Server) claudeAsk(taskID string) func(ctx context.Context, callID string, qs []claudecode.Question) (map[string][]string, error) {
+	return func(ctx context.Context, callID string, qs []claudecode.Question) (map[string][]string, error) {
+		raw, err := s.conn.Call(ctx, protocol.MethodAskUser, map[string]any{"taskId": taskID, "callId": callID, "questions": qs})
+		if err != nil {
+			return nil, err
+		}
+		var reply struct {
+			Answers map[string][]string `json:"answers"`
+		}
+		if err := json.Unmarshal(raw, &reply); err != nil {
+			return nil, err
+		}
+		return reply.Answers, nil
+	}
+}
