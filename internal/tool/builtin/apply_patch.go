@@ -56,6 +56,7 @@ type patchTarget struct {
 	exists   bool
 	mode     fs.FileMode
 	sections int
+	enc      textEncoding // how content maps to the file's bytes (encoding.go)
 }
 
 // Run parses the patch, applies every hunk in memory and writes all files in
@@ -113,7 +114,8 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 				if err := checkStale(env, p, data); err != nil {
 					return tool.Result{}, err
 				}
-				tg.existed, tg.exists, tg.before, tg.content, tg.mode = true, true, data, string(data), fi.Mode().Perm()
+				tg.enc = detectEncoding(data)
+				tg.existed, tg.exists, tg.before, tg.content, tg.mode = true, true, data, tg.enc.decode(data), fi.Mode().Perm()
 			}
 			targets[p.Rel] = tg
 			order = append(order, p.Rel)
@@ -145,10 +147,14 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	var diff strings.Builder
 	for _, rel := range order {
 		tg := targets[rel]
-		if tg.existed == tg.exists && string(tg.before) == tg.content {
+		after, err := tg.enc.encode(tg.content)
+		if err != nil {
+			return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is in %s and the patch adds %v. Nothing was written.", rel, tg.enc.name, err)
+		}
+		if tg.existed == tg.exists && string(tg.before) == string(after) {
 			continue
 		}
-		fe := tool.FileEdit{Path: rel, Existed: tg.existed, Before: tg.before, After: []byte(tg.content), Delete: !tg.exists, Mode: tg.mode}
+		fe := tool.FileEdit{Path: rel, Existed: tg.existed, Before: tg.before, After: after, Delete: !tg.exists, Mode: tg.mode}
 		files = append(files, fe)
 		kind := "modified"
 		switch {
@@ -157,7 +163,7 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		case !tg.exists:
 			kind = "deleted"
 		}
-		df := diffFiles(rel, string(tg.before), tg.content)
+		df := diffFiles(rel, tg.enc.decode(tg.before), tg.content)
 		diff.WriteString(df.Text)
 		changes = append(changes, tool.FileChange{Path: rel, Kind: kind, Added: df.Added, Removed: df.Removed})
 	}

@@ -34,13 +34,17 @@ type readFileData struct {
 	EndLine    int    `json:"endLine"`
 	TotalLines int    `json:"totalLines"`
 	Truncated  bool   `json:"truncated"`
+	// Encoding is set for a file that is not valid UTF-8: "windows-1252"
+	// (a legacy 8-bit file, shown decoded) or "utf-8 (invalid bytes)"
+	// (shown with U+FFFD for them). See encoding.go.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 const readFileDescription = `
 Read a text file of the workspace. The result shows numbered lines like "cat -n": the line number, a tab, then the line text (line numbers are not part of the file; never include them in oldText of replace_text).
 Give startLine and endLine (1-based, inclusive) to read part of a large file. At most {{.MaxLines}} lines or {{.MaxKiB}} KiB are returned per call; the result then says which startLine to use next. Lines longer than {{.MaxLineBytes}} characters are cut.
 The path is relative to the workspace root (absolute paths inside the root work too). Read a file before you edit it: an edit of a file that changed since you last read it is refused.
-Binary files cannot be read; for a folder use list_files.`
+Binary files cannot be read; for a folder use list_files. A file that is not UTF-8 is shown decoded, with a first line that says its encoding; edits write that encoding back.`
 
 var readFileSchema = json.RawMessage(`{
   "type": "object",
@@ -98,7 +102,8 @@ func (*readFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) 
 		env.Reads.Record(p.Abs, data)
 	}
 
-	text := strings.TrimPrefix(string(data), utf8BOM)
+	enc := detectEncoding(data)
+	text := strings.TrimPrefix(enc.decode(data), utf8BOM)
 	lines := splitLines(text)
 	total := len(lines)
 	start := max(in.StartLine, 1)
@@ -106,7 +111,7 @@ func (*readFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) 
 	if in.EndLine > 0 && in.EndLine < total {
 		end = in.EndLine
 	}
-	d := readFileData{Path: p.Rel, StartLine: start, TotalLines: total}
+	d := readFileData{Path: p.Rel, StartLine: start, TotalLines: total, Encoding: enc.label()}
 	if total == 0 {
 		d.EndLine = 0
 		d.Content = fmt.Sprintf("(%s is empty)", p.Rel)
@@ -117,6 +122,7 @@ func (*readFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) 
 	}
 
 	var b strings.Builder
+	b.WriteString(enc.note(p.Rel))
 	last := start - 1
 	for i := start; i <= end; i++ {
 		line := strings.TrimSuffix(lines[i-1], "\r")

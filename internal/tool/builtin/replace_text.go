@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
@@ -26,7 +27,7 @@ type replaceTextInput struct {
 const replaceTextDescription = `
 Replace exact text in an existing file: oldText must match the file character for character, including indentation (tabs or spaces) and blank lines; line numbers shown by read_file are not part of the file.
 oldText must match exactly once: include enough surrounding lines to make it unique, or set replaceAll to replace every occurrence. When nothing matches, the error shows the most similar passage of the file with its line numbers.
-The file keeps its line endings (CRLF or LF) and a byte order mark; write oldText and newText with plain "\n" newlines. The file must not have changed on disk since you last read it. Files under .git/ cannot be edited.`
+The file keeps its line endings (CRLF or LF), a byte order mark and its encoding; write oldText and newText with plain "\n" newlines. The file must not have changed on disk since you last read it. Files under .git/ cannot be edited.`
 
 var replaceTextSchema = json.RawMessage(`{
   "type": "object",
@@ -88,7 +89,8 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		return tool.Result{}, err
 	}
 
-	content := string(data)
+	enc := detectEncoding(data)
+	content := enc.decode(data)
 	bom := ""
 	if strings.HasPrefix(content, utf8BOM) {
 		bom = utf8BOM
@@ -108,6 +110,11 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 				pos, oldText, newText = p2, toLF(oldText), toLF(newText)
 			}
 		}
+	}
+	if len(pos) == 0 && enc.invalid > 0 && strings.ContainsRune(oldText, utf8.RuneError) {
+		return tool.Result{}, tool.Errorf(tool.ErrNoMatch,
+			"oldText holds \uFFFD, which read_file shows for the %s of %s not valid as UTF-8; it cannot match them. Choose oldText around those bytes (they are kept as they are).",
+			plural(enc.invalid, "byte"), p.Rel)
 	}
 	if len(pos) == 0 {
 		hint := "Read the file again with read_file and copy the text exactly as it is now."
@@ -134,6 +141,16 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 			len(pos), p.Rel, listLines(lines))
 	}
 
+	// The new text takes the file's line endings (a CRLF file stays CRLF
+	// when newText holds plain "\n").
+	if lineEnding(body, oldText, pos[0]) == "\r\n" {
+		newText = toCRLF(newText)
+	} else {
+		newText = toLF(newText)
+	}
+	if newText == oldText {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "oldText and newText differ only in line endings, and the file keeps its own; nothing would change")
+	}
 	var nb strings.Builder
 	nb.Grow(len(content) + len(pos)*(len(newText)-len(oldText)))
 	nb.WriteString(bom)
@@ -147,7 +164,11 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 	if ctx.Err() != nil {
 		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
 	}
-	d, change, opID, err := commitEdit(ctx, env, root, t.write, "replace_text", p, data, true, []byte(nb.String()))
+	out, err := enc.encode(nb.String())
+	if err != nil {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is in %s (not UTF-8) and newText holds %v; use characters that encoding has", p.Rel, enc.name, err)
+	}
+	d, change, opID, err := commitEdit(ctx, env, root, t.write, "replace_text", p, data, true, out)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -170,6 +191,29 @@ func matchPositions(s, sub string) []int {
 		i += j + 1
 	}
 	return pos
+}
+
+// lineEnding is the line ending the new text of a match at offset at of
+// body takes: the file's when all its lines end alike (LF when it has no
+// CRLF); in a file with mixed endings, the one oldText holds, else the one
+// ending the line the match is on.
+func lineEnding(body, oldText string, at int) string {
+	crlf := strings.Count(body, "\r\n")
+	lf := strings.Count(body, "\n") - crlf
+	switch {
+	case crlf == 0:
+		return "\n"
+	case lf == 0:
+		return "\r\n"
+	case strings.Contains(oldText, "\r\n"):
+		return "\r\n"
+	case strings.Contains(oldText, "\n"):
+		return "\n"
+	}
+	if i := strings.IndexByte(body[at:], '\n'); i > 0 && body[at+i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 func toLF(s string) string   { return strings.ReplaceAll(s, "\r\n", "\n") }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
@@ -95,6 +97,20 @@ func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessag
 		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
 	}
 	newData := []byte(*in.Content)
+	// An existing file that is not UTF-8 keeps its encoding (encoding.go).
+	switch enc := detectEncoding(old); {
+	case !existed || isBinary(old):
+	case enc.name != "":
+		b, err := enc.encode(*in.Content)
+		if err != nil {
+			return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is in %s (not UTF-8) and content holds %v; use characters that encoding has", p.Rel, enc.name, err)
+		}
+		newData = b
+	case enc.invalid > 0 && strings.ContainsRune(*in.Content, utf8.RuneError):
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput,
+			"%s has %s not valid as UTF-8 (read_file shows them as \uFFFD); writing \uFFFD would replace them. Change the file with replace_text around those bytes instead",
+			p.Rel, plural(enc.invalid, "byte"))
+	}
 	d, change, opID, err := commitEdit(ctx, env, root, t.write, "write_file", p, old, existed, newData)
 	if err != nil {
 		return tool.Result{}, err
