@@ -194,3 +194,53 @@ func (m *claudeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": reason, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 10}})
 	ev("message_stop", map[string]any{})
 }
+
+// TestClaudeRunBlockedAndAsked: through the binary, a `sed -i` hidden in
+// $(…) is blocked by the hook, dangerouslyDisableSandbox is denied at once,
+// neither asks for approval, and AskUserQuestion goes to agent/askUser
+// with the answers reaching the model.
+func TestClaudeRunBlockedAndAsked(t *testing.T) {
+	cli := claudeCLI(t)
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello\n"), 0o644)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{
+			{name: "Bash", input: map[string]any{"command": "echo $(sed -i s/hello/bye/ a.txt)", "description": "edit"}},
+			{name: "Bash", input: map[string]any{"command": "touch made.txt", "description": "touch", "dangerouslyDisableSandbox": true}},
+			{name: "AskUserQuestion", input: map[string]any{"questions": []any{map[string]any{"question": "Which color?", "header": "Color",
+				"multiSelect": false, "options": []any{map[string]any{"label": "Red", "description": "r"}, map[string]any{"label": "Blue", "description": "b"}}}}}},
+		}},
+		{text: "Done."},
+	})
+	p := start(t, "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-e2e-claude",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	var asked []string
+	p.onRequest = func(method string, params json.RawMessage) any {
+		asked = append(asked, method)
+		if method == "agent/askUser" {
+			return map[string]any{"answers": map[string]any{"q1": []string{"Blue"}}}
+		}
+		return map[string]any{"decision": "deny"}
+	}
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	res := p.mustCall("claude/run", map[string]any{"prompt": "try things", "claudePath": cli})
+	if !strings.Contains(string(res), `"status":"completed"`) {
+		t.Fatalf("summary: %s", res)
+	}
+	if len(asked) != 1 || asked[0] != "agent/askUser" {
+		t.Errorf("client requests: %v, want only agent/askUser", asked)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "hello\n" {
+		t.Errorf("sed -i ran: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "made.txt")); err == nil {
+		t.Error("the unsandboxed command ran")
+	}
+	last := mustJSON(model.bodies()[1]["messages"])
+	for _, want := range []string{"mcp__task-x__ tools", "dangerouslyDisableSandbox is not allowed", `\"Which color?\"=\"Blue\"`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the model did not get %s: %.2000s", want, last)
+		}
+	}
+}
