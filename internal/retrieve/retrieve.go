@@ -400,12 +400,15 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	if len(ranked) > res.FilesConsidered {
 		res.FilesConsidered = len(ranked)
 	}
-	sort.Slice(ranked, func(i, j int) bool {
-		if ranked[i].score != ranked[j].score {
-			return ranked[i].score > ranked[j].score
-		}
-		return ix.paths[ranked[i].id] < ix.paths[ranked[j].id]
-	})
+	byScore := func() {
+		sort.Slice(ranked, func(i, j int) bool {
+			if ranked[i].score != ranked[j].score {
+				return ranked[i].score > ranked[j].score
+			}
+			return ix.paths[ranked[i].id] < ix.paths[ranked[j].id]
+		})
+	}
+	byScore()
 
 	// Full snippets for the best files take up to fullShare of the budget;
 	// the rest is a map of the next-ranked files (one signature line each),
@@ -563,6 +566,14 @@ func (ix *Index) units(text string, terms []string) []unit {
 		parts := SplitIdentifier(id)
 		if len(parts) > 1 && len(parts) <= 6 {
 			add(stem(joined(parts)), id, 1)
+		}
+	}
+	// Kebab-case words (set-default, runtime-dom, --dry-run) also name the
+	// identifier or folder that spells them joined (setdefault).
+	for _, w := range kebabWords(text) {
+		parts := SplitIdentifier(w)
+		if len(parts) > 1 && len(parts) <= 6 {
+			add(stem(joined(parts)), w, 1)
 		}
 	}
 	// Two or three plain words may name one identifier ("retry policy").

@@ -129,3 +129,18 @@ func isProsePath(rel string) bool {
 	}
 	return ext == "" && base == strings.ToUpper(base) && strings.ToLower(base) != base
 }
+
+// kebabWords returns the words of s joined by single hyphens between
+// letters or digits: "gh repo set-default --view" → set-default.
+func kebabWords(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) {
+		f = strings.Trim(f, "-")
+		if strings.Contains(f, "-") && !strings.Contains(f, "--") {
+			out = append(out, f)
+		}
+	}
+	return out
+}

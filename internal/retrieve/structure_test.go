@@ -70,3 +70,10 @@ func TestMapSection(t *testing.T) {
 		t.Fatalf("%d full snippets and %d map entries, want both: %+v", full, mapped, res.Snippets)
 	}
 }
+
+func TestKebabWords(t *testing.T) {
+	got := kebabWords("Change `gh repo set-default --view` in runtime-dom, not a - b or --")
+	if want := []string{"set-default", "runtime-dom"}; !slices.Equal(got, want) {
+		t.Errorf("kebabWords = %v, want %v", got, want)
+	}
+}
