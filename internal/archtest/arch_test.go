@@ -1,7 +1,10 @@
-// Package archtest checks that imports point one way, from the server down to
-// the parts (README "Layout"): the wire packages depend on the standard
+// Package archtest checks that imports point one way, from the front ends
+// down through the task layer and the project layer to the parts (README
+// "Layout", docs/layers.md): the wire packages depend on the standard
 // library only, only the server and the commands see the wire vocabulary,
-// provider adapters never import each other, and no part imports the server.
+// provider adapters never import each other, no part imports the server,
+// tools never import a front end or the layers above them, the task layer
+// knows no wire types, and a front end never imports another front end.
 package archtest
 
 import (
@@ -67,6 +70,51 @@ func TestImportDirection(t *testing.T) {
 				t.Errorf("provider adapter %s imports %s: adapters never import each other", self, dep)
 			case strings.HasPrefix(dep, "cmd/"):
 				t.Errorf("%s imports a command package %s", self, dep)
+			}
+		}
+	}
+}
+
+// layerRules: a package under the prefix never imports the listed packages
+// (or anything under them).
+var layerRules = []struct {
+	pkg, why string
+	banned   []string
+}{
+	{"internal/tool", "tools take everything from tool.Env, never from a front end or the layers above them",
+		[]string{"internal/server", "internal/mcp", "internal/project", "internal/task", "internal/agent", "internal/protocol", "internal/jsonrpc"}},
+	{"internal/task", "the task layer knows no wire types and no front end",
+		[]string{"internal/server", "internal/mcp", "internal/protocol", "internal/jsonrpc"}},
+	{"internal/project", "the project layer is opened by every front end and knows none of them, nor tasks",
+		[]string{"internal/server", "internal/mcp", "internal/task", "internal/agent", "internal/protocol", "internal/jsonrpc"}},
+	{"internal/mcp", "a front end never imports another front end",
+		[]string{"internal/server", "internal/task"}},
+	{"cmd/task-x", "the terminal client drives the runtime over the protocol only (addendum §1)",
+		[]string{"internal/server", "internal/task", "internal/project", "internal/agent", "internal/tool", "internal/mcp"}},
+}
+
+func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
+
+func TestLayers(t *testing.T) {
+	for _, p := range listPackages(t) {
+		self, ok := internal(p.ImportPath)
+		if !ok {
+			continue
+		}
+		for _, rule := range layerRules {
+			if !under(self, rule.pkg) || (rule.pkg == "cmd/task-x" && self != "cmd/task-x") {
+				continue
+			}
+			for _, imp := range p.Imports {
+				dep, ours := internal(imp)
+				if !ours {
+					continue
+				}
+				for _, b := range rule.banned {
+					if under(dep, b) {
+						t.Errorf("%s imports %s: %s", self, dep, rule.why)
+					}
+				}
 			}
 		}
 	}

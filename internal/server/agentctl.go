@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/provider"
@@ -14,46 +13,6 @@ import (
 
 // taskKinds are the task kinds of routes (addendum §10).
 var taskKinds = []string{"question", "codeModification", "bugFix", "refactoring", "testing", "documentation", "review", "planning"}
-
-// runningTasks is the table of running top-level tasks by taskId; its zero
-// value is ready to use.
-type runningTasks struct {
-	mu sync.Mutex
-	m  map[string]taskControl
-}
-
-// taskControl is what agent/steer and agent/cancelTool reach: an agent
-// loop's *agent.Control, or a claude/run (claude.go).
-type taskControl interface {
-	Steer(text string) bool
-	CancelTool(callID string) bool
-}
-
-// add registers ctl under id; false when a task with that id already runs.
-func (t *runningTasks) add(id string, ctl taskControl) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]taskControl{}
-	}
-	if _, busy := t.m[id]; busy {
-		return false
-	}
-	t.m[id] = ctl
-	return true
-}
-
-func (t *runningTasks) remove(id string) {
-	t.mu.Lock()
-	delete(t.m, id)
-	t.mu.Unlock()
-}
-
-func (t *runningTasks) get(id string) taskControl {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.m[id]
-}
 
 // loopParams are the agent/run params the long-task loop reads: limits,
 // routes ([{ kinds, provider }]), fallbacks (ProviderConfig[]) and prices
@@ -159,8 +118,7 @@ func (s *Server) agentSteer(ctx context.Context, params json.RawMessage) (any, e
 	if !ok {
 		return nil, invalidParams("text must be 1 to %d characters after trimming", agent.MaxSteerChars)
 	}
-	ctl := s.running.get(p.TaskID)
-	return ctl != nil && ctl.Steer(text), nil
+	return s.runner.Steer(p.TaskID, text), nil
 }
 
 type cancelToolParams struct {
@@ -175,6 +133,5 @@ func (s *Server) agentCancelTool(ctx context.Context, params json.RawMessage) (a
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	ctl := s.running.get(p.TaskID)
-	return ctl != nil && ctl.CancelTool(p.CallID), nil
+	return s.runner.CancelTool(p.TaskID, p.CallID), nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
-	"github.com/task-x/task-x-runtime/internal/store"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -68,7 +68,7 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 	default:
 		return nil, invalidParams("permissionMode must be default, acceptEdits or plan, got %q", p.PermissionMode)
 	}
-	ws, err := s.workspace()
+	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
@@ -76,16 +76,7 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	taskID := p.TaskID
-	if taskID == "" {
-		taskID = newTaskID()
-	} else if !store.ValidID(taskID) {
-		return nil, invalidParams("taskId %q is not a valid task id", taskID)
-	}
-	if s.running.get(taskID) != nil {
-		return nil, invalidParams("task %s is already running", taskID)
-	}
-	o := claudecode.Options{Bin: p.ClaudePath, Dir: ws.Root(), Prompt: p.Prompt, Model: p.Model,
+	o := claudecode.Options{Bin: p.ClaudePath, Dir: proj.Root(), Prompt: p.Prompt, Model: p.Model,
 		PermissionMode: p.PermissionMode, UseTaskTools: p.UseTaskTools == nil || *p.UseTaskTools,
 		RuntimeBin: self, AllowCommands: p.AllowCommands, MCPServers: p.MCPServers}
 	for _, im := range images {
@@ -101,52 +92,76 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 			o.CommandTools = append(o.CommandTools, spec.Name)
 		}
 	}
-
-	s.mu.Lock()
-	st := s.store
-	s.mu.Unlock()
-	jsonrpc.Async(ctx)
-	var rec *taskRecorder
+	var taskID string
 	deltas := newDeltaRedactor(s.secrets)
-	emit := func(ev agent.Event) {
-		if rec != nil {
-			rec.event(ev)
-		}
-		for _, out := range deltas.events(ev) {
-			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.redactEvent(out)})
-		}
-	}
-	record := &store.Task{TaskID: taskID, Title: title(p.Prompt), Status: store.StatusRunning, ChatMode: "claudeCode",
-		Model: p.Model, Owner: store.Self()}
-	first := firstMessage(p.Prompt, images)
-	rec = s.startTask(st, record, nil, first)
-	emit(agent.Event{Type: agent.EventStarted, TaskID: taskID, ChatMode: "claudeCode", Model: p.Model})
-	run, err := claudecode.Start(ctx, o, claudecode.Hooks{
-		Event: emit, Approve: s.approver(), Ask: s.claudeAsk(taskID), ClassOf: s.claudeClass,
-		ApproveAll: p.ApproveAll, TaskID: taskID,
+	eng := &claudeEngine{s: s, o: o, approveAll: p.ApproveAll, model: p.Model}
+	prep, err := s.runner.Prepare(&task.Request{
+		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: "claudeCode", Model: p.Model,
+		Project: proj, Env: s.toolEnv(proj, ""), Engine: eng, Approve: s.approver(),
+		Emit: func(ev agent.Event) {
+			for _, out := range deltas.events(ev) {
+				s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(out))})
+			}
+		},
 	})
 	if err != nil {
-		msg := err.Error()
-		failed := agent.Summary{TaskID: taskID, Status: "failed", Error: &msg}
-		emit(agent.Event{Type: agent.EventDone, Status: "failed", Error: &msg})
-		rec.finish(failed, []provider.Message{first})
-		if errors.Is(err, claudecode.ErrReservedServer) {
-			return nil, invalidParams("%v", err)
-		}
-		return nil, jsonrpc.NewError(jsonrpc.ErrInternal.Code, msg)
+		return nil, err
 	}
-	s.running.add(taskID, claudeControl{ctx: ctx, run: run})
-	defer s.running.remove(taskID)
+	taskID = prep.TaskID()
+	if s.runner.Running(taskID) {
+		return nil, invalidParams("task %s is already running", taskID)
+	}
+	jsonrpc.Async(ctx)
+	sum, err := s.runner.Run(ctx, prep)
+	if errors.Is(err, task.ErrBusy) {
+		return nil, invalidParams("task %s is already running", taskID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if eng.startErr != nil {
+		if errors.Is(eng.startErr, claudecode.ErrReservedServer) {
+			return nil, invalidParams("%v", eng.startErr)
+		}
+		return nil, jsonrpc.NewError(jsonrpc.ErrInternal.Code, eng.startErr.Error())
+	}
+	return s.secrets.RedactJSON(mustJSON(sum)), nil
+}
+
+// claudeEngine is the Claude Code CLI as a task.Engine (claude/run).
+type claudeEngine struct {
+	s          *Server
+	o          claudecode.Options
+	approveAll bool
+	model      string
+	startErr   error // the CLI did not start
+}
+
+func (e *claudeEngine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+	first := provider.Message{Role: provider.RoleUser, Content: append([]provider.Part{{Type: provider.PartText, Text: job.Prompt}}, job.Images...)}
+	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: "claudeCode", Model: e.model})
+	run, err := claudecode.Start(ctx, e.o, claudecode.Hooks{
+		Event: job.Emit, Approve: job.Approve, Ask: e.s.claudeAsk(job.TaskID), ClassOf: e.s.claudeClass,
+		ApproveAll: e.approveAll, TaskID: job.TaskID,
+	})
+	if err != nil {
+		e.startErr = err
+		msg := err.Error()
+		job.Emit(agent.Event{Type: agent.EventDone, Status: "failed", Error: &msg})
+		return agent.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg}, []provider.Message{first}
+	}
+	job.Attach(claudeControl{ctx: ctx, run: run})
 	sum, _ := run.Wait()
 	msgs := []provider.Message{first}
 	if sum.Text != "" {
 		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartText, Text: sum.Text}}})
 	}
-	if len(sum.ChangedFiles) > 0 {
-		s.filesChanged(ctx, sum.ChangedFiles)
+	paths := make([]string, len(sum.ChangedFiles))
+	for i, c := range sum.ChangedFiles {
+		paths[i] = c.Path
 	}
-	rec.finish(sum, msgs)
-	return s.redactSummary(sum), nil
+	job.Project.Changed(ctx, paths)
+	return sum, msgs
 }
 
 // claudeClass is the task-x permission class of a Claude Code tool name.

@@ -6,51 +6,19 @@ import (
 	"errors"
 
 	"github.com/task-x/task-x-runtime/internal/editlog"
-	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
 
-// openEditLog opens the edit log of the workspace root: with a dataDir it is
-// loaded from (and saved to) dataDir/checkpoints/<workspace id>.json; a
-// corrupt checkpoint is moved aside by editlog.Open with a log line. Without
-// a dataDir the log lives in memory.
-func (s *Server) openEditLog(root string) (*editlog.Log, error) {
-	s.mu.Lock()
-	dataDir := s.dataDir
-	s.mu.Unlock()
-	file := ""
-	if dataDir != "" {
-		file = editlog.CheckpointPath(dataDir, root)
-	}
-	l, err := editlog.Open(root, file, &editlog.Options{Logger: s.log, Redact: s.secrets.Redact})
+// editLog returns the open project's edit log, -32004 without one. With
+// a dataDir it is loaded from (and saved to)
+// dataDir/checkpoints/<workspace id>.json (project.Open); without one it
+// lives in memory.
+func (s *Server) editLog() (*editlog.Log, error) {
+	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
-	if c := l.LoadConflicts(); len(c) > 0 {
-		s.log.Warn("edit log: files changed during an unfinished edit were left untouched", "files", len(c))
-	}
-	return l, nil
-}
-
-// editLog returns the open workspace's edit log, -32004 without one.
-func (s *Server) editLog() (*editlog.Log, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ws == nil || s.edits == nil {
-		return nil, errNoWorkspace()
-	}
-	return s.edits, nil
-}
-
-// toolEdits is the tool.EditLog of the open workspace, nil without one.
-func (s *Server) toolEdits() tool.EditLog {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.edits == nil {
-		return nil
-	}
-	return builtin.LogEdits(s.edits)
+	return proj.Edits(), nil
 }
 
 // wireFile is one file of an operation in edits/list.
@@ -121,23 +89,6 @@ type pathsParams struct {
 	Paths []string `json:"paths"`
 }
 
-// relPaths maps client paths (relative, or absolute inside the root) to the
-// log's root-relative form; -32602 for a path outside the root.
-func relPaths(root string, paths []string) ([]string, error) {
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if p == "" {
-			return nil, invalidParams("paths: empty path")
-		}
-		rel, err := fsx.ClientRel(root, p) // the containment of every client path
-		if err != nil {
-			return nil, invalidParams("paths: %q is outside the workspace root", p)
-		}
-		out = append(out, rel)
-	}
-	return out, nil
-}
-
 // editPaths decodes { paths? } for edits/keep and edits/revert: the open
 // workspace's edit log (-32004 without one) and the paths relative to its
 // root (-32602 for one outside it).
@@ -146,15 +97,22 @@ func (s *Server) editPaths(params json.RawMessage) (*editlog.Log, []string, erro
 	if err := decodeParams(params, &p); err != nil {
 		return nil, nil, err
 	}
-	l, err := s.editLog()
+	proj, err := s.project()
 	if err != nil {
 		return nil, nil, err
 	}
-	paths, err := relPaths(l.Root(), p.Paths)
-	if err != nil {
-		return nil, nil, err
+	paths := make([]string, 0, len(p.Paths))
+	for _, c := range p.Paths {
+		if c == "" {
+			return nil, nil, invalidParams("paths: empty path")
+		}
+		rel, err := clientRel(proj, "paths", c)
+		if err != nil {
+			return nil, nil, err
+		}
+		paths = append(paths, rel)
 	}
-	return l, paths, nil
+	return proj.Edits(), paths, nil
 }
 
 // editsKeep: edits/keep { paths? } → { kept }.

@@ -7,47 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/graph"
+	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
-	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/tool/builtin"
-	"github.com/task-x/task-x-runtime/internal/workspace"
 )
-
-// graphState is the project graph cache of the server: the graph of the
-// latest snapshot, rebuilt on its first use after the workspace changed.
-type graphState struct {
-	cache graph.Cache
-}
-
-// currentGraph returns the graph of the open workspace's current snapshot,
-// -32004 without a workspace.
-func (s *Server) currentGraph() (*graph.Graph, *workspace.Workspace, error) {
-	ws, err := s.workspace()
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.graph.cache.Get(ws.Snapshot()), ws, nil
-}
-
-// graphTool is the get_dependencies tool over the open workspace's graph.
-func (s *Server) graphTool() tool.Tool {
-	return builtin.NewGetDependencies(func(ctx context.Context) (*graph.Graph, error) {
-		g, _, err := s.currentGraph()
-		if err != nil {
-			return nil, tool.Errorf(tool.ErrNoWorkspace, "no workspace is open")
-		}
-		return g, nil
-	})
-}
-
-// relPath turns a client path (absolute inside the root, or relative) into
-// a root-relative "/" path; ok is false for an absolute path outside it.
-func relPath(ws *workspace.Workspace, p string) (string, bool) {
-	rel, err := fsx.ClientRel(ws.Root(), p) // the containment of every client path
-	return rel, err == nil
-}
 
 // graphProject: graph/project {level?, focus?, depth?, maxNodes?,
 // importsOnly?} → {nodes, edges, total, stats}; -32004 without a
@@ -57,17 +20,16 @@ func (s *Server) graphProject(ctx context.Context, params json.RawMessage) (any,
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	g, ws, err := s.currentGraph()
+	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
 	if p.Focus != "" {
-		rel, ok := relPath(ws, p.Focus)
-		if !ok {
-			return nil, invalidParams("focus %q is outside the workspace root", p.Focus)
+		if p.Focus, err = clientRel(proj, "focus", p.Focus); err != nil {
+			return nil, err
 		}
-		p.Focus = rel
 	}
+	g := proj.Graph()
 	res, err := g.Project(p)
 	if errors.Is(err, graph.ErrInvalid) {
 		return nil, invalidParams("%v", err)
@@ -89,18 +51,18 @@ func (s *Server) graphFile(ctx context.Context, params json.RawMessage) (any, er
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	g, ws, err := s.currentGraph()
+	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(p.Path) == "" {
 		return nil, invalidParams("path is required")
 	}
-	rel, ok := relPath(ws, p.Path)
-	if !ok {
-		return nil, invalidParams("path %q is outside the workspace root", p.Path)
+	rel, err := clientRel(proj, "path", p.Path)
+	if err != nil {
+		return nil, err
 	}
-	res, err := g.File(rel)
+	res, err := proj.Graph().File(rel)
 	if errors.Is(err, graph.ErrNotIndexed) {
 		return nil, invalidParams("%s is not an indexed file", rel)
 	}
@@ -114,36 +76,35 @@ func (s *Server) graphFile(ctx context.Context, params json.RawMessage) (any, er
 // parsed again), builds the graph and answers the workspace summary. It
 // emits workspace/progress indexing (from the scan), graph and ready.
 func (s *Server) workspaceRefresh(ctx context.Context, params json.RawMessage) (any, error) {
-	ws, err := s.workspace()
+	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
-	sum, err := ws.Refresh(ctx)
+	sum, err := proj.Refresh(ctx)
 	if err != nil {
 		s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "failed", "error": err.Error()})
 		return nil, err
 	}
-	s.graphReady(ctx, ws, sum.Stats.ElapsedMs)
+	s.graphReady(ctx, proj, sum.Stats.ElapsedMs)
 	return sum, nil
 }
 
 // graphReady builds the graph of ws's current snapshot, announcing it with
 // the graph phase, then sends the ready phase with both stats. scanMs is
 // the scan's elapsed time; elapsedMs adds the graph build to it.
-func (s *Server) graphReady(ctx context.Context, ws *workspace.Workspace, scanMs int64) {
+func (s *Server) graphReady(ctx context.Context, proj *project.Project, scanMs int64) {
 	start := time.Now()
-	snap := ws.Snapshot()
+	snap := proj.Snapshot()
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
 		"phase": "graph", "files": snap.Len(), "elapsedMs": scanMs,
 	})
-	g := s.graph.cache.Get(snap)
+	g := proj.Graph()
 	// The retrieval index is built here too, so the first context/retrieve
-	// does not pay for it (retrieve.go). A failed build (ctx ended) leaves
-	// it to the first query.
+	// does not pay for it.
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
 		"phase": "retrieval", "files": snap.Len(), "elapsedMs": scanMs + time.Since(start).Milliseconds(),
 	})
-	_, _, _ = s.retrievalIndex(ctx)
+	proj.BuildRetrieval(ctx)
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
 		"phase": "ready", "stats": snap.Summary().Stats, "graph": g.Stats(),
 		"elapsedMs": scanMs + time.Since(start).Milliseconds(),
@@ -164,7 +125,7 @@ func (s *Server) workspaceFilesChanged(ctx context.Context, params json.RawMessa
 		s.log.Debug("workspace/filesChanged: bad params", "err", err)
 		return
 	}
-	ws, err := s.workspace()
+	proj, err := s.project()
 	if err != nil {
 		s.log.Debug("workspace/filesChanged without a workspace")
 		return
@@ -172,20 +133,12 @@ func (s *Server) workspaceFilesChanged(ctx context.Context, params json.RawMessa
 	if len(p.Paths) == 0 {
 		return
 	}
-	sum, err := ws.FilesChanged(context.WithoutCancel(ctx), p.Paths)
+	sum, err := proj.FilesChanged(context.WithoutCancel(ctx), p.Paths)
 	if err != nil {
 		s.log.Warn("workspace/filesChanged", "err", err)
 		s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "failed", "error": err.Error()})
 		return
 	}
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "updated", "stats": sum.Stats})
-	// Keep the retrieval index current: rebuild it in the background now
-	// rather than at the next query (which waits for a build under way).
-	// Bursts of changes share one pending rebuild.
-	if s.retrieval.rebuilding.CompareAndSwap(false, true) {
-		go func() {
-			defer s.retrieval.rebuilding.Store(false)
-			_, _, _ = s.retrievalIndex(context.WithoutCancel(ctx))
-		}()
-	}
+	proj.RebuildRetrievalSoon() // keep the retrieval index current
 }

@@ -56,11 +56,11 @@ func (s *Server) workspaceHooks() (hooks.Config, error) {
 	s.hookConf.mu.Lock()
 	trusted := s.hookConf.trusted
 	s.hookConf.mu.Unlock()
-	ws, err := s.workspace()
+	proj, err := s.project()
 	if !trusted || err != nil {
 		return hooks.Config{}, nil
 	}
-	c, err := hooks.LoadWorkspace(ws.Root())
+	c, err := hooks.LoadWorkspace(proj.Root())
 	if err != nil {
 		return hooks.Config{}, err
 	}

@@ -51,8 +51,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		return nil, jsonrpc.NewError(jsonrpc.ErrInvalidRequest.Code, "initialize was already received")
 	}
 	s.state = stateRunning
-	s.store = st
 	if st != nil {
+		s.runner.Store = st
 		s.dataDir = filepath.Clean(p.DataDir)
 	}
 	s.sandbox = sandbox

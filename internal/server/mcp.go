@@ -4,23 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
-	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/mcp"
-	"github.com/task-x/task-x-runtime/internal/tool"
 )
-
-// NewToolRegistry returns the tool registry a Server with these options
-// serves in tools/list (before any MCP server joins it), so that
-// `task-x-runtime --mcp-server` offers exactly the same tools.
-func NewToolRegistry(secrets *logx.Secrets, log *slog.Logger) *tool.Registry {
-	return New(&Options{Secrets: secrets, Logger: log}).tools
-}
 
 // mcpState is the Server's MCP client side: the manager, created on first
 // use, and the lock that keeps registry updates in order.
@@ -44,8 +34,8 @@ func (s *Server) mcpManager() *mcp.Manager {
 			Logger:  s.log,
 			Version: s.opts.Version,
 			Root: func() string {
-				if ws, err := s.workspace(); err == nil {
-					return ws.Root()
+				if proj, err := s.project(); err == nil {
+					return proj.Root()
 				}
 				return ""
 			},

@@ -107,15 +107,11 @@ func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any,
 // refineExcerpts retrieves about refineBudget tokens for prompt with
 // focusPaths boosted, or "" without a workspace or a match.
 func (s *Server) refineExcerpts(ctx context.Context, prompt string, focus []string) string {
-	if _, err := s.workspace(); err != nil {
-		return ""
-	}
-	res, _, err := s.retrieve(ctx, retrieve.Query{Text: prompt, BudgetTokens: refineBudget, FocusPaths: focus})
+	proj, err := s.project()
 	if err != nil {
-		s.log.Debug("retrieving excerpts for prompt/refine", "err", err)
 		return ""
 	}
-	return FormatExcerpts(res)
+	return proj.Excerpts(ctx, prompt, refineBudget, focus)
 }
 
 var (

@@ -17,15 +17,15 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/provider/all"
-	"github.com/task-x/task-x-runtime/internal/store"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/workspace"
+	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
 
 // Options configure a Server. A nil *Options is valid.
@@ -67,30 +67,25 @@ type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
 
 // Server serves the protocol on one connection.
 type Server struct {
-	opts      Options
-	log       *slog.Logger
-	secrets   *logx.Secrets
-	methods   map[string]handlerFunc
-	windows   *provider.WindowCache
-	tasks     taskState      // tasks.go: this session's tasks without a dataDir
-	graph     graphState     // graph.go: the project graph cache
-	mcp       mcpState       // mcp.go: configured MCP servers
-	retrieval retrievalState // retrieve.go: the retrieval index cache
+	opts    Options
+	log     *slog.Logger
+	secrets *logx.Secrets
+	methods map[string]handlerFunc
+	windows *provider.WindowCache
+	runner  *task.Runner // the task layer: agent/run, steer, cancelTool, saved tasks
+	mcp     mcpState     // mcp.go: configured MCP servers
 
 	conn *jsonrpc.Conn
 
 	mu      sync.Mutex
 	state   lifecycle
 	sandbox bool
-	store   *store.Store // nil without dataDir
-	ws      *workspace.Workspace
-	direct  *tool.Env    // the env of tools/call, per workspace
-	edits   *editlog.Log // the open workspace's edit log (edits.go)
-	dataDir string       // initialize dataDir, "" without one
+	proj    *project.Project // the open project (workspace.go), nil before workspace/open
+	direct  *tool.Env        // the env of tools/call, per project
+	dataDir string           // initialize dataDir, "" without one
 	tools   *tool.Registry
 
-	running  runningTasks // agentctl.go: running top-level tasks by taskId
-	hookConf hooksState   // hooks.go: config/hooks
+	hookConf hooksState // hooks.go: config/hooks
 }
 
 // New returns a Server.
@@ -114,10 +109,8 @@ func New(opts *Options) *Server {
 		}
 	}
 	s := &Server{opts: o, log: o.Logger, secrets: o.Secrets, sandbox: true, windows: provider.NewWindowCache(nil)}
-	s.tools = newRegistry(s)
-	s.tools.Add(s.graphTool())   // graph.go: get_dependencies
-	s.addRetrievalTools(s.tools) // retrieve.go: find_symbols, retrieve_context
-	s.tools.Add(&askUserTool{s}) // askuser.go: ask_user
+	s.tools = builtin.Registry(&builtin.Options{Secrets: s.secrets.List(), Logger: s.log})
+	s.runner = &task.Runner{Secrets: s.secrets, Tools: s.tools, Home: o.Home, Logger: s.log}
 	s.methods = map[string]handlerFunc{
 		protocol.MethodInitialize:       s.initialize,
 		protocol.MethodShutdown:         s.shutdown,
@@ -226,6 +219,10 @@ func (s *Server) wireError(err error) error {
 	var pe *provider.Error
 	if errors.As(err, &pe) {
 		return s.providerError(pe)
+	}
+	var ie *task.InvalidError
+	if errors.As(err, &ie) {
+		return invalidParams("%s", s.secrets.Redact(ie.Msg))
 	}
 	var te *tool.Error
 	if errors.As(err, &te) {

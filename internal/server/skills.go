@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/skills"
@@ -14,8 +13,8 @@ import (
 // user's home (Options.Home, else $HOME), fresh on every call.
 func (s *Server) loadSkills() *skills.Set {
 	root := ""
-	if ws, err := s.workspace(); err == nil {
-		root = ws.Root()
+	if proj, err := s.project(); err == nil {
+		root = proj.Root()
 	}
 	home := s.opts.Home
 	if home == "" {
@@ -56,35 +55,4 @@ func (s *Server) skillsResolve(ctx context.Context, params json.RawMessage) (any
 		return nil, invalidParams("prompt is required")
 	}
 	return map[string]any{"active": s.loadSkills().Resolve(p.Prompt, p.Paths)}, nil
-}
-
-// activeSkills is the skills block for an agent task: the skills resolved
-// for its prompt and the editor's files (active file, open files,
-// mentions, selection).
-func (s *Server) activeSkills(prompt string, paths []string) string {
-	return skills.Block(s.loadSkills().Resolve(prompt, paths))
-}
-
-// editorPaths lists the editor's files (root-relative, "/") for skill path
-// patterns: the active file, the selection's file, open files, mentions.
-func editorPaths(root string, e *editorContext) []string {
-	if e == nil {
-		return nil
-	}
-	all := append([]string{e.ActiveFile}, e.OpenFiles...)
-	if e.Selection != nil {
-		all = append(all, e.Selection.Path)
-	}
-	all = append(all, e.Mentions...)
-	var out []string
-	for _, p := range all {
-		if p == "" {
-			continue
-		}
-		if rel, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) && !strings.HasPrefix(rel, "..") {
-			p = rel
-		}
-		out = append(out, filepath.ToSlash(p))
-	}
-	return out
 }

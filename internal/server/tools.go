@@ -5,12 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
-
-func newRegistry(s *Server) *tool.Registry {
-	return tool.NewRegistry(builtin.New(&builtin.Options{Secrets: s.secrets.List(), Logger: s.log})...)
-}
 
 // toolsList: tools/list → { tools: [{ name, description, inputSchema, permission }] }.
 func (s *Server) toolsList(ctx context.Context, params json.RawMessage) (any, error) {
@@ -37,7 +32,7 @@ func (s *Server) toolsCall(ctx context.Context, params json.RawMessage) (any, er
 	if !ok {
 		return nil, tool.Errorf(tool.ErrUnknownTool, "unknown tool %q", p.Name)
 	}
-	if _, err := s.workspace(); err != nil {
+	if _, err := s.project(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -63,7 +58,7 @@ func (s *Server) toolsCall(ctx context.Context, params json.RawMessage) (any, er
 	if err != nil {
 		return out, nil
 	}
-	return s.redactJSON(b), nil
+	return s.secrets.RedactJSON(b), nil
 }
 
 // filesChanged tells the index about files a tool changed.
@@ -71,7 +66,7 @@ func (s *Server) filesChanged(ctx context.Context, changes []tool.FileChange) {
 	if len(changes) == 0 {
 		return
 	}
-	ws, err := s.workspace()
+	proj, err := s.project()
 	if err != nil {
 		return
 	}
@@ -79,7 +74,5 @@ func (s *Server) filesChanged(ctx context.Context, changes []tool.FileChange) {
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	if _, err := ws.FilesChanged(context.WithoutCancel(ctx), paths); err != nil {
-		s.log.Warn("updating the index after an edit", "err", err)
-	}
+	proj.Changed(ctx, paths)
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -43,11 +43,15 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 			return nil, invalidParams("exclude: invalid glob %q", g)
 		}
 	}
-	ws, err := workspace.Open(ctx, filepath.Clean(p.Root), &workspace.Options{
-		Parse:   parseFile,
+	s.mu.Lock()
+	dataDir := s.dataDir
+	s.mu.Unlock()
+	proj, err := project.Open(ctx, filepath.Clean(p.Root), &project.Options{
+		DataDir: dataDir,
 		Exclude: p.Exclude,
 		Home:    s.opts.Home,
 		Logger:  s.log,
+		Redact:  s.secrets.Redact,
 		Progress: func(pr workspace.Progress) {
 			s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
 				"phase": pr.Phase, "files": pr.Files, "parsed": pr.Parsed, "elapsedMs": pr.ElapsedMs,
@@ -61,48 +65,57 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 		}
 		return nil, err
 	}
-	sum := ws.Summary()
-	edits, err := s.openEditLog(ws.Root())
-	if err != nil {
-		return nil, err
-	}
+	sum := proj.Summary()
+	direct := s.toolEnv(proj, "")
 	s.mu.Lock()
-	s.ws = ws
-	s.edits = edits
-	s.direct = tool.NewEnv(ws.Root(), liveIndex{ws}, s.sandbox, "")
-	s.direct.Edits = builtin.LogEdits(edits)
+	s.proj = proj
+	s.direct = direct
 	s.mu.Unlock()
-	s.graphReady(ctx, ws, sum.Stats.ElapsedMs) // graph.go: graph, then ready
+	s.graphReady(ctx, proj, sum.Stats.ElapsedMs) // graph.go: graph, then ready
 	return sum, nil
+}
+
+// toolEnv is the tool environment of a task (taskID "" for tools/call) in
+// proj: the project's env plus this session's asker and live key set.
+func (s *Server) toolEnv(proj *project.Project, taskID string) *tool.Env {
+	s.mu.Lock()
+	sandbox := s.sandbox
+	s.mu.Unlock()
+	env := proj.Env(sandbox, taskID)
+	env.Ask = s.askUser
+	env.Secrets = s.secrets.List
+	return env
 }
 
 // contextInspect returns the current workspace summary, -32004 without one.
 func (s *Server) contextInspect(ctx context.Context, params json.RawMessage) (any, error) {
-	ws, err := s.workspace()
+	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
-	return ws.Summary(), nil
+	return proj.Summary(), nil
 }
 
-func (s *Server) workspace() (*workspace.Workspace, error) {
+// project returns the open project, -32004 without one.
+func (s *Server) project() (*project.Project, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ws == nil {
+	if s.proj == nil {
 		return nil, errNoWorkspace()
 	}
-	return s.ws, nil
+	return s.proj, nil
 }
 
 func errNoWorkspace() error {
 	return jsonrpc.NewError(jsonrpc.ErrNoWorkspace.Code, "no workspace is open: send workspace/open first")
 }
 
-// liveIndex is the tool.Index over whatever snapshot is current, so tools see
-// files the agent created once the index knows them.
-type liveIndex struct{ ws *workspace.Workspace }
-
-func (l liveIndex) Files() []string { return l.ws.Snapshot().Files() }
-func (l liveIndex) Excluded(rel string, isDir bool) bool {
-	return l.ws.Snapshot().Excluded(rel, isDir)
+// clientRel turns a client path into a root-relative one with
+// project.Rel; -32602 naming field for a path outside the root.
+func clientRel(proj *project.Project, field, p string) (string, error) {
+	rel, err := proj.Rel(p)
+	if err != nil {
+		return "", invalidParams("%s: %q is outside the workspace root", field, p)
+	}
+	return rel, nil
 }

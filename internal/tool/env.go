@@ -5,6 +5,10 @@ import (
 	"crypto/sha256"
 	"io/fs"
 	"sync"
+
+	"github.com/task-x/task-x-runtime/internal/graph"
+	"github.com/task-x/task-x-runtime/internal/retrieve"
+	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
 // Index is the read-only view of the workspace index that tools use: the
@@ -17,14 +21,49 @@ type Index interface {
 	Excluded(rel string, isDir bool) bool
 }
 
-// Env is the environment of one task's tool calls. Root is absolute with
-// symlinks resolved. Index may be nil when no workspace is open (tools that
-// need one fail with ErrNoWorkspace). Sandbox is the initialize sandbox
-// setting. Reads is the task's stale-edit record and is never nil once
-// NewEnv built the Env.
+// Project is what tools read of the open project beyond its files: the
+// index snapshot with parsed symbols, the import/reference graph and ranked
+// retrieval. *project.Project implements it; every front end (protocol
+// server, MCP server mode, a subagent's worktree) gives its tools one.
+type Project interface {
+	// Snapshot is the current index snapshot (parsed symbols in
+	// File.Parsed).
+	Snapshot() *workspace.Snapshot
+	// Graph is the graph of the current snapshot, built on first use.
+	Graph() *graph.Graph
+	// Retrieve ranks the project's code for q (graph neighbours included).
+	Retrieve(ctx context.Context, q retrieve.Query) (retrieve.Result, error)
+}
+
+// Question is one ask_user question (addendum §4). Kind is "radio" or
+// "checkbox"; ID is unique in its call.
+type Question struct {
+	ID      string   `json:"id"`
+	Text    string   `json:"text"`
+	Kind    string   `json:"kind"`
+	Options []string `json:"options"`
+}
+
+// Asker puts questions to the user of a task (the protocol server sends
+// agent/askUser) and returns the labels picked per question id. An error,
+// or nil answers, means the user dismissed the questions.
+type Asker func(ctx context.Context, taskID, callID string, questions []Question) (map[string][]string, error)
+
+// Env is the environment of one task's tool calls: everything a tool uses
+// comes from here, never from a front end. Root is absolute with symlinks
+// resolved. Index may be nil when no workspace is open (tools that need one
+// fail with ErrNoWorkspace). Sandbox is the initialize sandbox setting.
+// Reads is the task's stale-edit record and is never nil once NewEnv built
+// the Env.
 //
 // Edits is the workspace's edit log; when nil (tools/call before a log
-// exists, tests) the edit tools write atomically without logging.
+// exists, tests) the edit tools write atomically without logging. Project
+// is the open project (nil: find_symbols, retrieve_context and
+// get_dependencies fail with ErrNoWorkspace). Ask is ask_user's way to the
+// user (nil: every question is dismissed). Secrets returns the key values
+// the runtime holds now (the live set: a key first sent in a later
+// ProviderConfig is in it), removed from run_command's environment and
+// output; nil means none beyond the tools' own Options.
 type Env struct {
 	Root    string
 	Index   Index
@@ -32,6 +71,18 @@ type Env struct {
 	TaskID  string
 	Reads   *ReadTracker
 	Edits   EditLog
+	Project Project
+	Ask     Asker
+	Secrets func() []string
+}
+
+// ForTask returns a copy of e for the task taskID with a fresh stale-edit
+// record (every task has its own, addendum §4).
+func (e *Env) ForTask(taskID string) *Env {
+	cp := *e
+	cp.TaskID = taskID
+	cp.Reads = NewReadTracker()
+	return &cp
 }
 
 // NewEnv returns an Env with a fresh ReadTracker.

@@ -1,7 +1,10 @@
 // Package builtin owns the runtime's built-in tools: read_file, list_files,
-// search_text, write_file, replace_text, apply_patch, move_path, delete_path
-// and run_command, with their JSON
-// Schemas, permission classes and limits. Every path a tool takes is resolved
+// search_text, write_file, replace_text, apply_patch, move_path, delete_path,
+// run_command, find_symbols, retrieve_context, get_dependencies and
+// ask_user, with their JSON Schemas, permission classes and limits. A tool
+// takes everything from its tool.Env (root, index, project, edit log,
+// asker, the live key set), never from a front end, so every front end
+// serves the same registry (Registry). Every path a tool takes is resolved
 // inside the workspace root (fsx.Resolve) and file operations go through an
 // os.Root; edits are atomic and checked against the task's read record
 // (stale edit); with an edit log in the Env every edit is an operation of
@@ -37,8 +40,9 @@ type Options struct {
 }
 
 // New returns the built-in tools: read_file, list_files, search_text,
-// write_file, replace_text, apply_patch, move_path, delete_path and
-// run_command.
+// write_file, replace_text, apply_patch, move_path, delete_path,
+// run_command, find_symbols, retrieve_context, get_dependencies and
+// ask_user.
 func New(opts *Options) []tool.Tool {
 	var o Options
 	if opts != nil {
@@ -59,8 +63,16 @@ func New(opts *Options) []tool.Tool {
 		&movePath{},
 		&deletePath{},
 		newRunCommand(&o),
+		&findSymbols{},
+		&retrieveContext{},
+		&getDependencies{},
+		&askUser{log: o.Logger},
 	}
 }
+
+// Registry returns a registry of the built-in tools: the one registry the
+// protocol server, the MCP server mode and every task serve.
+func Registry(opts *Options) *tool.Registry { return tool.NewRegistry(New(opts)...) }
 
 // Register adds the built-in tools of New to r.
 func Register(r *tool.Registry, opts *Options) {

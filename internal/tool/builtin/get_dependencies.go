@@ -11,18 +11,10 @@ import (
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
-// GraphSource returns the project graph of the workspace's current
-// snapshot (built lazily, cached per snapshot). It fails with a *tool.Error
-// of kind ErrNoWorkspace when no workspace is open.
-type GraphSource func(ctx context.Context) (*graph.Graph, error)
-
-// NewGetDependencies returns the read-only get_dependencies tool {path}:
-// the file's graph/file data (protocol.md graph/file: dependsOn, usedBy,
-// importCycle) from the graph src returns. The server registers it, since
-// the graph belongs to the open workspace rather than to a task's Env.
-func NewGetDependencies(src GraphSource) tool.Tool { return &getDependencies{src: src} }
-
-type getDependencies struct{ src GraphSource }
+// getDependencies is the read-only get_dependencies tool {path}: the
+// file's graph/file data (protocol.md graph/file: dependsOn, usedBy,
+// importCycle) from the graph of env.Project.
+type getDependencies struct{}
 
 type getDependenciesInput struct {
 	Path string `json:"path"`
@@ -66,10 +58,10 @@ func (t *getDependencies) Run(ctx context.Context, env *tool.Env, input json.Raw
 	if err != nil {
 		return tool.Result{}, err
 	}
-	g, err := t.src(ctx)
-	if err != nil {
-		return tool.Result{}, err
+	if env.Project == nil {
+		return tool.Result{}, tool.Errorf(tool.ErrNoWorkspace, "no workspace is open")
 	}
+	g := env.Project.Graph()
 	deps, err := g.File(p.Rel)
 	if errors.Is(err, graph.ErrNotIndexed) {
 		return tool.Result{}, tool.Errorf(tool.ErrNotFound, "%s is not an indexed file (excluded, binary, too large or not a file)", p.Rel)

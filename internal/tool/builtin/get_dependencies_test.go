@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/graph"
+	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	ws "github.com/task-x/task-x-runtime/internal/workspace"
 )
 
 func TestGetDependencies(t *testing.T) {
@@ -27,11 +29,12 @@ func TestGetDependencies(t *testing.T) {
 			Imports: []syntax.Import{{Path: "./a", Kind: "import"}}}},
 		{Path: "notes.md", Language: "markdown"},
 	}, nil)
-	tl := NewGetDependencies(func(context.Context) (*graph.Graph, error) { return g, nil })
+	tl := &getDependencies{}
 	if s := tl.Spec(); s.Name != "get_dependencies" || s.Permission != tool.ClassRead {
 		t.Fatalf("spec %+v", s)
 	}
 	env := tool.NewEnv(root, &fakeIndex{files: []string{"a.ts", "b.ts", "notes.md"}}, false, "")
+	env.Project = graphProject{g}
 	res, err := tl.Run(context.Background(), env, json.RawMessage(`{"path": "`+filepath.Join(root, "a.ts")+`"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -59,4 +62,13 @@ func TestGetDependencies(t *testing.T) {
 	if _, err := tl.Run(context.Background(), tool.NewEnv("", nil, false, ""), json.RawMessage(`{"path": "a.ts"}`)); err == nil {
 		t.Error("no workspace: want an error")
 	}
+}
+
+// graphProject is a tool.Project holding only a graph.
+type graphProject struct{ g *graph.Graph }
+
+func (p graphProject) Snapshot() *ws.Snapshot { return nil }
+func (p graphProject) Graph() *graph.Graph    { return p.g }
+func (p graphProject) Retrieve(context.Context, retrieve.Query) (retrieve.Result, error) {
+	return retrieve.Result{}, nil
 }

@@ -141,6 +141,8 @@ func TestSpecs(t *testing.T) {
 		"read_file": tool.ClassRead, "list_files": tool.ClassRead, "search_text": tool.ClassRead,
 		"write_file": tool.ClassEdit, "replace_text": tool.ClassEdit, "run_command": tool.ClassCommand,
 		"apply_patch": tool.ClassEdit, "move_path": tool.ClassEdit, "delete_path": tool.ClassDestructive,
+		"find_symbols": tool.ClassRead, "retrieve_context": tool.ClassRead, "get_dependencies": tool.ClassRead,
+		"ask_user": tool.ClassInteractive,
 	}
 	r := tool.NewRegistry()
 	Register(r, &Options{})

@@ -38,6 +38,21 @@ func newRunCommand(o *Options) *runCommand {
 	return t
 }
 
+// liveSecrets is the tool's own key values plus the ones the runtime holds
+// now (env.Secrets): a key first sent in a ProviderConfig after the
+// registry was built is removed from the environment too.
+func (t *runCommand) liveSecrets(env *tool.Env) []string {
+	out := append([]string(nil), t.secrets...)
+	if env.Secrets != nil {
+		for _, s := range env.Secrets() {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
 type runCommandInput struct {
 	Command    string `json:"command"`
 	Cwd        string `json:"cwd"`
@@ -139,11 +154,12 @@ func (t *runCommand) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		cwd = p.Abs
 	}
 
+	secrets := t.liveSecrets(env)
 	spec := sandbox.Spec{
 		Command:      in.Command,
 		Dir:          cwd,
-		Env:          sandbox.CleanEnv(os.Environ(), t.secrets, t.secretEnv),
-		Secrets:      t.secrets,
+		Env:          sandbox.CleanEnv(os.Environ(), secrets, t.secretEnv),
+		Secrets:      secrets,
 		WritableDirs: []string{env.Root},
 		Timeout:      timeout,
 		OutputCap:    cmdOutputCap,

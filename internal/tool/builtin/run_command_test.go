@@ -314,3 +314,35 @@ func TestRunCommandEnv(t *testing.T) {
 		t.Error("ordinary variables dropped")
 	}
 }
+
+// TestRunCommandLiveSecrets: a key the runtime first learns after the
+// registry was built (a later ProviderConfig, env.Secrets) never reaches a
+// command's environment. The command prints the variable reversed, which
+// output redaction cannot recognise, so only the environment stripping can
+// keep it out.
+func TestRunCommandLiveSecrets(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	reversed := func(s string) string {
+		r := []rune(s)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		return string(r)
+	}
+	t.Setenv("TASK_X_TEST_LATE_SETTING", key)
+	env := workspace(t, map[string]string{"f.txt": "x"})
+	cmd := map[string]any{"command": "printf '%s' \"$TASK_X_TEST_LATE_SETTING\" | rev"}
+
+	// Without the live set the variable is there (so the test can fail).
+	res := runOK(t, env, "run_command", cmd)
+	if !strings.Contains(cmdData(t, res).Output, reversed(key)) {
+		t.Fatalf("control run: the variable is not in the environment: %q", cmdData(t, res).Output)
+	}
+	var live []string
+	env.Secrets = func() []string { return live }
+	live = []string{key} // learnt after the tool was built
+	res = runOK(t, env, "run_command", cmd)
+	if out := cmdData(t, res).Output; strings.Contains(out, reversed(key)) || strings.Contains(out, key) {
+		t.Fatalf("a live key reached the command's environment: %q", out)
+	}
+}

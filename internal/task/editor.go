@@ -1,4 +1,4 @@
-package server
+package task
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -34,9 +34,9 @@ const (
 	maxEditorPathLen     = 4096    // one path, in bytes
 )
 
-// editorContext is protocol.md EditorContext. Unknown fields are ignored
+// Editor is protocol.md EditorContext. Unknown fields are ignored
 // (editors send more than the runtime reads).
-type editorContext struct {
+type Editor struct {
 	ActiveFile  string             `json:"activeFile"`
 	Selection   *editorSelection   `json:"selection"`
 	OpenFiles   []string           `json:"openFiles"`
@@ -63,29 +63,29 @@ type editorDiagnostic struct {
 	Source   string `json:"source"`
 }
 
-// parseEditor decodes agent/run `editor`; absent or null gives nil. A wrong
+// ParseEditor decodes agent/run `editor`; absent or null gives nil. A wrong
 // shape, more than 10 mentions, a mention outside the workspace root or a
 // bad path is -32602.
-func parseEditor(raw json.RawMessage) (*editorContext, error) {
+func ParseEditor(raw json.RawMessage) (*Editor, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
-	var e editorContext
+	var e Editor
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, invalidParams("editor: %v", err)
+		return nil, invalidf("editor: %v", err)
 	}
 	if len(e.Mentions) > maxMentions {
-		return nil, invalidParams("editor.mentions: at most %d paths, got %d", maxMentions, len(e.Mentions))
+		return nil, invalidf("editor.mentions: at most %d paths, got %d", maxMentions, len(e.Mentions))
 	}
 	check := func(field, p string, required bool) error {
 		switch {
 		case p == "" && required:
-			return invalidParams("editor.%s: a path is required", field)
+			return invalidf("editor.%s: a path is required", field)
 		case len(p) > maxEditorPathLen:
-			return invalidParams("editor.%s: path longer than %d bytes", field, maxEditorPathLen)
+			return invalidf("editor.%s: path longer than %d bytes", field, maxEditorPathLen)
 		case strings.ContainsRune(p, 0) || !utf8.ValidString(p):
-			return invalidParams("editor.%s: invalid path", field)
+			return invalidf("editor.%s: invalid path", field)
 		}
 		return nil
 	}
@@ -97,7 +97,7 @@ func parseEditor(raw json.RawMessage) (*editorContext, error) {
 			return nil, err
 		}
 		if sel.StartLine < 1 || sel.EndLine < sel.StartLine {
-			return nil, invalidParams("editor.selection: need 1 <= startLine <= endLine, got %d..%d", sel.StartLine, sel.EndLine)
+			return nil, invalidf("editor.selection: need 1 <= startLine <= endLine, got %d..%d", sel.StartLine, sel.EndLine)
 		}
 	}
 	for i, p := range e.OpenFiles {
@@ -110,7 +110,7 @@ func parseEditor(raw json.RawMessage) (*editorContext, error) {
 			return nil, err
 		}
 		if d.Line < 0 {
-			return nil, invalidParams("editor.diagnostics[%d].line: negative", i)
+			return nil, invalidf("editor.diagnostics[%d].line: negative", i)
 		}
 	}
 	for i, p := range e.Mentions {
@@ -121,30 +121,20 @@ func parseEditor(raw json.RawMessage) (*editorContext, error) {
 	return &e, nil
 }
 
-// editorRel turns a client path (relative to root, or absolute) into a clean
-// root-relative path with "/"; inside is false when it leaves the root.
-func editorRel(root, p string) (rel string, inside bool) {
-	rel, err := fsx.ClientRel(root, p) // the containment of every client path
-	if err != nil {
-		return filepath.ToSlash(p), false
-	}
-	return rel, true
-}
-
 // editorBlock renders the editor context for the first user message, or ""
 // when there is nothing to say. Mentioned files are attached only when the
 // index holds them (excluded, binary, too large or unknown files are named
 // with the reason instead), read through os.Root so a symlink cannot leave
 // the root; mentions outside the root are refused with -32602.
-func editorBlock(ws *workspace.Workspace, e *editorContext) (string, error) {
+func editorBlock(proj *project.Project, e *Editor) (string, error) {
 	if e == nil {
 		return "", nil
 	}
-	root := ws.Root()
-	snap := ws.Snapshot()
+	root := proj.Root()
+	snap := proj.Snapshot()
 	var b strings.Builder
 	show := func(p string) string {
-		if rel, ok := editorRel(root, p); ok {
+		if rel, err := proj.Rel(p); err == nil {
 			return rel
 		}
 		return filepath.ToSlash(p)
@@ -187,9 +177,9 @@ func editorBlock(ws *workspace.Workspace, e *editorContext) (string, error) {
 	}
 	budget := maxMentionTotalChars
 	for i, m := range e.Mentions {
-		rel, inside := editorRel(root, m)
-		if !inside {
-			return "", invalidParams("editor.mentions[%d]: %q is outside the workspace root", i, m)
+		rel, err := proj.Rel(m)
+		if err != nil {
+			return "", invalidf("editor.mentions[%d]: %q is outside the workspace root", i, m)
 		}
 		if rel == "." {
 			rel = ""

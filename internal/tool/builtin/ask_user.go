@@ -1,10 +1,10 @@
-package server
+package builtin
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/task-x/task-x-runtime/internal/protocol"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -19,9 +19,9 @@ const askUserTimeout = 10 * time.Minute
 // askUserTool is the ask_user tool of addendum §4 (class interactive: it
 // never needs approval). It sends agent/askUser to the client and gives the
 // model { answered, answers: [{ question, selected }] }.
-type askUserTool struct{ s *Server }
+type askUser struct{ log *slog.Logger }
 
-func (t *askUserTool) Spec() tool.Spec {
+func (t *askUser) Spec() tool.Spec {
 	return tool.Spec{
 		Name: "ask_user",
 		Description: "Ask the user 1 to 4 multiple-choice questions when a decision is genuinely theirs " +
@@ -54,12 +54,7 @@ func (t *askUserTool) Spec() tool.Spec {
 	}
 }
 
-type askQuestion struct {
-	ID      string   `json:"id"`
-	Text    string   `json:"text"`
-	Kind    string   `json:"kind"`
-	Options []string `json:"options"`
-}
+type askQuestion = tool.Question
 
 // askAnswer is one entry of the tool result.
 type askAnswer struct {
@@ -67,7 +62,7 @@ type askAnswer struct {
 	Selected []string `json:"selected"`
 }
 
-func (t *askUserTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+func (t *askUser) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 	var in struct {
 		Questions []askQuestion `json:"questions"`
 	}
@@ -79,25 +74,18 @@ func (t *askUserTool) Run(ctx context.Context, env *tool.Env, input json.RawMess
 	if err := validateQuestions(in.Questions); err != nil {
 		return tool.Result{}, err
 	}
-	taskID := ""
-	if env != nil {
-		taskID = env.TaskID
+	if env == nil || env.Ask == nil {
+		return askResult(false, nil), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, askUserTimeout)
 	defer cancel()
-	raw, err := t.s.conn.Call(ctx, protocol.MethodAskUser, map[string]any{
-		"taskId": taskID, "callId": tool.CallID(ctx), "questions": in.Questions,
-	})
-	var reply struct {
-		Answers map[string][]string `json:"answers"`
-	}
-	if err == nil {
-		err = json.Unmarshal(raw, &reply)
-	}
+	var reply struct{ Answers map[string][]string }
+	var err error
+	reply.Answers, err = env.Ask(ctx, env.TaskID, tool.CallID(ctx), in.Questions)
 	if err != nil || reply.Answers == nil {
 		// No answer, an error or answers: null all mean dismissed.
 		if err != nil {
-			t.s.log.Info("ask_user dismissed", "err", err)
+			t.log.Info("ask_user dismissed", "err", err)
 		}
 		return askResult(false, nil), nil
 	}

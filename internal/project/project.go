@@ -1,0 +1,317 @@
+// Package project owns one open project: the workspace index (scan,
+// snapshots, parsed symbols), the import/reference graph cache, the
+// retrieval index cache and the edit log, opened the same way by every
+// front end (the protocol server's workspace/open, `task-x-runtime
+// --mcp-server --root DIR`, and a subagent's worktree). Tools read it
+// through tool.Env (Env), tasks through the task layer; front ends never
+// assemble these parts themselves. Rel is the one rule that turns a
+// client's path into a root-relative one.
+//
+// Source: ../shared/spec/protocol.md (workspace/open, graph/*, context/*,
+// edits/*; "Claude Code engine and the task-x tools") and addendum §2, §3,
+// §4. docs/layers.md describes the layers.
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/graph"
+	"github.com/task-x/task-x-runtime/internal/retrieve"
+	"github.com/task-x/task-x-runtime/internal/syntax"
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+// Options configure Open. A nil *Options is the zero value.
+type Options struct {
+	// DataDir holds the edit log's checkpoint
+	// (dataDir/checkpoints/<workspace id>.json); "" keeps the log in
+	// memory.
+	DataDir string
+	// Exclude are the extra exclude globs (workspace/open exclude).
+	Exclude []string
+	// Home is the user's home folder (user instruction files).
+	Home string
+	// Logger receives diagnostics; default discards.
+	Logger *slog.Logger
+	// Progress receives the scan's progress.
+	Progress func(workspace.Progress)
+	// NoParse skips tree-sitter parsing (tests, benchmarks).
+	NoParse bool
+	// Redact shows a held key as [redacted] in the edit log's diffs
+	// (editlog.Options.Redact); nil shows them as they are.
+	Redact func(string) string
+}
+
+// ErrOutside is Rel's error for a path outside the root.
+var ErrOutside = errors.New("outside the workspace root")
+
+// Project is one open project. It is safe for concurrent use and
+// implements tool.Project.
+type Project struct {
+	ws    *workspace.Workspace
+	edits *editlog.Log
+	log   *slog.Logger
+	graph graph.Cache
+
+	retrievalOnce sync.Once
+	retrieval     *retrieve.Cache
+	rebuilding    atomic.Bool // a background retrieval rebuild is pending
+}
+
+var _ tool.Project = (*Project)(nil)
+
+// Open scans root (absolute) and opens its edit log. workspace.ErrInvalidRoot
+// is returned (wrapped) for a root that is not a readable folder.
+func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress}
+	if !o.NoParse {
+		wo.Parse = ParseFile
+	}
+	ws, err := workspace.Open(ctx, filepath.Clean(root), wo)
+	if err != nil {
+		return nil, err
+	}
+	file := ""
+	if o.DataDir != "" {
+		file = editlog.CheckpointPath(o.DataDir, ws.Root())
+	}
+	l, err := editlog.Open(ws.Root(), file, &editlog.Options{Logger: o.Logger, Redact: o.Redact})
+	if err != nil {
+		return nil, err
+	}
+	if c := l.LoadConflicts(); len(c) > 0 {
+		o.Logger.Warn("edit log: files changed during an unfinished edit were left untouched", "files", len(c))
+	}
+	return &Project{ws: ws, edits: l, log: o.Logger}, nil
+}
+
+// Root is the project's absolute root, symlinks resolved.
+func (p *Project) Root() string { return p.ws.Root() }
+
+// Workspace is the project's workspace index.
+func (p *Project) Workspace() *workspace.Workspace { return p.ws }
+
+// Snapshot is the current index snapshot.
+func (p *Project) Snapshot() *workspace.Snapshot { return p.ws.Snapshot() }
+
+// Summary is the current workspace summary.
+func (p *Project) Summary() workspace.Summary { return p.ws.Summary() }
+
+// Edits is the project's edit log.
+func (p *Project) Edits() *editlog.Log { return p.edits }
+
+// Graph is the graph of the current snapshot, rebuilt on its first use
+// after the index changed.
+func (p *Project) Graph() *graph.Graph { return p.graph.Get(p.ws.Snapshot()) }
+
+// Index is the tool.Index over whatever snapshot is current, so tools see
+// files the agent created once the index knows them.
+func (p *Project) Index() tool.Index { return liveIndex{p.ws} }
+
+// Env is the tool environment of a task (taskID "" for direct calls) in
+// this project: root, live index, the project, its edit log and a fresh
+// stale-edit record. The front end adds Ask and Secrets.
+func (p *Project) Env(sandbox bool, taskID string) *tool.Env {
+	env := tool.NewEnv(p.Root(), p.Index(), sandbox, taskID)
+	env.Project = p
+	env.Edits = builtin.LogEdits(p.edits)
+	return env
+}
+
+// Refresh scans again (unchanged files are not parsed again).
+func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) { return p.ws.Refresh(ctx) }
+
+// FilesChanged updates only these root-relative paths in the index (deleted
+// ones leave it); the graph is rebuilt on its next use.
+func (p *Project) FilesChanged(ctx context.Context, paths []string) (workspace.Summary, error) {
+	return p.ws.FilesChanged(ctx, paths)
+}
+
+// Changed tells the index about files a tool or the edit log changed,
+// logging a failure (the edit itself is done).
+func (p *Project) Changed(ctx context.Context, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	if _, err := p.ws.FilesChanged(context.WithoutCancel(ctx), paths); err != nil {
+		p.log.Warn("updating the index after an edit", "err", err)
+	}
+}
+
+// Retrieve ranks the project's code for q, with the graph's neighbours as
+// a boost (the graph is built on first use, like graph/file). The
+// retrieval index is built per snapshot on first use; secret-looking files
+// are never indexed.
+func (p *Project) Retrieve(ctx context.Context, q retrieve.Query) (retrieve.Result, error) {
+	ix, err := p.retrievalIndex(ctx)
+	if err != nil {
+		return retrieve.Result{}, err
+	}
+	if q.Neighbours == nil {
+		q.Neighbours = p.neighbours()
+	}
+	return retrieve.Search(ctx, ix, q)
+}
+
+func (p *Project) retrievalIndex(ctx context.Context) (*retrieve.Index, error) {
+	p.retrievalOnce.Do(func() {
+		p.retrieval = retrieve.NewCache(&retrieve.BuildOptions{Skip: builtin.IsSecretPath})
+	})
+	return p.retrieval.Index(ctx, p.ws.Snapshot())
+}
+
+// BuildRetrieval builds the retrieval index of the current snapshot now
+// (workspace/open and refresh), so the first query does not pay for it. A
+// failed build (ctx ended) leaves it to the first query.
+func (p *Project) BuildRetrieval(ctx context.Context) { _, _ = p.retrievalIndex(ctx) }
+
+// RebuildRetrievalSoon rebuilds the retrieval index in the background
+// after the index changed, rather than at the next query (which waits for
+// a build under way). Bursts of changes share one pending rebuild.
+func (p *Project) RebuildRetrievalSoon() {
+	if p.rebuilding.CompareAndSwap(false, true) {
+		go func() {
+			defer p.rebuilding.Store(false)
+			p.BuildRetrieval(context.Background())
+		}()
+	}
+}
+
+// Excerpts retrieves about budget tokens for prompt (focus folders and
+// files boosted) and formats them (retrieve.FormatExcerpts), or "" for an
+// empty prompt, no match or an error (logged without the prompt).
+func (p *Project) Excerpts(ctx context.Context, prompt string, budget int, focus []string) string {
+	if strings.TrimSpace(prompt) == "" {
+		return ""
+	}
+	res, err := p.Retrieve(ctx, retrieve.Query{Text: prompt, BudgetTokens: budget, FocusPaths: focus})
+	if err != nil {
+		p.log.Debug("retrieving excerpts", "err", err)
+		return ""
+	}
+	return retrieve.FormatExcerpts(res)
+}
+
+// InstructionsFor returns the instructions that apply to the snippets'
+// paths, each once, in the snapshot's order (user, workspace, directories
+// from shallow to deep).
+func (p *Project) InstructionsFor(snippets []retrieve.Snippet) []workspace.Instruction {
+	snap := p.ws.Snapshot()
+	want := map[string]bool{}
+	for _, sn := range snippets {
+		for _, in := range snap.InstructionsFor(sn.Path) {
+			want[in.Source] = true
+		}
+	}
+	out := []workspace.Instruction{}
+	for _, in := range snap.Instructions() {
+		if want[in.Source] {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// neighbours is the graph boost of retrieval: the files a file depends on
+// and the files that use it.
+func (p *Project) neighbours() func(rel string) []retrieve.Neighbour {
+	var g *graph.Graph
+	return func(rel string) []retrieve.Neighbour {
+		if g == nil {
+			g = p.Graph()
+		}
+		deps, err := g.File(rel)
+		if err != nil {
+			return nil
+		}
+		out := make([]retrieve.Neighbour, 0, len(deps.DependsOn)+len(deps.UsedBy))
+		for _, d := range deps.DependsOn {
+			rel := "imported by"
+			if d.Kind == graph.KindReference {
+				rel = "used by"
+			}
+			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel})
+		}
+		for _, d := range deps.UsedBy {
+			rel := "imports"
+			if d.Kind == graph.KindReference {
+				rel = "uses"
+			}
+			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel})
+		}
+		return out
+	}
+}
+
+// Rel turns a client path into a clean root-relative path with "/" ("."
+// for the root) with fsx.ClientRel, the one containment rule of every
+// client path (the scan's: a relative path is taken from the root, an
+// absolute one must lie inside it, and no existing component may be a
+// symlink that leads outside). A path that leaves the root is ErrOutside;
+// every front end uses it (graph focus and file, editor context,
+// edits/keep and edits/revert).
+func (p *Project) Rel(clientPath string) (string, error) { return Rel(p.Root(), clientPath) }
+
+// Rel is Project.Rel for a root.
+func Rel(root, clientPath string) (string, error) {
+	rel, err := fsx.ClientRel(root, clientPath)
+	if err != nil {
+		if errors.Is(err, fsx.ErrOutsideRoot) {
+			return "", fmt.Errorf("%q is %w", clientPath, ErrOutside)
+		}
+		return "", err
+	}
+	return rel, nil
+}
+
+// ParseFile is the workspace.Parser of a project: it reads the indexed
+// file (at most 1 MiB, the scanner skips larger ones) and, for a language
+// internal/syntax supports, stores the *syntax.FileInfo in File.Parsed with
+// its symbol count. Files of other languages get an empty result. A parse
+// stopped by the time limit returns an error, which the workspace counts
+// in stats.parseErrors; a tree with syntax errors is not an error (its
+// symbols are kept).
+func ParseFile(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
+	if !syntax.Supported(f.Language) {
+		return workspace.ParseResult{}, nil
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return workspace.ParseResult{}, err
+	}
+	info, err := syntax.Parse(ctx, f.Language, src, nil)
+	if err != nil {
+		return workspace.ParseResult{}, err
+	}
+	if info.TimedOut {
+		return workspace.ParseResult{}, fmt.Errorf("parse of %s stopped after %v", f.Path, syntax.DefaultTimeout)
+	}
+	return workspace.ParseResult{Symbols: len(info.Symbols), Data: info}, nil
+}
+
+// liveIndex is the tool.Index over the workspace's current snapshot.
+type liveIndex struct{ ws *workspace.Workspace }
+
+func (l liveIndex) Files() []string { return l.ws.Snapshot().Files() }
+func (l liveIndex) Excluded(rel string, isDir bool) bool {
+	return l.ws.Snapshot().Excluded(rel, isDir)
+}
