@@ -74,7 +74,7 @@ func TestMCPServerModeServesEveryTool(t *testing.T) {
 	}
 	cases := map[string]func(){
 		"read_file":   func() { ok("read_file", map[string]any{"path": "notes.txt"}, "two") },
-		"list_files":  func() { ok("list_files", map[string]any{}, "config/config.go", "main.go") },
+		"list_files":  func() { ok("list_files", map[string]any{}, "config/", "main.go") },
 		"search_text": func() { ok("search_text", map[string]any{"query": "retry settings"}, "config/config.go") },
 		"find_symbols": func() {
 			ok("find_symbols", map[string]any{"query": "ParseConfig"}, "config/config.go:4-4 function ParseConfig")
