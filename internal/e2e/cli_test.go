@@ -89,7 +89,9 @@ func TestCLIRunAnswerBeforeSummary(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1",
 			"--model", "fake", "--mode", "ask", dir, "what is in a.txt?")
-		cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-cli-key-888")
+		// Runtime log lines (a warning about the fake's token counts) go to
+		// the same stream; this test is about the answer's order only.
+		cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-cli-key-888", "TASK_X_LOG=error")
 		cmd.Stdin = strings.NewReader("")
 		var both bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &both, &both
