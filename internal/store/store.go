@@ -81,7 +81,14 @@ type Store struct {
 	mu  sync.Mutex
 }
 
-// Open creates dataDir/tasks if needed. dataDir must be absolute.
+// staleTemp is how old the temp file of a task file's atomic write must be
+// for Open to remove it as a crash leftover: another runtime on the same data
+// folder may be writing one right now (a write takes milliseconds).
+const staleTemp = time.Minute
+
+// Open creates dataDir/tasks if needed and removes the temp files that
+// crashed writes left there (older than staleTemp). dataDir must be
+// absolute.
 func Open(dataDir string) (*Store, error) {
 	if !filepath.IsAbs(dataDir) {
 		return nil, fmt.Errorf("dataDir %q is not an absolute path", dataDir)
@@ -90,6 +97,8 @@ func Open(dataDir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the task folder: %w", err)
 	}
+	// Best effort: a leftover that cannot be removed harms nothing.
+	fsx.RemoveTemps(dir, time.Now().Add(-staleTemp))
 	return &Store{dir: dir}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestSaveLoadListDelete(t *testing.T) {
@@ -89,5 +90,29 @@ func TestFailOrphans(t *testing.T) {
 	// Same pid but a different start time is a different process.
 	if OwnerAlive(Owner{PID: os.Getpid(), StartTime: Self().StartTime + 1}) {
 		t.Fatal("reused pid counted as alive")
+	}
+}
+
+// Open removes the temp files of task writes that a crash left (older than
+// staleTemp), not a fresh one another runtime may be writing.
+func TestOpenRemovesStaleTemps(t *testing.T) {
+	dataDir := t.TempDir()
+	dir := filepath.Join(dataDir, "tasks")
+	os.MkdirAll(dir, 0o700)
+	old := filepath.Join(dir, ".task-1.json.tmp-0123456789abcdef")
+	fresh := filepath.Join(dir, ".task-2.json.tmp-0123456789abcdef")
+	for _, p := range []string{old, fresh} {
+		os.WriteFile(p, []byte("{"), 0o600)
+	}
+	past := time.Now().Add(-2 * staleTemp)
+	os.Chtimes(old, past, past)
+	if _, err := Open(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Error("a stale temp file was left")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a fresh temp file was removed")
 	}
 }
