@@ -874,6 +874,10 @@ func TestEventWireForm(t *testing.T) {
 		{Event{Type: EventAssistantMessage, Text: "hi"}, `{"type":"assistantMessage","text":"hi","toolCalls":[]}`},
 		{Event{Type: EventToolFinished, CallID: "c", Tool: "x", Error: &msg, DurationMs: 3}, `{"type":"toolFinished","callId":"c","tool":"x","ok":false,"result":null,"error":"denied","durationMs":3}`},
 		{Event{Type: EventFileChanged, CallID: "c", Path: "a", Kind: "created"}, `{"type":"fileChanged","callId":"c","path":"a","kind":"created","added":0,"removed":0}`},
+		{Event{Type: EventPlanStarted, CallID: "c", MaxParallel: 3, PlanSteps: []PlanStep{{ID: "a", Role: "research", Objective: "look"}, {ID: "b", Role: "review", Objective: "check", DependsOn: []string{"a"}}}},
+			`{"type":"planStarted","callId":"c","maxParallel":3,"steps":[{"id":"a","role":"research","objective":"look","dependsOn":[]},{"id":"b","role":"review","objective":"check","dependsOn":["a"]}]}`},
+		{Event{Type: EventStepSkipped, Step: "b", Reason: "its dependency a failed"}, `{"type":"stepSkipped","step":"b","reason":"its dependency a failed"}`},
+		{Event{Type: EventMerged, Step: "a", Name: "task-x-1", OK: true}, `{"type":"merged","step":"a","name":"task-x-1","ok":true,"files":[],"error":null}`},
 		{Event{Type: EventDone, Status: "completed"}, `{"type":"done","status":"completed","error":null,"text":"","changedFiles":[],"usage":{"inputTokens":0,"outputTokens":0},"model":"","iterations":0,"toolCalls":0}`},
 	} {
 		b, err := json.Marshal(tc.ev)

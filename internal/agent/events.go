@@ -33,7 +33,22 @@ const (
 	EventHook              = "hook"
 	EventValidationStarted = "validationStarted"
 	EventValidationDone    = "validationFinished"
+
+	// Team mode's plan events (internal/team, docs/team.md), emitted in
+	// the lead's stream by run_plan.
+	EventPlanStarted = "planStarted"
+	EventStepSkipped = "stepSkipped"
+	EventMerged      = "merged"
 )
+
+// PlanStep is one step of a planStarted event: { id, role, objective,
+// dependsOn } (dependsOn [] when none).
+type PlanStep struct {
+	ID        string   `json:"id"`
+	Role      string   `json:"role"`
+	Objective string   `json:"objective"`
+	DependsOn []string `json:"dependsOn"`
+}
 
 // Event is one protocol.md agent/event `event` object. Only the fields of its
 // Type reach the wire, in the order docs/events.md lists them, zero values
@@ -104,8 +119,14 @@ type Event struct {
 	Passed    bool   // validationFinished
 	TimedOut  bool   // validationFinished
 
+	MaxParallel int        // planStarted: steps run at most this many at a time
+	PlanSteps   []PlanStep // planStarted: sent as "steps"
+	Step        string     // stepSkipped, merged: the plan step's id
+	Name        string     // merged: the step's worktree name
+	Files       []string   // merged: the paths the merge changed (root-relative, "/")
+
 	Status       string            // done: completed|failed|cancelled
-	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled)
+	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled), merged (null when ok)
 	ChangedFiles []tool.FileChange // done
 	Usage        *provider.Usage   // done: the task's summed tokens
 	Iterations   int               // done
@@ -177,6 +198,23 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventValidationDone:
 		f = append(f, kv{"name", e.CheckName}, kv{"command", e.Command}, kv{"passed", e.Passed}, kv{"exitCode", e.ExitCode},
 			kv{"timedOut", e.TimedOut}, kv{"durationMs", e.DurationMs})
+	case EventPlanStarted:
+		steps := make([]PlanStep, len(e.PlanSteps))
+		for i, s := range e.PlanSteps {
+			if s.DependsOn == nil {
+				s.DependsOn = []string{}
+			}
+			steps[i] = s
+		}
+		f = append(f, kv{"callId", e.CallID}, kv{"maxParallel", e.MaxParallel}, kv{"steps", steps})
+	case EventStepSkipped:
+		f = append(f, kv{"step", e.Step}, kv{"reason", e.Reason})
+	case EventMerged:
+		files := e.Files
+		if files == nil {
+			files = []string{}
+		}
+		f = append(f, kv{"step", e.Step}, kv{"name", e.Name}, kv{"ok", e.OK}, kv{"files", files}, kv{"error", e.Error})
 	case EventError:
 		f = append(f, kv{"message", e.Message}, kv{"kind", e.Kind}, kv{"status", e.HTTPStatus}, kv{"retryable", e.Retryable})
 	case EventDone:
