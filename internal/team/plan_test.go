@@ -93,8 +93,9 @@ func TestParsePlanOrder(t *testing.T) {
 
 // fakeSteps runs steps for RunPlan: it records the order they start in and
 // how many run at once; a step's outcome comes from outcome (default
-// completed), and a step listed in hold waits until the step it names has
-// started (so two steps provably run at the same time).
+// completed), and a step listed in hold waits until the steps it names
+// have started (two steps holding for each other provably run at the
+// same time).
 type fakeSteps struct {
 	mu       sync.Mutex
 	started  []string
@@ -102,7 +103,7 @@ type fakeSteps struct {
 	active   int
 	peak     int
 	outcome  map[string]string
-	hold     map[string]string
+	hold     map[string][]string
 	startedC map[string]chan struct{}
 	events   []agent.Event
 	merges   []string
@@ -111,7 +112,7 @@ type fakeSteps struct {
 }
 
 func newFakeSteps(p *Plan) *fakeSteps {
-	f := &fakeSteps{runs: map[string]*StepRun{}, outcome: map[string]string{}, hold: map[string]string{},
+	f := &fakeSteps{runs: map[string]*StepRun{}, outcome: map[string]string{}, hold: map[string][]string{},
 		startedC: map[string]chan struct{}{}, conflict: map[string]bool{}}
 	for _, s := range p.Steps {
 		f.startedC[s.ID] = make(chan struct{})
@@ -135,8 +136,8 @@ func (f *fakeSteps) run(ctx context.Context, run *StepRun) *StepResult {
 		f.active--
 		f.mu.Unlock()
 	}()
-	if waitFor != "" {
-		<-f.startedC[waitFor]
+	for _, w := range waitFor {
+		<-f.startedC[w]
 	}
 	if f.block != nil {
 		select {
@@ -199,9 +200,9 @@ const diamond = `{"steps":[
 func TestRunPlanDiamond(t *testing.T) {
 	p := mustPlan(t, diamond)
 	f := newFakeSteps(p)
-	f.hold["impl"] = "test" // impl ends only once test has started: both run at once
+	f.hold["impl"], f.hold["test"] = []string{"test"}, []string{"impl"} // both run at once
 	res := RunPlan(context.Background(), p, PlanOptions{MaxParallel: 2, CallID: "call_1", Emit: f.emit, Run: f.run, Merge: f.merge})
-	if got := strings.Join(f.started, " "); got != "research impl test review" {
+	if got := strings.Join(f.started, " "); got != "research impl test review" && got != "research test impl review" {
 		t.Errorf("start order %s", got)
 	}
 	if f.peak != 2 {
@@ -243,7 +244,7 @@ func TestRunPlanBounded(t *testing.T) {
 		p := mustPlan(t, `{"steps":[`+strings.Join(steps, ",")+`]}`)
 		f := newFakeSteps(p)
 		if maxPar == 3 {
-			f.hold["s0"], f.hold["s1"] = "s2", "s2" // the first three overlap
+			f.hold["s0"], f.hold["s1"], f.hold["s2"] = []string{"s1", "s2"}, []string{"s0", "s2"}, []string{"s0", "s1"} // the first three overlap
 		}
 		RunPlan(context.Background(), p, PlanOptions{MaxParallel: maxPar, Emit: f.emit, Run: f.run, Merge: f.merge})
 		if f.peak != maxPar || len(f.started) != 8 {
