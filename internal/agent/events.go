@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -131,6 +132,12 @@ type Event struct {
 	Usage        *provider.Usage   // done: the task's summed tokens
 	Iterations   int               // done
 	ToolCallsN   int               // done: sent as "toolCalls"
+
+	// Fields carries the fields of an event type this package does not
+	// define (the team layer's subagent, subagentStarted, subagentFinished,
+	// planStarted, stepSkipped, merged, bestOfDone): a struct or map that
+	// marshals to a JSON object, whose members follow "type" in its order.
+	Fields any
 }
 
 type kv struct {
@@ -231,6 +238,27 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
+	if e.Fields != nil && len(f) == 1 {
+		obj, err := json.Marshal(e.Fields)
+		if err != nil {
+			return nil, err
+		}
+		obj = bytes.TrimSpace(obj)
+		if len(obj) < 2 || obj[0] != '{' {
+			return nil, fmt.Errorf("agent: event %s: Fields is not an object", e.Type)
+		}
+		k, _ := json.Marshal(f[0].k)
+		v, _ := json.Marshal(f[0].v)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+		if inner := bytes.TrimSpace(obj[1 : len(obj)-1]); len(inner) > 0 {
+			b.WriteByte(',')
+			b.Write(inner)
+		}
+		b.WriteByte('}')
+		return b.Bytes(), nil
+	}
 	for i, p := range f {
 		if i > 0 {
 			b.WriteByte(',')

@@ -151,6 +151,59 @@ func Open(root string) (*Repo, error) {
 	return r, nil
 }
 
+// OpenLinked prepares the snapshot of a linked worktree whose folders the
+// caller knows: workTree its root, gitDir its admin folder
+// (commonDir/worktrees/NAME) and commonDir the main repository's git
+// folder. Unlike Open it never reads workTree/.git, which a sandboxed
+// command working in that worktree may have rewritten to point anywhere
+// (internal/worktree keeps these paths in its registry).
+func OpenLinked(workTree, gitDir, commonDir string) (*Repo, error) {
+	r := &Repo{WorkTree: filepath.Clean(workTree), GitDir: filepath.Clean(gitDir), CommonDir: filepath.Clean(commonDir)}
+	if fi, err := os.Stat(r.CommonDir); err != nil || !fi.IsDir() {
+		return nil, ErrNoRepo
+	}
+	if err := r.snapshot(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Run runs git args in the repository (Command) and returns its standard
+// output; a failure's error holds the start of git's standard error.
+func (r *Repo) Run(ctx context.Context, args ...string) (string, error) {
+	return r.RunInput(ctx, nil, args...)
+}
+
+// RunInput is Run with stdin read from in (nil: no input).
+func (r *Repo) RunInput(ctx context.Context, in io.Reader, args ...string) (string, error) {
+	cmd := r.Command(ctx, args...)
+	cmd.Stdin = in
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 500 {
+			msg = msg[:500] + "…"
+		}
+		name := "git"
+		if len(args) > 0 {
+			name += " " + args[0]
+		}
+		if msg == "" {
+			return stdout.String(), fmt.Errorf("%s: %w", name, err)
+		}
+		return stdout.String(), fmt.Errorf("%s: %w: %s", name, err, msg)
+	}
+	return stdout.String(), nil
+}
+
+// Snapshot is the private common folder git reads (GIT_COMMON_DIR): paths
+// git reports under it (a new worktree's gitdir) must be mapped back to
+// CommonDir by the caller.
+func (r *Repo) Snapshot() string { return r.snap }
+
 func abs(base, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)

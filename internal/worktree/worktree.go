@@ -1,0 +1,867 @@
+// Package worktree owns the task-x git worktrees of one workspace
+// repository: creating one at a commit (`git worktree add` on a branch
+// task-x/<name>), seeding it with the committed changes of other worktrees,
+// committing its work and producing its patch (the diff against where its
+// own work started) with file and line counts, merging that change into
+// the main tree through the edit log (pending review, undoable; a conflict
+// is reported and the worktree kept), and discarding it (worktree, branch
+// and admin folder removed, `git worktree prune`). A registry file next to
+// the worktrees names every worktree the runtime made, so a runtime
+// started later (after a crash too) still lists and discards them.
+//
+// Worktrees live under <dataDir>/worktrees/<workspace id>/<name>, or
+// without a dataDir under the user cache folder
+// (os.UserCacheDir()/task-x/worktrees/<workspace id>/<name>), never inside
+// the workspace. Every git runs through internal/gitx: the repository and
+// the worktrees are written by sandboxed commands, so nothing they hold
+// (hooks, config programs, a rewritten .git file) is trusted.
+//
+// Source: ../shared/spec/protocol.md (Team mode, Best of N,
+// worktrees/apply, worktrees/discard, worktrees/list) and addendum §4, §7.
+// docs/team.md describes the decisions.
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/gitx"
+)
+
+// Errors. Match them with errors.Is.
+var (
+	// ErrNoRepo: the workspace root is not the work tree of a git
+	// repository.
+	ErrNoRepo = errors.New("the workspace is not a git repository")
+	// ErrNoCommit: the repository has no commit to start a worktree from.
+	ErrNoCommit = errors.New("the git repository has no commit")
+	// ErrUnknown: no task-x worktree of that name.
+	ErrUnknown = errors.New("no such task-x worktree")
+	// ErrExists: Create with a name that is taken.
+	ErrExists = errors.New("a task-x worktree of that name exists")
+	// ErrInvalidName: a name that is not 1-64 of [a-z0-9-], starting with a
+	// letter or digit.
+	ErrInvalidName = errors.New("invalid worktree name (1 to 64 of a-z, 0-9 and -)")
+)
+
+// BranchPrefix is the prefix of every task-x worktree's branch.
+const BranchPrefix = "task-x/"
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// ValidName reports whether name can name a worktree.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+// NewName returns a fresh name "<prefix>-<8 hex>" (prefix lower-cased,
+// anything outside [a-z0-9-] dropped).
+func NewName(prefix string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	var p strings.Builder
+	for _, c := range strings.ToLower(prefix) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' {
+			p.WriteRune(c)
+		}
+	}
+	s := p.String()
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	if s == "" {
+		s = "wt"
+	}
+	return s + "-" + hex.EncodeToString(b[:])
+}
+
+// Worktree is one registry entry. Base is the commit it was created at,
+// Start the commit its own work starts from (Base plus any seeded
+// changes), Head its last commit (Start until Commit). AdminDir is its git
+// folder in the main repository (.git/worktrees/<x>), never read from the
+// worktree's own .git file.
+type Worktree struct {
+	Name      string    `json:"name"`
+	Dir       string    `json:"dir"`
+	Branch    string    `json:"branch"`
+	AdminDir  string    `json:"adminDir,omitempty"`
+	Base      string    `json:"base"`
+	Start     string    `json:"start"`
+	Head      string    `json:"head"`
+	TaskID    string    `json:"taskId,omitempty"`
+	Role      string    `json:"role,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Options configure Open. A nil *Options is valid.
+type Options struct {
+	// DataDir is initialize's dataDir; "" puts worktrees under the user
+	// cache folder.
+	DataDir string
+	// CacheDir replaces os.UserCacheDir() (tests).
+	CacheDir string
+	Logger   *slog.Logger
+}
+
+// Manager owns the task-x worktrees of one repository. Safe for
+// concurrent use; git commands that change the repository's worktree list
+// or branches run one at a time.
+type Manager struct {
+	root      string // the main work tree (the workspace root)
+	commonDir string // the main repository's git folder
+	dir       string // the folder of the worktrees and the registry
+	log       *slog.Logger
+
+	gitMu sync.Mutex // worktree add/remove/prune, branch delete
+	regMu sync.Mutex // the registry file
+}
+
+// Open returns the manager of the repository whose work tree is root
+// (absolute, the workspace root). ErrNoRepo when root holds no .git.
+func Open(root string, opts *Options) (*Manager, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	root = filepath.Clean(root)
+	repo, err := gitx.Open(root)
+	if err != nil {
+		if errors.Is(err, gitx.ErrNoRepo) {
+			return nil, ErrNoRepo
+		}
+		return nil, err
+	}
+	common := repo.CommonDir
+	repo.Close()
+	dir, err := baseDir(root, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Manager{root: root, commonDir: common, dir: dir, log: o.Logger}, nil
+}
+
+// baseDir is <dataDir>/worktrees/<workspace id>, else the cache folder's,
+// whichever does not lie inside the workspace.
+func baseDir(root string, o Options) (string, error) {
+	id := editlog.WorkspaceID(root)
+	var cands []string
+	if o.DataDir != "" {
+		cands = append(cands, filepath.Join(o.DataDir, "worktrees", id))
+	}
+	cache := o.CacheDir
+	if cache == "" {
+		if c, err := os.UserCacheDir(); err == nil {
+			cache = c
+		}
+	}
+	if cache != "" {
+		cands = append(cands, filepath.Join(cache, "task-x", "worktrees", id))
+	}
+	for _, c := range cands {
+		if !filepath.IsAbs(c) {
+			continue
+		}
+		if !inside(root, c) {
+			return c, nil
+		}
+	}
+	return "", errors.New("worktree: no folder for worktrees outside the workspace (set a dataDir)")
+}
+
+// inside reports whether p is root or under it, with symlinks of the
+// existing part of p resolved.
+func inside(root, p string) bool {
+	rr, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		rr = root
+	}
+	// Resolve the longest existing prefix of p.
+	rest := ""
+	cur := filepath.Clean(p)
+	for {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			cur = filepath.Join(r, rest)
+			break
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			break
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+	rel, err := filepath.Rel(rr, cur)
+	return err == nil && (rel == "." || !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != "..")
+}
+
+// Root is the main work tree.
+func (m *Manager) Root() string { return m.root }
+
+// Dir is the folder that holds the worktrees and the registry.
+func (m *Manager) Dir() string { return m.dir }
+
+func (m *Manager) mainRepo() (*gitx.Repo, error) {
+	r, err := gitx.Open(m.root)
+	if errors.Is(err, gitx.ErrNoRepo) {
+		return nil, ErrNoRepo
+	}
+	return r, err
+}
+
+func (m *Manager) repoOf(w *Worktree) (*gitx.Repo, error) {
+	if w.AdminDir == "" {
+		return nil, fmt.Errorf("worktree %s: its git folder is unknown (creation did not finish)", w.Name)
+	}
+	return gitx.OpenLinked(w.Dir, w.AdminDir, m.commonDir)
+}
+
+// Head is the commit the main tree's HEAD names (ErrNoCommit when none).
+func (m *Manager) Head(ctx context.Context) (string, error) {
+	r, err := m.mainRepo()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	out, err := r.Run(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", ErrNoCommit
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// CreateOptions are the optional parts of Create.
+type CreateOptions struct {
+	// Base is the commit to start at; "" is the main tree's HEAD.
+	Base   string
+	TaskID string
+	Role   string
+}
+
+// Create makes the worktree name (ValidName) at the commit opts.Base on a
+// new branch task-x/<name> and registers it (before git runs, so a crash
+// leaves an entry Discard can clean up).
+func (m *Manager) Create(ctx context.Context, name string, opts *CreateOptions) (*Worktree, error) {
+	var o CreateOptions
+	if opts != nil {
+		o = *opts
+	}
+	if !ValidName(name) {
+		return nil, ErrInvalidName
+	}
+	base := o.Base
+	if base == "" {
+		h, err := m.Head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		base = h
+	}
+	w := &Worktree{Name: name, Dir: filepath.Join(m.dir, name), Branch: BranchPrefix + name, Base: base, Start: base, Head: base,
+		TaskID: o.TaskID, Role: o.Role, CreatedAt: time.Now().UTC()}
+	if err := m.update(func(reg map[string]*Worktree) error {
+		if reg[name] != nil {
+			return ErrExists
+		}
+		reg[name] = w
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := m.add(ctx, w); err != nil {
+		m.Discard(context.WithoutCancel(ctx), name)
+		return nil, err
+	}
+	if err := m.update(func(reg map[string]*Worktree) error {
+		if e := reg[name]; e != nil {
+			e.AdminDir = w.AdminDir
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (m *Manager) add(ctx context.Context, w *Worktree) error {
+	if err := os.MkdirAll(m.dir, 0o700); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	// git writes the admin folder under the snapshot's worktrees link;
+	// it must exist in the real common folder first.
+	if err := os.MkdirAll(filepath.Join(m.commonDir, "worktrees"), 0o755); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	m.gitMu.Lock()
+	defer m.gitMu.Unlock()
+	r, err := m.mainRepo()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if _, err := r.Run(ctx, "worktree", "add", "-q", "--no-track", "-b", w.Branch, "--", w.Dir, w.Base+"^{commit}"); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	// git names the admin folder in the new .git file, with the
+	// snapshot's path: point it at the real common folder.
+	b, err := os.ReadFile(filepath.Join(w.Dir, ".git"))
+	if err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return errors.New("worktree: git wrote no gitdir file")
+	}
+	admin := filepath.Join(m.commonDir, "worktrees", filepath.Base(strings.TrimSpace(gd)))
+	if fi, err := os.Stat(admin); err != nil || !fi.IsDir() {
+		return fmt.Errorf("worktree: git's admin folder %s is missing", admin)
+	}
+	w.AdminDir = admin
+	if err := os.WriteFile(filepath.Join(w.Dir, ".git"), []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	return nil
+}
+
+// Get returns the registered worktree name (ErrUnknown).
+func (m *Manager) Get(name string) (*Worktree, error) {
+	reg, err := m.load()
+	if err != nil {
+		return nil, err
+	}
+	w := reg[name]
+	if w == nil {
+		return nil, ErrUnknown
+	}
+	return w, nil
+}
+
+// List returns the registered worktrees, oldest first.
+func (m *Manager) List() ([]Worktree, error) {
+	reg, err := m.load()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Worktree, 0, len(reg))
+	for _, w := range reg {
+		out = append(out, *w)
+	}
+	slices.SortFunc(out, func(a, b Worktree) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+// Discard removes the worktree name: its folder, its admin folder, its
+// branch, and its registry entry; `git worktree prune` drops what is left.
+// A worktree whose creation never finished (a crash) is removed as far as
+// it exists. ErrUnknown for a name the registry does not hold.
+func (m *Manager) Discard(ctx context.Context, name string) error {
+	w, err := m.Get(name)
+	if err != nil {
+		return err
+	}
+	m.gitMu.Lock()
+	r, err := m.mainRepo()
+	if err == nil {
+		if _, statErr := os.Lstat(w.Dir); statErr == nil {
+			_, _ = r.Run(ctx, "worktree", "remove", "--force", "--force", "--", w.Dir)
+		}
+	}
+	// Whatever git left (a folder it does not know, a failed remove).
+	if inside(m.dir, w.Dir) && filepath.Clean(w.Dir) != filepath.Clean(m.dir) {
+		os.RemoveAll(w.Dir)
+	}
+	if w.AdminDir != "" && inside(filepath.Join(m.commonDir, "worktrees"), w.AdminDir) {
+		os.RemoveAll(w.AdminDir)
+	}
+	if r != nil {
+		_, _ = r.Run(ctx, "worktree", "prune")
+		if _, err := r.Run(ctx, "rev-parse", "-q", "--verify", "refs/heads/"+w.Branch); err == nil {
+			if _, err := r.Run(ctx, "branch", "-D", "-q", "--", w.Branch); err != nil {
+				m.log.Warn("worktree: deleting the branch failed", "branch", w.Branch, "err", err)
+			}
+		}
+		r.Close()
+	}
+	m.gitMu.Unlock()
+	return m.update(func(reg map[string]*Worktree) error {
+		delete(reg, name)
+		return nil
+	})
+}
+
+// Stat is one file of a change: its path (repository-relative, "/"), and
+// its added and removed lines (0 and 0 for a binary file).
+type Stat struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Binary  bool   `json:"binary,omitempty"`
+}
+
+// Change is a worktree's own change: Start..Head.
+type Change struct {
+	Start, Head string
+	// Patch is the unified diff (binary files as "Binary files differ").
+	Patch string
+	Files []Stat
+	// Added and Removed sum the lines of Files.
+	Added, Removed int
+}
+
+// Commit commits everything in the worktree (git add -A; ignored files
+// stay out) as message, moves Head to it and returns the worktree's
+// change. Nothing to commit leaves Head where it was.
+func (m *Manager) Commit(ctx context.Context, name, message string) (Change, error) {
+	w, err := m.Get(name)
+	if err != nil {
+		return Change{}, err
+	}
+	r, err := m.repoOf(w)
+	if err != nil {
+		return Change{}, err
+	}
+	defer r.Close()
+	head, err := commitAll(ctx, r, message)
+	if err != nil {
+		return Change{}, err
+	}
+	if head != w.Head {
+		if err := m.update(func(reg map[string]*Worktree) error {
+			if e := reg[name]; e != nil {
+				e.Head = head
+			}
+			return nil
+		}); err != nil {
+			return Change{}, err
+		}
+		w.Head = head
+	}
+	return change(ctx, r, w.Start, w.Head)
+}
+
+// identity is the author and committer of the runtime's commits (the
+// runtime's git reads no global config).
+var identity = []string{"-c", "user.name=task-x", "-c", "user.email=task-x@localhost", "-c", "commit.gpgSign=false"}
+
+func commitAll(ctx context.Context, r *gitx.Repo, message string) (string, error) {
+	if _, err := r.Run(ctx, "add", "-A", "--", "."); err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	if _, err := r.Run(ctx, "diff", "--cached", "--quiet", "--no-ext-diff"); err != nil {
+		args := append(slices.Clone(identity), "commit", "-q", "--no-verify", "--no-edit", "-m", message)
+		if _, err := r.Run(ctx, args...); err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+	}
+	out, err := r.Run(ctx, "rev-parse", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Change returns the worktree's committed change (Start..Head).
+func (m *Manager) Change(ctx context.Context, name string) (Change, error) {
+	w, err := m.Get(name)
+	if err != nil {
+		return Change{}, err
+	}
+	r, err := m.repoOf(w)
+	if err != nil {
+		return Change{}, err
+	}
+	defer r.Close()
+	return change(ctx, r, w.Start, w.Head)
+}
+
+var diffArgs = []string{"--no-ext-diff", "--no-textconv", "--no-color", "--no-renames"}
+
+func change(ctx context.Context, r *gitx.Repo, start, head string) (Change, error) {
+	c := Change{Start: start, Head: head, Files: []Stat{}}
+	if start == head {
+		return c, nil
+	}
+	out, err := r.Run(ctx, append(append([]string{"diff", "--numstat", "-z"}, diffArgs...), start, head, "--")...)
+	if err != nil {
+		return c, fmt.Errorf("worktree: %w", err)
+	}
+	for _, rec := range strings.Split(out, "\x00") {
+		if rec == "" {
+			continue
+		}
+		f := strings.SplitN(rec, "\t", 3)
+		if len(f) != 3 {
+			continue
+		}
+		s := Stat{Path: f[2]}
+		if f[0] == "-" {
+			s.Binary = true
+		} else {
+			s.Added, _ = strconv.Atoi(f[0])
+			s.Removed, _ = strconv.Atoi(f[1])
+		}
+		c.Added += s.Added
+		c.Removed += s.Removed
+		c.Files = append(c.Files, s)
+	}
+	patch, err := r.Run(ctx, append(append([]string{"diff"}, diffArgs...), start, head, "--")...)
+	if err != nil {
+		return c, fmt.Errorf("worktree: %w", err)
+	}
+	c.Patch = patch
+	return c, nil
+}
+
+// Seed applies the own changes (Start..Head) of the worktrees from, in
+// that order, to the worktree name, commits them and makes that commit its
+// Start, so its own change holds only what is done there afterwards. A
+// change that does not apply (from's changes conflict with each other) is
+// an error and leaves the worktree as it was.
+func (m *Manager) Seed(ctx context.Context, name string, from []string) error {
+	w, err := m.Get(name)
+	if err != nil {
+		return err
+	}
+	r, err := m.repoOf(w)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var names []string
+	for _, f := range from {
+		src, err := m.Get(f)
+		if err != nil {
+			return fmt.Errorf("worktree %s: %w", f, err)
+		}
+		if src.Start == src.Head {
+			continue
+		}
+		patch, err := r.Run(ctx, append(append([]string{"diff", "--binary", "--full-index"}, diffArgs...), src.Start, src.Head, "--")...)
+		if err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
+		if _, err := r.RunInput(ctx, strings.NewReader(patch), "apply", "--3way", "--index", "--whitespace=nowarn", "-"); err != nil {
+			_, _ = r.Run(ctx, "reset", "-q", "--hard", "HEAD")
+			return fmt.Errorf("worktree: the change of %s does not apply on %s: %w", f, name, err)
+		}
+		names = append(names, f)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	head, err := commitAll(ctx, r, "task-x: changes of "+strings.Join(names, ", "))
+	if err != nil {
+		return err
+	}
+	return m.update(func(reg map[string]*Worktree) error {
+		if e := reg[name]; e != nil {
+			e.Start, e.Head = head, head
+		}
+		return nil
+	})
+}
+
+// ApplyResult is worktrees/apply's answer: Applied when the change was
+// written; Files the number of files of the change; Changed the paths
+// written; Operation the edit-log operation (undo it with edits/undo);
+// Conflicts the paths that kept it from applying (nothing is written then).
+type ApplyResult struct {
+	Applied   bool     `json:"applied"`
+	Files     int      `json:"files"`
+	Changed   []string `json:"changed"`
+	Operation *string  `json:"operation"`
+	Conflicts []string `json:"conflicts,omitempty"`
+	Error     *string  `json:"error,omitempty"`
+}
+
+// Apply merges the worktree's own change (Start..Head, committed) into
+// the main tree as one edit-log operation of taskID (tool
+// "worktree_apply"): pending review, undoable. Each file is merged three
+// ways (the file at Start, the worktree's, the main tree's as it is now):
+// a main file still as at Start takes the worktree's, one that already
+// matches is left alone, others are merged with `git merge-file`. A file
+// that does not merge cleanly (or is binary, a symlink, a submodule) is a
+// conflict: nothing is written and the worktree is kept. The worktree
+// stays registered after a successful apply too (Discard removes it).
+func (m *Manager) Apply(ctx context.Context, name string, log *editlog.Log, taskID string) (ApplyResult, error) {
+	res := ApplyResult{Changed: []string{}}
+	w, err := m.Get(name)
+	if err != nil {
+		return res, err
+	}
+	r, err := m.repoOf(w)
+	if err != nil {
+		return res, err
+	}
+	defer r.Close()
+	if w.Start == w.Head {
+		return res, nil
+	}
+	out, err := r.Run(ctx, append(append([]string{"diff", "--raw", "-z"}, diffArgs...), w.Start, w.Head, "--")...)
+	if err != nil {
+		return res, fmt.Errorf("worktree: %w", err)
+	}
+	entries := parseRaw(out)
+	res.Files = len(entries)
+	root, err := os.OpenRoot(log.Root())
+	if err != nil {
+		return res, err
+	}
+	defer root.Close()
+	var specs []editlog.FileSpec
+	for _, e := range entries {
+		spec, conflict, err := m.merge(ctx, r, root, w, e)
+		if err != nil {
+			return res, err
+		}
+		if conflict {
+			res.Conflicts = append(res.Conflicts, e.path)
+			continue
+		}
+		if spec != nil {
+			specs = append(specs, *spec)
+		}
+	}
+	if len(res.Conflicts) > 0 {
+		msg := fmt.Sprintf("%d file(s) conflict with the working tree: %s", len(res.Conflicts), strings.Join(res.Conflicts, ", "))
+		res.Error = &msg
+		return res, nil
+	}
+	if len(specs) == 0 {
+		res.Applied = true
+		return res, nil
+	}
+	op, err := log.Apply(ctx, editlog.OpSpec{TaskID: taskID, Tool: "worktree_apply", Files: specs})
+	var ce *editlog.ChangedError
+	if errors.As(err, &ce) {
+		res.Conflicts = []string{ce.Path}
+		msg := ce.Error()
+		res.Error = &msg
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Applied = true
+	for _, f := range op.Files {
+		res.Changed = append(res.Changed, f.Path)
+	}
+	id := op.ID
+	res.Operation = &id
+	return res, nil
+}
+
+type rawEntry struct {
+	oldMode, newMode string
+	path             string
+}
+
+// parseRaw reads `git diff --raw -z --no-renames`: ":old new oldsha newsha
+// status\0path\0" per file.
+func parseRaw(out string) []rawEntry {
+	var es []rawEntry
+	parts := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(parts); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(parts[i], ":"))
+		if len(meta) < 5 {
+			break
+		}
+		es = append(es, rawEntry{oldMode: meta[0], newMode: meta[1], path: parts[i+1]})
+	}
+	return es
+}
+
+func regular(mode string) bool { return mode == "100644" || mode == "100755" }
+
+// merge computes one file's FileSpec (nil: nothing to write) or reports a
+// conflict.
+func (m *Manager) merge(ctx context.Context, r *gitx.Repo, root *os.Root, w *Worktree, e rawEntry) (*editlog.FileSpec, bool, error) {
+	absent := "000000"
+	if (e.oldMode != absent && !regular(e.oldMode)) || (e.newMode != absent && !regular(e.newMode)) {
+		return nil, true, nil
+	}
+	var base, theirs []byte
+	if e.oldMode != absent {
+		s, err := r.Run(ctx, "cat-file", "blob", w.Start+":"+e.path)
+		if err != nil {
+			return nil, false, fmt.Errorf("worktree: %w", err)
+		}
+		base = []byte(s)
+	}
+	if e.newMode != absent {
+		s, err := r.Run(ctx, "cat-file", "blob", w.Head+":"+e.path)
+		if err != nil {
+			return nil, false, fmt.Errorf("worktree: %w", err)
+		}
+		theirs = []byte(s)
+	}
+	mine, exists, err := readFile(root, e.path)
+	if err != nil {
+		return nil, false, err
+	}
+	spec := &editlog.FileSpec{Path: e.path, Existed: exists, Before: mine}
+	if e.newMode == "100755" {
+		spec.Mode = 0o755
+	}
+	baseExists, theirsExist := e.oldMode != absent, e.newMode != absent
+	switch {
+	case exists == theirsExist && (!exists || bytes.Equal(mine, theirs)):
+		return nil, false, nil // already so
+	case exists == baseExists && (!exists || bytes.Equal(mine, base)):
+		// untouched in the main tree: take the worktree's
+	case exists && baseExists && theirsExist:
+		merged, ok, err := mergeFile(ctx, mine, base, theirs)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			return nil, true, nil
+		}
+		theirs = merged
+	default:
+		return nil, true, nil
+	}
+	if !theirsExist {
+		spec.Delete = true
+	} else {
+		spec.After = theirs
+	}
+	return spec, false, nil
+}
+
+func readFile(root *os.Root, rel string) ([]byte, bool, error) {
+	fi, err := root.Lstat(filepath.FromSlash(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("worktree: %s in the working tree is not a regular file", rel)
+	}
+	b, err := root.ReadFile(filepath.FromSlash(rel))
+	return b, err == nil, err
+}
+
+// mergeFile merges three texts with `git merge-file -p` (no repository:
+// it reads no config and runs no driver). ok is false on a conflict or a
+// binary input.
+func mergeFile(ctx context.Context, mine, base, theirs []byte) ([]byte, bool, error) {
+	for _, b := range [][]byte{mine, base, theirs} {
+		if bytes.IndexByte(b, 0) >= 0 {
+			return nil, false, nil
+		}
+	}
+	tmp, err := os.MkdirTemp("", "task-x-merge-")
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.RemoveAll(tmp)
+	names := []string{"mine", "base", "theirs"}
+	for i, b := range [][]byte{mine, base, theirs} {
+		if err := os.WriteFile(filepath.Join(tmp, names[i]), b, 0o600); err != nil {
+			return nil, false, err
+		}
+	}
+	cmd := gitx.Command(ctx, tmp, "merge-file", "-p", "-q", "mine", "base", "theirs")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err = cmd.Run()
+	var ee interface{ ExitCode() int }
+	if errors.As(err, &ee) && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
+		return nil, false, nil // conflicts
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("worktree: git merge-file: %w", err)
+	}
+	return out.Bytes(), true, nil
+}
+
+// registry is the JSON file of the worktrees this runtime made.
+type registry struct {
+	Worktrees []*Worktree `json:"worktrees"`
+}
+
+func (m *Manager) regPath() string { return filepath.Join(m.dir, "registry.json") }
+
+func (m *Manager) load() (map[string]*Worktree, error) {
+	m.regMu.Lock()
+	defer m.regMu.Unlock()
+	return m.loadLocked()
+}
+
+func (m *Manager) loadLocked() (map[string]*Worktree, error) {
+	reg := map[string]*Worktree{}
+	b, err := os.ReadFile(m.regPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return reg, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("worktree registry: %w", err)
+	}
+	var f registry
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("worktree registry %s: %w", m.regPath(), err)
+	}
+	for _, w := range f.Worktrees {
+		// An entry must name a folder of ours: the registry is ours, but
+		// never let it steer a removal elsewhere.
+		if w == nil || !ValidName(w.Name) || filepath.Clean(w.Dir) != filepath.Join(m.dir, w.Name) || w.Branch != BranchPrefix+w.Name {
+			continue
+		}
+		reg[w.Name] = w
+	}
+	return reg, nil
+}
+
+// update changes the registry under its lock and saves it atomically.
+func (m *Manager) update(fn func(map[string]*Worktree) error) error {
+	m.regMu.Lock()
+	defer m.regMu.Unlock()
+	reg, err := m.loadLocked()
+	if err != nil {
+		return err
+	}
+	if err := fn(reg); err != nil {
+		return err
+	}
+	f := registry{Worktrees: []*Worktree{}}
+	for _, w := range reg {
+		f.Worktrees = append(f.Worktrees, w)
+	}
+	slices.SortFunc(f.Worktrees, func(a, b *Worktree) int { return strings.Compare(a.Name, b.Name) })
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(m.dir, 0o700); err != nil {
+		return fmt.Errorf("worktree registry: %w", err)
+	}
+	if err := fsx.WriteFileAtomic(m.regPath(), b, 0o600); err != nil {
+		return fmt.Errorf("worktree registry: %w", err)
+	}
+	return nil
+}

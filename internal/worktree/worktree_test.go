@@ -1,0 +1,365 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/task-x/task-x-runtime/internal/editlog"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.hooksPath=/dev/null"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// repo makes a repository with one commit of files.
+func repo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	git(t, root, "init", "-q", ".")
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(c), 0o644)
+	}
+	git(t, root, "add", "-A")
+	git(t, root, "commit", "-qm", "init")
+	return root
+}
+
+func open(t *testing.T, root, dataDir string) *Manager {
+	t.Helper()
+	m, err := Open(root, &Options{DataDir: dataDir, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func write(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, dir, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestCreateCommitApplyUndoDiscard(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "one\ntwo\nthree\nfour\nfive\n", "b.txt": "bee\n"})
+	data := t.TempDir()
+	m := open(t, root, data)
+	if !strings.HasPrefix(m.Dir(), filepath.Join(data, "worktrees")) {
+		t.Fatalf("worktrees under %s, want under the dataDir", m.Dir())
+	}
+	w, err := m.Create(ctx, "impl-1", &CreateOptions{TaskID: "task-1", Role: "implementation"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Dir != filepath.Join(m.Dir(), "impl-1") || read(t, w.Dir, "a.txt") != "one\ntwo\nthree\nfour\nfive\n" {
+		t.Fatalf("worktree %+v", w)
+	}
+	write(t, w.Dir, "a.txt", "one\ntwo\nthree\nfour\n5\n")
+	write(t, w.Dir, "new/c.txt", "c1\nc2\n")
+	os.Remove(filepath.Join(w.Dir, "b.txt"))
+	c, err := m.Commit(ctx, "impl-1", "task-x: impl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Files) != 3 || c.Added != 3 || c.Removed != 2 {
+		t.Fatalf("change %+v", c)
+	}
+	if !strings.Contains(c.Patch, "+5\n") || !strings.Contains(c.Patch, "+++ b/new/c.txt") {
+		t.Fatalf("patch:\n%s", c.Patch)
+	}
+	// The user edits another line of a.txt in the main tree meanwhile.
+	write(t, root, "a.txt", "ONE\ntwo\nthree\nfour\nfive\n")
+
+	log, err := editlog.Open(root, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Apply(ctx, "impl-1", log, "task-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Applied || res.Files != 3 || len(res.Changed) != 3 || res.Operation == nil {
+		t.Fatalf("apply %+v", res)
+	}
+	if got := read(t, root, "a.txt"); got != "ONE\ntwo\nthree\nfour\n5\n" {
+		t.Fatalf("merged a.txt %q", got)
+	}
+	if read(t, root, "new/c.txt") != "c1\nc2\n" {
+		t.Fatal("new file not written")
+	}
+	if _, err := os.Stat(filepath.Join(root, "b.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("b.txt not deleted")
+	}
+	pend, err := log.Pending()
+	if err != nil || len(pend) != 3 {
+		t.Fatalf("pending %v %v", pend, err)
+	}
+	restored, conflicts, err := log.Undo(*res.Operation)
+	if err != nil || len(conflicts) != 0 || len(restored) != 3 {
+		t.Fatalf("undo %v %v %v", restored, conflicts, err)
+	}
+	if read(t, root, "a.txt") != "ONE\ntwo\nthree\nfour\nfive\n" || read(t, root, "b.txt") != "bee\n" {
+		t.Fatal("undo did not restore")
+	}
+
+	if err := m.Discard(ctx, "impl-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(w.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("worktree folder left")
+	}
+	if out := git(t, root, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Fatalf("git worktree list:\n%s", out)
+	}
+	if out := git(t, root, "branch", "--list", "task-x/*"); strings.TrimSpace(out) != "" {
+		t.Fatalf("branch left: %s", out)
+	}
+	if l, _ := m.List(); len(l) != 0 {
+		t.Fatalf("registry %+v", l)
+	}
+	if err := m.Discard(ctx, "impl-1"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("second discard: %v", err)
+	}
+}
+
+func TestApplyConflictKeepsWorktree(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "b.txt": "bee\n"})
+	m := open(t, root, t.TempDir())
+	w, err := m.Create(ctx, "w", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Dir, "a.txt", "one\nworktree\nthree\n")
+	write(t, w.Dir, "b.txt", "bee2\n")
+	if _, err := m.Commit(ctx, "w", "x"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "a.txt", "one\nmain\nthree\n")
+	log, _ := editlog.Open(root, "", nil)
+	res, err := m.Apply(ctx, "w", log, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied || res.Operation != nil || len(res.Conflicts) != 1 || res.Conflicts[0] != "a.txt" || res.Error == nil {
+		t.Fatalf("apply %+v", res)
+	}
+	// Nothing written, not even the file that would merge.
+	if read(t, root, "b.txt") != "bee\n" || read(t, root, "a.txt") != "one\nmain\nthree\n" {
+		t.Fatal("a conflicting apply wrote files")
+	}
+	if ops := log.List(); len(ops) != 0 {
+		t.Fatalf("operations %+v", ops)
+	}
+	if _, err := os.Stat(w.Dir); err != nil {
+		t.Fatal("worktree gone after a conflict")
+	}
+	if l, _ := m.List(); len(l) != 1 {
+		t.Fatal("worktree unregistered after a conflict")
+	}
+	// The user resolves it: the main tree takes the worktree's a.txt.
+	write(t, root, "a.txt", "one\ntwo\nthree\n")
+	res, err = m.Apply(ctx, "w", log, "")
+	if err != nil || !res.Applied {
+		t.Fatalf("apply after resolving: %+v %v", res, err)
+	}
+}
+
+func TestRegistryAfterRestartAndCrashLeftovers(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "a\n"})
+	data := t.TempDir()
+	cache := t.TempDir()
+	m, err := Open(root, &Options{DataDir: data, CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1, err := m.Create(ctx, "left-1", &CreateOptions{Role: "testing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w1.Dir, "a.txt", "changed\n")
+	if _, err := m.Commit(ctx, "left-1", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(ctx, "left-2", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A crash between the registry entry and git: an entry with no folder.
+	if err := m.update(func(reg map[string]*Worktree) error {
+		reg["half"] = &Worktree{Name: "half", Dir: filepath.Join(m.Dir(), "half"), Branch: BranchPrefix + "half"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new runtime on the same dataDir.
+	m2, err := Open(root, &Options{DataDir: data, CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m2.List()
+	if err != nil || len(l) != 3 {
+		t.Fatalf("list after restart %+v %v", l, err)
+	}
+	c, err := m2.Change(ctx, "left-1")
+	if err != nil || len(c.Files) != 1 || c.Files[0].Path != "a.txt" {
+		t.Fatalf("change after restart %+v %v", c, err)
+	}
+	for _, n := range []string{"left-1", "left-2", "half"} {
+		if err := m2.Discard(ctx, n); err != nil {
+			t.Fatalf("discard %s: %v", n, err)
+		}
+	}
+	if out := git(t, root, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Fatalf("git worktree list:\n%s", out)
+	}
+	if out := git(t, root, "branch", "--list", "task-x/*"); strings.TrimSpace(out) != "" {
+		t.Fatalf("branches left: %s", out)
+	}
+}
+
+func TestSeedMakesOwnPatchOnlyOwnChange(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
+	m := open(t, root, t.TempDir())
+	for _, n := range []string{"s1", "s2", "s3"} {
+		if _, err := m.Create(ctx, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w1, _ := m.Get("s1")
+	w2, _ := m.Get("s2")
+	write(t, w1.Dir, "a.txt", "a from s1\n")
+	write(t, w2.Dir, "b.txt", "b from s2\n")
+	m.Commit(ctx, "s1", "s1")
+	m.Commit(ctx, "s2", "s2")
+	if err := m.Seed(ctx, "s3", []string{"s1", "s2"}); err != nil {
+		t.Fatal(err)
+	}
+	w3, _ := m.Get("s3")
+	if read(t, w3.Dir, "a.txt") != "a from s1\n" || read(t, w3.Dir, "b.txt") != "b from s2\n" {
+		t.Fatal("seeded changes missing")
+	}
+	write(t, w3.Dir, "c.txt", "c from s3\n")
+	c, err := m.Commit(ctx, "s3", "s3")
+	if err != nil || len(c.Files) != 1 || c.Files[0].Path != "c.txt" {
+		t.Fatalf("own change %+v %v", c, err)
+	}
+	// Merged in order, each applies on the last.
+	log, _ := editlog.Open(root, "", nil)
+	for _, n := range []string{"s1", "s2", "s3"} {
+		res, err := m.Apply(ctx, n, log, "")
+		if err != nil || !res.Applied {
+			t.Fatalf("apply %s: %+v %v", n, res, err)
+		}
+	}
+	if read(t, root, "c.txt") != "c from s3\n" || read(t, root, "a.txt") != "a from s1\n" {
+		t.Fatal("merge result")
+	}
+}
+
+// A repository where a sandboxed command planted programs git could run
+// (hooks on checkout, commit and ref updates, an fsmonitor, filters, a
+// pager, config in the worktree's .git file) runs none of them.
+func TestPlantedRepositoryRunsNothing(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "a\n"})
+	marks := t.TempDir()
+	prog := func(name string) string {
+		p := filepath.Join(marks, "run-"+name+".sh")
+		os.WriteFile(p, []byte("#!/bin/sh\ntouch "+filepath.Join(marks, "PWNED-"+name)+"\ncat\n"), 0o755)
+		return p
+	}
+	write(t, root, ".gitattributes", "* filter=evil diff=evil merge=evil\n")
+	git(t, root, "add", ".gitattributes")
+	git(t, root, "commit", "-qm", "attrs")
+	f, _ := os.OpenFile(filepath.Join(root, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("[core]\n\tfsmonitor = " + prog("fsmonitor") + "\n\tpager = " + prog("pager") +
+		"\n[filter \"evil\"]\n\tclean = " + prog("clean") + "\n\tsmudge = " + prog("smudge") + "\n\tprocess = " + prog("process") +
+		"\n[diff \"evil\"]\n\ttextconv = " + prog("textconv") + "\n\tcommand = " + prog("diffcmd") +
+		"\n[merge \"evil\"]\n\tdriver = " + prog("merge") + "\n[extensions]\n\tworktreeConfig = true\n")
+	f.Close()
+	os.WriteFile(filepath.Join(root, ".git", "config.worktree"), []byte("[core]\n\tfsmonitor = "+prog("cfgworktree")+"\n"), 0o644)
+	for _, h := range []string{"post-checkout", "pre-commit", "commit-msg", "post-commit", "reference-transaction", "post-index-change", "prepare-commit-msg"} {
+		os.WriteFile(filepath.Join(root, ".git", "hooks", h), []byte("#!/bin/sh\ntouch "+filepath.Join(marks, "PWNED-hook-"+h)+"\n"), 0o755)
+	}
+	m := open(t, root, t.TempDir())
+	w, err := m.Create(ctx, "p", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sandboxed agent in the worktree rewrites its .git file to a
+	// git folder of its own with a hook-laden config.
+	evil := filepath.Join(t.TempDir(), "evil")
+	os.MkdirAll(filepath.Join(evil, "hooks"), 0o755)
+	os.WriteFile(filepath.Join(evil, "config"), []byte("[core]\n\tfsmonitor = "+prog("evilgitdir")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(evil, "HEAD"), []byte("ref: refs/heads/master\n"), 0o644)
+	os.WriteFile(filepath.Join(w.Dir, ".git"), []byte("gitdir: "+evil+"\n"), 0o644)
+	write(t, w.Dir, "a.txt", "a\nb\n")
+	c, err := m.Commit(ctx, "p", "x")
+	if err != nil || len(c.Files) != 1 {
+		t.Fatalf("commit %+v %v", c, err)
+	}
+	write(t, root, "a.txt", "z\na\n")
+	log, _ := editlog.Open(root, "", nil)
+	if _, err := m.Apply(ctx, "p", log, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Discard(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(marks)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "PWNED") {
+			t.Errorf("git ran a planted program: %s", e.Name())
+		}
+	}
+}
+
+func TestWorktreesNeverInsideTheWorkspace(t *testing.T) {
+	root := repo(t, map[string]string{"a.txt": "a\n"})
+	cache := t.TempDir()
+	m, err := Open(root, &Options{DataDir: filepath.Join(root, "data"), CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.Dir(), cache) {
+		t.Fatalf("worktrees in %s with a dataDir inside the workspace", m.Dir())
+	}
+	if _, err := Open(root, &Options{CacheDir: filepath.Join(root, "cache")}); err == nil {
+		t.Fatal("a cache inside the workspace was accepted")
+	}
+	if _, err := Open(t.TempDir(), nil); !errors.Is(err, ErrNoRepo) {
+		t.Fatalf("no repo: %v", err)
+	}
+}
