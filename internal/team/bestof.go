@@ -144,7 +144,7 @@ func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, e
 			cand.Report = res.Report
 			cand.Files, cand.Added, cand.Removed = len(res.Change.Files), res.Change.Added, res.Change.Removed
 			cand.Validations = res.Summary.Validations
-			cand.Patch, cand.PatchTruncated = cut(res.Change.Patch, PatchLimit)
+			cand.Patch, cand.PatchTruncated = cutPatch(res.Change.Patch, PatchLimit)
 		}
 		if cand.Validations == nil {
 			cand.Validations = []validate.Result{}
@@ -162,8 +162,8 @@ func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, e
 	return out, nil
 }
 
-// cut returns s cut at n characters, and whether it was.
-func cut(s string, n int) (string, bool) {
+// cutPatch returns s cut at n characters, and whether it was.
+func cutPatch(s string, n int) (string, bool) {
 	if utf8.RuneCountInString(s) <= n {
 		return s, false
 	}

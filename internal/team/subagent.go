@@ -1,35 +1,3 @@
-// Package team owns the runtime's multi-agent work on one task: the five
-// subagent roles (ParseRole, Role.Tools, Role.SystemPrompt), running a
-// subagent as a task of the task layer (Runner.Run), cancelling one
-// (Runner.Cancel), and best-of-N (Runner.BestOf). Worktrees come from
-// internal/worktree; the plan scheduler, the team tools and team mode
-// build on Runner.Run.
-//
-// A subagent is a task.Request with its own task id, run by the front
-// end's task.Runner. A writing role (implementation, testing,
-// documentation) gets its own git worktree at the lead's HEAD (seeded with
-// Spec.Seed's committed changes) and a project opened on it
-// (project.Open): tools, sandbox, edit checks and validations are rooted
-// there, and its work is committed when it ends. A read-only role
-// (research, review) reads the main project with read tools only (dir
-// null). Every event of the subagent reaches the lead's Emit wrapped as
-// `subagent { name, taskId, event }`, between `subagentStarted` and
-// `subagentFinished` (protocol.md "Team mode", every field listed there).
-// Each subagent runs under a context of its own: Cancel ends it and its
-// command trees (run_command ends its process tree when its context ends),
-// and cancelling the lead's context ends every subagent.
-//
-// API (what run_plan, run_subagent and team mode use):
-//
-//	r := &team.Runner{Tasks: taskRunner, Main: proj, Worktrees: mgr, Env: envFor}
-//	res := r.Run(ctx, team.Spec{Role: team.Implementation, Objective: "...",
-//		Engine: engine, Kind: "openai", Model: "gpt-x", Policy: pol, Emit: leadEmit})
-//	r.Cancel(res.TaskID) // from another goroutine while it runs
-//	out := r.BestOf(ctx, team.BestOfRequest{...})
-//
-// Source: ../shared/spec/protocol.md (Team mode, Best of N, Costs,
-// agent/cancelSubagent, worktrees/*) and addendum §4, §7, §12.
-// docs/team.md describes the decisions.
 package team
 
 import (
@@ -86,19 +54,19 @@ type SubagentEvent struct {
 // role. Findings (additive) are the review findings when the Spec's
 // Findings parser gave any.
 type SubagentFinished struct {
-	Name           string  `json:"name"`
-	TaskID         string  `json:"taskId"`
-	Role           Role    `json:"role"`
-	Status         string  `json:"status"`
-	Error          *string `json:"error"`
-	CostUSD        float64 `json:"costUsd"`
-	UnpricedTokens int     `json:"unpricedTokens"`
-	Tokens         int     `json:"tokens"`
-	Files          int     `json:"files"`
-	Added          int     `json:"added"`
-	Removed        int     `json:"removed"`
-	Worktree       *string `json:"worktree"`
-	Findings       any     `json:"findings,omitempty"`
+	Name           string    `json:"name"`
+	TaskID         string    `json:"taskId"`
+	Role           Role      `json:"role"`
+	Status         string    `json:"status"`
+	Error          *string   `json:"error"`
+	CostUSD        float64   `json:"costUsd"`
+	UnpricedTokens int       `json:"unpricedTokens"`
+	Tokens         int       `json:"tokens"`
+	Files          int       `json:"files"`
+	Added          int       `json:"added"`
+	Removed        int       `json:"removed"`
+	Worktree       *string   `json:"worktree"`
+	Findings       []Finding `json:"findings,omitempty"`
 }
 
 // Runner runs the subagents of one front end session. Tasks and Main are
@@ -161,8 +129,6 @@ type Spec struct {
 	// Emit receives subagentStarted, the wrapped events and
 	// subagentFinished (the lead's emitter).
 	Emit func(agent.Event)
-	// Findings parses a review report (nil: no findings).
-	Findings func(report string) any
 }
 
 // Result is a finished subagent.
@@ -186,7 +152,8 @@ type Result struct {
 	CostUSD        float64
 	UnpricedTokens int
 	Tokens         int
-	Findings       any
+	// Findings are a review report's task-x-findings (ParseFindings).
+	Findings []Finding
 }
 
 // Cancel stops the running subagent taskID and its command trees; false
@@ -377,8 +344,8 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 		}
 		res.Change = c
 	}
-	if s.Findings != nil && res.Report != "" {
-		res.Findings = s.Findings(res.Report)
+	if s.Role == Review {
+		res.Findings = ParseFindings(res.Report)
 	}
 	return res
 }
