@@ -531,7 +531,7 @@ func (r *PlanResult) Text() string {
 			fmt.Fprintf(&b, "Findings: %d\n", len(s.Findings))
 		}
 		if s.Report != "" {
-			b.WriteString(cut(s.Report, maxReportInResult))
+			b.WriteString(cutText(s.Report, maxReportInResult))
 			b.WriteString("\n")
 		}
 	}
@@ -548,8 +548,8 @@ func filesOrNone(files []string) string {
 	return strings.Join(files, ", ")
 }
 
-// cut keeps the first max characters of s and says how many were left out.
-func cut(s string, max int) string {
+// cutText keeps the first max characters of s and says how many were left out.
+func cutText(s string, max int) string {
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
