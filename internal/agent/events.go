@@ -40,6 +40,13 @@ const (
 	EventPlanStarted = "planStarted"
 	EventStepSkipped = "stepSkipped"
 	EventMerged      = "merged"
+
+	// Additive (docs/events.md).
+	EventToolOutput        = "toolOutput"
+	EventDiff              = "diff"
+	EventPlan              = "plan"
+	EventApprovalWithdrawn = "approvalWithdrawn"
+	EventReplayed          = "replayed"
 )
 
 // PlanStep is one step of a planStarted event: { id, role, objective,
@@ -124,7 +131,11 @@ type Event struct {
 	PlanSteps   []PlanStep // planStarted: sent as "steps"
 	Step        string     // stepSkipped, merged: the plan step's id
 	Name        string     // merged: the step's worktree name
-	Files       []string   // merged: the paths the merge changed (root-relative, "/")
+	Files       []string   // merged: the paths the merge changed; diff: the paths the diff covers (root-relative, "/")
+
+	Stream string     // toolOutput: stdout|stderr
+	Diff   string     // diff: the task's whole unified diff
+	Items  []PlanItem // plan: the whole plan, in order (sent as "steps")
 
 	Status       string            // done: completed|failed|cancelled
 	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled), merged (null when ok)
@@ -138,6 +149,12 @@ type Event struct {
 	// planStarted, stepSkipped, merged, bestOfDone): a struct or map that
 	// marshals to a JSON object, whose members follow "type" in its order.
 	Fields any
+}
+
+// PlanItem is one step of an update_plan plan (the plan event).
+type PlanItem struct {
+	Step   string `json:"step"`
+	Status string `json:"status"` // pending|inProgress|completed
 }
 
 type kv struct {
@@ -222,6 +239,22 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			files = []string{}
 		}
 		f = append(f, kv{"step", e.Step}, kv{"name", e.Name}, kv{"ok", e.OK}, kv{"files", files}, kv{"error", e.Error})
+	case EventToolOutput:
+		f = append(f, kv{"callId", e.CallID}, kv{"stream", e.Stream}, kv{"text", e.Text})
+	case EventDiff:
+		files := e.Files
+		if files == nil {
+			files = []string{}
+		}
+		f = append(f, kv{"diff", e.Diff}, kv{"files", files})
+	case EventPlan:
+		items := e.Items
+		if items == nil {
+			items = []PlanItem{}
+		}
+		f = append(f, kv{"explanation", e.Text}, kv{"steps", items})
+	case EventApprovalWithdrawn:
+		f = append(f, kv{"callId", e.CallID})
 	case EventError:
 		f = append(f, kv{"message", e.Message}, kv{"kind", e.Kind}, kv{"status", e.HTTPStatus}, kv{"retryable", e.Retryable})
 	case EventDone:

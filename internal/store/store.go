@@ -1,7 +1,10 @@
-// Package store owns saved tasks: one JSON file per task under
-// dataDir/tasks/<taskId>.json, written atomically (temp file, fsync, rename),
-// listed newest first, and the start-up sweep that marks tasks left `running`
-// by a runtime that no longer exists as `failed`.
+// Package store owns saved tasks: per task an append-only log of records
+// while it runs (dataDir/tasks/<taskId>.log, log.go) and a compact snapshot
+// (dataDir/tasks/<taskId>.json, written atomically: temp file, fsync,
+// rename) when it ends; the listing, newest first; and the start-up sweep
+// that marks tasks left `running` by a runtime that no longer exists as
+// `failed`. Task files of the format before the log (a snapshot only) load
+// as they are. Memory is the same without a dataDir.
 //
 // Source: ../shared/spec/protocol.md (initialize, agent/tasks, agent/task,
 // agent/deleteTask) and addendum §7 and §11 (owner pid and start time).
@@ -17,7 +20,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
@@ -53,6 +55,13 @@ type Task struct {
 	Owner     Owner           `json:"owner"`
 	Summary   json.RawMessage `json:"summary,omitempty"`
 	Messages  json.RawMessage `json:"messages,omitempty"`
+	// Events are the task's events worth keeping (every event but the
+	// deltas and the live-only ones), as sent, for agent/replay; absent in
+	// task files of the format before the log.
+	Events json.RawMessage `json:"events,omitempty"`
+	// Gen is the snapshot's generation: a log whose begin record names
+	// it continues this snapshot (log.go).
+	Gen int `json:"gen,omitempty"`
 }
 
 // Info is one entry of agent/tasks (addendum §11).
@@ -78,7 +87,6 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 // Store is the task folder of one data folder. Safe for concurrent use.
 type Store struct {
 	dir string
-	mu  sync.Mutex
 }
 
 // staleTemp is how old the temp file of a task file's atomic write must be
@@ -102,70 +110,63 @@ func Open(dataDir string) (*Store, error) {
 	return &Store{dir: dir}, nil
 }
 
-func (s *Store) path(id string) (string, error) {
-	if !ValidID(id) {
-		return "", fmt.Errorf("invalid task id %q", id)
-	}
-	return filepath.Join(s.dir, id+".json"), nil
-}
-
-// Save writes t atomically, setting UpdatedAt (and CreatedAt when zero).
+// Save writes t as the task's whole snapshot atomically, setting UpdatedAt
+// (and CreatedAt when zero); a log the task had is folded away. ErrLocked
+// while the task runs.
 func (s *Store) Save(t *Task) error {
-	p, err := s.path(t.TaskID)
+	lock, err := s.lockTask(t.TaskID)
 	if err != nil {
 		return err
 	}
-	now := time.Now().UTC()
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = now
-	}
-	t.UpdatedAt = now
-	data, err := json.MarshalIndent(t, "", " ")
+	defer unlockTask(lock)
+	cur, _, err := s.readTask(t.TaskID)
 	if err != nil {
-		return err
+		cur = nil // an unreadable snapshot is replaced
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return fsx.WriteFileAtomic(p, data, 0o600)
+	return s.writeSnapshot(t, snapGen(cur)+1)
 }
 
-// Load reads one task; ErrNotFound when it has no file.
+// Load reads one task: its snapshot with the records of its log applied;
+// ErrNotFound when it has neither.
 func (s *Store) Load(id string) (*Task, error) {
-	p, err := s.path(id)
+	t, _, err := s.readTask(id)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
+	if t == nil {
 		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	var t Task
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("task file %s is not valid JSON: %w", filepath.Base(p), err)
 	}
 	if t.Status == StatusFailed && t.Error != "" && (len(t.Summary) == 0 || string(t.Summary) == "null") {
 		// Failed by a sweep that kept no summary (an older runtime's).
-		t.Summary = failedSummary(&t)
+		t.Summary = failedSummary(t)
 	}
-	return &t, nil
+	return t, nil
 }
 
-// Delete removes a task file; false when there was none.
+// Delete removes a task's snapshot and log; false when there was none, or
+// when the task is running (its lock is held).
 func (s *Store) Delete(id string) (bool, error) {
-	p, err := s.path(id)
+	lock, err := s.lockTask(id)
+	if errors.Is(err, ErrLocked) {
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err = os.Remove(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+	defer unlockTask(lock)
+	found := false
+	for _, ext := range []string{".json", ".log"} {
+		p, _ := s.file(id, ext)
+		err := os.Remove(p)
+		if err == nil {
+			found = true
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return found, err
+		}
 	}
-	return err == nil, err
+	p, _ := s.file(id, ".lock")
+	os.Remove(p)
+	return found, nil
 }
 
 // List returns every readable task, newest (by UpdatedAt) first. Unreadable
@@ -189,13 +190,20 @@ func (s *Store) all() ([]*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := map[string]bool{}
 	var out []*Task
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") {
+		ext := filepath.Ext(name)
+		if e.IsDir() || (ext != ".json" && ext != ".log") {
 			continue
 		}
-		t, err := s.Load(strings.TrimSuffix(name, ".json"))
+		id := strings.TrimSuffix(name, ext)
+		if seen[id] || !ValidID(id) {
+			continue
+		}
+		seen[id] = true
+		t, err := s.Load(id)
 		if err != nil {
 			continue
 		}
@@ -221,15 +229,39 @@ func (s *Store) FailOrphans(alive func(Owner) bool) ([]string, error) {
 		if t.Status != StatusRunning || alive(t.Owner) {
 			continue
 		}
-		t.Status = StatusFailed
-		t.Error = "the runtime running this task stopped before it finished (it was killed or crashed)"
-		t.Summary = failedSummary(t)
-		if err := s.Save(t); err != nil {
+		ok, err := s.failOrphan(t.TaskID, alive)
+		if err != nil {
 			return changed, err
 		}
-		changed = append(changed, t.TaskID)
+		if ok {
+			changed = append(changed, t.TaskID)
+		}
 	}
 	return changed, nil
+}
+
+// failOrphan marks one task failed under its lock (a held lock means it
+// runs somewhere: left alone), keeping every record of its log.
+func (s *Store) failOrphan(id string, alive func(Owner) bool) (bool, error) {
+	lock, err := s.lockTask(id)
+	if errors.Is(err, ErrLocked) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unlockTask(lock)
+	t, _, err := s.readTask(id)
+	if err != nil || t == nil || t.Status != StatusRunning || alive(t.Owner) {
+		return false, err
+	}
+	t.Status = StatusFailed
+	t.Error = "the runtime running this task stopped before it finished (it was killed or crashed)"
+	t.Summary = failedSummary(t)
+	if err := s.writeSnapshot(t, t.Gen+1); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // failedSummary returns t's summary with status "failed" and error set to

@@ -2,8 +2,8 @@ package task
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
-	"time"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/provider"
@@ -11,60 +11,104 @@ import (
 )
 
 // Saved tasks (protocol.md agent/tasks, agent/task, agent/deleteTask;
-// addendum §7, §11). Each task is saved to the runner's Store: `running`
-// when it starts, again at most every 500 ms while it runs (after
-// assistantMessage and toolFinished events), and with its final status,
-// summary and conversation when it ends. With a dataDir the store is the
-// task folder (store.Open); without one it is store.Memory, so
-// agent/tasks, agent/task, agent/deleteTask and continuing a task by its
-// taskId work until the runtime exits. Every key the runtime holds is
-// redacted from a record before it is stored, in memory or on disk.
+// addendum §7, §11; docs/tasklog.md). A running task is recorded in its
+// Store's log (Store.Begin): the begin record when it starts, then, as they
+// happen, each event worth keeping and each conversation message, so a
+// turn writes what it adds and no more; the final status, summary and
+// conversation go into the compact snapshot when it ends (Log.Finish).
+// With a dataDir the store is the task folder (store.Open); without one it
+// is store.Memory, so agent/tasks, agent/task, agent/replay,
+// agent/deleteTask and continuing a task by its taskId work until the
+// runtime exits. Every key the runtime holds is redacted from a record
+// before it is stored, in memory or on disk.
 
-// saveInterval is the least time between two saves of a running task.
-const saveInterval = 500 * time.Millisecond
+// liveOnly are the events that are not recorded: streamed pieces and live
+// views whose content other records hold (the assistant message, the
+// tool result, the edit log).
+var liveOnly = map[string]bool{
+	agent.EventTextDelta: true, agent.EventThinkingDelta: true,
+	agent.EventToolOutput: true, agent.EventDiff: true,
+}
 
-// taskRecorder saves one running task. Its conversation while running is
-// rebuilt from agent events: the history, the new user message, then each
-// assistant message and, once every tool call of it has finished, the user
-// message with their results, so a saved conversation never holds a
-// toolUse without its toolResult. Steering messages and background-command
-// outputs join only with the final save (agent.Run's own conversation).
+// EventUserMessage is the recorded event of a user's prompt (the
+// conversation's user message as replay shows it): { text, images }.
+const EventUserMessage = "userMessage"
+
+// taskRecorder records one running task. Its conversation while running is
+// rebuilt from agent events: the new user message, then each assistant
+// message and, once every tool call of it has finished, the user message
+// with their results, so a recorded conversation never holds a toolUse
+// without its toolResult. Steering messages and background-command outputs
+// join with the snapshot (agent.Run's own conversation).
 type taskRecorder struct {
-	r  *Runner
-	st Store
+	r   *Runner
+	log store.Log // nil: not recorded (the store failed; logged)
 
-	mu       sync.Mutex
-	rec      store.Task
-	messages []provider.Message
-	turn     *provider.Message // assistant message waiting for tool results
-	pending  map[string]bool
-	results  []provider.Part
-	last     time.Time
-	timer    *time.Timer
-	done     bool
+	mu      sync.Mutex
+	rec     store.Task
+	turn    *provider.Message // assistant message waiting for tool results
+	pending map[string]bool
+	results []provider.Part
+	done    bool
 }
 
-// startTask saves the record as running and returns its recorder.
-// first is the new user message; history the conversation it continues.
-func (rn *Runner) startTask(rec *store.Task, history []provider.Message, first provider.Message) *taskRecorder {
-	r := &taskRecorder{r: rn, st: rn.store(), rec: *rec}
-	r.messages = append(append(r.messages, history...), first)
-	r.mu.Lock()
-	r.saveLocked()
-	r.mu.Unlock()
-	return r
+// startTask begins the task's log with the record as running, the history
+// as events when the saved task has none (a task of the format before the
+// log), and the new user message. store.ErrLocked when another runtime
+// runs the task.
+func (rn *Runner) startTask(rec *store.Task, saved *store.Task, history []provider.Message, first provider.Message, raw string, images int) (*taskRecorder, error) {
+	r := &taskRecorder{r: rn, rec: *rec}
+	meta := r.rec
+	rn.redactTask(&meta)
+	log, err := rn.store().Begin(&meta)
+	if errors.Is(err, store.ErrLocked) {
+		return nil, err
+	}
+	if err != nil {
+		rn.log().Warn("starting the task log; the task runs unrecorded", "task", rec.TaskID, "err", err)
+		return r, nil
+	}
+	r.log = log
+	var recs []store.Record
+	if saved != nil && len(saved.Events) == 0 && len(history) > 0 {
+		for _, ev := range HistoryEvents(history) {
+			recs = append(recs, store.Record{Kind: store.RecEvent, Value: rn.Secrets.RedactJSON(ev)})
+		}
+	}
+	user, _ := json.Marshal(map[string]any{"type": EventUserMessage, "text": raw, "images": images})
+	recs = append(recs, store.Record{Kind: store.RecEvent, Value: rn.Secrets.RedactJSON(user)}, r.message(first))
+	r.append(recs)
+	return r, nil
 }
 
-// event folds one agent event into the conversation and saves at most every
-// saveInterval, with a trailing save for the last change.
+func (r *taskRecorder) message(m provider.Message) store.Record {
+	b, _ := json.Marshal(m)
+	return store.Record{Kind: store.RecMessage, Value: r.r.Secrets.RedactJSON(b)}
+}
+
+func (r *taskRecorder) append(recs []store.Record) {
+	if r.log == nil || len(recs) == 0 {
+		return
+	}
+	if err := r.log.Append(recs...); err != nil {
+		r.r.log().Warn("appending to the task log", "task", r.rec.TaskID, "err", err)
+	}
+}
+
+// event records one agent event (unless it is live only) and the
+// conversation messages it completes, in one append.
 func (r *taskRecorder) event(ev agent.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done {
+	if r.done || liveOnly[ev.Type] {
 		return
 	}
+	var recs []store.Record
+	if b, err := json.Marshal(ev); err == nil {
+		recs = append(recs, store.Record{Kind: store.RecEvent, Value: r.r.Secrets.RedactJSON(b)})
+	}
 	switch ev.Type {
-	case "assistantMessage":
+	case agent.EventAssistantMessage:
 		msg := provider.Message{Role: provider.RoleAssistant}
 		if ev.Text != "" {
 			msg.Content = append(msg.Content, provider.Part{Type: provider.PartText, Text: ev.Text})
@@ -78,71 +122,49 @@ func (r *taskRecorder) event(ev agent.Event) {
 		if len(r.pending) == 0 {
 			r.turn = nil
 			if len(msg.Content) > 0 {
-				r.messages = append(r.messages, msg)
+				recs = append(recs, r.message(msg))
 			}
 		} else {
 			r.turn = &msg
 		}
-	case "toolFinished":
+	case agent.EventToolFinished:
 		if r.turn == nil || !r.pending[ev.CallID] {
-			return // a background command's second event, or unknown
+			break // a background command's second event, or unknown
 		}
 		delete(r.pending, ev.CallID)
 		r.results = append(r.results, provider.Part{Type: provider.PartToolResult, ToolUseID: ev.CallID,
 			ToolName: ev.Tool, Content: resultText(ev.Result), IsError: !ev.OK})
 		if len(r.pending) > 0 {
-			return
+			break
 		}
-		r.messages = append(r.messages, *r.turn, provider.Message{Role: provider.RoleUser, Content: r.results})
+		recs = append(recs, r.message(*r.turn), r.message(provider.Message{Role: provider.RoleUser, Content: r.results}))
 		r.turn, r.results = nil, nil
-	default:
-		return
 	}
-	if wait := saveInterval - time.Since(r.last); wait > 0 {
-		if r.timer == nil {
-			r.timer = time.AfterFunc(wait, func() {
-				r.mu.Lock()
-				defer r.mu.Unlock()
-				r.timer = nil
-				if !r.done {
-					r.saveLocked()
-				}
-			})
-		}
-		return
-	}
-	r.saveLocked()
+	r.append(recs)
 }
 
-// finish saves the final status, summary and conversation.
+// finish writes the snapshot with the final status, summary and
+// conversation.
 func (r *taskRecorder) finish(sum agent.Summary, messages []provider.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true
-	if r.timer != nil {
-		r.timer.Stop()
-		r.timer = nil
+	if r.log == nil {
+		return
 	}
-	r.rec.Status = sum.Status
-	if sum.Error != nil {
-		r.rec.Error = *sum.Error
-	}
-	r.rec.Summary, _ = json.Marshal(sum)
-	r.messages = messages
-	r.saveLocked()
-}
-
-func (r *taskRecorder) saveLocked() {
-	r.last = time.Now()
 	t := r.rec
-	if msgs, err := json.Marshal(r.messages); err == nil {
+	t.Status = sum.Status
+	if sum.Error != nil {
+		t.Error = *sum.Error
+	}
+	t.Summary, _ = json.Marshal(sum)
+	if msgs, err := json.Marshal(messages); err == nil {
 		t.Messages = msgs
 	}
 	r.r.redactTask(&t)
-	if err := r.st.Save(&t); err != nil {
+	if err := r.log.Finish(&t); err != nil {
 		r.r.log().Warn("saving the task", "task", t.TaskID, "err", err)
 	}
-	r.rec.CreatedAt = t.CreatedAt
 }
 
 // resultText is the tool result content the model saw: a string as is,

@@ -44,14 +44,18 @@ import (
 // task's first request (addendum §3: about 3000-8000 tokens).
 const ExcerptsBudget = 6000
 
-// Store is where tasks are saved: *store.Store (dataDir/tasks) and
-// *store.Memory (a session without a dataDir) implement it; an append-only
-// task log can too. Load returns store.ErrNotFound for an unknown id.
+// Store is where tasks are saved: *store.Store (dataDir/tasks, an
+// append-only log per running task and a snapshot when it ends) and
+// *store.Memory (a session without a dataDir) implement it. Load returns
+// store.ErrNotFound for an unknown id; Begin opens the log a running task
+// is recorded in (store.ErrLocked when it runs already, here or in
+// another runtime on the same data folder).
 type Store interface {
 	Save(t *store.Task) error
 	Load(id string) (*store.Task, error)
 	Delete(id string) (bool, error)
 	List() ([]store.Info, error)
+	Begin(t *store.Task) (store.Log, error)
 }
 
 // Control reaches a running task whatever its engine: agent/steer queues a
@@ -264,11 +268,9 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 
 	var rec *taskRecorder
 	proj := req.Project
+	h.stream.emit = emit
 	out := func(ev agent.Event) {
-		if rec != nil {
-			rec.event(ev)
-		}
-		emit(ev)
+		h.stream.send(ev, rec)
 		if ev.Type == agent.EventFileChanged && ev.Path != "" {
 			proj.Changed(ctx, []string{ev.Path})
 		}
@@ -283,7 +285,11 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 		record.CreatedAt = p.saved.CreatedAt
 		record.Title = p.saved.Title
 	}
-	rec = r.startTask(record, p.history, firstMessage(p.prompt, req.Images))
+	var err error
+	if rec, err = r.startTask(record, p.saved, p.history, firstMessage(p.prompt, req.Images), req.Prompt, len(req.Images)); err != nil {
+		return agent.Summary{}, ErrBusy // another runtime on the data folder runs it
+	}
+	defer h.stream.wait() // a replay that holds events sends them before Run returns
 
 	env := req.Env
 	if env == nil {
@@ -398,10 +404,12 @@ func (r *Runner) get(id string) *handle {
 	return r.running[id]
 }
 
-// handle is a running task's entry: the Control its engine attached.
+// handle is a running task's entry: the Control its engine attached and
+// the stream its events go through (replay.go).
 type handle struct {
-	mu  sync.Mutex
-	ctl Control
+	mu     sync.Mutex
+	ctl    Control
+	stream stream
 }
 
 func (h *handle) set(c Control) {

@@ -48,7 +48,7 @@ func (e *fakeEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provid
 	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "done"}, msgs
 }
 
-func openProject(t *testing.T) *project.Project {
+func openProject(t testing.TB) *project.Project {
 	t.Helper()
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
