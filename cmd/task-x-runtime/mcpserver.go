@@ -13,14 +13,18 @@ import (
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
 
-// runMCPServer is `task-x-runtime --mcp-server [--root DIR] [--no-tools]`:
+// runMCPServer is `task-x-runtime --mcp-server [--root DIR] [--data-dir D]
+// [--task-id T] [--no-tools]`:
 // it opens the workspace index of root (default the current folder) and
 // serves the runtime's tool registry plus the approve tool as an MCP server
 // on stdio (protocol.md, Claude Code engine; addendum §1). With --data-dir
 // the edit log is the one the protocol runtime keeps for that root, so
-// edits made through MCP are undoable with edits/undo. Commands run in
+// edits made through MCP are undoable with edits/undo; with --task-id they
+// are recorded under that task (claude/run: the task's operations and
+// changed files come from the log), each with the call id Claude Code
+// sends in _meta. Commands run in
 // the sandbox; TASK_X_APPROVAL names the parent runtime's approval endpoint.
-func runMCPServer(ctx context.Context, root, dataDir string, noTools bool, log *slog.Logger, secrets *logx.Secrets) int {
+func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools bool, log *slog.Logger, secrets *logx.Secrets) int {
 	opts := &mcp.ServeOptions{NoTools: noTools, Approval: os.Getenv(mcp.ApprovalEnv), Logger: log, Version: version}
 	if !noTools {
 		if root == "" {
@@ -46,7 +50,7 @@ func runMCPServer(ctx context.Context, root, dataDir string, noTools bool, log *
 			return 2
 		}
 		opts.Registry = builtin.Registry(&builtin.Options{Secrets: secrets.List(), Logger: log})
-		opts.Env = proj.Env(true, "")
+		opts.Env = proj.Env(true, taskID)
 		opts.Env.Secrets = secrets.List
 		opts.OnChanges = func(ctx context.Context, changes []tool.FileChange) {
 			paths := make([]string, len(changes))

@@ -65,6 +65,12 @@ type Metrics struct {
 // (the file did not exist before the task). The edit log gives exact net diffs
 // later; these counts are the sums of the calls.
 func mergeChange(files []tool.FileChange, c tool.FileChange) []tool.FileChange {
+	return MergeChange(files, c)
+}
+
+// MergeChange is the rule of a summary's changedFiles for any engine:
+// mergeChange above.
+func MergeChange(files []tool.FileChange, c tool.FileChange) []tool.FileChange {
 	for i := range files {
 		f := &files[i]
 		if f.Path != c.Path {

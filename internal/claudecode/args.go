@@ -65,6 +65,15 @@ type Options struct {
 	AllowCommands                       bool
 	// MCPServers are more servers in Claude Code's mcpServers format.
 	MCPServers map[string]json.RawMessage
+	// DataDir is the runtime's data folder: the --mcp-server child opens
+	// the edit log there (--data-dir), so its edits land in the log the
+	// runtime shares through the checkpoint's file lock. "": the child's
+	// log is its own, in memory.
+	DataDir string
+	// TaskID is the task the child records its edits under (--task-id).
+	TaskID string
+	// System is more text for --append-system-prompt (the active skills).
+	System string
 	// Env is the CLI's environment (default: the runtime's own).
 	Env []string
 }
@@ -95,6 +104,12 @@ func Args(o *Options, approval string) ([]string, error) {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
 	mcpArgs := []string{"--mcp-server", "--root", o.Dir}
+	if o.DataDir != "" {
+		mcpArgs = append(mcpArgs, "--data-dir", o.DataDir)
+	}
+	if o.TaskID != "" {
+		mcpArgs = append(mcpArgs, "--task-id", o.TaskID)
+	}
 	if !o.UseTaskTools {
 		mcpArgs = []string{"--mcp-server", "--no-tools"}
 	}
@@ -149,7 +164,16 @@ func Args(o *Options, approval string) ([]string, error) {
 		if len(allowed) > 0 {
 			args = append(args, "--allowedTools", strings.Join(allowed, ","))
 		}
-		args = append(args, "--append-system-prompt", SystemPrompt)
+	}
+	var sys []string
+	if o.UseTaskTools {
+		sys = append(sys, SystemPrompt)
+	}
+	if s := strings.TrimSpace(o.System); s != "" {
+		sys = append(sys, s)
+	}
+	if len(sys) > 0 {
+		args = append(args, "--append-system-prompt", strings.Join(sys, "\n\n"))
 	}
 	return args, nil
 }

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"context"
 	"encoding/json"
+	"github.com/task-x/task-x-runtime/internal/provider"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,13 +88,23 @@ func TestArgs(t *testing.T) {
 			t.Errorf("args lack %q: %q", want, args)
 		}
 	}
-	if strings.Contains(s, "run_command") || strings.Contains(s, "bypassPermissions") {
+	if strings.Contains(s, "run_command") || strings.Contains(s, "bypassPermissions") || strings.Contains(s, "--data-dir") {
 		t.Errorf("args: %q", args)
+	}
+	// The child shares the data folder's edit log under the task id; the
+	// active skills follow the system prompt.
+	o.DataDir, o.TaskID, o.System = "/data", "task-1", "<skill name=\"x\">do x</skill>"
+	args, _ = Args(o, "a b")
+	s = strings.Join(args, "\x00")
+	if !strings.Contains(s, `"args":["--mcp-server","--root","/w","--data-dir","/data","--task-id","task-1"]`) ||
+		!strings.Contains(s, "--append-system-prompt\x00"+SystemPrompt+"\n\n<skill name=\"x\">do x</skill>") {
+		t.Errorf("data dir, task id, skills: %q", args)
 	}
 	o.UseTaskTools, o.PermissionMode = false, ""
 	args, _ = Args(o, "x y")
 	s = strings.Join(args, "\x00")
-	if !strings.Contains(s, `"--mcp-server","--no-tools"`) || strings.Contains(s, "--disallowedTools") || !strings.Contains(s, "TASK_X_HOOK=sandbox") {
+	if !strings.Contains(s, `"--mcp-server","--no-tools"`) || strings.Contains(s, "--disallowedTools") || !strings.Contains(s, "TASK_X_HOOK=sandbox") ||
+		strings.Contains(s, SystemPrompt) || !strings.Contains(s, "--append-system-prompt\x00<skill") {
 		t.Errorf("useTaskTools false: %q", args)
 	}
 }
@@ -107,5 +118,33 @@ func TestArgsReservedName(t *testing.T) {
 	o.MCPServers = nil
 	if _, err := Args(o, "a b"); err == nil {
 		t.Error("bypassPermissions accepted")
+	}
+}
+
+// Transcript gives a continued task's conversation to the CLI: texts, tool
+// calls and results in order, each part cut, the newest kept within limit.
+func TestTranscript(t *testing.T) {
+	if Transcript(nil, 1000) != "" {
+		t.Error("no history must give no transcript")
+	}
+	long := strings.Repeat("x", 5000)
+	h := []provider.Message{
+		{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: "old question"}}},
+		{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartToolUse, ID: "t1", Name: "read_file", Input: json.RawMessage(`{"path": "a.txt"}`)}}},
+		{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartToolResult, ToolUseID: "t1", ToolName: "read_file", Content: long}}},
+		{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartText, Text: "the answer"}}},
+	}
+	s := Transcript(h, 100000)
+	for _, want := range []string{"[user] old question\n", `[tool call read_file] {"path":"a.txt"}`, "[tool result read_file] xxx", " […]\n", "[assistant] the answer\n</earlier-conversation>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, long) {
+		t.Error("a long result is not cut")
+	}
+	s = Transcript(h, 100)
+	if strings.Contains(s, "old question") || !strings.Contains(s, "the answer") || !strings.Contains(s, "left out") {
+		t.Errorf("limit 100 must keep the newest entries: %s", s)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
+	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
@@ -38,12 +39,7 @@ const maxSteerQueue = 10
 const maxLine = 32 << 20
 
 // Question is one agent/askUser question.
-type Question struct {
-	ID      string   `json:"id"`
-	Text    string   `json:"text"`
-	Kind    string   `json:"kind"`
-	Options []string `json:"options"`
-}
+type Question = tool.Question
 
 // Hooks are the run's ways to reach the client.
 type Hooks struct {
@@ -60,6 +56,10 @@ type Hooks struct {
 	ApproveAll bool
 	// TaskID goes into approval requests.
 	TaskID string
+
+	// Finish may correct the summary before the done event (the engine
+	// takes changedFiles and operations from the shared edit log).
+	Finish func(sum *agent.Summary)
 
 	onTask func(callID string) // tests: a Bash call became cancellable
 }
@@ -89,6 +89,12 @@ type Run struct {
 	done chan struct{}
 	sum  agent.Summary
 	err  error
+
+	// The conversation after the prompt, as provider messages (read
+	// goroutine only until done): assistant blocks merged by message id,
+	// tool results and joined user messages merged into user messages.
+	msgs     []provider.Message
+	lastAsst string
 }
 
 // pending is a user message written after the prompt: a steer message, or
@@ -482,6 +488,9 @@ func (r *Run) read(stdout io.Reader) {
 		r.sum.Status = "failed"
 	}
 	r.sum.Text = st.lastText
+	if r.h.Finish != nil {
+		r.h.Finish(&r.sum)
+	}
 	if err != nil {
 		s := err.Error()
 		r.sum.Error = &s
@@ -564,6 +573,7 @@ func (r *Run) handle(l *line, st *readState) {
 			case "text":
 				if l.ParentToolUseID == nil {
 					st.turnText.WriteString(b.Text)
+					r.addAssistant(m.ID, provider.Part{Type: provider.PartText, Text: b.Text})
 					r.emit(agent.Event{Type: agent.EventAssistantMessage, Text: b.Text})
 				}
 			case "tool_use":
@@ -571,6 +581,9 @@ func (r *Run) handle(l *line, st *readState) {
 				in := b.Input
 				if len(in) == 0 {
 					in = json.RawMessage("{}")
+				}
+				if l.ParentToolUseID == nil {
+					r.addAssistant(m.ID, provider.Part{Type: provider.PartToolUse, ID: b.ID, Name: name, Input: in})
 				}
 				r.mu.Lock()
 				r.calls[b.ID] = callInfo{name: name, input: in, start: time.Now()}
@@ -602,6 +615,9 @@ func (r *Run) handle(l *line, st *readState) {
 				continue
 			}
 			text := resultText(b.Content)
+			if l.ParentToolUseID == nil {
+				r.addUser(provider.Part{Type: provider.PartToolResult, ToolUseID: b.ToolUseID, ToolName: ci.name, Content: text, IsError: b.IsError})
+			}
 			e := agent.Event{Type: agent.EventToolFinished, CallID: b.ToolUseID, Tool: ci.name, OK: !b.IsError,
 				DurationMs: time.Since(ci.start).Milliseconds()}
 			if b.IsError {
@@ -666,14 +682,51 @@ func (r *Run) joinedOne() {
 	r.mu.Lock()
 	r.joined++
 	var text string
-	steered := false
+	steered, joined := false, false
 	if r.joined > 1 && len(r.pending) > 0 {
-		text, steered = r.pending[0].text, r.pending[0].steer
+		text, steered, joined = r.pending[0].text, r.pending[0].steer, true
 		r.pending = r.pending[1:]
 	}
 	r.mu.Unlock()
+	if joined {
+		r.addUser(provider.Part{Type: provider.PartText, Text: text})
+	}
 	if steered {
 		r.emit(agent.Event{Type: agent.EventSteered, Text: text})
+	}
+}
+
+// addAssistant adds one block of assistant message id (the CLI prints one
+// line per block, repeating the id) to the conversation.
+func (r *Run) addAssistant(id string, p provider.Part) {
+	if n := len(r.msgs); n > 0 && r.msgs[n-1].Role == provider.RoleAssistant && (id == "" || id == r.lastAsst) {
+		r.msgs[n-1].Content = append(r.msgs[n-1].Content, p)
+		return
+	}
+	r.lastAsst = id
+	r.msgs = append(r.msgs, provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{p}})
+}
+
+// addUser adds a tool result or a joined user message; consecutive ones
+// form one user message, as the model saw them.
+func (r *Run) addUser(p provider.Part) {
+	if n := len(r.msgs); n > 0 && r.msgs[n-1].Role == provider.RoleUser {
+		r.msgs[n-1].Content = append(r.msgs[n-1].Content, p)
+		return
+	}
+	r.msgs = append(r.msgs, provider.Message{Role: provider.RoleUser, Content: []provider.Part{p}})
+}
+
+// Messages is the conversation after the prompt once the run has ended:
+// the assistant messages (text and tool calls, task-x tool names without
+// their prefix), the tool results and every user message that joined
+// (steering, the note after a stopped Bash call). Nil before Done.
+func (r *Run) Messages() []provider.Message {
+	select {
+	case <-r.done:
+		return r.msgs
+	default:
+		return nil
 	}
 }
 

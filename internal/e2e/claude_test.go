@@ -29,7 +29,11 @@ func claudeCLI(t *testing.T) string {
 // against a fake Anthropic server. The scripted model reads and edits a
 // file with the mcp__task-x__ tools; the edit asks agent/requestApproval
 // (read_file does not), the answer allows it, the file changes, the summary
-// has agent/run's shape, and agent/tasks lists the task.
+// has agent/run's shape, and agent/tasks lists the task. The --mcp-server
+// child shares the runtime's edit log: a fileChanged event follows the
+// edit, the summary's operations are in edits/pending, and edits/undo
+// restores the file. agent/task holds the whole conversation (tool calls
+// and results), and an agent/run continuing the task sends it to the model.
 func TestClaudeRunReadEdit(t *testing.T) {
 	cli := claudeCLI(t)
 	repo := t.TempDir()
@@ -59,9 +63,13 @@ func TestClaudeRunReadEdit(t *testing.T) {
 		Status       string `json:"status"`
 		Text         string `json:"text"`
 		ChangedFiles []struct {
-			Path string `json:"path"`
+			Path    string `json:"path"`
+			Kind    string `json:"kind"`
+			Added   int    `json:"added"`
+			Removed int    `json:"removed"`
 		} `json:"changedFiles"`
-		Usage struct {
+		Operations []string `json:"operations"`
+		Usage      struct {
 			InputTokens  int `json:"inputTokens"`
 			OutputTokens int `json:"outputTokens"`
 		} `json:"usage"`
@@ -71,8 +79,14 @@ func TestClaudeRunReadEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sum.Status != "completed" || sum.Text != "Edited a.txt." || sum.ToolCalls != 2 || len(sum.ChangedFiles) != 1 ||
-		sum.ChangedFiles[0].Path != "a.txt" || sum.Usage.OutputTokens != 30 {
+		sum.ChangedFiles[0].Path != "a.txt" || sum.ChangedFiles[0].Kind != "modified" || sum.ChangedFiles[0].Added != 1 ||
+		sum.ChangedFiles[0].Removed != 1 || len(sum.Operations) != 1 || sum.Usage.OutputTokens != 30 {
 		t.Fatalf("summary: %s", res)
+	}
+	pend := pending(t, p)
+	if len(pend) != 1 || pend[0].Path != "a.txt" || pend[0].Original == nil || *pend[0].Original != "hello world\n" ||
+		len(pend[0].Operations) != 1 || pend[0].Operations[0] != sum.Operations[0] {
+		t.Fatalf("edits/pending after claude/run: %+v", pend)
 	}
 	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "goodbye world\n" {
 		t.Errorf("a.txt = %q", b)
@@ -91,7 +105,7 @@ func TestClaudeRunReadEdit(t *testing.T) {
 		types = append(types, ev.Event.Type)
 	}
 	got := strings.Join(types, ",")
-	for _, want := range []string{"started", "toolStarted", "approvalRequested", "approvalResolved", "toolFinished", "usage", "done"} {
+	for _, want := range []string{"started", "toolStarted", "approvalRequested", "approvalResolved", "fileChanged", "toolFinished", "usage", "done"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %s event: %s", want, got)
 		}
@@ -107,6 +121,56 @@ func TestClaudeRunReadEdit(t *testing.T) {
 	}
 	if names := mustJSON(model.bodies()[0]["tools"]); strings.Contains(names, `"name":"Write"`) || !strings.Contains(names, "mcp__task-x__read_file") {
 		t.Errorf("tools offered: %.400s", names)
+	}
+
+	// The saved conversation: prompt, tool calls with their results, answer.
+	var saved struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string          `json:"type"`
+				Text      string          `json:"text"`
+				Name      string          `json:"name"`
+				Input     json.RawMessage `json:"input"`
+				ToolUseID string          `json:"toolUseId"`
+				Content   string          `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(p.mustCall("agent/task", map[string]any{"taskId": sum.TaskID}), &saved)
+	var shape []string
+	for _, m := range saved.Messages {
+		for _, c := range m.Content {
+			shape = append(shape, m.Role+":"+c.Type+":"+c.Name)
+		}
+	}
+	wantShape := "user:text:,assistant:toolUse:read_file,user:toolResult:,assistant:toolUse:replace_text,user:toolResult:,assistant:text:"
+	if strings.Join(shape, ",") != wantShape || !strings.Contains(saved.Messages[2].Content[0].Content, "hello world") ||
+		saved.Messages[5].Content[0].Text != "Edited a.txt." {
+		t.Fatalf("saved conversation %v, want %s", shape, wantShape)
+	}
+
+	// agent/run on the same task continues with that conversation.
+	n := len(model.bodies())
+	p.mustCall("agent/run", map[string]any{"prompt": "and now?", "taskId": sum.TaskID, "chatMode": "ask",
+		"provider": map[string]any{"kind": "anthropic", "model": "claude-sonnet-4-5", "baseUrl": srv.URL, "apiKey": "sk-ant-e2e-claude"}})
+	bodies := model.bodies()
+	if len(bodies) <= n {
+		t.Fatal("agent/run sent no request to the model")
+	}
+	if msgs := mustJSON(bodies[n]["messages"]); !strings.Contains(msgs, "hello world") || !strings.Contains(msgs, "replace_text") ||
+		!strings.Contains(msgs, "Edited a.txt.") || !strings.Contains(msgs, "and now?") {
+		t.Errorf("agent/run did not continue the conversation: %.1500s", msgs)
+	}
+
+	// edits/undo of Claude's operation restores the file.
+	var undo struct{ Restored, Conflicts []string }
+	json.Unmarshal(p.mustCall("edits/undo", map[string]any{"operation": sum.Operations[0]}), &undo)
+	if len(undo.Restored) != 1 || undo.Restored[0] != "a.txt" || len(undo.Conflicts) != 0 {
+		t.Fatalf("undo %+v", undo)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "hello world\n" {
+		t.Errorf("a.txt after undo = %q", b)
 	}
 }
 

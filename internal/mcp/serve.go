@@ -83,6 +83,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 	return srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxLineBytes + 1})
 }
 
+// claudeToolUseID is the _meta key of a tools/call from Claude Code naming
+// the model's tool_use id (notes/claude-code.md §2).
+const claudeToolUseID = "claudecode/toolUseId"
+
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
@@ -112,6 +116,9 @@ func registryHandler(t tool.Tool, o *ServeOptions) sdk.ToolHandler {
 		input := req.Params.Arguments
 		if len(input) == 0 || string(input) == "null" {
 			input = json.RawMessage(`{}`)
+		}
+		if id, ok := req.Params.Meta[claudeToolUseID].(string); ok && id != "" {
+			ctx = tool.WithCallID(ctx, id) // the edit log records Claude's call id
 		}
 		res, err := t.Run(ctx, o.Env, input)
 		if err != nil {

@@ -60,10 +60,11 @@ var ErrOutside = errors.New("outside the workspace root")
 // Project is one open project. It is safe for concurrent use and
 // implements tool.Project.
 type Project struct {
-	ws    *workspace.Workspace
-	edits *editlog.Log
-	log   *slog.Logger
-	graph graph.Cache
+	ws      *workspace.Workspace
+	edits   *editlog.Log
+	dataDir string
+	log     *slog.Logger
+	graph   graph.Cache
 
 	retrievalOnce sync.Once
 	retrieval     *retrieve.Cache
@@ -101,8 +102,13 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if c := l.LoadConflicts(); len(c) > 0 {
 		o.Logger.Warn("edit log: files changed during an unfinished edit were left untouched", "files", len(c))
 	}
-	return &Project{ws: ws, edits: l, log: o.Logger}, nil
+	return &Project{ws: ws, edits: l, dataDir: o.DataDir, log: o.Logger}, nil
 }
+
+// DataDir is the data folder the edit log's checkpoint lives in ("" when
+// the log is in memory): another process opening the project with it
+// shares the log (--mcp-server --data-dir).
+func (p *Project) DataDir() string { return p.dataDir }
 
 // Root is the project's absolute root, symlinks resolved.
 func (p *Project) Root() string { return p.ws.Root() }

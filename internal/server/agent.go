@@ -104,9 +104,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	sandbox := s.sandbox
 	s.mu.Unlock()
 
-	var taskID string
-	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
-	prep, err := s.runner.Prepare(&task.Request{
+	summary, err := s.runTask(ctx, &task.Request{
 		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: mode, Policy: pol, Editor: editor,
 		Model: prov.Config().Model, Project: proj, Env: s.toolEnv(proj, ""),
 		Engine: &task.AgentEngine{Provider: prov, Routes: loop.routes, Fallbacks: loop.fallbacks, Prices: loop.prices,
@@ -114,28 +112,39 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 			Validation: loop.validation, WaitTools: s.waitMCPTools, Redact: s.secrets.Redact},
 		Approve: s.approver(),
 		Hooks:   s.hookRunner(proj.Root(), sandbox), // hooks.go
-		Emit: func(ev agent.Event) {
-			for _, out := range deltas.events(ev) {
-				s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(out))})
-			}
-		},
 	})
 	if err != nil {
 		return nil, err
 	}
+	return s.secrets.RedactJSON(mustJSON(summary)), nil
+}
+
+// runTask runs a decoded request with the task layer's runner: the request
+// is checked (Prepare's -32602 before anything runs), the call turns
+// asynchronous, every event goes out as agent/event with the keys
+// redacted (across deltas too), and the summary comes back to be encoded.
+func (s *Server) runTask(ctx context.Context, req *task.Request) (agent.Summary, error) {
+	var taskID string
+	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
+	req.Emit = func(ev agent.Event) {
+		for _, out := range deltas.events(ev) {
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(out))})
+		}
+	}
+	prep, err := s.runner.Prepare(req)
+	if err != nil {
+		return agent.Summary{}, err
+	}
 	taskID = prep.TaskID()
 	if s.runner.Running(taskID) {
-		return nil, invalidParams("task %s is already running", taskID)
+		return agent.Summary{}, invalidParams("task %s is already running", taskID)
 	}
 	jsonrpc.Async(ctx)
 	summary, err := s.runner.Run(ctx, prep)
 	if errors.Is(err, task.ErrBusy) {
-		return nil, invalidParams("task %s is already running", taskID)
+		return agent.Summary{}, invalidParams("task %s is already running", taskID)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return s.secrets.RedactJSON(mustJSON(summary)), nil
+	return summary, err
 }
 
 // mustJSON marshals a value the runtime built (events, summaries).

@@ -1,0 +1,255 @@
+package claudecode
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// ChatMode is the chatMode a claude/run task is saved with.
+const ChatMode = "claudeCode"
+
+// Engine is the Claude Code CLI as a task.Engine (claude/run). A front end
+// fills Options with what it decoded (Bin, Model, PermissionMode,
+// UseTaskTools, RuntimeBin, AllowCommands, MCPServers, Env) and
+// ApproveAll; everything else comes from the task.Job: the workspace root,
+// the prompt (a continued task's earlier conversation in front of it),
+// images, the task-x tool names by permission class, the active skills,
+// the data folder and the task id the --mcp-server child records its edits
+// under, the approver, the asker of AskUserQuestion and the events.
+//
+// With a data folder the child shares the runtime's edit log (the
+// checkpoint's file lock), so each successful task-x edit call is followed
+// by fileChanged events, and the summary's changedFiles and operations are
+// the task's operations in the log, undoable with edits/undo.
+type Engine struct {
+	Options    Options
+	ApproveAll bool
+	// StartErr is why the CLI did not start (missing, too old, options it
+	// cannot take); Run sets it and returns a failed summary. A front end
+	// answers it as an error.
+	StartErr error
+}
+
+var _ task.Engine = (*Engine)(nil)
+
+// control lets agent/steer and agent/cancelTool reach the run.
+type control struct {
+	ctx context.Context
+	run *Run
+}
+
+func (c control) Steer(text string) bool        { return c.run.Steer(text) }
+func (c control) CancelTool(callID string) bool { return c.run.CancelTool(c.ctx, callID) }
+
+// Run runs the CLI for job to its end.
+func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+	o := e.Options
+	o.Dir = job.Project.Root()
+	o.Prompt = Transcript(job.History, maxTranscript) + job.Prompt
+	o.Images = nil
+	for _, im := range job.Images {
+		o.Images = append(o.Images, Image{MediaType: im.MediaType, Data: im.Data})
+	}
+	o.DataDir = job.Project.DataDir()
+	o.TaskID = job.TaskID
+	o.System = job.Skills
+	o.ReadTools, o.WriteTools, o.CommandTools = nil, nil, nil
+	if job.Tools != nil {
+		for _, spec := range job.Tools.Specs() {
+			switch spec.Permission {
+			case tool.ClassRead:
+				o.ReadTools = append(o.ReadTools, spec.Name)
+			case tool.ClassEdit:
+				o.WriteTools = append(o.WriteTools, spec.Name)
+			case tool.ClassCommand:
+				o.CommandTools = append(o.CommandTools, spec.Name)
+			}
+		}
+	}
+	classOf := func(name string) tool.Class { return ClassOf(job.Tools, name) }
+
+	first := provider.Message{Role: provider.RoleUser, Content: append([]provider.Part{{Type: provider.PartText, Text: job.Prompt}}, job.Images...)}
+	conv := append(append([]provider.Message{}, job.History...), first)
+
+	// The shared edit log: the operations the task had before this run.
+	var log *editlog.Log
+	before := map[string]bool{}
+	if o.DataDir != "" && o.UseTaskTools {
+		log = job.Project.Edits()
+		for _, id := range log.TaskOperations(job.TaskID) {
+			before[id] = true
+		}
+	}
+	emit := job.Emit
+	if log != nil {
+		emit = func(ev agent.Event) {
+			if ev.Type == agent.EventToolFinished && ev.OK {
+				if c := classOf(ev.Tool); c == tool.ClassEdit || c == tool.ClassDestructive {
+					for _, op := range log.List() {
+						if op.TaskID != job.TaskID || op.CallID != ev.CallID || !op.Committed || before[op.ID] {
+							continue
+						}
+						for _, f := range op.Files {
+							job.Emit(agent.Event{Type: agent.EventFileChanged, CallID: ev.CallID, Path: f.Path, Kind: f.Kind(), Added: f.Added, Removed: f.Removed})
+						}
+					}
+				}
+			}
+			job.Emit(ev)
+		}
+	}
+
+	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
+	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll, TaskID: job.TaskID}
+	if job.Env != nil && job.Env.Ask != nil {
+		ask := job.Env.Ask
+		h.Ask = func(ctx context.Context, callID string, qs []Question) (map[string][]string, error) {
+			return ask(ctx, job.TaskID, callID, qs)
+		}
+	}
+	if log != nil {
+		h.Finish = func(sum *agent.Summary) {
+			sum.ChangedFiles, sum.Operations = []tool.FileChange{}, []string{}
+			for _, op := range log.List() {
+				if op.TaskID != job.TaskID || !op.Committed || before[op.ID] {
+					continue
+				}
+				sum.Operations = append(sum.Operations, op.ID)
+				for _, f := range op.Files {
+					sum.ChangedFiles = agent.MergeChange(sum.ChangedFiles, tool.FileChange{Path: f.Path, Kind: f.Kind(), Added: f.Added, Removed: f.Removed})
+				}
+			}
+		}
+	}
+	run, err := Start(ctx, o, h)
+	if err != nil {
+		e.StartErr = err
+		msg := err.Error()
+		job.Emit(agent.Event{Type: agent.EventDone, Status: "failed", Error: &msg})
+		return agent.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg, Model: o.Model,
+			ChangedFiles: []tool.FileChange{}, Operations: []string{}}, conv
+	}
+	job.Attach(control{ctx: ctx, run: run})
+	sum, _ := run.Wait()
+	if log == nil {
+		// Without a shared log the index learns of the edits only here
+		// (with one, each fileChanged event told it).
+		paths := make([]string, len(sum.ChangedFiles))
+		for i, c := range sum.ChangedFiles {
+			paths[i] = c.Path
+		}
+		job.Project.Changed(ctx, paths)
+	}
+	return sum, append(conv, run.Messages()...)
+}
+
+// ClassOf is the task-x permission class of a tool name Claude Code uses
+// (the mcp__task-x__ prefix removed): a registry tool's own class, else
+// Claude's built-ins by what they do, else mcp (another server's tool).
+func ClassOf(reg *tool.Registry, name string) tool.Class {
+	if reg != nil {
+		if t, ok := reg.Get(name); ok {
+			return t.Spec().Permission
+		}
+	}
+	switch name {
+	case "Bash":
+		return tool.ClassCommand
+	case "Read":
+		return tool.ClassRead
+	case "Edit", "Write", "NotebookEdit":
+		return tool.ClassEdit
+	case "AskUserQuestion":
+		return tool.ClassInteractive
+	}
+	return tool.ClassMCP
+}
+
+// Bounds of the earlier conversation given to the CLI when a task goes on.
+const (
+	maxTranscript     = 60000 // characters, newest kept
+	maxTranscriptPart = 2000  // characters of one text, input or result
+)
+
+// Transcript is a continued task's earlier conversation as text for the
+// first message to the CLI (which has no session of it): each user and
+// assistant text, tool call and result, every part cut at 2000 characters
+// and the whole at limit, the newest kept. "" without history.
+func Transcript(history []provider.Message, limit int) string {
+	if len(history) == 0 {
+		return ""
+	}
+	var entries []string
+	for _, m := range history {
+		for _, p := range m.Content {
+			var s string
+			switch p.Type {
+			case provider.PartText:
+				if strings.TrimSpace(p.Text) == "" {
+					continue
+				}
+				s = "[" + string(m.Role) + "] " + cut(p.Text)
+			case provider.PartToolUse:
+				s = "[tool call " + p.Name + "] " + cut(string(compactJSON(p.Input)))
+			case provider.PartToolResult:
+				label := "[tool result " + p.ToolName + "] "
+				if p.IsError {
+					label = "[tool error " + p.ToolName + "] "
+				}
+				s = label + cut(p.Content)
+			case provider.PartImage:
+				s = "[" + string(m.Role) + " image " + p.MediaType + "]"
+			default:
+				continue
+			}
+			entries = append(entries, s)
+		}
+	}
+	total, start := 0, len(entries)
+	for start > 0 && total+len(entries[start-1])+1 <= limit {
+		start--
+		total += len(entries[start]) + 1
+	}
+	if len(entries) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("This task continues an earlier conversation (shown for context; its tool calls already ran):\n<earlier-conversation>\n")
+	if start > 0 {
+		b.WriteString("[… earlier messages left out]\n")
+	}
+	for _, s := range entries[start:] {
+		b.WriteString(s)
+		b.WriteString("\n")
+	}
+	b.WriteString("</earlier-conversation>\n\n")
+	return b.String()
+}
+
+func cut(s string) string {
+	if len(s) <= maxTranscriptPart {
+		return s
+	}
+	n := maxTranscriptPart
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " […]"
+}
+
+func compactJSON(raw json.RawMessage) []byte {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
