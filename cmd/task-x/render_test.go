@@ -6,9 +6,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -29,7 +32,7 @@ func transcript(color bool) string {
 	} {
 		p.event(json.RawMessage(ev))
 	}
-	errb.WriteString(p.approvalBody("replace_text", nil, "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,2 @@\n-# demo\n+# demo, renamed\n \n"))
+	errb.WriteString(approvalBody(p.st, "replace_text", nil, "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,2 @@\n-# demo\n+# demo, renamed\n \n"))
 	var sum taskSummary
 	json.Unmarshal([]byte(`{"taskId":"t1","status":"completed","iterations":2,"toolCalls":1,"usage":{"inputTokens":120,"outputTokens":30},
 		"changedFiles":[{"path":"README.md","kind":"modified","added":1,"removed":1}],"validations":[{"name":"test","passed":false}]}`), &sum)
@@ -99,4 +102,88 @@ func TestModuleCycles(t *testing.T) {
 	if n := moduleCycles(&g); n != 1 {
 		t.Errorf("moduleCycles = %d, want 1 (a<->b; c->d is closed only by a reference)", n)
 	}
+}
+
+// sessionTranscript drives the session's model with a fixed sequence (a
+// prompt, an approval with its diff answered with y, a streamed answer, a
+// command with a long output collapsed and then expanded in place, an
+// interrupted turn) and returns the transcript as the viewport shows it.
+func sessionTranscript(t *testing.T, color bool) string {
+	st := newStyles(color)
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "openaiCompatible", Model: "fake", Mode: "agent"}}
+	m := newTUIModel(r, st)
+	m.update(tea.WindowSizeMsg{Width: 72, Height: 30})
+	m.add(&item{kind: itemUser, text: "rename the heading"})
+	m.turnFiles = map[string]bool{}
+	ev := func(s string) {
+		var e agentEvent
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			t.Fatal(err)
+		}
+		m.update(eventMsg{e})
+	}
+	ev(`{"taskId":"t1","event":{"type":"toolStarted","tool":"replace_text","callId":"c1","input":{"path":"README.md","oldText":"# demo\n","newText":"# demo, renamed\n"}}}`)
+	ev(`{"taskId":"t1","event":{"type":"approvalRequested","callId":"c1"}}`)
+	reply := make(chan approval, 1)
+	m.update(approvalMsg{params: json.RawMessage(`{"taskId":"t1","callId":"c1","tool":"replace_text","permission":"edit","input":{},"preview":"--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n-# demo\n+# demo, renamed\n \n some text\n"}`), reply: reply})
+	if m.ask == nil || !strings.Contains(m.ask.form.View(), "Yes, for the rest of this task (a)") {
+		t.Fatalf("no approval form open")
+	}
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'y'}})
+	if a := <-reply; a.decision != "allow" {
+		t.Fatalf("y answered %+v", a)
+	}
+	ev(`{"taskId":"t1","event":{"type":"toolFinished","tool":"replace_text","callId":"c1","ok":true,"durationMs":40,"result":{}}}`)
+	ev(`{"taskId":"t1","event":{"type":"fileChanged","kind":"modified","path":"README.md"}}`)
+	ev(`{"taskId":"t1","event":{"type":"textDelta","text":"Renamed the **heading**; "}}`)
+	ev(`{"taskId":"t1","event":{"type":"textDelta","text":"now the tests:"}}`)
+	ev(`{"taskId":"t1","event":{"type":"toolStarted","tool":"run_command","callId":"c2","input":{"command":"go test ./... && echo ünïcödé 日本語 ok"}}}`)
+	ev(`{"taskId":"t1","event":{"type":"toolFinished","tool":"run_command","callId":"c2","ok":true,"durationMs":1500,"result":{"exitCode":1,"output":"l1\nl2\nl3\nl4\nl5\nl6\nl7 日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語日本語\n"}}}`)
+	collapsed := renderTranscript(st, m.items, m.width)
+	m.update(tea.KeyMsg{Type: tea.KeyCtrlO})
+	expanded := renderItem(st, lastTool(m), m.width)
+	m.note("%s", interruptedSummary(st, 3200*time.Millisecond, 2, 1234, m.turnFiles))
+	return "collapsed:\n" + collapsed + "expanded after ctrl+o:\n" + expanded +
+		"interrupted:\n" + m.items[len(m.items)-1].text + "\n"
+}
+
+func lastTool(m *tuiModel) *item {
+	for i := len(m.items) - 1; i >= 0; i-- {
+		if m.items[i].kind == itemTool {
+			return m.items[i]
+		}
+	}
+	return nil
+}
+
+func TestSessionGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		color bool
+	}{{"session-plain.golden", false}, {"session-color.golden", true}} {
+		got := sessionTranscript(t, tc.color)
+		path := filepath.Join("testdata", tc.name)
+		if *update {
+			os.WriteFile(path, []byte(got), 0o644)
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("%s differs (go test ./cmd/task-x -run Golden -update):\n%s", tc.name, got)
+		}
+		if hasESC := strings.Contains(got, "\x1b["); hasESC != tc.color {
+			t.Errorf("%s: escape sequences present = %v, want %v", tc.name, hasESC, tc.color)
+		}
+		for _, w := range []string{"allowed once", "… 2 earlier lines (ctrl+o expands)", "(ctrl+o collapses)", "interrupted", "the task is kept"} {
+			if !strings.Contains(ansiStrip(got), w) {
+				t.Errorf("%s: %q missing", tc.name, w)
+			}
+		}
+	}
+}
+
+func ansiStrip(s string) string {
+	return regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]").ReplaceAllString(s, "")
 }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 )
 
@@ -169,23 +171,13 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	}
 	saveDefaults(dataDir, d)
 
-	p := newPrinter(f.format, useColor(os.Stderr))
-	ans := &answers{}
-	var kb *keyboard
+	format := f.format
 	if interactive {
-		kb, err = newKeyboard(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "task-x: cannot read the terminal:", err)
-			return exitCode(exitFailed)
-		}
-		defer kb.restore()
-		ans.kb = kb
-		ans.owner = make(chan chan byte, 4)
-	} else if !isTerminal(os.Stdin) {
-		ans.r = bufio.NewReader(os.Stdin)
-	} else {
-		ans.r = bufio.NewReader(os.Stdin)
+		format = "tui" // the session's program shows the events
 	}
+	p := newPrinter(format, useColor(os.Stderr))
+	ans := &answers{r: bufio.NewReader(os.Stdin)}
+	var prog atomic.Pointer[tea.Program]
 	r := &runner{p: p, prov: d}
 	if f.acceptEdits {
 		r.policy = map[string]any{"mode": "acceptEdits"}
@@ -201,31 +193,54 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		onNotify: func(method string, params json.RawMessage) {
 			if method == "agent/event" {
 				p.event(params)
+				if tp := prog.Load(); tp != nil {
+					var ev agentEvent
+					if json.Unmarshal(params, &ev) == nil {
+						tp.Send(eventMsg{ev})
+					}
+				}
 			}
 		},
 		onCall: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			switch method {
 			case "agent/requestApproval":
-				a := p.approve(params, ans)
+				var a approval
+				if tp := prog.Load(); tp != nil {
+					reply := make(chan approval, 1)
+					tp.Send(approvalMsg{params: params, reply: reply, gone: ctx.Done()})
+					select {
+					case a = <-reply:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				} else {
+					a = p.approve(params, ans)
+				}
 				if a.unasked {
 					unasked = true
 					p.say("%s\n", p.st.bad.Render("denied: no one to ask (stdin is not a terminal); use --accept-edits or run in a terminal"))
-				}
-				if a.stop && r.interrupt != nil {
-					r.interrupt()
 				}
 				if a.message != "" {
 					var req struct {
 						TaskID string `json:"taskId"`
 					}
 					json.Unmarshal(params, &req)
-					go func() {
-						// The model reads it before its next turn (agent/steer).
-						r.s.call(context.Background(), "agent/steer", map[string]any{"taskId": req.TaskID, "text": a.message}, nil)
-					}()
+					// Steered before the denial is answered, so the model
+					// reads it in the turn that follows the denial.
+					r.s.call(ctx, "agent/steer", map[string]any{"taskId": req.TaskID, "text": a.message}, nil)
 				}
 				return map[string]string{"decision": a.decision}, nil
 			case "agent/askUser":
+				if tp := prog.Load(); tp != nil {
+					reply := make(chan map[string][]string, 1)
+					tp.Send(questionMsg{params: params, reply: reply, gone: ctx.Done()})
+					select {
+					case a := <-reply:
+						return map[string]any{"answers": a}, nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
 				return map[string]any{"answers": p.askUser(params, ans)}, nil
 			}
 			return nil, fmt.Errorf("unsupported request %s", method)
@@ -246,7 +261,7 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		fmt.Fprintf(os.Stderr, "resuming %s\n", id)
 	}
 	if interactive {
-		return exitCode(interactiveSession(r, kb, ans))
+		return exitCode(tuiSession(r, newStyles(useColor(os.Stdout)), &prog))
 	}
 
 	// One-shot: Ctrl-C cancels the task and exits 130.

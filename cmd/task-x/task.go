@@ -100,8 +100,6 @@ type runner struct {
 	policy     map[string]any
 	validation map[string]any
 	taskID     string
-	// interrupt cancels the running turn (set while one runs).
-	interrupt func()
 }
 
 func (r *runner) providerConfig() map[string]any {
@@ -175,8 +173,7 @@ type printer struct {
 	tokens      int
 	waiting     map[string]time.Time     // callId → when its approval was asked
 	waited      map[string]time.Duration // callId → time spent waiting for the user
-	spin        *spinner
-	lastOutput  string // the last command's whole output (/output shows it)
+	spin        *lineSpinner
 	lastSummary json.RawMessage
 	task        string // the first task id seen in events
 }
@@ -192,7 +189,7 @@ func newPrinter(format string, color bool) *printer {
 	p := &printer{w: os.Stdout, ew: os.Stderr, st: newStyles(color), format: format,
 		tty: isTerminal(os.Stdout) && format == "text", width: termWidth(),
 		waiting: map[string]time.Time{}, waited: map[string]time.Duration{}}
-	if isTerminal(os.Stderr) && format != "stream-json" {
+	if isTerminal(os.Stderr) && format == "text" {
 		p.spin = newSpinner(os.Stderr, p)
 	}
 	return p
@@ -321,7 +318,7 @@ func (p *printer) event(params json.RawMessage) {
 			delete(p.waiting, e.CallID)
 		}
 	}
-	if p.format == "json" || p.format == "stream-json" {
+	if p.format == "json" || p.format == "stream-json" || p.format == "tui" {
 		return
 	}
 	switch e.Type {
@@ -397,10 +394,9 @@ func (p *printer) toolFinished(tool, callID string, ok *bool, errv any, result j
 		Output *string `json:"output"`
 	}
 	if tool == "run_command" && json.Unmarshal(result, &r) == nil && r.Output != nil {
-		p.lastOutput = *r.Output
 		lines, hidden := lastLines(*r.Output, commandLines)
 		if hidden > 0 {
-			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(fmt.Sprintf("… %d earlier lines (/output shows all)", hidden)))
+			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(fmt.Sprintf("… %d earlier lines", hidden)))
 		}
 		for _, l := range lines {
 			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(truncate(l, max(20, p.width-6))))
@@ -413,39 +409,47 @@ func (p *printer) toolFinished(tool, callID string, ok *bool, errv any, result j
 func (p *printer) printSummary(sum *taskSummary, elapsed time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := p.st.ok
+	fmt.Fprint(p.ew, "\n"+formatSummary(p.st, sum, elapsed))
+}
+
+// formatSummary is the summary of a turn: a line with the status, counts
+// and time, then the changed files and the checks.
+func formatSummary(st styles, sum *taskSummary, elapsed time.Duration) string {
+	var b strings.Builder
+	s := st.ok
 	mark := "✓"
 	switch sum.Status {
 	case "failed":
-		st, mark = p.st.bad, "✗"
+		s, mark = st.bad, "✗"
 	case "cancelled":
-		st, mark = p.st.warn, "■"
+		s, mark = st.warn, "■"
 	}
-	fmt.Fprintf(p.ew, "\n%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
-		st.Render(mark), sum.TaskID, st.Render(sum.Status), sum.Iterations, sum.ToolCalls,
+	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
+		s.Render(mark), sum.TaskID, s.Render(sum.Status), sum.Iterations, sum.ToolCalls,
 		sum.Usage.InputTokens, sum.Usage.OutputTokens, formatDuration(elapsed))
 	if sum.Error != nil && sum.Status != "cancelled" {
-		fmt.Fprintln(p.ew, p.st.bad.Render("error:"), *sum.Error)
+		fmt.Fprintln(&b, st.bad.Render("error:"), *sum.Error)
 	}
 	if len(sum.ChangedFiles) > 0 {
-		fmt.Fprintln(p.ew, "changed files:")
+		fmt.Fprintln(&b, "changed files:")
 		for _, f := range sum.ChangedFiles {
-			fmt.Fprintf(p.ew, "  %-9s %s (%s %s)\n", f.Kind, f.Path, p.st.add.Render(fmt.Sprintf("+%d", f.Added)), p.st.del.Render(fmt.Sprintf("-%d", f.Removed)))
+			fmt.Fprintf(&b, "  %-9s %s (%s %s)\n", f.Kind, f.Path, st.add.Render(fmt.Sprintf("+%d", f.Added)), st.del.Render(fmt.Sprintf("-%d", f.Removed)))
 		}
 	}
 	if len(sum.Validations)+len(sum.SkippedChecks) > 0 {
-		fmt.Fprintln(p.ew, "checks:")
+		fmt.Fprintln(&b, "checks:")
 		for _, v := range sum.Validations {
-			outcome := p.st.ok.Render("passed")
+			outcome := st.ok.Render("passed")
 			if !v.Passed {
-				outcome = p.st.bad.Render("FAILED")
+				outcome = st.bad.Render("FAILED")
 			}
-			fmt.Fprintf(p.ew, "  %s %s\n", outcome, v.Name)
+			fmt.Fprintf(&b, "  %s %s\n", outcome, v.Name)
 		}
-		for _, s := range sum.SkippedChecks {
-			fmt.Fprintf(p.ew, "  %s %s (%s)\n", p.st.dim.Render("skip"), s.Name, s.Reason)
+		for _, sk := range sum.SkippedChecks {
+			fmt.Fprintf(&b, "  %s %s (%s)\n", st.dim.Render("skip"), sk.Name, sk.Reason)
 		}
 	}
+	return b.String()
 }
 
 // say prints a line of activity on stderr, between spinner frames.
@@ -464,8 +468,8 @@ func compactJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// spinner shows "⠋ working 3.2s · 1234 tokens" on stderr while a turn runs.
-type spinner struct {
+// lineSpinner shows "⠋ working 3.2s · 1234 tokens" on stderr while a turn runs.
+type lineSpinner struct {
 	w     io.Writer
 	p     *printer
 	mu    sync.Mutex
@@ -475,9 +479,9 @@ type spinner struct {
 	pause bool
 }
 
-func newSpinner(w io.Writer, p *printer) *spinner { return &spinner{w: w, p: p} }
+func newSpinner(w io.Writer, p *printer) *lineSpinner { return &lineSpinner{w: w, p: p} }
 
-func (s *spinner) start() {
+func (s *lineSpinner) start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopC != nil {
@@ -489,7 +493,7 @@ func (s *spinner) start() {
 	go s.loop(s.stopC)
 }
 
-func (s *spinner) loop(stop chan struct{}) {
+func (s *lineSpinner) loop(stop chan struct{}) {
 	defer s.wg.Done()
 	frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 	t := time.NewTicker(120 * time.Millisecond)
@@ -512,7 +516,7 @@ func (s *spinner) loop(stop chan struct{}) {
 	}
 }
 
-func (s *spinner) stop() {
+func (s *lineSpinner) stop() {
 	if s == nil {
 		return
 	}
@@ -528,7 +532,7 @@ func (s *spinner) stop() {
 }
 
 // setPaused stops drawing (while an approval or question is asked).
-func (s *spinner) setPaused(v bool) {
+func (s *lineSpinner) setPaused(v bool) {
 	if s == nil {
 		return
 	}
@@ -539,7 +543,7 @@ func (s *spinner) setPaused(v bool) {
 }
 
 // clearLine erases the spinner's line; callers print after it.
-func (s *spinner) clearLine() {
+func (s *lineSpinner) clearLine() {
 	if s == nil {
 		return
 	}

@@ -117,10 +117,13 @@ func lastUserText(req map[string]any) string {
 	return string(b)
 }
 
-// TestTUISession drives the interactive session in a real pseudo-terminal
-// against a scripted model: a prompt whose edit is approved from the real
-// coloured diff, an interrupt that keeps the session, a follow-up in the
-// same task, /undo restoring the file, and Ctrl-C twice leaving with 130.
+// TestTUISession drives the interactive session (a bubbletea program) in a
+// real pseudo-terminal against a scripted model: a prompt whose edit is
+// approved from the real coloured diff, a denied command with what to do
+// instead (steered to the model), a command whose collapsed output is
+// expanded in place, an interrupt that keeps the session with a summary of
+// the turn, a follow-up in the same task, /undo restoring the file, and
+// Ctrl-C twice leaving with 130.
 func TestTUISession(t *testing.T) {
 	repo := t.TempDir()
 	readme := filepath.Join(repo, "README.md")
@@ -130,24 +133,49 @@ func TestTUISession(t *testing.T) {
 	const (
 		stepEdit = iota
 		stepEdited
+		stepDelete
+		stepDenied
+		stepCommand
+		stepCommandDone
 		stepHang
 		stepFollowUp
 	)
 	model, srv := newScriptedModel(t, "openai", []step{
-		stepEdit:     {calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "README.md", "oldText": "# demo\n", "newText": "# demo, renamed\n"}}}},
-		stepEdited:   {text: "Renamed the **heading**."},
-		stepHang:     {hang: true},
-		stepFollowUp: {text: "I renamed the heading of README.md."},
+		stepEdit:        {calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "README.md", "oldText": "# demo\n", "newText": "# demo, renamed\n"}}}},
+		stepEdited:      {text: "Renamed the **heading**."},
+		stepDelete:      {calls: []scriptedCall{{name: "delete_path", input: map[string]any{"path": "README.md"}}}},
+		stepDenied:      {text: "Kept README.md as it is."},
+		stepCommand:     {calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": "seq 1 12"}}}},
+		stepCommandDone: {text: "The command counted to twelve."},
+		stepHang:        {hang: true},
+		stepFollowUp:    {text: "I renamed the heading of README.md."},
 	})
+	var mu sync.Mutex
+	prompt := ""
 	model.pick = func(req map[string]any) int {
 		u := lastUserText(req)
+		mu.Lock()
+		defer mu.Unlock()
+		if u != "" && !strings.Contains(u, "keep the file") {
+			prompt = u
+		}
 		switch {
+		case strings.Contains(prompt, "delete the readme"):
+			if u == "" || strings.Contains(u, "keep the file") {
+				return stepDenied
+			}
+			return stepDelete
+		case strings.Contains(prompt, "count"):
+			if u == "" {
+				return stepCommandDone
+			}
+			return stepCommand
+		case strings.Contains(prompt, "what did you change"):
+			return stepFollowUp
+		case strings.Contains(prompt, "think forever"):
+			return stepHang
 		case u == "":
 			return stepEdited
-		case strings.Contains(u, "what did you change"):
-			return stepFollowUp
-		case strings.Contains(u, "think forever"):
-			return stepHang
 		}
 		return stepEdit
 	}
@@ -155,7 +183,6 @@ func TestTUISession(t *testing.T) {
 		"run", repo, "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1", "--model", "fake", "--no-sandbox",
 		"--data-dir", t.TempDir())
 	pt.expect("/help for commands")
-	pt.expect("› ")
 	pt.send("rename the heading\r")
 	pt.expect("wants to run replace_text")
 	pt.expect("-# demo")
@@ -163,24 +190,57 @@ func TestTUISession(t *testing.T) {
 	pt.mu.Lock()
 	raw := pt.raw.String()
 	pt.mu.Unlock()
-	if !strings.Contains(raw, "\x1b[") {
+	if !strings.Contains(raw, "\x1b[32m+# demo, renamed") {
 		t.Error("the approval's diff is not coloured on a terminal")
 	}
-	pt.expect("allow? [y] once")
-	pt.send("y\r")
+	pt.expect("Yes, for the rest of this task (a)")
+	pt.send("y")
+	pt.expect("allowed once")
 	pt.expect("Renamed the heading.")
 	pt.expect("completed")
 	if data, _ := os.ReadFile(readme); !strings.HasPrefix(string(data), "# demo, renamed\n") {
 		t.Fatalf("README.md not edited: %q", data)
 	}
 
+	// Deny, and tell the model what to do instead: it reads the message.
+	pt.send("delete the readme\r")
+	pt.expect("wants to run delete_path")
+	pt.expect("No, and tell it what to do instead (n)")
+	pt.send("n")
+	pt.expect("What should it do instead?")
+	pt.send("keep the file\r")
+	pt.expect("denied; told it: keep the file")
+	pt.expect("Kept README.md as it is.")
+	pt.expect("completed")
+	if _, err := os.Stat(readme); err != nil {
+		t.Fatalf("README.md was deleted after the denial: %v", err)
+	}
+	steered := false
+	for _, b := range model.bodies() {
+		steered = steered || strings.Contains(mustJSON(b), "keep the file")
+	}
+	if !steered {
+		t.Error("the message for the model after the denial never reached it")
+	}
+
+	// A command's output is collapsed to its last lines; Ctrl-O expands it
+	// in place.
+	pt.send("count to twelve\r")
+	pt.expect("wants to run run_command")
+	pt.send("a")
+	pt.expect("allowed for the rest of this task")
+	pt.expect("… 7 earlier lines (ctrl+o expands)")
+	pt.expect("The command counted to twelve.")
+	pt.expect("completed")
+	pt.send("\x0f")
+	pt.expect("(ctrl+o collapses)")
+
 	// An interrupt stops the turn and keeps the session.
-	pt.expect("› ")
 	pt.send("think forever\r")
 	pt.expect("working")
 	pt.send("\x1b")
-	pt.expect("interrupted")
-	pt.expect("› ")
+	pt.expect("interrupted after")
+	pt.expect("the task is kept")
 
 	// A follow-up continues the same task: the model sees the first prompt.
 	pt.send("what did you change?\r")
@@ -192,14 +252,12 @@ func TestTUISession(t *testing.T) {
 		t.Errorf("the follow-up is not in the same task: %.800s", last)
 	}
 
-	pt.expect("› ")
 	pt.send("/undo\r")
 	pt.expect("restored README.md")
 	if data, _ := os.ReadFile(readme); string(data) != "# demo\n\nsome text\n" {
 		t.Errorf("/undo did not restore README.md: %q", data)
 	}
 
-	pt.expect("› ")
 	pt.send("\x03")
 	pt.expect("Ctrl-C again to leave")
 	pt.send("\x03")

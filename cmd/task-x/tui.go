@@ -1,0 +1,931 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/huh"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// The interactive session is a bubbletea program on the alternate screen:
+// the transcript in a viewport (prompts, answers rendered as markdown, tool
+// calls with their status and collapsed command output, approvals with
+// their diff, summaries), below it a spinner line while a turn runs, the
+// prompt (a bubbles textarea) or the open approval/question (a huh form),
+// and a footer. When the session ends the transcript is printed on the
+// normal screen so it stays in the terminal's scroll-back.
+
+// itemKind is what one transcript entry shows.
+type itemKind int
+
+const (
+	itemNote   itemKind = iota // pre-rendered lines (notes, slash command output, summaries)
+	itemUser                   // a prompt the user sent
+	itemAnswer                 // the model's answer (markdown)
+	itemTool                   // a tool call or a check, its status and output
+)
+
+// item is one transcript entry; cache holds its rendering at cacheW.
+type item struct {
+	kind     itemKind
+	text     string
+	done     bool // an answer that is complete: rendered as markdown
+	callID   string
+	head     string // tool: "● tool input"
+	approval string // tool: the approval asked for it (diff, decision)
+	status   string // tool: "" while it runs, else the styled status line
+	output   string // run_command output, whole
+	expanded bool
+
+	cache  string
+	cacheW int
+}
+
+func (it *item) changed() { it.cacheW = 0 }
+
+// addDecision notes how an approval or question was answered.
+func (it *item) addDecision(line string) {
+	if it.kind == itemTool {
+		it.approval += "\n" + line
+	} else {
+		it.text += "\n" + line
+	}
+	it.changed()
+}
+
+// renderItem renders one entry for a transcript width cells wide.
+func renderItem(st styles, it *item, width int) string {
+	if it.cacheW == width && width > 0 {
+		return it.cache
+	}
+	var s string
+	switch it.kind {
+	case itemNote:
+		s = strings.TrimRight(it.text, "\n") + "\n"
+	case itemUser:
+		s = "\n" + st.prompt.Render("› ") + strings.ReplaceAll(strings.TrimRight(it.text, "\n"), "\n", "\n  ") + "\n"
+	case itemAnswer:
+		if it.done {
+			s = strings.TrimRight(renderMarkdown(it.text, st.color, width), "\n") + "\n"
+		} else {
+			s = "\n" + lipgloss.NewStyle().Width(max(10, width-2)).PaddingLeft(2).Render(it.text) + "\n"
+		}
+	case itemTool:
+		var b strings.Builder
+		b.WriteString(truncate(it.head, max(20, width)) + "\n")
+		if it.approval != "" {
+			b.WriteString(strings.TrimRight(it.approval, "\n") + "\n")
+		}
+		if it.status == "" {
+			b.WriteString("  ⎿ " + st.dim.Render("running…") + "\n")
+		} else {
+			b.WriteString("  ⎿ " + it.status + "\n")
+		}
+		if it.output != "" {
+			lines, hidden := lastLines(it.output, commandLines)
+			if it.expanded {
+				lines, _ = lastLines(it.output, 1<<30)
+			}
+			if hidden > 0 && !it.expanded {
+				b.WriteString("    " + st.dim.Render(fmt.Sprintf("… %d earlier lines (ctrl+o expands)", hidden)) + "\n")
+			}
+			for _, l := range lines {
+				b.WriteString("    " + st.dim.Render(truncate(l, max(20, width-6))) + "\n")
+			}
+			if hidden > 0 && it.expanded {
+				b.WriteString("    " + st.dim.Render("(ctrl+o collapses)") + "\n")
+			}
+		}
+		s = b.String()
+	}
+	it.cache, it.cacheW = s, width
+	return s
+}
+
+// renderTranscript is the whole transcript.
+func renderTranscript(st styles, items []*item, width int) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(renderItem(st, it, width))
+	}
+	return b.String()
+}
+
+// Messages into the program.
+type (
+	eventMsg    struct{ ev agentEvent }
+	approvalMsg struct {
+		params json.RawMessage
+		reply  chan approval
+		gone   <-chan struct{} // the runtime stopped waiting
+	}
+	questionMsg struct {
+		params json.RawMessage
+		reply  chan map[string][]string
+		gone   <-chan struct{}
+	}
+	turnDoneMsg struct {
+		sum     *taskSummary
+		err     error
+		elapsed time.Duration
+	}
+	slashDoneMsg struct {
+		text  string
+		leave bool
+	}
+	goneCheckMsg struct{}
+)
+
+// asking is the approval or question open below the transcript.
+type asking struct {
+	form     *huh.Form
+	approval *approvalMsg
+	question *questionMsg
+	item     *item  // the approval's entry in the transcript
+	choice   string // the approval's select
+	instead  bool   // the second step: what should it do instead
+	message  string
+	single   map[string]*string
+	multi    map[string]*[]string
+	order    []string
+}
+
+type tuiModel struct {
+	r     *runner
+	st    styles
+	items []*item
+	vp    viewport.Model
+	ta    textarea.Model
+	spin  spinner.Model
+
+	width, height int
+	ready         bool
+
+	busy, stopping bool
+	turnStart      time.Time
+	turnTools      int
+	turnFiles      map[string]bool
+	tokens         int
+	cancel         context.CancelFunc
+	waitFrom       map[string]time.Time
+	waited         map[string]time.Duration
+
+	ask     *asking
+	pending []tea.Msg // approvals and questions waiting for the open one
+
+	interrupts int
+	hint       string
+	exitCode   int
+	quitting   bool
+}
+
+func newTUIModel(r *runner, st styles) *tuiModel {
+	ta := textarea.New()
+	ta.Placeholder = "Type a prompt · /help for commands"
+	ta.Prompt = "› "
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.SetHeight(1)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("ctrl+j", "alt+enter"))
+	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
+	ta.FocusedStyle.Prompt = st.prompt
+	ta.BlurredStyle.Prompt = st.dim
+	ta.Focus()
+	sp := spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(st.prompt))
+	m := &tuiModel{r: r, st: st, ta: ta, spin: sp, vp: viewport.New(80, 20),
+		waitFrom: map[string]time.Time{}, waited: map[string]time.Duration{}}
+	m.vp.KeyMap = viewport.KeyMap{} // keys go to the prompt; PgUp/PgDn are handled here
+	m.add(&item{kind: itemNote, text: fmt.Sprintf("%s %s · %s/%s · %s mode · /help for commands",
+		st.prompt.Render("task-x"), r.s.root, r.prov.Provider, r.prov.Model, r.prov.Mode)})
+	return m
+}
+
+func (m *tuiModel) Init() tea.Cmd { return textarea.Blink }
+
+// add appends an entry and ends a streamed answer before it.
+func (m *tuiModel) add(it *item) *item {
+	m.endAnswer()
+	m.items = append(m.items, it)
+	return it
+}
+
+func (m *tuiModel) note(format string, a ...any) {
+	m.add(&item{kind: itemNote, text: fmt.Sprintf(format, a...)})
+}
+
+func (m *tuiModel) endAnswer() {
+	if n := len(m.items); n > 0 && m.items[n-1].kind == itemAnswer && !m.items[n-1].done {
+		m.items[n-1].done = true
+		m.items[n-1].changed()
+	}
+}
+
+// refresh lays out the screen and puts the transcript in the viewport,
+// following the end when it was shown.
+func (m *tuiModel) refresh() {
+	if !m.ready {
+		return
+	}
+	m.ta.SetWidth(max(10, m.width-1))
+	m.ta.SetHeight(min(max(m.ta.LineCount(), 1), 6))
+	bottom := lipgloss.Height(m.bottomView())
+	atBottom := m.vp.AtBottom() || m.vp.TotalLineCount() <= m.vp.Height
+	m.vp.Width = m.width
+	m.vp.Height = max(1, m.height-bottom)
+	m.vp.SetContent(renderTranscript(m.st, m.items, m.width))
+	if atBottom {
+		m.vp.GotoBottom()
+	}
+}
+
+// bottomView is what is under the transcript: the spinner line, the prompt
+// or the open form, and the footer.
+func (m *tuiModel) bottomView() string {
+	var b strings.Builder
+	switch {
+	case m.stopping:
+		b.WriteString(m.st.warn.Render("■ interrupting…"))
+	case m.busy:
+		fmt.Fprintf(&b, "%s working %s · %d tokens · esc to interrupt", m.spin.View(), formatDuration(time.Since(m.turnStart)), m.tokens)
+	default:
+		b.WriteString(m.st.dim.Render(m.hint))
+	}
+	b.WriteString("\n")
+	rule := m.st.dim.Render(strings.Repeat("─", max(10, m.width)))
+	if m.ask != nil {
+		b.WriteString(rule + "\n" + strings.TrimRight(m.ask.form.View(), "\n") + "\n")
+	} else {
+		b.WriteString(rule + "\n" + m.ta.View() + "\n")
+	}
+	b.WriteString(rule + "\n")
+	b.WriteString(m.st.dim.Render(truncate(fmt.Sprintf("%s mode · %s/%s · ctrl+o expands output · pgup/pgdn scroll · /help",
+		m.r.prov.Mode, m.r.prov.Provider, m.r.prov.Model), max(20, m.width))))
+	return b.String()
+}
+
+func (m *tuiModel) View() string {
+	if m.quitting {
+		return ""
+	}
+	if !m.ready {
+		return "task-x: starting…"
+	}
+	return m.vp.View() + "\n" + m.bottomView()
+}
+
+func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	m.refresh()
+	return m, cmd
+}
+
+func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height, m.ready = msg.Width, msg.Height, true
+		if m.ask != nil {
+			m.ask.form.WithWidth(m.width)
+		}
+		return nil
+	case spinner.TickMsg:
+		if !m.busy {
+			return nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return cmd
+	case eventMsg:
+		m.event(msg.ev)
+		return nil
+	case approvalMsg:
+		return m.queue(msg)
+	case questionMsg:
+		return m.queue(msg)
+	case goneCheckMsg:
+		return m.checkGone()
+	case turnDoneMsg:
+		return m.turnDone(msg)
+	case slashDoneMsg:
+		if msg.text != "" {
+			m.note("%s", strings.TrimRight(msg.text, "\n"))
+		}
+		if msg.leave {
+			m.quitting = true
+			return tea.Quit
+		}
+		return nil
+	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
+			// Runes typed faster than one read come as one message whose
+			// String() may spell a key name ("delete", "enter"): one rune
+			// at a time, as typed.
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt, Paste: msg.Paste}))
+			}
+			return tea.Batch(cmds...)
+		}
+		return m.key(msg)
+	}
+	if m.ask != nil {
+		return m.formUpdate(msg)
+	}
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(msg)
+	return cmd
+}
+
+// key handles a key press: the session's keys first, then the open form or
+// the prompt.
+func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
+	switch k.String() {
+	case "pgup":
+		m.vp.HalfViewUp()
+		return nil
+	case "pgdown":
+		m.vp.HalfViewDown()
+		return nil
+	case "ctrl+o":
+		m.toggleOutput()
+		return nil
+	}
+	if k.String() != "ctrl+c" {
+		m.interrupts = 0
+		if m.hint == ctrlCHint {
+			m.hint = ""
+		}
+	}
+	if m.ask != nil {
+		return m.askKey(k)
+	}
+	switch k.String() {
+	case "ctrl+c":
+		if m.busy {
+			m.interrupt()
+			return nil
+		}
+		if m.ta.Value() != "" {
+			m.ta.Reset()
+			return nil
+		}
+		m.interrupts++
+		if m.interrupts >= 2 {
+			m.exitCode = exitCancelled
+			m.quitting = true
+			return tea.Quit
+		}
+		m.hint = ctrlCHint
+		return nil
+	case "esc":
+		if m.busy {
+			m.interrupt()
+		}
+		return nil
+	case "ctrl+d":
+		if m.ta.Value() == "" && !m.busy {
+			m.quitting = true
+			return tea.Quit
+		}
+	case "enter":
+		return m.submit()
+	}
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(k)
+	return cmd
+}
+
+const ctrlCHint = "(Ctrl-C again to leave)"
+
+// toggleOutput expands or collapses the newest command output.
+func (m *tuiModel) toggleOutput() {
+	for i := len(m.items) - 1; i >= 0; i-- {
+		if it := m.items[i]; it.kind == itemTool && it.output != "" {
+			it.expanded = !it.expanded
+			it.changed()
+			return
+		}
+	}
+	m.hint = "no command output yet"
+}
+
+// submit sends the prompt: a slash command, or a turn of the task.
+func (m *tuiModel) submit() tea.Cmd {
+	line := strings.TrimSpace(m.ta.Value())
+	if line == "" {
+		return nil
+	}
+	if m.busy {
+		m.hint = "a turn is running: wait for it, or Esc to interrupt it"
+		return nil
+	}
+	m.ta.Reset()
+	m.hint = ""
+	if strings.HasPrefix(line, "/") {
+		m.add(&item{kind: itemUser, text: line})
+		r, st, width := m.r, m.st, m.width
+		return func() tea.Msg {
+			var b bytes.Buffer
+			leave := slashCommand(r, line, &b, st, width)
+			return slashDoneMsg{text: b.String(), leave: leave}
+		}
+	}
+	m.add(&item{kind: itemUser, text: line})
+	ctx, cancel := context.WithCancel(context.Background())
+	m.busy, m.stopping, m.cancel = true, false, cancel
+	m.turnStart, m.turnTools, m.turnFiles, m.tokens = time.Now(), 0, map[string]bool{}, 0
+	r := m.r
+	run := func() tea.Msg {
+		start := time.Now()
+		sum, err := r.turn(ctx, line)
+		return turnDoneMsg{sum: sum, err: err, elapsed: time.Since(start)}
+	}
+	return tea.Batch(run, m.spin.Tick)
+}
+
+// interrupt cancels the running turn; turnDone reports it.
+func (m *tuiModel) interrupt() {
+	if m.cancel != nil && !m.stopping {
+		m.stopping = true
+		m.cancel()
+	}
+}
+
+func (m *tuiModel) turnDone(d turnDoneMsg) tea.Cmd {
+	m.busy, m.stopping = false, false
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	m.endAnswer()
+	m.closeAsk(approval{decision: "deny"})
+	switch {
+	case d.err != nil && errors.Is(d.err, context.Canceled):
+		m.note("%s", interruptedSummary(m.st, d.elapsed, m.turnTools, m.tokens, m.turnFiles))
+	case d.err != nil:
+		m.note("%s %s", m.st.bad.Render("error:"), friendly(d.err))
+	default:
+		m.note("\n%s", strings.TrimRight(formatSummary(m.st, d.sum, d.elapsed), "\n"))
+	}
+	return nil
+}
+
+// interruptedSummary is what an interrupted turn did before it stopped.
+func interruptedSummary(st styles, elapsed time.Duration, tools, tokens int, files map[string]bool) string {
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	s := fmt.Sprintf("\n%s after %s: %d tool calls, %d tokens", st.warn.Render("■ interrupted"), formatDuration(elapsed), tools, tokens)
+	if len(paths) > 0 {
+		s += ", changed " + strings.Join(paths, ", ")
+	}
+	return s + "\n" + st.dim.Render("  the task is kept: type a follow-up, or /undo")
+}
+
+// event shows one agent/event in the transcript.
+func (m *tuiModel) event(ev agentEvent) {
+	e := ev.Event
+	switch e.Type {
+	case "usage":
+		m.tokens = e.InputTokens + e.OutputTokens
+	case "approvalRequested":
+		m.waitFrom[e.CallID] = time.Now()
+	case "approvalResolved":
+		if t, ok := m.waitFrom[e.CallID]; ok {
+			m.waited[e.CallID] += time.Since(t)
+			delete(m.waitFrom, e.CallID)
+		}
+	case "textDelta":
+		if n := len(m.items); n > 0 && m.items[n-1].kind == itemAnswer && !m.items[n-1].done {
+			m.items[n-1].text += e.Text
+			m.items[n-1].changed()
+			return
+		}
+		m.add(&item{kind: itemAnswer, text: e.Text})
+	case "toolStarted":
+		if e.Background && e.Result != nil {
+			return
+		}
+		m.add(&item{kind: itemTool, callID: e.CallID, head: m.st.tool.Render("● "+e.Tool) + " " + plainJSON(e.Input)})
+	case "toolFinished":
+		m.turnTools++
+		it := m.toolItem(e.CallID)
+		if it == nil {
+			it = m.add(&item{kind: itemTool, callID: e.CallID, head: m.st.tool.Render("● " + e.Tool)})
+		}
+		d := time.Duration(e.DurationMs)*time.Millisecond - m.waited[e.CallID]
+		delete(m.waited, e.CallID)
+		it.status = toolStatus(m.st, e.OK, e.Error, e.Result, max(0, d), m.width)
+		var r struct {
+			Output *string `json:"output"`
+		}
+		if e.Tool == "run_command" && json.Unmarshal(e.Result, &r) == nil && r.Output != nil {
+			it.output = *r.Output
+		}
+		it.changed()
+	case "fileChanged":
+		m.turnFiles[e.Path] = true
+		m.note("  %s %s", m.st.dim.Render(e.Kind), e.Path)
+	case "warning", "error":
+		s := m.st.warn
+		if e.Type == "error" {
+			s = m.st.bad
+		}
+		m.note("%s %s", s.Render(e.Type+":"), e.Message)
+	case "validationStarted":
+		m.add(&item{kind: itemTool, callID: "check:" + e.Name, head: m.st.tool.Render("● check "+e.Name+":") + " " + e.Command})
+	case "validationFinished":
+		it := m.toolItem("check:" + e.Name)
+		if it == nil {
+			it = m.add(&item{kind: itemTool, head: m.st.tool.Render("● check " + e.Name)})
+		}
+		outcome := m.st.ok.Render("passed")
+		switch {
+		case e.TimedOut:
+			outcome = m.st.bad.Render("FAILED (timed out)")
+		case e.ExitCode < 0:
+			outcome = m.st.warn.Render("stopped")
+		case !e.Passed:
+			outcome = m.st.bad.Render(fmt.Sprintf("FAILED (exit code %d)", e.ExitCode))
+		}
+		it.status = outcome + " " + m.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")")
+		it.callID = ""
+		it.changed()
+	}
+}
+
+func (m *tuiModel) toolItem(callID string) *item {
+	for i := len(m.items) - 1; i >= 0; i-- {
+		if it := m.items[i]; it.kind == itemTool && it.callID == callID && callID != "" {
+			return it
+		}
+	}
+	return nil
+}
+
+// toolStatus is "ok (1.2s)", an exit code, or the failure, styled.
+func toolStatus(st styles, ok *bool, errv any, result json.RawMessage, d time.Duration, width int) string {
+	status := st.ok.Render(commandStatus(result))
+	if ok != nil && !*ok {
+		status = st.bad.Render("failed: " + truncate(fmt.Sprint(errv), max(20, width-20)))
+	} else if s := commandStatus(result); s != "ok" {
+		status = st.warn.Render(s)
+	}
+	return status + " " + st.dim.Render("("+formatDuration(d)+")")
+}
+
+// queue opens an approval or question, or keeps it for after the open one.
+func (m *tuiModel) queue(msg tea.Msg) tea.Cmd {
+	if m.ask != nil {
+		m.pending = append(m.pending, msg)
+		return nil
+	}
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case approvalMsg:
+		cmd = m.openApproval(&msg)
+	case questionMsg:
+		cmd = m.openQuestion(&msg)
+	}
+	return tea.Batch(cmd, watchGone(msg))
+}
+
+// watchGone wakes the program when the runtime stops waiting for msg.
+func watchGone(msg tea.Msg) tea.Cmd {
+	var gone <-chan struct{}
+	switch msg := msg.(type) {
+	case approvalMsg:
+		gone = msg.gone
+	case questionMsg:
+		gone = msg.gone
+	}
+	if gone == nil {
+		return nil
+	}
+	return func() tea.Msg { <-gone; return goneCheckMsg{} }
+}
+
+// checkGone closes the open form when the runtime no longer waits for it
+// and drops queued ones that are gone.
+func (m *tuiModel) checkGone() tea.Cmd {
+	isGone := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	keep := m.pending[:0]
+	for _, p := range m.pending {
+		switch p := p.(type) {
+		case approvalMsg:
+			if isGone(p.gone) {
+				continue
+			}
+		case questionMsg:
+			if isGone(p.gone) {
+				continue
+			}
+		}
+		keep = append(keep, p)
+	}
+	m.pending = keep
+	if m.ask != nil {
+		if (m.ask.approval != nil && isGone(m.ask.approval.gone)) || (m.ask.question != nil && isGone(m.ask.question.gone)) {
+			if m.ask.item != nil {
+				m.ask.item.addDecision("  ⎿ " + m.st.dim.Render("no longer asked"))
+			}
+			m.ask = nil
+			return m.next()
+		}
+	}
+	return nil
+}
+
+func (m *tuiModel) formTheme() *huh.Theme {
+	if m.st.color {
+		return huh.ThemeCharm()
+	}
+	return huh.ThemeBase()
+}
+
+func (m *tuiModel) newForm(fields ...huh.Field) *huh.Form {
+	f := huh.NewForm(huh.NewGroup(fields...)).WithShowHelp(false).WithTheme(m.formTheme()).WithWidth(max(20, m.width))
+	f.SubmitCmd, f.CancelCmd = nil, nil
+	return f
+}
+
+func (m *tuiModel) openApproval(msg *approvalMsg) tea.Cmd {
+	var req struct {
+		Tool       string          `json:"tool"`
+		Permission string          `json:"permission"`
+		Input      json.RawMessage `json:"input"`
+		Preview    string          `json:"preview"`
+		CallID     string          `json:"callId"`
+	}
+	json.Unmarshal(msg.params, &req)
+	m.ta.Blur()
+	text := m.st.warn.Render(fmt.Sprintf("%s wants to run %s", req.Permission, req.Tool)) + "\n" +
+		strings.TrimRight(approvalBody(m.st, req.Tool, req.Input, req.Preview), "\n")
+	// Shown under its tool call when that is in the transcript.
+	it := m.toolItem(req.CallID)
+	if it != nil && it.approval == "" {
+		it.approval = "  " + text
+		it.changed()
+	} else {
+		it = m.add(&item{kind: itemNote, text: "\n" + text})
+	}
+	a := &asking{approval: msg, item: it, choice: "allow"}
+	a.form = m.newForm(huh.NewSelect[string]().Title("Allow this?").Options(
+		huh.NewOption("Yes, once (y)", "allow"),
+		huh.NewOption("Yes, for the rest of this task (a)", "allowSession"),
+		huh.NewOption("No, and tell it what to do instead (n)", "deny"),
+	).Value(&a.choice))
+	m.ask = a
+	return a.form.Init()
+}
+
+func (m *tuiModel) openQuestion(msg *questionMsg) tea.Cmd {
+	var req struct {
+		Questions []struct {
+			ID      string   `json:"id"`
+			Text    string   `json:"text"`
+			Kind    string   `json:"kind"`
+			Options []string `json:"options"`
+		} `json:"questions"`
+	}
+	json.Unmarshal(msg.params, &req)
+	m.ta.Blur()
+	a := &asking{question: msg, single: map[string]*string{}, multi: map[string]*[]string{}}
+	var fields []huh.Field
+	var shown []string
+	for _, q := range req.Questions {
+		a.order = append(a.order, q.ID)
+		shown = append(shown, q.Text)
+		if q.Kind == "checkbox" {
+			v := &[]string{}
+			a.multi[q.ID] = v
+			fields = append(fields, huh.NewMultiSelect[string]().Title(q.Text).Options(huh.NewOptions(q.Options...)...).Value(v))
+			continue
+		}
+		v := new(string)
+		a.single[q.ID] = v
+		fields = append(fields, huh.NewSelect[string]().Title(q.Text).Options(huh.NewOptions(q.Options...)...).Value(v))
+	}
+	if len(fields) == 0 {
+		msg.reply <- nil
+		return nil
+	}
+	a.item = m.add(&item{kind: itemNote, text: "\n" + m.st.warn.Render("the agent asks:") + " " + strings.Join(shown, " · ")})
+	a.form = m.newForm(fields...)
+	m.ask = a
+	return a.form.Init()
+}
+
+// askKey handles a key while an approval or a question is open: Esc and
+// Ctrl-C deny (an approval) or dismiss (a question) and interrupt the
+// turn; y/a/n pick an approval's choice at once.
+func (m *tuiModel) askKey(k tea.KeyMsg) tea.Cmd {
+	a := m.ask
+	switch k.String() {
+	case "esc", "ctrl+c":
+		if a.approval != nil {
+			m.finishApproval(approval{decision: "deny", stop: true}, "denied; interrupting the turn")
+		} else {
+			m.finishQuestion(nil)
+		}
+		m.interrupt()
+		return m.next()
+	}
+	if a.approval != nil && !a.instead {
+		switch k.String() {
+		case "y":
+			a.choice = "allow"
+			return m.approvalChosen()
+		case "a":
+			a.choice = "allowSession"
+			return m.approvalChosen()
+		case "n":
+			a.choice = "deny"
+			return m.approvalChosen()
+		}
+	}
+	return m.formUpdate(k)
+}
+
+// formUpdate passes msg to the open form and acts when it is complete.
+func (m *tuiModel) formUpdate(msg tea.Msg) tea.Cmd {
+	a := m.ask
+	model, cmd := a.form.Update(msg)
+	if f, ok := model.(*huh.Form); ok {
+		a.form = f
+	}
+	if a.form.State != huh.StateCompleted {
+		return cmd
+	}
+	switch {
+	case a.approval != nil && !a.instead:
+		return tea.Batch(cmd, m.approvalChosen())
+	case a.approval != nil:
+		msg := strings.TrimSpace(a.message)
+		shown := "denied"
+		if msg != "" {
+			shown = "denied; told it: " + msg
+		}
+		m.finishApproval(approval{decision: "deny", message: msg}, shown)
+		return tea.Batch(cmd, m.next())
+	default:
+		answers := map[string][]string{}
+		answered := false
+		for _, id := range a.order {
+			var picked []string
+			if v := a.single[id]; v != nil && *v != "" {
+				picked = []string{*v}
+			}
+			if v := a.multi[id]; v != nil {
+				picked = append(picked, *v...)
+			}
+			if picked == nil {
+				picked = []string{}
+			}
+			answered = answered || len(picked) > 0
+			answers[id] = picked
+		}
+		if !answered {
+			answers = nil
+		}
+		m.finishQuestion(answers)
+		return tea.Batch(cmd, m.next())
+	}
+}
+
+// approvalChosen acts on the approval's select: allow replies at once,
+// deny asks what to do instead.
+func (m *tuiModel) approvalChosen() tea.Cmd {
+	a := m.ask
+	switch a.choice {
+	case "allow":
+		m.finishApproval(approval{decision: "allow"}, "allowed once")
+		return m.next()
+	case "allowSession":
+		m.finishApproval(approval{decision: "allowSession"}, "allowed for the rest of this task")
+		return m.next()
+	}
+	a.instead = true
+	a.form = m.newForm(huh.NewInput().Title("What should it do instead? (Enter to just deny)").Value(&a.message))
+	return a.form.Init()
+}
+
+func (m *tuiModel) finishApproval(res approval, shown string) {
+	a := m.ask
+	a.approval.reply <- res
+	st := m.st.ok
+	if res.decision == "deny" {
+		st = m.st.bad
+	}
+	a.item.addDecision("  ⎿ " + st.Render(shown))
+	m.ask = nil
+}
+
+func (m *tuiModel) finishQuestion(answers map[string][]string) {
+	a := m.ask
+	a.question.reply <- answers
+	shown := "dismissed"
+	if answers != nil {
+		var parts []string
+		for _, id := range a.order {
+			parts = append(parts, strings.Join(answers[id], ", "))
+		}
+		shown = "answered: " + strings.Join(parts, " · ")
+	}
+	a.item.addDecision("  ⎿ " + m.st.dim.Render(shown))
+	m.ask = nil
+}
+
+// closeAsk answers the open form and the queued ones when the turn ended.
+func (m *tuiModel) closeAsk(res approval) {
+	if m.ask != nil {
+		if m.ask.approval != nil {
+			m.finishApproval(res, "not answered: the turn ended")
+		} else {
+			m.finishQuestion(nil)
+		}
+	}
+	for _, p := range m.pending {
+		switch p := p.(type) {
+		case approvalMsg:
+			p.reply <- res
+		case questionMsg:
+			p.reply <- nil
+		}
+	}
+	m.pending = nil
+	m.ta.Focus()
+}
+
+// next opens the next queued approval or question, else gives the keys
+// back to the prompt.
+func (m *tuiModel) next() tea.Cmd {
+	if len(m.pending) == 0 {
+		return m.ta.Focus()
+	}
+	msg := m.pending[0]
+	m.pending = m.pending[1:]
+	return m.queue(msg)
+}
+
+// tuiSession runs the interactive session; it returns the exit code (0,
+// or 130 after Ctrl-C twice at the prompt or a SIGINT).
+func tuiSession(r *runner, st styles, prog *atomic.Pointer[tea.Program]) int {
+	if !st.color {
+		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+	// Fixed, so no one queries the terminal's background while bubbletea
+	// reads the keyboard.
+	lipgloss.SetHasDarkBackground(true)
+	out := os.Stdout
+	if !isTerminal(out) {
+		out = os.Stderr
+	}
+	m := newTUIModel(r, st)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithOutput(out), tea.WithInput(os.Stdin))
+	prog.Store(p)
+	_, err := p.Run()
+	prog.Store(nil)
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.closeAsk(approval{decision: "deny"})
+	// The transcript stays in the scroll-back of the normal screen.
+	width := m.width
+	if width == 0 {
+		width = termWidth()
+	}
+	fmt.Fprint(out, renderTranscript(st, m.items, width))
+	if errors.Is(err, tea.ErrInterrupted) {
+		return exitCancelled
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		fmt.Fprintln(os.Stderr, "task-x: the terminal session failed:", err)
+		return exitFailed
+	}
+	return m.exitCode
+}
