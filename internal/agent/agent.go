@@ -563,6 +563,18 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 		// A tool the mode does not offer (the model called it anyway).
 		decision, reason = policy.Deny, fmt.Sprintf("%s tools are not available in %s mode", spec.Permission, r.chatModeLabel())
 	}
+	// failed is what the model sees of a tool's error.
+	failed := func(err error) (string, bool) {
+		if te, ok := tool.AsError(err); ok {
+			return finish(te.Message, false, nil)
+		}
+		if ctx.Err() != nil {
+			return finish(resultCancelled, false, nil)
+		}
+		r.log.Error("tool runtime failure", "tool", c.Name, "error", err)
+		return finish("The tool failed: "+err.Error(), false, nil)
+	}
+	var plan *tool.Plan
 	switch decision {
 	case policy.Deny:
 		return finish("denied by policy: "+reason, false, nil)
@@ -570,7 +582,21 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 		if r.grants.covers(c.Name, c.Input) {
 			break
 		}
-		if !r.approve(ctx, c, spec) {
+		// A tool that can compute its change does so before the user is
+		// asked: the preview is the change itself, and a change that
+		// cannot be made fails here, without asking. The approved call
+		// applies this plan.
+		var prev string
+		if pv, ok := t.(tool.Previewer); ok {
+			p, err := r.planTool(tool.WithCallID(ctx, c.ID), pv, c.Input)
+			if err != nil {
+				return failed(err)
+			}
+			plan, prev = p, p.Preview
+		} else {
+			prev = preview(c.Name, c.Input)
+		}
+		if !r.approve(ctx, c, spec, prev) {
 			if ctx.Err() != nil {
 				return finish(resultCancelled, false, nil)
 			}
@@ -581,7 +607,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	// The call runs under its own ctx so agent/cancelTool stops only it.
 	cctx, stopCall := context.WithCancel(ctx)
 	r.ctl.register(c.ID, stopCall)
-	res, err := r.runTool(tool.WithCallID(cctx, c.ID), t, c.Input)
+	res, err := r.runTool(tool.WithCallID(cctx, c.ID), t, plan, c.Input)
 	byUser := r.ctl.unregister(c.ID)
 	if byUser {
 		if res.Background != nil {
@@ -601,14 +627,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	}
 	stopCall()
 	if err != nil {
-		if te, ok := tool.AsError(err); ok {
-			return finish(te.Message, false, nil)
-		}
-		if ctx.Err() != nil {
-			return finish(resultCancelled, false, nil)
-		}
-		r.log.Error("tool runtime failure", "tool", c.Name, "error", err)
-		return finish("The tool failed: "+err.Error(), false, nil)
+		return failed(err)
 	}
 	for _, ch := range res.Changes {
 		r.emit(Event{Type: EventFileChanged, CallID: c.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
@@ -631,11 +650,12 @@ func (r *run) chatModeLabel() string {
 	return r.p.ChatMode
 }
 
-// approve asks the Approver with the approval timeout; it reports whether the
-// call may run and remembers allowSession.
-func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec) bool {
+// approve asks the Approver with the approval timeout, showing preview (cut
+// at maxPreview); it reports whether the call may run and remembers
+// allowSession.
+func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) bool {
 	req := ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
-		Input: c.Input, Preview: preview(r.env, c.Name, c.Input)}
+		Input: c.Input, Preview: cut(preview, maxPreview)}
 	r.emit(Event{Type: EventApprovalRequested, CallID: c.ID, Tool: c.Name, Permission: spec.Permission, Input: c.Input, Preview: req.Preview})
 	d := DecisionDeny
 	if r.opts.Approve != nil {
@@ -658,15 +678,34 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec) bool {
 	return d != DecisionDeny
 }
 
-// runTool runs t, turning a panic into a runtime error (a broken tool must
-// not take the runtime down).
-func (r *run) runTool(ctx context.Context, t tool.Tool, input json.RawMessage) (res tool.Result, err error) {
+// runTool runs t, or applies plan when the call was planned before its
+// approval, turning a panic into a runtime error (a broken tool must not
+// take the runtime down).
+func (r *run) runTool(ctx context.Context, t tool.Tool, plan *tool.Plan, input json.RawMessage) (res tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool panicked: %v", p)
 		}
 	}()
+	if plan != nil {
+		return plan.Apply(ctx)
+	}
 	return t.Run(ctx, r.env, input)
+}
+
+// planTool computes a call's change before its approval (tool.Previewer),
+// turning a panic into a runtime error as runTool does.
+func (r *run) planTool(ctx context.Context, t tool.Previewer, input json.RawMessage) (plan *tool.Plan, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			plan, err = nil, fmt.Errorf("tool panicked: %v", p)
+		}
+	}()
+	plan, err = t.Plan(ctx, r.env, input)
+	if err == nil && (plan == nil || plan.Apply == nil) {
+		err = fmt.Errorf("%s planned no change", t.Spec().Name)
+	}
+	return plan, err
 }
 
 // finish stops what the task left running, emits done and returns the

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -338,8 +336,10 @@ func TestReadEditCommandTask(t *testing.T) {
 	if got := h.appr.ids(); !slices.Equal(got, []string{"c2", "c3"}) {
 		t.Errorf("approvals asked for %v; want c2, c3", got)
 	}
-	if p := h.appr.asked[0].Preview; !strings.Contains(p, "-a") || !strings.Contains(p, "+b") {
-		t.Errorf("edit preview is not a diff: %q", p)
+	// The fake replace_text cannot plan (no tool.Previewer): its input is
+	// shown (preview_test.go has the real tools' diffs).
+	if p := h.appr.asked[0].Preview; !strings.Contains(p, `"oldText": "a\n"`) {
+		t.Errorf("preview of a tool that cannot plan is not its input: %q", p)
 	}
 	if p := h.appr.asked[1].Preview; !strings.Contains(p, "$ go test ./...") || !strings.Contains(p, "cwd: .") {
 		t.Errorf("command preview %q", p)
@@ -902,26 +902,17 @@ func TestMergeChange(t *testing.T) {
 }
 
 func TestPreview(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if p := preview("run_command", json.RawMessage(`{"command":"make","cwd":"src","background":true}`)); p != "$ make\n(cwd: src)\n(runs in the background)" {
+		t.Errorf("command preview %q", p)
 	}
-	env := tool.NewEnv(root, nil, true, "t")
-	if p := preview(env, "write_file", json.RawMessage(`{"path":"a.txt","content":"one\nthree\n"}`)); !strings.Contains(p, "-two") || !strings.Contains(p, "+three") {
-		t.Errorf("overwrite preview %q", p)
+	if p := preview("move_path", json.RawMessage(`{"from":"a","to":"b"}`)); p != "move a → b" {
+		t.Errorf("move preview %q", p)
 	}
-	if p := preview(env, "write_file", json.RawMessage(`{"path":"new.txt","content":"hello"}`)); p != "new file new.txt\nhello" {
-		t.Errorf("new file preview %q", p)
-	}
-	if p := preview(env, "write_file", json.RawMessage(`{"path":"../../etc/passwd","content":"x"}`)); !strings.HasPrefix(p, "new file") {
-		t.Errorf("preview read outside the root: %q", p)
+	if p := preview("mcp__x__y", json.RawMessage(`{"q":1}`)); !strings.Contains(p, `"q": 1`) {
+		t.Errorf("generic preview %q", p)
 	}
 	long := strings.Repeat("é", 5000)
-	b, _ := json.Marshal(map[string]string{"path": "n.txt", "content": long})
-	if p := preview(env, "write_file", b); len(p) > maxPreview+40 || !strings.Contains(p, "more bytes") || !json.Valid([]byte(fmt.Sprintf("%q", p))) {
+	if p := cut(long, maxPreview); len(p) > maxPreview+40 || !strings.Contains(p, "more bytes") || !json.Valid([]byte(fmt.Sprintf("%q", p))) {
 		t.Errorf("long preview is %d bytes", len(p))
-	}
-	if p := preview(env, "mcp__x__y", json.RawMessage(`{"q":1}`)); !strings.Contains(p, `"q": 1`) {
-		t.Errorf("generic preview %q", p)
 	}
 }

@@ -4,12 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-
-	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -101,20 +96,13 @@ func commandOf(input json.RawMessage) string {
 // maxPreview bounds an approval preview, in bytes.
 const maxPreview = 4000
 
-// maxPreviewFile is the largest existing file read for a write_file diff.
-const maxPreviewFile = 1 << 20
-
-// preview renders what the user approves: a unified diff for replace_text
-// and for write_file over an existing file, the new text for a new file, the
-// patch for apply_patch, the command and cwd for run_command, and the input
-// JSON for anything else. It is cut at about 4000 bytes.
-func preview(env *tool.Env, name string, input json.RawMessage) string {
+// preview renders what the user approves of a tool that cannot plan its
+// call (tool.Previewer plans the edit tools' real diffs): the path for
+// delete_path, both paths for move_path, the command and cwd for
+// run_command, and the input JSON for anything else.
+func preview(name string, input json.RawMessage) string {
 	var in struct {
 		Path       string `json:"path"`
-		Content    string `json:"content"`
-		OldText    string `json:"oldText"`
-		NewText    string `json:"newText"`
-		Patch      string `json:"patch"`
 		From       string `json:"from"`
 		To         string `json:"to"`
 		Command    string `json:"command"`
@@ -122,81 +110,27 @@ func preview(env *tool.Env, name string, input json.RawMessage) string {
 		Background bool   `json:"background"`
 	}
 	_ = json.Unmarshal(input, &in)
-	var s string
 	switch name {
-	case "replace_text":
-		// The texts are fragments: end both with a newline so the diff has
-		// no "No newline at end of file" markers.
-		s = udiff.Unified("a/"+in.Path, "b/"+in.Path, withNewline(in.OldText), withNewline(in.NewText))
-	case "write_file":
-		if old, ok := readForPreview(env, in.Path); ok {
-			s = udiff.Unified("a/"+in.Path, "b/"+in.Path, old, in.Content)
-			if s == "" {
-				s = "(no change to " + in.Path + ")"
-			}
-		} else {
-			s = "new file " + in.Path + "\n" + in.Content
-		}
-	case "apply_patch":
-		s = in.Patch
 	case "delete_path":
-		s = "delete " + in.Path
+		return "delete " + in.Path
 	case "move_path":
-		s = "move " + in.From + " → " + in.To
+		return "move " + in.From + " → " + in.To
 	case "run_command":
 		cwd := in.Cwd
 		if cwd == "" {
 			cwd = "."
 		}
-		s = fmt.Sprintf("$ %s\n(cwd: %s)", in.Command, cwd)
+		s := fmt.Sprintf("$ %s\n(cwd: %s)", in.Command, cwd)
 		if in.Background {
 			s += "\n(runs in the background)"
 		}
-	default:
-		b, err := json.MarshalIndent(json.RawMessage(rawOrEmpty(input)), "", "  ")
-		if err != nil {
-			b = input
-		}
-		s = string(b)
-	}
-	return cut(s, maxPreview)
-}
-
-func withNewline(s string) string {
-	if s == "" || strings.HasSuffix(s, "\n") {
 		return s
 	}
-	return s + "\n"
-}
-
-// readForPreview reads the current text of a workspace file through os.Root,
-// so a path or symlink that leaves the root is never read.
-func readForPreview(env *tool.Env, p string) (string, bool) {
-	if env == nil || env.Root == "" || p == "" {
-		return "", false
-	}
-	if filepath.IsAbs(p) {
-		rel, err := filepath.Rel(env.Root, p)
-		if err != nil {
-			return "", false
-		}
-		p = rel
-	}
-	root, err := os.OpenRoot(env.Root)
+	b, err := json.MarshalIndent(json.RawMessage(rawOrEmpty(input)), "", "  ")
 	if err != nil {
-		return "", false
+		b = input
 	}
-	defer root.Close()
-	f, err := root.Open(filepath.Clean(p))
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPreviewFile+1))
-	if err != nil || len(b) > maxPreviewFile {
-		return "", false
-	}
-	return string(b), true
+	return string(b)
 }
 
 // cut shortens s to at most n bytes on a rune boundary, saying so.

@@ -82,7 +82,7 @@ func (r *run) checkGate(ctx context.Context, command string) (bool, string) {
 	}
 	r.validationAsks++
 	c := pendingCall{ToolCall: provider.ToolCall{ID: fmt.Sprintf("validation_%d", r.validationAsks), Name: spec.Name, Input: input}}
-	if !r.approve(ctx, c, spec) {
+	if !r.approve(ctx, c, spec, preview(spec.Name, input)) {
 		return false, validate.ReasonDenied
 	}
 	return true, ""
@@ -106,7 +106,7 @@ func (r *run) checkExec(ctx context.Context, command string, timeout time.Durati
 		return validate.ExecResult{}, errors.New("run_command is not available to this task")
 	}
 	input, _ := json.Marshal(map[string]any{"command": command, "timeoutMs": timeout.Milliseconds()})
-	res, err := r.runTool(ctx, t, input)
+	res, err := r.runTool(ctx, t, nil, input)
 	if err != nil {
 		if te, ok := tool.AsError(err); ok {
 			switch te.Kind {

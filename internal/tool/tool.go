@@ -119,6 +119,30 @@ type Tool interface {
 	Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error)
 }
 
+// Plan is a change a tool computed before making it (Previewer). Preview is
+// what the user approves: for an edit, the unified diff of every file it
+// changes ("a/<path>" → "b/<path>", "/dev/null" for a created or deleted
+// file, the files' real line numbers, 3 lines of context). Apply makes
+// exactly that change and returns what Run would have; it re-checks that
+// every file still holds what the plan was computed from and fails with a
+// *Error of kind ErrStale when one does not. Apply is called at most once;
+// a plan never applied leaves nothing behind.
+type Plan struct {
+	Preview string
+	Apply   func(ctx context.Context) (Result, error)
+}
+
+// Previewer is a tool that can compute its change before making it, with
+// the code its Run uses (Run is Plan then Apply). Plan fails with the error
+// Run would give (no match, ambiguous match, stale file, refused path,
+// encoding), so a call that cannot apply fails before the user is asked,
+// and an approved call applies the plan the user saw, never a recomputation.
+// The edit tools (write_file, replace_text, apply_patch) implement it.
+type Previewer interface {
+	Tool
+	Plan(ctx context.Context, env *Env, input json.RawMessage) (*Plan, error)
+}
+
 // Registry is a set of tools by name, safe for concurrent use.
 type Registry struct {
 	mu    sync.RWMutex

@@ -59,32 +59,44 @@ type patchTarget struct {
 	enc      textEncoding // how content maps to the file's bytes (encoding.go)
 }
 
-// Run parses the patch, applies every hunk in memory and writes all files in
-// one edit-log operation. Failures: invalidInput (a malformed patch, a hunk
-// that does not apply, overlapping hunks, creating a file that exists, a
-// patch that changes nothing), notFound (changing a missing file),
-// outsideWorkspace, denied (.git/), staleEdit.
+// Run applies the patch: Plan, then the plan's Apply, which writes all
+// files in one edit-log operation.
 func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	pl, err := t.Plan(ctx, env, input)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return pl.Apply(ctx)
+}
+
+// Plan parses the patch and applies every hunk in memory; its preview is
+// the diff of the files as they are to what they become (not the patch as
+// given: its line numbers may be off and its context short). Failures:
+// invalidInput (a malformed patch, a hunk that does not apply, overlapping
+// hunks, creating a file that exists, a patch that changes nothing, a
+// character a file's encoding lacks), notFound (changing a missing file),
+// outsideWorkspace, denied (.git/), staleEdit.
+func (t *applyPatch) Plan(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Plan, error) {
 	var in applyPatchInput
 	if err := decodeInput(input, &in); err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	if in.Patch == nil || strings.TrimSpace(*in.Patch) == "" {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "patch is required")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "patch is required")
 	}
 	if len(*in.Patch) > maxFileBytes {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "patch is over the %d MiB limit", maxFileBytes>>20)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "patch is over the %d MiB limit", maxFileBytes>>20)
 	}
 	if err := needRoot(env); err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	sections, err := parsePatch(*in.Patch)
 	if err != nil {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "the patch cannot be read: %v. Nothing was written.", err)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "the patch cannot be read: %v. Nothing was written.", err)
 	}
 	root, err := openRoot(env)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	defer root.Close()
 
@@ -93,10 +105,10 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	for _, sec := range sections {
 		p, err := resolvePath(env, sec.path())
 		if err != nil {
-			return tool.Result{}, err
+			return nil, err
 		}
 		if err := checkEditable(p); err != nil {
-			return tool.Result{}, err
+			return nil, err
 		}
 		tg := targets[p.Rel]
 		if tg == nil {
@@ -105,14 +117,14 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 			switch {
 			case errors.Is(serr, fs.ErrNotExist):
 			case serr != nil:
-				return tool.Result{}, fsError(p.Rel, serr)
+				return nil, fsError(p.Rel, serr)
 			default:
 				data, rerr := readRegular(root, p.Rel)
 				if rerr != nil {
-					return tool.Result{}, rerr
+					return nil, rerr
 				}
 				if err := checkStale(env, p, data); err != nil {
-					return tool.Result{}, err
+					return nil, err
 				}
 				tg.enc = detectEncoding(data)
 				tg.existed, tg.exists, tg.before, tg.content, tg.mode = true, true, data, tg.enc.decode(data), fi.Mode().Perm()
@@ -123,17 +135,17 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		tg.sections++
 		switch {
 		case sec.oldPath == "" && tg.exists:
-			return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "the patch creates %s (--- /dev/null) but it already exists; patch it with --- a/%s instead. Nothing was written.", p.Rel, p.Rel)
+			return nil, tool.Errorf(tool.ErrInvalidInput, "the patch creates %s (--- /dev/null) but it already exists; patch it with --- a/%s instead. Nothing was written.", p.Rel, p.Rel)
 		case sec.oldPath != "" && !tg.exists:
-			return tool.Result{}, tool.Errorf(tool.ErrNotFound, "the patch changes %s but it does not exist; create it with --- /dev/null. Nothing was written.", p.Rel)
+			return nil, tool.Errorf(tool.ErrNotFound, "the patch changes %s but it does not exist; create it with --- /dev/null. Nothing was written.", p.Rel)
 		}
 		out, err := applyHunks(p.Rel, tg.content, sec.hunks)
 		if err != nil {
-			return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%v. Nothing was written; read the file again and regenerate the patch.", err)
+			return nil, tool.Errorf(tool.ErrInvalidInput, "%v. Nothing was written; read the file again and regenerate the patch.", err)
 		}
 		if sec.newPath == "" {
 			if out != "" && len(sec.hunks) > 0 {
-				return tool.Result{}, tool.Errorf(tool.ErrInvalidInput,
+				return nil, tool.Errorf(tool.ErrInvalidInput,
 					"the patch deletes %s (+++ /dev/null) but its removed lines do not cover the whole file. Nothing was written.", p.Rel)
 			}
 			tg.content, tg.exists = "", false
@@ -149,7 +161,7 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		tg := targets[rel]
 		after, err := tg.enc.encode(tg.content)
 		if err != nil {
-			return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is in %s and the patch adds %v. Nothing was written.", rel, tg.enc.name, err)
+			return nil, tool.Errorf(tool.ErrInvalidInput, "%s is in %s and the patch adds %v. Nothing was written.", rel, tg.enc.name, err)
 		}
 		if tg.existed == tg.exists && string(tg.before) == string(after) {
 			continue
@@ -163,15 +175,12 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		case !tg.exists:
 			kind = "deleted"
 		}
-		df := diffFiles(rel, tg.enc.decode(tg.before), tg.content)
+		df := diffFiles(rel, tg.enc.decode(tg.before), tg.content, tg.existed, tg.exists)
 		diff.WriteString(df.Text)
 		changes = append(changes, tool.FileChange{Path: rel, Kind: kind, Added: df.Added, Removed: df.Removed})
 	}
 	if len(files) == 0 {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "the patch changes nothing")
-	}
-	if ctx.Err() != nil {
-		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "the patch changes nothing")
 	}
 	// The placeholder guard over the whole patch: a rename carries its
 	// content (and placeholders) from the old path to the new one.
@@ -180,21 +189,29 @@ func (t *applyPatch) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		before, after = append(before, f.Before...), append(after, f.After...)
 	}
 	if err := checkPlaceholder(fsx.Resolved{Rel: files[0].Path}, before, after); err != nil {
-		return tool.Result{}, err
-	}
-	opID, err := applyEdits(ctx, env, "apply_patch", files)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	recordWrites(env, func(rel string) string { return targets[rel].abs }, files)
-	var msg strings.Builder
-	fmt.Fprintf(&msg, "Applied the patch to %s:", plural(len(changes), "file"))
-	for _, c := range changes {
-		fmt.Fprintf(&msg, "\n%s %s (+%d -%d)", c.Kind, c.Path, c.Added, c.Removed)
+		return nil, err
 	}
 	text, cut := truncateRunes(diff.String(), maxDiffBytes)
 	if cut {
 		text += "\n[... diff truncated ...]\n"
 	}
-	return tool.Result{Content: msg.String(), Data: patchData{Files: changes, Diff: text, Operation: opID}, Changes: changes, Operation: opID}, nil
+	apply := func(ctx context.Context) (tool.Result, error) {
+		if ctx.Err() != nil {
+			return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing")
+		}
+		// The edit log (or the throwaway one) checks that every file still
+		// holds what the plan read.
+		opID, err := applyEdits(ctx, env, "apply_patch", files)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		recordWrites(env, func(rel string) string { return targets[rel].abs }, files)
+		var msg strings.Builder
+		fmt.Fprintf(&msg, "Applied the patch to %s:", plural(len(changes), "file"))
+		for _, c := range changes {
+			fmt.Fprintf(&msg, "\n%s %s (+%d -%d)", c.Kind, c.Path, c.Added, c.Removed)
+		}
+		return tool.Result{Content: msg.String(), Data: patchData{Files: changes, Diff: text, Operation: opID}, Changes: changes, Operation: opID}, nil
+	}
+	return &tool.Plan{Preview: text, Apply: apply}, nil
 }

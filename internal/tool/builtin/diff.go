@@ -7,15 +7,16 @@ const maxDiffBytes = 100_000
 
 // fileDiff is the unified diff of one file change with its line counts.
 type fileDiff struct {
-	Text    string // unified diff, "a/<rel>" → "b/<rel>", 3 lines of context
+	Text    string // unified diff, "a/<rel>" → "b/<rel>", 3 lines of context ("" when nothing changes)
 	Added   int
 	Removed int
 }
 
 // diffFiles computes the unified diff from old to new for rel and counts the
-// added and removed lines (editlog.Diff). A created file diffs from empty.
-func diffFiles(rel, old, new string) fileDiff {
-	text, added, removed := editlog.Diff(rel, old, new, true, true)
+// added and removed lines (editlog.Diff). A created file (existed false)
+// diffs from /dev/null, a deleted one (exists false) to /dev/null.
+func diffFiles(rel, old, new string, existed, exists bool) fileDiff {
+	text, added, removed := editlog.Diff(rel, old, new, existed, exists)
 	if cut, ok := truncateRunes(text, maxDiffBytes); ok {
 		text = cut + "\n[... diff truncated ...]\n"
 	}

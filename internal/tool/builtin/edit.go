@@ -3,6 +3,8 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -66,42 +68,90 @@ func checkStale(env *tool.Env, p fsx.Resolved, current []byte) error {
 	return nil
 }
 
-// commitEdit writes newData to p: through the edit log when env has one
-// (the operation id is returned), else atomically with write (creating its
-// parent folders for a new file). It records the write in env.Reads and
-// builds the change and its diff. A failed write leaves the old file whole.
-func commitEdit(ctx context.Context, env *tool.Env, root *os.Root, write writeFunc, toolName string, p fsx.Resolved, old []byte, existed bool, newData []byte) (editData, tool.FileChange, string, error) {
+// plannedEdit is one file's planned write (write_file, replace_text): what
+// the tool read (old; existed false for a file it creates), what it will
+// write, and the diff between them. Plan computes it, Apply commits it.
+type plannedEdit struct {
+	p       fsx.Resolved
+	old     []byte
+	existed bool
+	newData []byte
+	diff    fileDiff
+}
+
+// planEdit checks a write of newData over old to p (the placeholder guard)
+// and computes its diff; nothing is written.
+func planEdit(p fsx.Resolved, old []byte, existed bool, newData []byte) (*plannedEdit, error) {
 	if err := checkPlaceholder(p, old, newData); err != nil {
-		return editData{}, tool.FileChange{}, "", err
+		return nil, err
+	}
+	return &plannedEdit{p: p, old: old, existed: existed, newData: newData,
+		diff: diffFiles(p.Rel, string(old), string(newData), existed, true)}, nil
+}
+
+// preview is what the user approves: the file's unified diff.
+func (e *plannedEdit) preview() string {
+	if e.diff.Text == "" {
+		return fmt.Sprintf("%s already holds this content; nothing changes.", e.p.Rel)
+	}
+	return e.diff.Text
+}
+
+// commit writes the planned content: through the edit log when env has one
+// (the operation id is returned), else atomically with write (creating the
+// parent folders of a new file). Either way the file must still hold what
+// the plan was computed from (ErrStale otherwise: it changed while the user
+// was asked). It records the write in env.Reads and returns the change. A
+// failed write leaves the old file whole.
+func (e *plannedEdit) commit(ctx context.Context, env *tool.Env, write writeFunc, toolName string) (editData, tool.FileChange, string, error) {
+	p := e.p
+	if ctx.Err() != nil {
+		return editData{}, tool.FileChange{}, "", tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
 	}
 	var opID string
 	if env.Edits != nil {
 		id, err := env.Edits.Apply(ctx, env.TaskID, tool.CallID(ctx), toolName,
-			[]tool.FileEdit{{Path: p.Rel, Existed: existed, Before: old, After: newData}})
+			[]tool.FileEdit{{Path: p.Rel, Existed: e.existed, Before: e.old, After: e.newData}})
 		if err != nil {
 			return editData{}, tool.FileChange{}, "", err
 		}
 		opID = id
 	} else {
-		if !existed {
+		root, err := openRoot(env)
+		if err != nil {
+			return editData{}, tool.FileChange{}, "", err
+		}
+		defer root.Close()
+		cur, err := root.ReadFile(osName(p.Rel))
+		gone := errors.Is(err, fs.ErrNotExist)
+		switch {
+		case err != nil && !gone:
+			return editData{}, tool.FileChange{}, "", fsError(p.Rel, err)
+		case e.existed && gone:
+			return editData{}, tool.FileChange{}, "", tool.Errorf(tool.ErrStale, "%s was removed while the edit was prepared; nothing was written", p.Rel)
+		case !e.existed && !gone:
+			return editData{}, tool.FileChange{}, "", tool.Errorf(tool.ErrStale, "%s was created while the edit was prepared; read it with read_file and retry", p.Rel)
+		case e.existed && !bytes.Equal(cur, e.old):
+			return editData{}, tool.FileChange{}, "", tool.Errorf(tool.ErrStale, "%s changed on disk while the edit was prepared; read it again with read_file and retry", p.Rel)
+		}
+		if !e.existed {
 			if dir := path.Dir(p.Rel); dir != "." {
 				if err := root.MkdirAll(osName(dir), 0o755); err != nil {
 					return editData{}, tool.FileChange{}, "", fsError(dir, err)
 				}
 			}
 		}
-		if err := write(root, osName(p.Rel), newData, 0o644); err != nil {
+		if err := write(root, osName(p.Rel), e.newData, 0o644); err != nil {
 			return editData{}, tool.FileChange{}, "", fsError(p.Rel, err)
 		}
 	}
 	if env.Reads != nil {
-		env.Reads.Record(p.Abs, newData)
+		env.Reads.Record(p.Abs, e.newData)
 	}
 	kind := "modified"
-	if !existed {
+	if !e.existed {
 		kind = "created"
 	}
-	df := diffFiles(p.Rel, string(old), string(newData))
-	d := editData{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed, Diff: df.Text, Operation: opID}
-	return d, tool.FileChange{Path: p.Rel, Kind: kind, Added: df.Added, Removed: df.Removed}, opID, nil
+	d := editData{Path: p.Rel, Kind: kind, Added: e.diff.Added, Removed: e.diff.Removed, Diff: e.diff.Text, Operation: opID}
+	return d, tool.FileChange{Path: p.Rel, Kind: kind, Added: e.diff.Added, Removed: e.diff.Removed}, opID, nil
 }

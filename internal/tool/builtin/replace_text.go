@@ -50,43 +50,53 @@ func (*replaceText) Spec() tool.Spec {
 	}
 }
 
-// Run replaces oldText by newText. Failures: invalidInput (empty oldText,
-// oldText equal to newText, binary file, folder), notFound, staleEdit,
-// noMatch (with the nearest candidate), ambiguous (several or overlapping
-// matches without replaceAll; overlapping ones even with it).
+// Run replaces oldText by newText: Plan, then the plan's Apply.
 func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in replaceTextInput
-	if err := decodeInput(input, &in); err != nil {
+	pl, err := t.Plan(ctx, env, input)
+	if err != nil {
 		return tool.Result{}, err
 	}
+	return pl.Apply(ctx)
+}
+
+// Plan computes the replacement and its diff without writing. Failures:
+// invalidInput (empty oldText, oldText equal to newText, binary file,
+// folder, a character the file's encoding lacks), notFound, staleEdit,
+// noMatch (with the nearest candidate), ambiguous (several or overlapping
+// matches without replaceAll; overlapping ones even with it).
+func (t *replaceText) Plan(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Plan, error) {
+	var in replaceTextInput
+	if err := decodeInput(input, &in); err != nil {
+		return nil, err
+	}
 	if in.OldText == nil || in.NewText == nil {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "path, oldText and newText are required")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "path, oldText and newText are required")
 	}
 	oldText, newText := *in.OldText, *in.NewText
 	if oldText == "" {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "oldText is empty; to create or overwrite a whole file use write_file")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "oldText is empty; to create or overwrite a whole file use write_file")
 	}
 	if oldText == newText {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "oldText and newText are the same; nothing would change")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "oldText and newText are the same; nothing would change")
 	}
 	p, err := resolvePath(env, in.Path)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	if err := checkEditable(p); err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	root, err := openRoot(env)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	defer root.Close()
 	data, err := readRegular(root, p.Rel)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	if err := checkStale(env, p, data); err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 
 	enc := detectEncoding(data)
@@ -112,7 +122,7 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		}
 	}
 	if len(pos) == 0 && enc.invalid > 0 && strings.ContainsRune(oldText, utf8.RuneError) {
-		return tool.Result{}, tool.Errorf(tool.ErrNoMatch,
+		return nil, tool.Errorf(tool.ErrNoMatch,
 			"oldText holds \uFFFD, which read_file shows for the %s of %s not valid as UTF-8; it cannot match them. Choose oldText around those bytes (they are kept as they are).",
 			plural(enc.invalid, "byte"), p.Rel)
 	}
@@ -122,7 +132,7 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 			// A secret-looking file's lines are shown only once approved.
 			hint = nearestCandidate(body, oldText)
 		}
-		return tool.Result{}, tool.Errorf(tool.ErrNoMatch, "oldText was not found in %s.\n%s", p.Rel, hint)
+		return nil, tool.Errorf(tool.ErrNoMatch, "oldText was not found in %s.\n%s", p.Rel, hint)
 	}
 	lines := make([]int, len(pos))
 	for i, off := range pos {
@@ -130,13 +140,13 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 	}
 	for i := 1; i < len(pos); i++ {
 		if pos[i] < pos[i-1]+len(oldText) {
-			return tool.Result{}, tool.Errorf(tool.ErrAmbiguous,
+			return nil, tool.Errorf(tool.ErrAmbiguous,
 				"oldText matches %d times in %s and the matches overlap (lines %s); include more surrounding text so that it matches once",
 				len(pos), p.Rel, listLines(lines))
 		}
 	}
 	if len(pos) > 1 && !in.ReplaceAll {
-		return tool.Result{}, tool.Errorf(tool.ErrAmbiguous,
+		return nil, tool.Errorf(tool.ErrAmbiguous,
 			"oldText matches %d times in %s (lines %s); include more surrounding lines so that it matches once, or set replaceAll to replace every occurrence",
 			len(pos), p.Rel, listLines(lines))
 	}
@@ -149,7 +159,7 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		newText = toLF(newText)
 	}
 	if newText == oldText {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "oldText and newText differ only in line endings, and the file keeps its own; nothing would change")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "oldText and newText differ only in line endings, and the file keeps its own; nothing would change")
 	}
 	var nb strings.Builder
 	nb.Grow(len(content) + len(pos)*(len(newText)-len(oldText)))
@@ -161,21 +171,25 @@ func (t *replaceText) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		last = off + len(oldText)
 	}
 	nb.WriteString(body[last:])
-	if ctx.Err() != nil {
-		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
-	}
 	out, err := enc.encode(nb.String())
 	if err != nil {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is in %s (not UTF-8) and newText holds %v; use characters that encoding has", p.Rel, enc.name, err)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "%s is in %s (not UTF-8) and newText holds %v; use characters that encoding has", p.Rel, enc.name, err)
 	}
-	d, change, opID, err := commitEdit(ctx, env, root, t.write, "replace_text", p, data, true, out)
+	e, err := planEdit(p, data, true, out)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
-	d.Replacements = len(pos)
-	msg := fmt.Sprintf("Replaced %s in %s at line %s (+%d -%d).",
-		plural(len(pos), "occurrence"), p.Rel, listLines(lines), d.Added, d.Removed)
-	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}, Operation: opID}, nil
+	apply := func(ctx context.Context) (tool.Result, error) {
+		d, change, opID, err := e.commit(ctx, env, t.write, "replace_text")
+		if err != nil {
+			return tool.Result{}, err
+		}
+		d.Replacements = len(pos)
+		msg := fmt.Sprintf("Replaced %s in %s at line %s (+%d -%d).",
+			plural(len(pos), "occurrence"), p.Rel, listLines(lines), d.Added, d.Removed)
+		return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}, Operation: opID}, nil
+	}
+	return &tool.Plan{Preview: e.preview(), Apply: apply}, nil
 }
 
 // matchPositions returns the byte offsets of every occurrence of sub in s,

@@ -45,28 +45,40 @@ func (*writeFile) Spec() tool.Spec {
 }
 
 // Run writes the file atomically and returns its FileChange, with the
-// unified diff in Data (editData).
+// unified diff in Data (editData): Plan, then the plan's Apply.
 func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in writeFileInput
-	if err := decodeInput(input, &in); err != nil {
+	pl, err := t.Plan(ctx, env, input)
+	if err != nil {
 		return tool.Result{}, err
 	}
+	return pl.Apply(ctx)
+}
+
+// Plan computes the write and its diff (from /dev/null for a new file)
+// without writing. Failures: invalidInput (too large, a folder, a
+// character the file's encoding lacks, U+FFFD over invalid bytes),
+// outsideWorkspace, denied (.git), staleEdit.
+func (t *writeFile) Plan(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Plan, error) {
+	var in writeFileInput
+	if err := decodeInput(input, &in); err != nil {
+		return nil, err
+	}
 	if in.Path == nil || in.Content == nil {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "path and content are required")
+		return nil, tool.Errorf(tool.ErrInvalidInput, "path and content are required")
 	}
 	if len(*in.Content) > maxFileBytes {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "content is over the %d MiB limit", maxFileBytes>>20)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "content is over the %d MiB limit", maxFileBytes>>20)
 	}
 	p, err := resolvePath(env, *in.Path)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	if err := checkEditable(p); err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	root, err := openRoot(env)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
 	defer root.Close()
 
@@ -77,24 +89,21 @@ func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessag
 	case errors.Is(err, fs.ErrNotExist):
 		existed = false
 	case err != nil:
-		return tool.Result{}, fsError(p.Rel, err)
+		return nil, fsError(p.Rel, err)
 	case fi.IsDir():
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is a directory", p.Rel)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "%s is a directory", p.Rel)
 	case !fi.Mode().IsRegular():
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is not a regular file", p.Rel)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "%s is not a regular file", p.Rel)
 	case fi.Size() > maxFileBytes:
 		// Too large to diff; a stale check still needs the content.
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is over the %d MiB limit", p.Rel, maxFileBytes>>20)
+		return nil, tool.Errorf(tool.ErrInvalidInput, "%s is over the %d MiB limit", p.Rel, maxFileBytes>>20)
 	default:
 		if old, err = root.ReadFile(osName(p.Rel)); err != nil {
-			return tool.Result{}, fsError(p.Rel, err)
+			return nil, fsError(p.Rel, err)
 		}
 		if err := checkStale(env, p, old); err != nil {
-			return tool.Result{}, err
+			return nil, err
 		}
-	}
-	if ctx.Err() != nil {
-		return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled before writing %s", p.Rel)
 	}
 	newData := []byte(*in.Content)
 	// An existing file that is not UTF-8 keeps its encoding (encoding.go).
@@ -103,23 +112,31 @@ func (t *writeFile) Run(ctx context.Context, env *tool.Env, input json.RawMessag
 	case enc.name != "":
 		b, err := enc.encode(*in.Content)
 		if err != nil {
-			return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "%s is in %s (not UTF-8) and content holds %v; use characters that encoding has", p.Rel, enc.name, err)
+			return nil, tool.Errorf(tool.ErrInvalidInput, "%s is in %s (not UTF-8) and content holds %v; use characters that encoding has", p.Rel, enc.name, err)
 		}
 		newData = b
 	case enc.invalid > 0 && strings.ContainsRune(*in.Content, utf8.RuneError):
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput,
+		return nil, tool.Errorf(tool.ErrInvalidInput,
 			"%s has %s not valid as UTF-8 (read_file shows them as \uFFFD); writing \uFFFD would replace them. Change the file with replace_text around those bytes instead",
 			p.Rel, plural(enc.invalid, "byte"))
 	}
-	d, change, opID, err := commitEdit(ctx, env, root, t.write, "write_file", p, old, existed, newData)
+	e, err := planEdit(p, old, existed, newData)
 	if err != nil {
-		return tool.Result{}, err
+		return nil, err
 	}
-	var msg string
-	if existed {
-		msg = fmt.Sprintf("Wrote %s (%s, +%d -%d).", p.Rel, plural(countLines(*in.Content), "line"), d.Added, d.Removed)
-	} else {
-		msg = fmt.Sprintf("Created %s (%s).", p.Rel, plural(countLines(*in.Content), "line"))
+	lines := countLines(*in.Content)
+	apply := func(ctx context.Context) (tool.Result, error) {
+		d, change, opID, err := e.commit(ctx, env, t.write, "write_file")
+		if err != nil {
+			return tool.Result{}, err
+		}
+		var msg string
+		if existed {
+			msg = fmt.Sprintf("Wrote %s (%s, +%d -%d).", p.Rel, plural(lines, "line"), d.Added, d.Removed)
+		} else {
+			msg = fmt.Sprintf("Created %s (%s).", p.Rel, plural(lines, "line"))
+		}
+		return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}, Operation: opID}, nil
 	}
-	return tool.Result{Content: msg, Data: d, Changes: []tool.FileChange{change}, Operation: opID}, nil
+	return &tool.Plan{Preview: e.preview(), Apply: apply}, nil
 }
