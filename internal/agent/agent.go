@@ -609,6 +609,11 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	r.ctl.register(c.ID, stopCall)
 	res, err := r.runTool(tool.WithCallID(cctx, c.ID), t, plan, c.Input)
 	byUser := r.ctl.unregister(c.ID)
+	if spec.Permission == tool.ClassInteractive && cctx.Err() != nil {
+		// A question (agent/askUser) the task stopped waiting for: the
+		// client closes its dialog.
+		r.emit(Event{Type: EventApprovalWithdrawn, CallID: c.ID})
+	}
 	if byUser {
 		if res.Background != nil {
 			res.Background.Cancel()
@@ -668,6 +673,11 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 			r.log.Info("approval timed out or task ended; counted as deny", "tool", c.Name)
 		default:
 			d = normalise(got)
+		}
+		if actx.Err() != nil {
+			// The task ended (cancelled) or the wait timed out with the
+			// request still open: the client closes its dialog.
+			r.emit(Event{Type: EventApprovalWithdrawn, CallID: c.ID})
 		}
 		stop()
 	}

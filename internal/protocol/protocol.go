@@ -33,6 +33,7 @@ const (
 	MethodAgentTasks       = "agent/tasks"
 	MethodAgentTask        = "agent/task"
 	MethodAgentDeleteTask  = "agent/deleteTask"
+	MethodAgentReplay      = "agent/replay" // additive: docs/tasklog.md
 	MethodToolsList        = "tools/list"
 	MethodToolsCall        = "tools/call"
 	MethodAgentSteer       = "agent/steer"
@@ -98,6 +99,9 @@ type ChatEventParams struct {
 type AgentEventParams struct {
 	TaskID string `json:"taskId"`
 	Event  any    `json:"event"`
+	// Replay marks an event agent/replay sent again (additive; absent on
+	// live events).
+	Replay bool `json:"replay,omitempty"`
 }
 
 // ProviderError is protocol.md ProviderError, the data of a -32001 error.

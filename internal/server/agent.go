@@ -230,3 +230,29 @@ func (s *Server) agentDeleteTask(ctx context.Context, params json.RawMessage) (a
 	}
 	return s.runner.Delete(p.TaskID)
 }
+
+// agentReplay: agent/replay { taskId } (additive, docs/tasklog.md) sends the
+// task's saved events again as agent/event notifications marked
+// `replay: true`, then the `replayed` marker { events, status, running },
+// and answers { taskId, events, status, running }. A task this runtime
+// runs keeps streaming: its live events that arrive meanwhile follow the
+// marker, in order. -32602 for an unknown task.
+func (s *Server) agentReplay(ctx context.Context, params json.RawMessage) (any, error) {
+	var p taskIDParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.TaskID == "" {
+		return nil, invalidParams("taskId is required")
+	}
+	info, err := s.runner.Replay(p.TaskID, func(ev json.RawMessage) {
+		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: p.TaskID, Event: s.secrets.RedactJSON(ev), Replay: true})
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, invalidParams("no saved task %q", p.TaskID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return info, nil
+}

@@ -130,6 +130,7 @@ func New(opts *Options) *Server {
 		protocol.MethodAgentTasks:       s.agentTasks,
 		protocol.MethodAgentTask:        s.agentTask,
 		protocol.MethodAgentDeleteTask:  s.agentDeleteTask,
+		protocol.MethodAgentReplay:      s.agentReplay,
 		protocol.MethodToolsList:        s.toolsList,
 		protocol.MethodToolsCall:        s.toolsCall,
 		protocol.MethodEditsList:        s.editsList,

@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// replayNote is one agent/event notification with its replay flag.
+type replayNote struct {
+	TaskID string          `json:"taskId"`
+	Event  json.RawMessage `json:"event"`
+	Replay bool            `json:"replay"`
+}
+
+func eventType(raw json.RawMessage) string {
+	var e struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(raw, &e)
+	return e.Type
+}
+
+// canon re-encodes an event so two encodings of it compare equal.
+func canon(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("event is not JSON: %s", raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// kept drops the live-only events (docs/tasklog.md: deltas, toolOutput,
+// diff) from a live stream: what a replay shows of it.
+func kept(t *testing.T, evs []json.RawMessage) []string {
+	var out []string
+	for _, ev := range evs {
+		switch eventType(ev) {
+		case "textDelta", "thinkingDelta", "toolOutput", "diff":
+			continue
+		}
+		out = append(out, canon(t, ev))
+	}
+	return out
+}
+
+// replay sends agent/replay and returns the replayed events (the marker
+// last) and the result; live events that come meanwhile go to live.
+func replay(t *testing.T, p *proc, taskID string, live *[]json.RawMessage) ([]json.RawMessage, map[string]any) {
+	t.Helper()
+	id := fmt.Sprint(p.request("agent/replay", map[string]any{"taskId": taskID}))
+	var got []json.RawMessage
+	for {
+		m := p.next(60 * time.Second)
+		switch {
+		case m.Method != "" && len(m.ID) > 0:
+			p.answer(m)
+		case m.Method == "agent/event":
+			var n replayNote
+			json.Unmarshal(m.Params, &n)
+			if n.Replay {
+				got = append(got, n.Event)
+			} else if live != nil {
+				*live = append(*live, n.Event)
+			}
+		case m.Method != "":
+		case string(m.ID) == id:
+			if m.Error != nil {
+				t.Fatalf("agent/replay: %v", m.Error)
+			}
+			var res map[string]any
+			json.Unmarshal(m.Result, &res)
+			return got, res
+		}
+	}
+}
+
+// TestReplayAfterRestart: a task of two runs is replayed by a new runtime
+// on the same data folder as the same conversation: the user prompts, and
+// every event the live runs streamed but the deltas, in order.
+func TestReplayAfterRestart(t *testing.T) {
+	repo := smallRepo(t, "unused")
+	_, srv := newScriptedModel(t, "openai", []step{
+		{text: "Let me read main.go.", calls: []scriptedCall{{name: "read_file", input: map[string]any{"path": "main.go"}}}},
+		{text: "main.go calls x()."},
+		{text: "Still x(), as I said."},
+	})
+	dataDir := t.TempDir()
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false, "dataDir": dataDir})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	prov := openaiProvider(srv.URL, "sk-replay-test-key")
+	var live []json.RawMessage
+	var taskID string
+	run := func(params map[string]any) {
+		m := runDriven(t, p, params, func(ev agentEvent) {
+			b, _ := json.Marshal(ev.Event)
+			live = append(live, b)
+			taskID = ev.TaskID
+		}, func(string, *message) {})
+		if m.Error != nil {
+			t.Fatalf("agent/run: %v", m.Error)
+		}
+	}
+	run(map[string]any{"prompt": "What does main.go call?", "provider": prov})
+	run(map[string]any{"prompt": "And now?", "provider": prov, "taskId": taskID})
+	p.mustCall("shutdown", nil)
+	p.notify("exit", nil)
+	p.wait(30 * time.Second)
+
+	p2 := start(t)
+	p2.initialize(map[string]any{"dataDir": dataDir})
+	got, res := replay(t, p2, taskID, nil)
+	if len(got) == 0 || eventType(got[len(got)-1]) != "replayed" {
+		t.Fatalf("no replayed marker last: %s", got)
+	}
+	var marker map[string]any
+	json.Unmarshal(got[len(got)-1], &marker)
+	got = got[:len(got)-1]
+	var prompts []string
+	var rest []json.RawMessage
+	for _, ev := range got {
+		if eventType(ev) == "userMessage" {
+			var u struct {
+				Text   string `json:"text"`
+				Images int    `json:"images"`
+			}
+			json.Unmarshal(ev, &u)
+			prompts = append(prompts, u.Text)
+			continue
+		}
+		rest = append(rest, ev)
+	}
+	if strings.Join(prompts, "|") != "What does main.go call?|And now?" {
+		t.Fatalf("replayed prompts %q", prompts)
+	}
+	if eventType(got[0]) != "userMessage" {
+		t.Fatalf("the replay does not open with the first prompt: %s", got[0])
+	}
+	want := kept(t, live)
+	if !reflect.DeepEqual(kept(t, rest), want) {
+		t.Fatalf("replay differs from the live runs:\nreplay %s\nlive   %s", kept(t, rest), want)
+	}
+	if res["events"] != float64(len(got)) || res["status"] != "completed" || res["running"] != false ||
+		marker["events"] != float64(len(got)) || marker["status"] != "completed" {
+		t.Fatalf("result %v, marker %v, %d events", res, marker, len(got))
+	}
+	if _, err := p2.call("agent/replay", map[string]any{"taskId": "task-none"}); err == nil || err.Code != -32602 {
+		t.Fatalf("replay of an unknown task: %v", err)
+	}
+}
+
+// TestReplayOfRunningTask replays a task while it runs (an approval waits,
+// then is answered as the replay starts): the replayed events, the marker,
+// then the live events; none lost, none twice, none out of order; a replay
+// after the end shows exactly the same sequence.
+func TestReplayOfRunningTask(t *testing.T) {
+	repo := smallRepo(t, "unused")
+	_, srv := newScriptedModel(t, "openai", []step{
+		{text: "Writing it.", calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "out.txt", "content": "hi\n"}}}},
+		{text: "Reading it back.", calls: []scriptedCall{{name: "read_file", input: map[string]any{"path": "out.txt"}}}},
+		{text: "Done."},
+	})
+	dataDir := t.TempDir()
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false, "dataDir": dataDir})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	runID := fmt.Sprint(p.request("agent/run", map[string]any{"prompt": "Write out.txt", "provider": openaiProvider(srv.URL, "sk-replay-run-key")}))
+	var before, after []json.RawMessage // live events before the replay request, and after the marker
+	var replayed []json.RawMessage
+	var taskID, replayID string
+	markerSeen, done := false, false
+	for !done {
+		m := p.next(90 * time.Second)
+		switch {
+		case m.Method == "agent/requestApproval":
+			// Ask for the replay, then let the task go on while it runs.
+			replayID = fmt.Sprint(p.request("agent/replay", map[string]any{"taskId": taskID}))
+			p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"decision": "allow"}})
+		case m.Method == "agent/event":
+			var n replayNote
+			json.Unmarshal(m.Params, &n)
+			taskID = n.TaskID
+			switch {
+			case n.Replay:
+				if markerSeen {
+					t.Fatalf("a replayed event after the marker: %s", n.Event)
+				}
+				if eventType(n.Event) == "replayed" {
+					markerSeen = true
+					continue
+				}
+				replayed = append(replayed, n.Event)
+			case replayID == "":
+				before = append(before, n.Event)
+			case !markerSeen:
+				// Live events between the request and the marker can only be
+				// ones sent before the replay held the stream.
+				before = append(before, n.Event)
+			default:
+				after = append(after, n.Event)
+			}
+		case string(m.ID) == replayID:
+			if m.Error != nil {
+				t.Fatalf("agent/replay: %v", m.Error)
+			}
+		case string(m.ID) == runID:
+			done = true
+			if m.Error != nil {
+				t.Fatalf("agent/run: %v", m.Error)
+			}
+		}
+	}
+	if !markerSeen {
+		t.Fatal("no replayed marker")
+	}
+	final, _ := replay(t, p, taskID, nil)
+	final = final[:len(final)-1]
+	var withoutPrompt []json.RawMessage
+	for _, ev := range final {
+		if eventType(ev) != "userMessage" {
+			withoutPrompt = append(withoutPrompt, ev)
+		}
+	}
+	liveAll := kept(t, append(append([]json.RawMessage(nil), before...), after...))
+	if !reflect.DeepEqual(kept(t, withoutPrompt), liveAll) {
+		t.Fatalf("live stream (before + after the marker) differs from the saved one:\nlive  %s\nsaved %s", liveAll, kept(t, withoutPrompt))
+	}
+	// What was replayed is what the live stream had sent before the hold.
+	var replayedNoPrompt []json.RawMessage
+	for _, ev := range replayed {
+		if eventType(ev) != "userMessage" {
+			replayedNoPrompt = append(replayedNoPrompt, ev)
+		}
+	}
+	if r, b := kept(t, replayedNoPrompt), kept(t, before); !reflect.DeepEqual(r, b) {
+		t.Fatalf("replayed %s\nlive before the marker %s", r, b)
+	}
+	if len(after) == 0 || eventType(after[len(after)-1]) != "done" {
+		t.Fatalf("the live events after the marker do not end with done: %s", after)
+	}
+}
+
+// TestApprovalWithdrawnAfterCancel cancels agent/run while an approval
+// (agent/requestApproval) and while a question (agent/askUser) waits: an
+// approvalWithdrawn { callId } event names the waiting call.
+func TestApprovalWithdrawnAfterCancel(t *testing.T) {
+	for _, tc := range []struct {
+		name, method string
+		call         scriptedCall
+	}{
+		{"approval", "agent/requestApproval", scriptedCall{name: "write_file", input: map[string]any{"path": "out.txt", "content": "hi\n"}}},
+		{"question", "agent/askUser", scriptedCall{name: "ask_user", input: map[string]any{"questions": []any{
+			map[string]any{"id": "q1", "text": "Which one?", "kind": "radio", "options": []string{"a", "b"}}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := smallRepo(t, "unused")
+			_, srv := newScriptedModel(t, "openai", []step{{text: "Asking.", calls: []scriptedCall{tc.call}}, {text: "unreached"}})
+			p := start(t)
+			p.initialize(map[string]any{"sandbox": false})
+			p.mustCall("workspace/open", map[string]any{"root": repo})
+			runID := p.request("agent/run", map[string]any{"prompt": "go", "provider": openaiProvider(srv.URL, "sk-withdraw-key")})
+			var types []string
+			var waiting, withdrawn string
+			for {
+				m := p.next(90 * time.Second)
+				if m.Method == tc.method {
+					var req struct {
+						CallID string `json:"callId"`
+					}
+					json.Unmarshal(m.Params, &req)
+					waiting = req.CallID
+					p.notify("$/cancelRequest", map[string]any{"id": runID}) // never answered
+					continue
+				}
+				if m.Method == "agent/event" {
+					var ev agentEvent
+					json.Unmarshal(m.Params, &ev)
+					typ, _ := ev.Event["type"].(string)
+					types = append(types, typ)
+					if typ == "approvalWithdrawn" {
+						withdrawn, _ = ev.Event["callId"].(string)
+						if len(ev.Event) != 2 {
+							t.Errorf("approvalWithdrawn fields: %v", ev.Event)
+						}
+					}
+					continue
+				}
+				if m.Method == "" && string(m.ID) == fmt.Sprint(runID) {
+					break
+				}
+			}
+			if waiting == "" || withdrawn != waiting {
+				t.Fatalf("waiting call %q, withdrawn %q; events %v", waiting, withdrawn, types)
+			}
+			i := indexOf(types, "approvalWithdrawn")
+			if tc.name == "approval" && !(indexOf(types, "approvalRequested") < i && i < indexOf(types, "approvalResolved")) {
+				t.Fatalf("order: %v", types)
+			}
+			if i > indexOf(types, "toolFinished") || types[len(types)-1] != "done" {
+				t.Fatalf("order: %v", types)
+			}
+		})
+	}
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
