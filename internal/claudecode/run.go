@@ -83,6 +83,7 @@ type Run struct {
 	calls     map[string]callInfo // tool_use_id -> call
 	session   map[string]bool     // tools allowed for the run (allowSession)
 	ctrl      map[string]chan bool
+	change    chan struct{} // closed (and replaced) when tasks or calls change
 	ctrlN     int
 	stderrBuf tailBuffer
 
@@ -192,7 +193,7 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{o: o, h: h, tasks: map[string]string{}, calls: map[string]callInfo{}, session: map[string]bool{},
-		ctrl: map[string]chan bool{}, done: make(chan struct{})}
+		ctrl: map[string]chan bool{}, change: make(chan struct{}), done: make(chan struct{})}
 	ln, err := mcp.NewApprovalListener(r.approve, nil)
 	if err != nil {
 		return nil, fmt.Errorf("approval listener: %w", err)
@@ -363,9 +364,32 @@ const StoppedNote = "Task has been stopped by user. Continue with the next step.
 
 // CancelTool stops a running Bash call by its tool_use_id (agent/cancelTool):
 // true when the CLI stopped it. The model gets the failed result and the
-// turn goes on.
+// turn goes on. The CLI can stop a command only once it reported the
+// command's task (task_started, about 3 s after it began): a call asked
+// for before that waits for it, or for the call to end (false).
 func (r *Run) CancelTool(ctx context.Context, callID string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	r.mu.Lock()
+	for {
+		if _, ok := r.tasks[callID]; ok || r.closed {
+			break
+		}
+		ci, running := r.calls[callID]
+		if !running || ci.name != "Bash" {
+			break
+		}
+		wake := r.change
+		r.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		case <-r.done:
+			return false
+		}
+		r.mu.Lock()
+	}
 	task, ok := r.tasks[callID]
 	if !ok || r.closed {
 		r.mu.Unlock()
@@ -382,8 +406,6 @@ func (r *Run) CancelTool(ctx context.Context, callID string) bool {
 	if err != nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	select {
 	case ok := <-ch:
 		if ok {
@@ -534,6 +556,7 @@ func (r *Run) handle(l *line, st *readState) {
 			r.mu.Lock()
 			if l.ToolUseID != "" {
 				r.tasks[l.ToolUseID] = l.TaskID
+				r.changedLocked()
 			}
 			r.mu.Unlock()
 			if r.h.onTask != nil {
@@ -610,6 +633,7 @@ func (r *Run) handle(l *line, st *readState) {
 			ci, ok := r.calls[b.ToolUseID]
 			delete(r.calls, b.ToolUseID)
 			delete(r.tasks, b.ToolUseID)
+			r.changedLocked()
 			r.mu.Unlock()
 			if !ok {
 				continue
@@ -694,6 +718,12 @@ func (r *Run) joinedOne() {
 	if steered {
 		r.emit(agent.Event{Type: agent.EventSteered, Text: text})
 	}
+}
+
+// changedLocked wakes CancelTool calls waiting for a task id (r.mu held).
+func (r *Run) changedLocked() {
+	close(r.change)
+	r.change = make(chan struct{})
 }
 
 // addAssistant adds one block of assistant message id (the CLI prints one

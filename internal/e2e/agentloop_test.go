@@ -23,8 +23,15 @@ type agentEvent struct {
 // responses go to onResponse by id).
 func runDriven(t *testing.T, p *proc, params map[string]any, onEvent func(agentEvent), onResponse func(id string, m *message)) *message {
 	t.Helper()
-	id := fmt.Sprint(p.request("agent/run", params))
-	deadline := time.Now().Add(90 * time.Second)
+	return driveMethod(t, p, "agent/run", 90*time.Second, params, onEvent, onResponse)
+}
+
+// driveMethod is runDriven for any streaming method (claude/run), with a
+// bound on the whole run.
+func driveMethod(t *testing.T, p *proc, method string, limit time.Duration, params map[string]any, onEvent func(agentEvent), onResponse func(id string, m *message)) *message {
+	t.Helper()
+	id := fmt.Sprint(p.request(method, params))
+	deadline := time.Now().Add(limit)
 	for {
 		m := p.next(time.Until(deadline))
 		switch {

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // claudeCLI is the real Claude Code CLI (.ci/run installs the pinned npm
@@ -192,15 +194,29 @@ func TestClaudeRunCLIMissing(t *testing.T) {
 
 // claudeModel is a fake Anthropic Messages API for the Claude Code CLI:
 // request n of the main conversation (the requests that carry tools) gets
-// script[n], past it "done."; each answer has its own message id.
+// script[n], past it "done."; each answer has its own message id. seen
+// gets each such request's index as it arrives; hold[n], when set, holds
+// answer n until the channel is closed.
 type claudeModel struct {
 	script []step
 	mu     sync.Mutex
 	reqs   []map[string]any
+	seen   chan int
+	hold   map[int]chan struct{}
+	side   atomic.Int64 // side requests (no tools) answered
+}
+
+// holdAnswer makes answer n wait until the returned channel is closed.
+func (m *claudeModel) holdAnswer(n int) chan struct{} {
+	ch := make(chan struct{})
+	m.mu.Lock()
+	m.hold[n] = ch
+	m.mu.Unlock()
+	return ch
 }
 
 func newClaudeModel(t *testing.T, script []step) (*claudeModel, *httptest.Server) {
-	m := &claudeModel{script: script}
+	m := &claudeModel{script: script, seen: make(chan int, 64), hold: map[int]chan struct{}{}}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return m, srv
@@ -224,10 +240,22 @@ func (m *claudeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.mu.Lock()
 		n = len(m.reqs)
 		m.reqs = append(m.reqs, req)
+		hold := m.hold[n]
 		m.mu.Unlock()
 		st = step{text: "done."}
 		if n < len(m.script) {
 			st = m.script[n]
+		}
+		select {
+		case m.seen <- n:
+		default:
+		}
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
 		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -235,7 +263,11 @@ func (m *claudeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		data["type"] = name
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, mustJSON(data))
 	}
-	ev("message_start", map[string]any{"message": map[string]any{"id": fmt.Sprintf("msg_e2e_%d", n+1), "type": "message", "role": "assistant",
+	id := fmt.Sprintf("msg_e2e_%d", n+1)
+	if n < 0 {
+		id = fmt.Sprintf("msg_e2e_side_%d", m.side.Add(1))
+	}
+	ev("message_start", map[string]any{"message": map[string]any{"id": id, "type": "message", "role": "assistant",
 		"content": []any{}, "model": "claude-fake-1", "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
 	idx := 0
 	if st.text != "" {
@@ -306,5 +338,121 @@ func TestClaudeRunBlockedAndAsked(t *testing.T) {
 		if !strings.Contains(last, want) {
 			t.Errorf("the model did not get %s: %.2000s", want, last)
 		}
+	}
+}
+
+// claudeEnv is the environment of a runtime whose claude/run talks to the
+// fake model at url.
+func claudeEnv(t *testing.T, url string) []string {
+	return []string{"HOME=" + t.TempDir(), "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=sk-ant-e2e-claude",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+}
+
+// TestClaudeRunSteer: through the binary, agent/steer while Claude's first
+// answer is on its way is accepted, reported by a steered event when the
+// CLI takes it, and answered before the run ends (stdin stays open until
+// then); the saved conversation holds it.
+func TestClaudeRunSteer(t *testing.T) {
+	cli := claudeCLI(t)
+	model, srv := newClaudeModel(t, []step{{text: "First answer."}, {text: "Second answer."}})
+	release := model.holdAnswer(0)
+	p := start(t, claudeEnv(t, srv.URL)...)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
+	var taskID, steerID string
+	var steered []string
+	answers := map[string]string{}
+	res := driveMethod(t, p, "claude/run", 4*time.Minute, map[string]any{"prompt": "say something", "claudePath": cli},
+		func(ev agentEvent) {
+			switch ev.Event["type"] {
+			case "started":
+				taskID = ev.TaskID
+			case "model":
+				<-model.seen // the first request is waiting for its answer
+				steerID = fmt.Sprint(p.request("agent/steer", map[string]any{"taskId": taskID, "text": "Also say hi."}))
+			case "steered":
+				steered = append(steered, fmt.Sprint(ev.Event["text"]))
+			}
+		},
+		func(id string, m *message) {
+			answers[id] = string(m.Result)
+			if id == steerID {
+				close(release)
+			}
+		})
+	if res.Error != nil {
+		t.Fatalf("claude/run: %v", res.Error)
+	}
+	if answers[steerID] != "true" || len(steered) != 1 || steered[0] != "Also say hi." {
+		t.Fatalf("steer answered %q, steered events %v", answers[steerID], steered)
+	}
+	if !strings.Contains(string(res.Result), `"text":"Second answer."`) {
+		t.Errorf("summary %s: the steer message must be answered before the run ends", res.Result)
+	}
+	bodies := model.bodies()
+	if len(bodies) != 2 || !strings.Contains(mustJSON(bodies[1]["messages"]), "Also say hi.") {
+		t.Errorf("%d requests; the second must carry the steer message", len(bodies))
+	}
+	saved := string(p.mustCall("agent/task", map[string]any{"taskId": taskID}))
+	if !strings.Contains(saved, `"text":"Also say hi."`) || !strings.Contains(saved, `"text":"Second answer."`) {
+		t.Errorf("saved conversation: %.1500s", saved)
+	}
+	if r := p.mustCall("agent/steer", map[string]any{"taskId": taskID, "text": "late"}); string(r) != "false" {
+		t.Errorf("steer after the run: %s", r)
+	}
+}
+
+// TestClaudeRunCancelTool: through the binary, agent/cancelTool sent as
+// soon as a Bash call starts stops that command (the CLI reports it
+// stoppable a few seconds in; the request waits for that): the call fails
+// with exit code 137, the model is told the user stopped it, and the run
+// goes on to its answer.
+func TestClaudeRunCancelTool(t *testing.T) {
+	cli := claudeCLI(t)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{{name: "Bash", input: map[string]any{"command": "sleep 120", "description": "wait"}}}},
+		{text: "Stopped."},
+	})
+	p := start(t, claudeEnv(t, srv.URL)...)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
+	var taskID, callID, cancelID string
+	var finished map[string]any
+	answers := map[string]string{}
+	res := driveMethod(t, p, "claude/run", 4*time.Minute, map[string]any{"prompt": "wait a while", "claudePath": cli},
+		func(ev agentEvent) {
+			switch ev.Event["type"] {
+			case "started":
+				taskID = ev.TaskID
+			case "toolStarted":
+				if ev.Event["tool"] == "Bash" {
+					callID = fmt.Sprint(ev.Event["callId"])
+					cancelID = fmt.Sprint(p.request("agent/cancelTool", map[string]any{"taskId": taskID, "callId": callID}))
+				}
+			case "toolFinished":
+				if ev.Event["callId"] == callID {
+					finished = ev.Event
+				}
+			}
+		},
+		func(id string, m *message) { answers[id] = string(m.Result) })
+	if res.Error != nil {
+		t.Fatalf("claude/run: %v", res.Error)
+	}
+	if answers[cancelID] != "true" {
+		t.Fatalf("agent/cancelTool answered %q", answers[cancelID])
+	}
+	if finished == nil || finished["ok"] != false || !strings.Contains(fmt.Sprint(finished["error"]), "137") {
+		t.Errorf("toolFinished of the stopped call: %v", finished)
+	}
+	if !strings.Contains(string(res.Result), `"status":"completed"`) || !strings.Contains(string(res.Result), `"text":"Stopped."`) {
+		t.Errorf("summary %s", res.Result)
+	}
+	bodies := model.bodies()
+	if msgs := mustJSON(bodies[len(bodies)-1]["messages"]); !strings.Contains(msgs, "Task has been stopped by user") || !strings.Contains(msgs, "Exit code 137") {
+		t.Errorf("the model was not told the command was stopped: %.2000s", msgs)
+	}
+	if r := p.mustCall("agent/cancelTool", map[string]any{"taskId": taskID, "callId": callID}); string(r) != "false" {
+		t.Errorf("cancelTool after the run: %s", r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
@@ -127,11 +128,14 @@ type cancelToolParams struct {
 }
 
 // agentCancelTool: agent/cancelTool { taskId, callId } → true when a running
-// built-in tool call or background command of that task was stopped.
+// built-in tool call or background command of that task was stopped. A
+// Claude Code Bash call may take seconds to become stoppable (the CLI
+// reports its task first): the call runs asynchronously meanwhile.
 func (s *Server) agentCancelTool(ctx context.Context, params json.RawMessage) (any, error) {
 	var p cancelToolParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
+	jsonrpc.Async(ctx)
 	return s.runner.CancelTool(p.TaskID, p.CallID), nil
 }
