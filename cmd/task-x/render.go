@@ -147,18 +147,24 @@ func formatDuration(d time.Duration) string {
 }
 
 // progressBar renders workspace/progress on stderr when it is a terminal:
-// a bar of files seen against the folder's last known total, parsed, the
+// a bar of files seen against the total (the runtime's additive `total`,
+// else the folder's count at its last open by this client), parsed, the
 // phase and the elapsed time.
 type progressBar struct {
 	mu      sync.Mutex
 	w       io.Writer
 	enabled bool
 	shown   bool
-	total   int
+	total   int // the folder's file count at its last open here, 0 when unknown
+	width   int
 }
 
 func newProgressBar(total int) *progressBar {
-	return &progressBar{w: os.Stderr, enabled: isTerminal(os.Stderr), total: total}
+	w := 100
+	if cols, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && cols > 20 {
+		w = cols - 1
+	}
+	return &progressBar{w: os.Stderr, enabled: isTerminal(os.Stderr), total: total, width: w}
 }
 
 // progressLine is the bar's text for one workspace/progress.
@@ -175,10 +181,16 @@ func progressLine(phase string, files, parsed, total int, elapsed time.Duration)
 		of = fmt.Sprintf(" of ~%d", total)
 	}
 	switch phase {
+	case "indexing":
+		return fmt.Sprintf("%sindexing: %d files seen%s, %d parsed (%s)", bar, files, of, parsed, formatDuration(elapsed))
 	case "graph":
 		return fmt.Sprintf("%sbuilding the graph: %d files (%s)", bar, files, formatDuration(elapsed))
+	case "retrieval":
+		return fmt.Sprintf("%sbuilding the search index: %d files (%s)", bar, files, formatDuration(elapsed))
+	case "loading":
+		return fmt.Sprintf("loading the saved index: %d files (%s)", files, formatDuration(elapsed))
 	}
-	return fmt.Sprintf("%sindexing: %d files seen%s, %d parsed (%s)", bar, files, of, parsed, formatDuration(elapsed))
+	return fmt.Sprintf("%s%s: %d files (%s)", bar, phase, files, formatDuration(elapsed))
 }
 
 func (p *progressBar) update(params json.RawMessage) {
@@ -189,6 +201,7 @@ func (p *progressBar) update(params json.RawMessage) {
 		Phase     string `json:"phase"`
 		Files     int    `json:"files"`
 		Parsed    int    `json:"parsed"`
+		Total     int    `json:"total"` // additive: the previous scan's count
 		ElapsedMs int64  `json:"elapsedMs"`
 	}
 	if json.Unmarshal(params, &pr) != nil {
@@ -197,11 +210,15 @@ func (p *progressBar) update(params json.RawMessage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch pr.Phase {
-	case "indexing", "graph":
-		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(pr.Phase, pr.Files, pr.Parsed, p.total, time.Duration(pr.ElapsedMs)*time.Millisecond))
-		p.shown = true
-	case "ready", "failed":
+	case "ready", "failed", "updated":
 		p.clearLocked()
+	default:
+		total := p.total
+		if pr.Total > 0 {
+			total = pr.Total
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s", runewidth.Truncate(progressLine(pr.Phase, pr.Files, pr.Parsed, total, time.Duration(pr.ElapsedMs)*time.Millisecond), p.width, "…"))
+		p.shown = true
 	}
 }
 

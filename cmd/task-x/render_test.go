@@ -187,3 +187,29 @@ func TestSessionGolden(t *testing.T) {
 func ansiStrip(s string) string {
 	return regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]").ReplaceAllString(s, "")
 }
+
+// TestProgressBarTotal: the runtime's total wins over the count this client
+// saved at the folder's last open; later phases are shown; ready clears.
+func TestProgressBarTotal(t *testing.T) {
+	var b bytes.Buffer
+	p := &progressBar{w: &b, enabled: true, total: 50, width: 200}
+	p.update(json.RawMessage(`{"phase":"indexing","files":10,"parsed":5,"total":100,"elapsedMs":1200}`))
+	if !strings.Contains(b.String(), "10% indexing: 10 files seen of ~100, 5 parsed (1.2s)") {
+		t.Errorf("with the runtime's total: %q", b.String())
+	}
+	b.Reset()
+	p.update(json.RawMessage(`{"phase":"indexing","files":10,"parsed":5,"elapsedMs":1200}`))
+	if !strings.Contains(b.String(), "20% indexing: 10 files seen of ~50") {
+		t.Errorf("with the saved total: %q", b.String())
+	}
+	b.Reset()
+	p.update(json.RawMessage(`{"phase":"retrieval","files":50,"elapsedMs":3000}`))
+	if !strings.Contains(b.String(), "building the search index: 50 files (3.0s)") {
+		t.Errorf("retrieval phase: %q", b.String())
+	}
+	b.Reset()
+	p.update(json.RawMessage(`{"phase":"ready","elapsedMs":3100}`))
+	if b.String() != "\r\x1b[K" {
+		t.Errorf("ready: %q, want the line cleared", b.String())
+	}
+}

@@ -53,9 +53,11 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 		Logger:  s.log,
 		Redact:  s.secrets.Redact,
 		Progress: func(pr workspace.Progress) {
-			s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
-				"phase": pr.Phase, "files": pr.Files, "parsed": pr.Parsed, "elapsedMs": pr.ElapsedMs,
-			})
+			msg := map[string]any{"phase": pr.Phase, "files": pr.Files, "parsed": pr.Parsed, "elapsedMs": pr.ElapsedMs}
+			if pr.Total > 0 {
+				msg["total"] = pr.Total
+			}
+			s.notify(ctx, protocol.MethodWorkspaceProg, msg)
 		},
 	})
 	if err != nil {

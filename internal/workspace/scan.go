@@ -612,6 +612,10 @@ func (sc *scanner) startProgress() (stop func()) {
 	if cb == nil {
 		return func() {}
 	}
+	total := 0
+	if sc.old != nil {
+		total = len(sc.old.files) + len(sc.old.skipped)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -628,6 +632,7 @@ func (sc *scanner) startProgress() (stop func()) {
 					Phase:     "indexing",
 					Files:     int(sc.seen.Load()),
 					Parsed:    int(sc.parsed.Load()),
+					Total:     total,
 					ElapsedMs: time.Since(sc.start).Milliseconds(),
 				})
 				t.Reset(ProgressInterval)

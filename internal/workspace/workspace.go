@@ -98,10 +98,15 @@ type Options struct {
 }
 
 // Progress is one workspace/progress notification of phase "indexing".
+// Total (additive, 0 when unknown) is the number of entries the previous
+// scan of this folder saw, what Files is expected to reach; the walk is
+// paced by the file checks, so the scan itself knows its count only at
+// the end.
 type Progress struct {
 	Phase     string `json:"phase"`
 	Files     int    `json:"files"`
 	Parsed    int    `json:"parsed"`
+	Total     int    `json:"total,omitempty"`
 	ElapsedMs int64  `json:"elapsedMs"`
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -374,6 +376,60 @@ func TestProgressThrottled(t *testing.T) {
 	}
 	if overlap != 0 {
 		t.Errorf("concurrent progress calls")
+	}
+}
+
+// TestProgressTotal: a first scan knows no total; a refresh sends the
+// previous scan's entry count as the total the files seen move towards.
+func TestProgressTotal(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 120 {
+		files[fmt.Sprintf("d/f%03d.go", i)] = "package x"
+	}
+	write(t, root, files)
+	var mu sync.Mutex
+	var got []Progress
+	// About 360 ms of parsing per scan whatever the number of workers, so
+	// each scan reports progress at least once.
+	slow := func(_ context.Context, _ string, _ *File) (ParseResult, error) {
+		time.Sleep(time.Duration(runtime.NumCPU()) * 3 * time.Millisecond)
+		return ParseResult{}, nil
+	}
+	w := open(t, root, &Options{Parse: slow, Progress: func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	mu.Lock()
+	first := got
+	got = nil
+	mu.Unlock()
+	if len(first) == 0 {
+		t.Fatal("no progress during the first scan")
+	}
+	for _, p := range first {
+		if p.Total != 0 {
+			t.Fatalf("first scan: total %d, want none", p.Total)
+		}
+	}
+	entries := w.Summary().Stats.Files
+	for rel := range files {
+		files[rel] = "package x // changed"
+	}
+	write(t, root, files) // changed sizes: every file is read and parsed again
+	if _, err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no progress during the refresh")
+	}
+	for _, p := range got {
+		if p.Total != entries || p.Files > p.Total {
+			t.Fatalf("refresh: progress %+v, want total %d", p, entries)
+		}
 	}
 }
 
