@@ -131,7 +131,37 @@ func friendly(err error) string {
 	}
 	msg := je.Message
 	low := strings.ToLower(msg)
+	var data struct {
+		Kind    string `json:"kind"`
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	}
+	if je.Data != nil {
+		if b, err := json.Marshal(je.Data); err == nil {
+			json.Unmarshal(b, &data)
+		}
+	}
+	switch data.Kind {
+	case "auth":
+		low = "api key"
+	case "permissionDenied":
+		msg = "the provider does not let this API key use the model; pick another with --model or check the key's permissions"
+	case "notFound":
+		msg = "the provider does not know this model or address; check --model and --base-url"
+	case "rateLimited":
+		msg = "the provider is rate-limiting requests; wait a minute and try again"
+	case "overloaded", "server":
+		msg = "the provider's server failed to answer; try again later"
+	case "network":
+		msg = "the provider could not be reached; check --base-url and that the server is running"
+	case "timeout":
+		msg = "the provider did not answer in time; try again, or check the server"
+	case "invalidConfig":
+		msg = fmt.Sprintf("the provider settings are not valid (%s); fix them with --provider, --model or --base-url", firstNonEmpty(data.Field, data.Message))
+	}
 	switch {
+	case je.Code == -32004:
+		msg = "no folder is open in the runtime; pass the folder to work on"
 	case strings.Contains(low, "api key") || strings.Contains(low, "apikey") || strings.Contains(low, "unauthorized") || strings.Contains(low, "401"):
 		msg = "the provider refused the API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY for this provider"
 	case strings.Contains(low, "baseurl") || strings.Contains(low, "base url"):
@@ -148,4 +178,13 @@ func friendly(err error) string {
 		return fmt.Sprintf("%s (code %d; runtime message: %s)", msg, je.Code, je.Message)
 	}
 	return msg
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, s := range a {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

@@ -281,7 +281,7 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	sum, err := r.turn(ctx, prompt)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "\ntask-x: interrupted; the task was cancelled")
+			p.interrupted(r.taskID)
 			return exitCode(exitCancelled)
 		}
 		fmt.Fprintln(os.Stderr, "task-x:", friendly(err))

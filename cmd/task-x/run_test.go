@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"bytes"
 	"encoding/json"
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"testing"
 	"time"
 )
@@ -72,6 +76,37 @@ func TestCommandStatus(t *testing.T) {
 	} {
 		if got := commandStatus(json.RawMessage(in)); got != want {
 			t.Errorf("commandStatus(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestFriendly: protocol errors read as one sentence naming the fix; the
+// code and the runtime's message only with --verbose.
+func TestFriendly(t *testing.T) {
+	auth := &jsonrpc.Error{Code: -32001, Message: "provider error", Data: map[string]any{"kind": "auth", "message": "invalid x-api-key"}}
+	network := &jsonrpc.Error{Code: -32001, Message: "dial tcp 127.0.0.1:9: connection refused", Data: map[string]any{"kind": "network"}}
+	cfg := &jsonrpc.Error{Code: -32602, Message: "invalid params", Data: map[string]any{"kind": "invalidConfig", "field": "provider.model"}}
+	defer func() { g.verbose = false }()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{auth, "the provider refused the API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY for this provider"},
+		{network, "the provider could not be reached; check --base-url and that the server is running"},
+		{cfg, "the provider settings are not valid (provider.model); fix them with --provider, --model or --base-url"},
+		{&jsonrpc.Error{Code: -32004, Message: "no workspace"}, "no folder is open in the runtime; pass the folder to work on"},
+	} {
+		g.verbose = false
+		got := friendly(tc.err)
+		if got != tc.want {
+			t.Errorf("friendly(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+		if strings.Contains(got, "code -3") {
+			t.Errorf("a code without --verbose: %q", got)
+		}
+		g.verbose = true
+		if v := friendly(tc.err); !strings.HasPrefix(v, tc.want) || !strings.Contains(v, fmt.Sprintf("code %d", tc.err.(*jsonrpc.Error).Code)) {
+			t.Errorf("--verbose: %q", v)
 		}
 	}
 }

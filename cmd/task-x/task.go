@@ -171,6 +171,8 @@ type printer struct {
 	done        map[string]chan struct{}
 	turnStart   time.Time
 	tokens      int
+	turnTools   int                      // tool calls finished in this turn
+	turnFiles   map[string]bool          // files changed in this turn
 	waiting     map[string]time.Time     // callId → when its approval was asked
 	waited      map[string]time.Duration // callId → time spent waiting for the user
 	spin        *lineSpinner
@@ -221,6 +223,7 @@ func (p *printer) startTurn() {
 	p.mu.Lock()
 	p.turnStart = time.Now()
 	p.tokens = 0
+	p.turnTools, p.turnFiles = 0, map[string]bool{}
 	p.mu.Unlock()
 	if p.spin != nil {
 		p.spin.start()
@@ -310,6 +313,13 @@ func (p *printer) event(params json.RawMessage) {
 	switch e.Type {
 	case "usage":
 		p.tokens = e.InputTokens + e.OutputTokens
+	case "toolFinished":
+		p.turnTools++
+	case "fileChanged":
+		if p.turnFiles == nil {
+			p.turnFiles = map[string]bool{}
+		}
+		p.turnFiles[e.Path] = true
 	case "approvalRequested":
 		p.waiting[e.CallID] = time.Now()
 	case "approvalResolved":
@@ -450,6 +460,19 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration) string {
 		}
 	}
 	return b.String()
+}
+
+// interrupted prints what the interrupted turn did, on stderr.
+func (p *printer) interrupted(taskID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spin.clearLine()
+	s := interruptedSummary(p.st, time.Since(p.turnStart), p.turnTools, p.tokens, p.turnFiles)
+	s = strings.Replace(s, "type a follow-up, or /undo", "task-x resume "+taskID+" continues it", 1)
+	if taskID == "" {
+		s = strings.SplitN(s, "\n  ", 2)[0]
+	}
+	fmt.Fprintln(p.ew, s)
 }
 
 // say prints a line of activity on stderr, between spinner frames.

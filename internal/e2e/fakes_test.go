@@ -36,6 +36,10 @@ type scriptedModel struct {
 	// count of assistant messages.
 	pick func(req map[string]any) int
 
+	// hung, when set, receives a value each time a hang step is reached
+	// (the request is then in flight until it is cancelled).
+	hung chan struct{}
+
 	mu       sync.Mutex
 	requests []map[string]any
 }
@@ -87,6 +91,9 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st := m.script[turn]
 	if st.hang {
+		if m.hung != nil {
+			m.hung <- struct{}{}
+		}
 		<-r.Context().Done()
 		return
 	}

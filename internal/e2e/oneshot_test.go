@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runOneShot runs task-x run -p with stdin and returns stdout, stderr and
@@ -121,5 +122,47 @@ func TestOneShotExitCodes(t *testing.T) {
 	out, _, code := runOneShot(t, "", "--version")
 	if code != 0 || !strings.HasPrefix(out, "task-x ") {
 		t.Errorf("--version: code %d, %q", code, out)
+	}
+}
+
+// TestOneShotInterrupt: SIGINT during a one-shot run cancels the task in the
+// runtime and exits 130 with a summary of the interrupted turn on stderr.
+func TestOneShotInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+	model, srv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "read_file", input: map[string]any{"path": "a.txt"}}}},
+		{hang: true},
+	})
+	model.hung = make(chan struct{}, 1)
+	cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", dir, "-p", "read a.txt and think", "--provider", "openaiCompatible",
+		"--base-url", srv.URL+"/v1", "--model", "fake", "--data-dir", t.TempDir(), "--no-sandbox")
+	cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-oneshot-2")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-model.hung: // the second model call is in flight
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the model was never asked a second time; stderr: %s", errb.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit after SIGINT: %v, want 130; stderr: %s", err, errb.String())
+	}
+	errs := errb.String()
+	for _, want := range []string{"interrupted after", "1 tool calls", "task-x resume task-"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "context canceled") || strings.Contains(errs, "-32800") {
+		t.Errorf("stderr shows protocol internals:\n%s", errs)
 	}
 }
