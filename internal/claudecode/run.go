@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -653,7 +654,7 @@ func (r *Run) handle(l *line, st *readState) {
 				} else {
 					e.Result = text
 				}
-				r.noteChanges(ci, e.Result)
+				r.noteChanges(ci)
 			}
 			r.emit(e)
 		}
@@ -772,15 +773,11 @@ func (r *Run) maybeClose() {
 	_ = r.stdin.Close()
 }
 
-// noteChanges adds the files a successful task-x edit call named (its
-// path, from, to inputs) and the operation id a JSON result carries to the
-// summary.
-func (r *Run) noteChanges(ci callInfo, result any) {
-	if m, ok := result.(map[string]any); ok {
-		if op, ok := m["operation"].(string); ok && op != "" {
-			r.sum.Operations = append(r.sum.Operations, op)
-		}
-	}
+// noteChanges adds the files a successful edit call named (a task-x
+// tool's path, from, to inputs; Claude's own file_path or notebook_path,
+// made relative to the root) to the summary. (With a shared edit log the
+// engine replaces them with the log's operations.)
+func (r *Run) noteChanges(ci callInfo) {
 	if c := r.classOf(ci.name); c != tool.ClassEdit && c != tool.ClassDestructive {
 		return
 	}
@@ -788,10 +785,17 @@ func (r *Run) noteChanges(ci callInfo, result any) {
 	if json.Unmarshal(ci.input, &in) != nil {
 		return
 	}
-	for _, key := range []string{"path", "from", "to"} {
+	for _, key := range []string{"path", "from", "to", "file_path", "notebook_path"} {
 		p, ok := in[key].(string)
 		if !ok || p == "" {
 			continue
+		}
+		if filepath.IsAbs(p) { // Claude's own Write, Edit, NotebookEdit
+			rel, err := filepath.Rel(r.o.Dir, p)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				continue
+			}
+			p = filepath.ToSlash(rel)
 		}
 		seen := false
 		for _, c := range r.sum.ChangedFiles {
@@ -862,10 +866,14 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 	if r.h.Approve != nil {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		d, err := r.h.Approve(actx, agent.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input})
-		cancel()
-		if err == nil && (d == agent.DecisionAllow || d == agent.DecisionAllowSession) {
+		if actx.Err() != nil {
+			// The run ended or the wait timed out with the request still
+			// open: the client closes its dialog (deny).
+			r.emit(agent.Event{Type: agent.EventApprovalWithdrawn, CallID: callID})
+		} else if err == nil && (d == agent.DecisionAllow || d == agent.DecisionAllowSession) {
 			dec = d
 		}
+		cancel()
 	}
 	r.emit(agent.Event{Type: agent.EventApprovalResolved, CallID: callID, Tool: name, Decision: dec})
 	switch dec {
@@ -911,6 +919,10 @@ func (r *Run) askQuestions(ctx context.Context, req mcp.ApprovalRequest) (mcp.Ap
 	}
 	actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	ans, err := r.h.Ask(actx, req.ToolUseID, qs)
+	if actx.Err() != nil {
+		r.emit(agent.Event{Type: agent.EventApprovalWithdrawn, CallID: req.ToolUseID})
+		ans = nil
+	}
 	cancel()
 	if err != nil || ans == nil {
 		return dismiss, nil

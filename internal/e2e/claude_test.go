@@ -176,8 +176,10 @@ func TestClaudeRunReadEdit(t *testing.T) {
 	}
 }
 
-// TestClaudeRunCLIMissing: a CLI that is not there is an error naming the
-// cause and the install command, at once.
+// TestClaudeRunCLIMissing: a CLI that is not there, or too old, is an
+// error naming the cause and the install command, at once; one that exits
+// at once fails the run with its exit code and stderr; the reserved server
+// name is -32602.
 func TestClaudeRunCLIMissing(t *testing.T) {
 	p := start(t)
 	p.initialize(nil)
@@ -190,6 +192,30 @@ func TestClaudeRunCLIMissing(t *testing.T) {
 	if err == nil || err.Code != -32602 {
 		t.Errorf("reserved name: %v", err)
 	}
+	// Too old: the version found and the update command.
+	old := fakeClaude(t, `echo "2.0.1 (Claude Code)"`)
+	_, err = p.call("claude/run", map[string]any{"prompt": "hi", "claudePath": old})
+	if err == nil || !strings.Contains(err.Message, "too old") || !strings.Contains(err.Message, "2.0.1") ||
+		!strings.Contains(err.Message, "npm install -g @anthropic-ai/claude-code") {
+		t.Errorf("too old: %v", err)
+	}
+	// Exits at once: a failed summary naming the exit code and its stderr.
+	dies := fakeClaude(t, `case "$1" in --version) echo "2.1.197 (Claude Code)"; exit 0;; esac
+echo "fatal: cannot start here" >&2; exit 3`)
+	res := p.mustCall("claude/run", map[string]any{"prompt": "hi", "claudePath": dies})
+	if !strings.Contains(string(res), `"status":"failed"`) || !strings.Contains(string(res), "exited (code 3) before answering") ||
+		!strings.Contains(string(res), "fatal: cannot start here") {
+		t.Errorf("exits at once: %s", res)
+	}
+}
+
+// fakeClaude writes a shell script standing in for the CLI.
+func fakeClaude(t *testing.T, body string) string {
+	path := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // claudeModel is a fake Anthropic Messages API for the Claude Code CLI:
@@ -411,6 +437,9 @@ func TestClaudeRunCancelTool(t *testing.T) {
 	cli := claudeCLI(t)
 	model, srv := newClaudeModel(t, []step{
 		{calls: []scriptedCall{{name: "Bash", input: map[string]any{"command": "sleep 120", "description": "wait"}}}},
+		// The stop note joins the turn's next request, or gets a turn of
+		// its own when that request was already sent (the CLI decides).
+		{text: "Stopped."},
 		{text: "Stopped."},
 	})
 	p := start(t, claudeEnv(t, srv.URL)...)
@@ -454,5 +483,62 @@ func TestClaudeRunCancelTool(t *testing.T) {
 	}
 	if r := p.mustCall("agent/cancelTool", map[string]any{"taskId": taskID, "callId": callID}); string(r) != "false" {
 		t.Errorf("cancelTool after the run: %s", r)
+	}
+}
+
+// TestClaudeRunOwnToolsAndServers: with useTaskTools false the --no-tools
+// MCP server serves only the approve tool (the model sees no mcp__task-x__
+// tool and keeps Claude's own file tools; a Write is asked about as an
+// edit), another server from mcpServers reaches the CLI through
+// --mcp-config (its tool is asked about as mcp), and the skills the task
+// layer resolves for the prompt (as skills/resolve gives them) are in the
+// system prompt.
+func TestClaudeRunOwnToolsAndServers(t *testing.T) {
+	cli := claudeCLI(t)
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello from a\n"), 0o644)
+	os.MkdirAll(filepath.Join(repo, ".task-x/skills/haiku"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".task-x/skills/haiku/SKILL.md"),
+		[]byte("---\nname: haiku\ndescription: poems\ntriggers: [poem]\n---\nAnswer in haiku form.\n"), 0o644)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{
+			{name: "Write", input: map[string]any{"file_path": filepath.Join(repo, "new.txt"), "content": "made by Write\n"}},
+			{name: "mcp__other__read_file", input: map[string]any{"path": "a.txt"}},
+		}},
+		{text: "Wrote it."},
+	})
+	p := start(t, claudeEnv(t, srv.URL)...)
+	var asked []string
+	p.onRequest = func(method string, params json.RawMessage) any {
+		var q struct{ Tool, Permission string }
+		json.Unmarshal(params, &q)
+		asked = append(asked, method+" "+q.Tool+" "+q.Permission)
+		return map[string]any{"decision": "allow"}
+	}
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	other := map[string]any{"command": filepath.Join(binDir, "task-x-runtime"), "args": []string{"--mcp-server", "--root", repo}}
+	res := p.mustCall("claude/run", map[string]any{"prompt": "write a poem file", "claudePath": cli, "useTaskTools": false,
+		"mcpServers": map[string]any{"other": other}})
+	if !strings.Contains(string(res), `"status":"completed"`) || !strings.Contains(string(res), `"path":"new.txt"`) {
+		t.Fatalf("summary: %s", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "new.txt")); string(b) != "made by Write\n" {
+		t.Errorf("new.txt = %q", b)
+	}
+	want := []string{"agent/requestApproval Write edit", "agent/requestApproval mcp__other__read_file mcp"}
+	if strings.Join(asked, ",") != strings.Join(want, ",") {
+		t.Errorf("asked %v, want %v", asked, want)
+	}
+	bodies := model.bodies()
+	tools := mustJSON(bodies[0]["tools"])
+	if strings.Contains(tools, "mcp__task-x__") || !strings.Contains(tools, `"name":"Write"`) || !strings.Contains(tools, `"name":"mcp__other__read_file"`) {
+		t.Errorf("tools offered: %.3000s", tools)
+	}
+	if sys := mustJSON(bodies[0]["system"]); !strings.Contains(sys, "Answer in haiku form.") || strings.Contains(sys, "mcp__task-x__ tools") {
+		t.Errorf("system prompt: skills missing or task-x tools named: %.600s", sys)
+	}
+	if msgs := mustJSON(bodies[1]["messages"]); !strings.Contains(msgs, "hello from a") {
+		t.Errorf("the other server's read_file result did not reach the model: %.2000s", msgs)
 	}
 }
