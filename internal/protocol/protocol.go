@@ -55,6 +55,10 @@ const (
 	MethodConfigHooks      = "config/hooks"
 	MethodPromptRefine     = "prompt/refine"
 	MethodContextRetrieve  = "context/retrieve"
+	MethodAgentBestOf      = "agent/bestOf"
+	MethodWorktreesApply   = "worktrees/apply"
+	MethodWorktreesDiscard = "worktrees/discard"
+	MethodWorktreesList    = "worktrees/list"
 )
 
 // InitializeParams is the initialize request. ProtocolVersion is a pointer so

@@ -86,6 +86,7 @@ type Server struct {
 	tools   *tool.Registry
 
 	hookConf hooksState // hooks.go: config/hooks
+	team     teamState  // team.go: worktrees and subagents of the open project
 }
 
 // New returns a Server.
@@ -143,10 +144,14 @@ func New(opts *Options) *Server {
 		protocol.MethodWorkspaceRefresh: s.workspaceRefresh,
 		protocol.MethodMCPConfigure:     s.mcpConfigure,
 		protocol.MethodMCPStatus:        s.mcpStatus,
-		protocol.MethodConfigHooks:      s.configHooks,   // hooks.go
-		protocol.MethodSkillsList:       s.skillsList,    // skills.go
-		protocol.MethodSkillsResolve:    s.skillsResolve, // skills.go
-		protocol.MethodPromptRefine:     s.promptRefine,  // refine.go
+		protocol.MethodConfigHooks:      s.configHooks,      // hooks.go
+		protocol.MethodSkillsList:       s.skillsList,       // skills.go
+		protocol.MethodSkillsResolve:    s.skillsResolve,    // skills.go
+		protocol.MethodPromptRefine:     s.promptRefine,     // refine.go
+		protocol.MethodAgentBestOf:      s.agentBestOf,      // team.go
+		protocol.MethodWorktreesApply:   s.worktreesApply,   // team.go
+		protocol.MethodWorktreesDiscard: s.worktreesDiscard, // team.go
+		protocol.MethodWorktreesList:    s.worktreesList,    // team.go
 	}
 	return s
 }

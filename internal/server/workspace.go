@@ -73,6 +73,9 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 	s.proj = proj
 	s.direct = direct
 	s.mu.Unlock()
+	s.team.mu.Lock()
+	s.team.exclude = p.Exclude
+	s.team.mu.Unlock()
 	s.graphReady(ctx, proj, sum.Stats.ElapsedMs) // graph.go: graph, then ready
 	return sum, nil
 }

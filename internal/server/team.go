@@ -1,0 +1,300 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/retrieve"
+	"github.com/task-x/task-x-runtime/internal/store"
+	"github.com/task-x/task-x-runtime/internal/task"
+	"github.com/task-x/task-x-runtime/internal/team"
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/worktree"
+)
+
+// teamState is the team layer of the open project: its worktree manager
+// (nil when the workspace is no git repository) and the subagent runner
+// that agent/bestOf and team mode share (so agent/cancelSubagent reaches
+// every subagent).
+type teamState struct {
+	mu      sync.Mutex
+	proj    *project.Project
+	mgr     *worktree.Manager
+	mgrErr  error
+	runner  *team.Runner
+	exclude []string // workspace/open exclude, for the worktrees' projects
+}
+
+// worktreeManager is the open project's worktree manager;
+// worktree.ErrNoRepo when the workspace is not a git repository.
+func (s *Server) worktreeManager(proj *project.Project) (*worktree.Manager, error) {
+	s.teamFor(proj)
+	s.team.mu.Lock()
+	defer s.team.mu.Unlock()
+	return s.team.mgr, s.team.mgrErr
+}
+
+// teamRunner is the subagent runner of proj (made on first use per open
+// project).
+func (s *Server) teamRunner(proj *project.Project) *team.Runner {
+	return s.teamFor(proj)
+}
+
+func (s *Server) teamFor(proj *project.Project) *team.Runner {
+	s.mu.Lock()
+	dataDir := s.dataDir
+	s.mu.Unlock()
+	t := &s.team
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proj == proj && t.runner != nil {
+		return t.runner
+	}
+	t.proj = proj
+	t.mgr, t.mgrErr = worktree.Open(proj.Root(), &worktree.Options{DataDir: dataDir, Logger: s.log})
+	var mgr *worktree.Manager
+	if t.mgrErr == nil {
+		mgr = t.mgr
+	}
+	t.runner = &team.Runner{
+		Tasks:     s.runner,
+		Main:      proj,
+		Worktrees: mgr,
+		Tools:     s.tools,
+		ProjectOptions: &project.Options{Exclude: t.exclude, Home: s.opts.Home, Logger: s.log,
+			Redact: s.secrets.Redact},
+		// Subagents ask no questions (ask_user is for top-level tasks).
+		Env: func(p *project.Project) *tool.Env {
+			env := s.toolEnv(p, "")
+			env.Ask = nil
+			return env
+		},
+		Logger: s.log,
+	}
+	return t.runner
+}
+
+type bestOfParams struct {
+	Prompt    string            `json:"prompt"`
+	Providers []json.RawMessage `json:"providers"`
+	TaskID    string            `json:"taskId"`
+	Policy    json.RawMessage   `json:"policy"`
+	Editor    json.RawMessage   `json:"editor"`
+}
+
+// agentBestOf decodes agent/bestOf, runs the candidates with the team
+// layer (team.Runner.BestOf) and answers { taskId, candidates, costUsd };
+// agent/event notifications (the candidates' wrapped events, bestOfDone)
+// carry the best-of task id.
+func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, error) {
+	var p bestOfParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Prompt) == "" {
+		return nil, invalidParams("prompt is required")
+	}
+	if !utf8.ValidString(p.Prompt) {
+		return nil, invalidParams("prompt is not valid UTF-8")
+	}
+	if len(p.Providers) < 2 || len(p.Providers) > 4 {
+		return nil, invalidParams("providers must hold 2 to 4 ProviderConfigs, got %d", len(p.Providers))
+	}
+	if p.TaskID != "" && !store.ValidID(p.TaskID) {
+		return nil, invalidParams("taskId %q is not a valid task id", p.TaskID)
+	}
+	editor, err := task.ParseEditor(p.Editor)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy.Parse(p.Policy)
+	if err != nil {
+		return nil, invalidParams("policy: %v", err)
+	}
+	loop, err := s.parseLoopParams(params)
+	if err != nil {
+		return nil, err
+	}
+	var contenders []team.Contender
+	for i, raw := range p.Providers {
+		prov, err := s.parseProvider(raw)
+		if err != nil {
+			return nil, fieldPrefix(err, fmt.Sprintf("providers[%d].", i))
+		}
+		cfg := prov.Config()
+		contenders = append(contenders, team.Contender{Kind: string(cfg.Kind), Model: cfg.Model,
+			Engine: &task.AgentEngine{Provider: prov, Prices: loop.prices, Limits: loop.limits, Windows: s.windows,
+				Classify: retrieve.Classify, Validation: loop.validation, Redact: s.secrets.Redact}})
+	}
+	proj, err := s.project()
+	if err != nil {
+		return nil, err
+	}
+	runner := s.teamRunner(proj)
+	if _, err := s.worktreeManager(proj); err != nil {
+		return nil, invalidParams("agent/bestOf needs the workspace to be a git repository with a commit: %v", err)
+	}
+	if _, err := runner.Worktrees.Head(ctx); err != nil {
+		return nil, invalidParams("agent/bestOf needs the workspace to be a git repository with a commit: %v", err)
+	}
+	if editor != nil {
+		// Check the editor's mentions against the main tree now (-32602),
+		// before anything runs.
+		if _, err := s.runner.Prepare(&task.Request{Prompt: p.Prompt, Editor: editor, Project: proj, Engine: contenders[0].Engine}); err != nil {
+			return nil, err
+		}
+	}
+	taskID := p.TaskID
+	if taskID == "" {
+		taskID = task.NewID()
+	}
+	emit := s.teamEmitter(ctx, taskID)
+	jsonrpc.Async(ctx)
+	out, err := runner.BestOf(ctx, team.BestOfRequest{TaskID: taskID, Prompt: p.Prompt, Contenders: contenders,
+		Policy: pol, Editor: editor, Approve: s.approver(), Emit: emit})
+	if err != nil {
+		return nil, err
+	}
+	return s.secrets.RedactJSON(mustJSON(out)), nil
+}
+
+// teamEmitter sends a lead's events as agent/event of taskID, keys
+// redacted; a subagent's text deltas are redacted across pieces per
+// subagent, as a top-level task's are. Safe for concurrent use (the
+// subagents run at once).
+func (s *Server) teamEmitter(ctx context.Context, taskID string) func(agent.Event) {
+	var mu sync.Mutex
+	lead := newDeltaRedactor(s.secrets)
+	subs := map[string]*deltaRedactor{}
+	return func(ev agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []agent.Event
+		if se, ok := ev.Fields.(team.SubagentEvent); ok && ev.Type == team.EventSubagent {
+			d := subs[se.TaskID]
+			if d == nil {
+				d = newDeltaRedactor(s.secrets)
+				subs[se.TaskID] = d
+			}
+			for _, inner := range d.events(se.Event) {
+				se.Event = inner
+				out = append(out, agent.Event{Type: team.EventSubagent, Fields: se})
+			}
+			if se.Event.Type == agent.EventDone {
+				delete(subs, se.TaskID)
+			}
+		} else {
+			out = lead.events(ev)
+		}
+		for _, e := range out {
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(e))})
+		}
+	}
+}
+
+type worktreeNameParams struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) worktreeParams(params json.RawMessage) (*worktree.Manager, *project.Project, string, error) {
+	var p worktreeNameParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, nil, "", err
+	}
+	if !worktree.ValidName(p.Name) {
+		return nil, nil, "", invalidParams("name %q is not a task-x worktree name", p.Name)
+	}
+	proj, err := s.project()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	mgr, err := s.worktreeManager(proj)
+	if err != nil {
+		return nil, nil, "", invalidParams("no task-x worktree %q: %v", p.Name, err)
+	}
+	return mgr, proj, p.Name, nil
+}
+
+// worktreesApply: worktrees/apply { name } → { applied, files, changed,
+// operation } (+ conflicts, error when it did not apply). The change goes
+// through the edit log: pending review, undoable with edits/undo. A
+// conflict writes nothing and keeps the worktree.
+func (s *Server) worktreesApply(ctx context.Context, params json.RawMessage) (any, error) {
+	mgr, proj, name, err := s.worktreeParams(params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := mgr.Apply(ctx, name, proj.Edits(), "")
+	if errors.Is(err, worktree.ErrUnknown) {
+		return nil, invalidParams("no task-x worktree %q", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	proj.Changed(ctx, res.Changed)
+	return res, nil
+}
+
+// worktreesDiscard: worktrees/discard { name } → { discarded }: the
+// worktree, its branch and its git admin folder are removed; false for a
+// name the runtime does not know.
+func (s *Server) worktreesDiscard(ctx context.Context, params json.RawMessage) (any, error) {
+	mgr, _, name, err := s.worktreeParams(params)
+	if err != nil {
+		return nil, err
+	}
+	err = mgr.Discard(context.WithoutCancel(ctx), name)
+	if errors.Is(err, worktree.ErrUnknown) {
+		return map[string]bool{"discarded": false}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]bool{"discarded": true}, nil
+}
+
+// worktreeInfo is one worktrees/list entry.
+type worktreeInfo struct {
+	Name      string `json:"name"`
+	Dir       string `json:"dir"`
+	Branch    string `json:"branch"`
+	Base      string `json:"base"`
+	Head      string `json:"head"`
+	Role      string `json:"role,omitempty"`
+	TaskID    string `json:"taskId,omitempty"`
+	CreatedAt string `json:"createdAt"`
+}
+
+// worktreesList: worktrees/list → { worktrees: [{ name, dir, branch, base,
+// head, role, taskId, createdAt }] }, oldest first: every task-x worktree
+// of the workspace's repository, those an earlier runtime left included.
+func (s *Server) worktreesList(ctx context.Context, params json.RawMessage) (any, error) {
+	proj, err := s.project()
+	if err != nil {
+		return nil, err
+	}
+	out := []worktreeInfo{}
+	mgr, err := s.worktreeManager(proj)
+	if err != nil {
+		return map[string]any{"worktrees": out}, nil
+	}
+	list, err := mgr.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range list {
+		out = append(out, worktreeInfo{Name: w.Name, Dir: w.Dir, Branch: w.Branch, Base: w.Base, Head: w.Head,
+			Role: w.Role, TaskID: w.TaskID, CreatedAt: w.CreatedAt.Format("2006-01-02T15:04:05.000Z07:00")})
+	}
+	return map[string]any{"worktrees": out}, nil
+}
