@@ -147,8 +147,8 @@ func TestBestOfThreeProvidersApplyOneDiscardOthers(t *testing.T) {
 	var lastType, eventTask string
 	wrapped := 0
 	res := bestOfRun(t, p, map[string]any{
-		"prompt": "Improve the calc package.",
-		"providers": []any{prov(subSrv.URL, "model-sub"), prov(bad.URL, "model-bad"), prov(notesSrv.URL, "model-notes")},
+		"prompt":     "Improve the calc package.",
+		"providers":  []any{prov(subSrv.URL, "model-sub"), prov(bad.URL, "model-bad"), prov(notesSrv.URL, "model-notes")},
 		"policy":     map[string]any{"mode": "acceptEdits", "allowAll": true},
 		"validation": map[string]any{"checks": []any{map[string]any{"name": "has-sub", "command": "grep -q 'func Sub' calc.go"}}, "fixRounds": 0},
 	}, func(ev agentEvent) {
