@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
@@ -78,6 +79,12 @@ func (s *Server) teamFor(proj *project.Project) *team.Runner {
 			env := s.toolEnv(p, "")
 			env.Ask = nil
 			return env
+		},
+		Hooks: func(root string) *hooks.Runner {
+			s.mu.Lock()
+			sandbox := s.sandbox
+			s.mu.Unlock()
+			return s.hookRunner(root, sandbox)
 		},
 		Logger: s.log,
 	}

@@ -90,7 +90,10 @@ type Runner struct {
 	ProjectOptions *project.Options
 	// Env is the tools' environment of a task on p (nil: p.Env with the
 	// sandbox on). The front end adds its Secrets.
-	Env    func(p *project.Project) *tool.Env
+	Env func(p *project.Project) *tool.Env
+	// Hooks gives the hook runner of a subagent working in root (its
+	// worktree or the main tree) when its Spec has none; nil: no hooks.
+	Hooks  func(root string) *hooks.Runner
 	Logger *slog.Logger
 
 	mu      sync.Mutex
@@ -306,9 +309,13 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 		tools = r.Tasks.Tools
 	}
 	env := r.env(proj)
+	hk := s.Hooks
+	if hk == nil && r.Hooks != nil {
+		hk = r.Hooks(proj.Root())
+	}
 	prep, err := r.Tasks.Prepare(&task.Request{
 		TaskID: res.TaskID, Prompt: prompt, ChatMode: policy.ChatAgent, Policy: pol, Editor: editor, Model: s.Model,
-		Project: proj, Env: env, Approve: s.Approve, Hooks: s.Hooks,
+		Project: proj, Env: env, Approve: s.Approve, Hooks: hk,
 		Engine: &roleEngine{inner: s.Engine, role: s.Role, tools: s.Role.Tools(tools)},
 		Emit: func(ev agent.Event) {
 			emit(agent.Event{Type: EventSubagent, Fields: SubagentEvent{Name: name, TaskID: res.TaskID, Event: ev}})

@@ -80,6 +80,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // the job's Env root) and answers, or fails without writing.
 type writer struct {
 	path, content string
+	text          string // the answer (default "wrote <path>")
 	fail          bool
 	block         chan struct{} // when set, waits for ctx to end
 	sawSystem     string
@@ -97,6 +98,9 @@ func (e *writer) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: job.ChatMode})
 	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "wrote " + e.path,
 		Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: agent.Metrics{CostUSD: 0.25}}
+	if e.text != "" {
+		sum.Text = e.text
+	}
 	if e.block != nil {
 		close(e.block)
 		<-ctx.Done()
@@ -213,10 +217,13 @@ func TestWritingSubagentWorksInItsWorktree(t *testing.T) {
 func TestReadOnlySubagentReadsMainTree(t *testing.T) {
 	r, _ := setup(t)
 	var evs events
-	eng := &writer{path: "b.txt", content: "b\n"}
+	eng := &writer{path: "b.txt", content: "b\n", text: "One problem.\n\n```task-x-findings\n[{\"path\":\"a.txt\",\"line\":1,\"severity\":\"warning\",\"message\":\"terse\"},{\"bad\":1}]\n```\n"}
 	res := r.Run(context.Background(), Spec{Role: Review, Objective: "review", Engine: eng, Emit: evs.emit})
-	if res.Dir != "" || res.Status != "completed" {
+	if res.Dir != "" || res.Status != "completed" || !strings.HasPrefix(res.Report, "One problem.") {
 		t.Fatalf("result %+v", res)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Path != "a.txt" || res.Findings[0].Severity != "warning" {
+		t.Fatalf("findings %+v", res.Findings)
 	}
 	for _, n := range eng.sawTools {
 		if n == "write_file" || n == "run_command" {
@@ -224,6 +231,9 @@ func TestReadOnlySubagentReadsMainTree(t *testing.T) {
 		}
 	}
 	js := evs.json(t)
+	if f, _ := js[len(js)-1]["findings"].([]any); len(f) != 1 {
+		t.Errorf("subagentFinished findings %v", js[len(js)-1]["findings"])
+	}
 	if js[0]["dir"] != nil || js[len(js)-1]["worktree"] != nil {
 		t.Fatalf("read-only events %v %v", js[0], js[len(js)-1])
 	}
