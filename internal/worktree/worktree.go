@@ -10,11 +10,13 @@
 // started later (after a crash too) still lists and discards them.
 //
 // Worktrees live under <dataDir>/worktrees/<workspace id>/<name>, or
-// without a dataDir under the user cache folder
-// (os.UserCacheDir()/task-x/worktrees/<workspace id>/<name>), never inside
-// the workspace. Every git runs through internal/gitx: the repository and
-// the worktrees are written by sandboxed commands, so nothing they hold
-// (hooks, config programs, a rewritten .git file) is trusted.
+// without a dataDir under the user's state folder ($XDG_STATE_HOME or
+// ~/.local/state, then task-x/worktrees/<workspace id>/<name>; not the
+// cache folder, which sandboxed commands may write as a build cache), never
+// inside the workspace. Every git runs through internal/gitx: the
+// repository and the worktrees are written by sandboxed commands, so
+// nothing they hold (hooks, config programs, a rewritten .git file) is
+// trusted.
 //
 // Source: ../shared/spec/protocol.md (Team mode, Best of N,
 // worktrees/apply, worktrees/discard, worktrees/list) and addendum §4, §7.
@@ -110,11 +112,11 @@ type Worktree struct {
 
 // Options configure Open. A nil *Options is valid.
 type Options struct {
-	// DataDir is initialize's dataDir; "" puts worktrees under the user
-	// cache folder.
+	// DataDir is initialize's dataDir; "" puts worktrees under the user's
+	// state folder.
 	DataDir string
-	// CacheDir replaces os.UserCacheDir() (tests).
-	CacheDir string
+	// StateDir replaces the user's state folder (tests).
+	StateDir string
 	Logger   *slog.Logger
 }
 
@@ -158,7 +160,7 @@ func Open(root string, opts *Options) (*Manager, error) {
 	return &Manager{root: root, commonDir: common, dir: dir, log: o.Logger}, nil
 }
 
-// baseDir is <dataDir>/worktrees/<workspace id>, else the cache folder's,
+// baseDir is <dataDir>/worktrees/<workspace id>, else the state folder's,
 // whichever does not lie inside the workspace.
 func baseDir(root string, o Options) (string, error) {
 	id := editlog.WorkspaceID(root)
@@ -166,14 +168,12 @@ func baseDir(root string, o Options) (string, error) {
 	if o.DataDir != "" {
 		cands = append(cands, filepath.Join(o.DataDir, "worktrees", id))
 	}
-	cache := o.CacheDir
-	if cache == "" {
-		if c, err := os.UserCacheDir(); err == nil {
-			cache = c
-		}
+	state := o.StateDir
+	if state == "" {
+		state = userStateDir()
 	}
-	if cache != "" {
-		cands = append(cands, filepath.Join(cache, "task-x", "worktrees", id))
+	if state != "" {
+		cands = append(cands, filepath.Join(state, "task-x", "worktrees", id))
 	}
 	for _, c := range cands {
 		if !filepath.IsAbs(c) {
@@ -184,6 +184,18 @@ func baseDir(root string, o Options) (string, error) {
 		}
 	}
 	return "", errors.New("worktree: no folder for worktrees outside the workspace (set a dataDir)")
+}
+
+// userStateDir is $XDG_STATE_HOME, else ~/.local/state ("" without a
+// home folder).
+func userStateDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "state")
+	}
+	return ""
 }
 
 // inside reports whether p is root or under it, with symlinks of the
@@ -829,7 +841,8 @@ func (m *Manager) loadLocked() (map[string]*Worktree, error) {
 	for _, w := range f.Worktrees {
 		// An entry must name a folder of ours: the registry is ours, but
 		// never let it steer a removal elsewhere.
-		if w == nil || !ValidName(w.Name) || filepath.Clean(w.Dir) != filepath.Join(m.dir, w.Name) || w.Branch != BranchPrefix+w.Name {
+		if w == nil || !ValidName(w.Name) || filepath.Clean(w.Dir) != filepath.Join(m.dir, w.Name) || w.Branch != BranchPrefix+w.Name ||
+			(w.AdminDir != "" && filepath.Dir(filepath.Clean(w.AdminDir)) != filepath.Join(m.commonDir, "worktrees")) {
 			continue
 		}
 		reg[w.Name] = w

@@ -44,7 +44,7 @@ func repo(t *testing.T, files map[string]string) string {
 
 func open(t *testing.T, root, dataDir string) *Manager {
 	t.Helper()
-	m, err := Open(root, &Options{DataDir: dataDir, CacheDir: t.TempDir()})
+	m, err := Open(root, &Options{DataDir: dataDir, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,8 +198,8 @@ func TestRegistryAfterRestartAndCrashLeftovers(t *testing.T) {
 	ctx := context.Background()
 	root := repo(t, map[string]string{"a.txt": "a\n"})
 	data := t.TempDir()
-	cache := t.TempDir()
-	m, err := Open(root, &Options{DataDir: data, CacheDir: cache})
+	state := t.TempDir()
+	m, err := Open(root, &Options{DataDir: data, StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,8 +222,18 @@ func TestRegistryAfterRestartAndCrashLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// An entry someone edited to point git or a removal elsewhere is
+	// ignored.
+	if err := m.update(func(reg map[string]*Worktree) error {
+		reg["evil"] = &Worktree{Name: "evil", Dir: filepath.Join(m.Dir(), "evil"), Branch: BranchPrefix + "evil", AdminDir: t.TempDir()}
+		reg["evil2"] = &Worktree{Name: "evil2", Dir: root, Branch: BranchPrefix + "evil2"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	// A new runtime on the same dataDir.
-	m2, err := Open(root, &Options{DataDir: data, CacheDir: cache})
+	m2, err := Open(root, &Options{DataDir: data, StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,16 +358,16 @@ func TestPlantedRepositoryRunsNothing(t *testing.T) {
 
 func TestWorktreesNeverInsideTheWorkspace(t *testing.T) {
 	root := repo(t, map[string]string{"a.txt": "a\n"})
-	cache := t.TempDir()
-	m, err := Open(root, &Options{DataDir: filepath.Join(root, "data"), CacheDir: cache})
+	state := t.TempDir()
+	m, err := Open(root, &Options{DataDir: filepath.Join(root, "data"), StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(m.Dir(), cache) {
+	if !strings.HasPrefix(m.Dir(), state) {
 		t.Fatalf("worktrees in %s with a dataDir inside the workspace", m.Dir())
 	}
-	if _, err := Open(root, &Options{CacheDir: filepath.Join(root, "cache")}); err == nil {
-		t.Fatal("a cache inside the workspace was accepted")
+	if _, err := Open(root, &Options{StateDir: filepath.Join(root, "state")}); err == nil {
+		t.Fatal("a state folder inside the workspace was accepted")
 	}
 	if _, err := Open(t.TempDir(), nil); !errors.Is(err, ErrNoRepo) {
 		t.Fatalf("no repo: %v", err)
