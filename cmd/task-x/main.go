@@ -3,9 +3,10 @@
 // the VS Code extension does, and shows the results on the terminal. It is a
 // protocol front end only: tasks are assembled by the runtime (addendum §1).
 //
-// It owns the command line (cobra), the interactive session, the one-shot
-// mode, rendering (lipgloss, glamour), the persisted defaults (data folder,
-// MCP files) and the user-facing error sentences. docs/terminal.md.
+// It owns the command line (cobra), the interactive session (a bubbletea
+// program with bubbles and huh), the one-shot mode, rendering (lipgloss,
+// glamour), the persisted defaults (data folder, MCP files) and the
+// user-facing error sentences. docs/terminal.md.
 //
 // The API key comes from the provider's usual environment variable
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY; TASK_X_API_KEY for an OpenAI-compatible

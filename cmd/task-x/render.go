@@ -234,3 +234,13 @@ func (p *progressBar) clearLocked() {
 		p.shown = false
 	}
 }
+
+// truncateLine cuts one line of output to width cells, whole runes only,
+// keeping its spacing (tabs become four spaces).
+func truncateLine(s string, width int) string {
+	s = strings.ReplaceAll(strings.TrimRight(s, "\r"), "\t", "    ")
+	if runewidth.StringWidth(s) <= width {
+		return s
+	}
+	return runewidth.Truncate(s, width, "…")
+}

@@ -61,7 +61,8 @@ func newRunCmd() *cobra.Command {
 On a terminal without a prompt, an interactive session starts: type a prompt, watch the
 answer and the tool activity, answer approvals, and type follow-ups in the same task.
 Esc or Ctrl-C interrupts the running turn; Ctrl-C twice at the prompt exits (code 130).
-Type /help in the session for its commands.
+Approvals: y allow once, a allow for the rest of the task, n deny and say what to do
+instead. Ctrl-O expands the last command output. Type /help in the session for more.
 
 With -p "prompt" (or a PROMPT argument) the task runs once and ends, for scripts and CI.
 Exit codes: 0 completed, 1 failed, 2 bad usage, 3 an approval was needed and could not be

@@ -409,7 +409,7 @@ func (p *printer) toolFinished(tool, callID string, ok *bool, errv any, result j
 			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(fmt.Sprintf("… %d earlier lines", hidden)))
 		}
 		for _, l := range lines {
-			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(truncate(l, max(20, p.width-6))))
+			fmt.Fprintf(p.ew, "    %s\n", p.st.dim.Render(truncateLine(l, max(20, p.width-6))))
 		}
 	}
 }

@@ -105,7 +105,7 @@ func renderItem(st styles, it *item, width int) string {
 				b.WriteString("    " + st.dim.Render(fmt.Sprintf("… %d earlier lines (ctrl+o expands)", hidden)) + "\n")
 			}
 			for _, l := range lines {
-				b.WriteString("    " + st.dim.Render(truncate(l, max(20, width-6))) + "\n")
+				b.WriteString("    " + st.dim.Render(truncateLine(l, max(20, width-6))) + "\n")
 			}
 			if hidden > 0 && it.expanded {
 				b.WriteString("    " + st.dim.Render("(ctrl+o collapses)") + "\n")
