@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/project"
@@ -305,5 +309,93 @@ func TestBestOf(t *testing.T) {
 	}
 	if out := git(t, root, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
 		t.Fatalf("git worktree list:\n%s", out)
+	}
+}
+
+// commander runs one command through the job's run_command (in the job's
+// root) and reports when it started.
+type commander struct {
+	command string
+	started chan struct{}
+}
+
+func (e *commander) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID})
+	tl, _ := job.Tools.Get("run_command")
+	in, _ := json.Marshal(map[string]any{"command": e.command, "timeoutMs": 600000})
+	close(e.started)
+	tl.Run(ctx, job.Env, in)
+	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}
+	if ctx.Err() != nil {
+		msg := "cancelled"
+		sum.Status, sum.Error = agent.StatusCancelled, &msg
+	}
+	job.Emit(agent.Event{Type: agent.EventDone, Status: sum.Status})
+	return sum, nil
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// Cancelling one subagent ends its command tree (children that left the
+// process group included); the other subagent finishes.
+func TestCancelSubagentEndsItsCommandTree(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	r, _ := setup(t)
+	slow := &commander{command: "sleep 320 & echo $! > pids; (setsid sleep 321 & echo $! >> pids; wait) & sleep 322", started: make(chan struct{})}
+	var evs events
+	var wg sync.WaitGroup
+	var slowRes, fastRes Result
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		slowRes = r.Run(context.Background(), Spec{Role: Testing, Objective: "slow", Engine: slow, Emit: evs.emit})
+	}()
+	<-slow.started
+	var dir, id string
+	for _, ev := range evs.json(t) {
+		if ev["type"] == "subagentStarted" {
+			dir, id = ev["dir"].(string), ev["taskId"].(string)
+		}
+	}
+	var pids []int
+	for len(pids) < 2 {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	go func() {
+		defer wg.Done()
+		fastRes = r.Run(context.Background(), Spec{Role: Implementation, Objective: "fast", Engine: &writer{path: "f.txt", content: "f\n"}})
+	}()
+	if !r.Cancel(id) {
+		t.Fatal("Cancel of the running subagent")
+	}
+	wg.Wait()
+	if slowRes.Status != "cancelled" || fastRes.Status != "completed" {
+		t.Fatalf("slow %s, fast %s", slowRes.Status, fastRes.Status)
+	}
+	for _, pid := range pids {
+		for i := 0; alive(pid); i++ {
+			if i > 500 {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("process %d survived the cancel", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
