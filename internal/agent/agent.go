@@ -146,6 +146,9 @@ type run struct {
 	messages []provider.Message
 	sum      Summary
 	errMsg   string
+	// checkName is the validation check running (toolOutput callId
+	// "validation:<name>").
+	checkName string
 
 	ctl       *Control
 	chain     []provider.Provider
@@ -607,7 +610,13 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	// The call runs under its own ctx so agent/cancelTool stops only it.
 	cctx, stopCall := context.WithCancel(ctx)
 	r.ctl.register(c.ID, stopCall)
-	res, err := r.runTool(tool.WithCallID(cctx, c.ID), t, plan, c.Input)
+	var res tool.Result
+	var err error
+	if spec.Permission == tool.ClassCommand {
+		res, err = r.runLive(tool.WithCallID(cctx, c.ID), c.ID, t, plan, c.Input)
+	} else {
+		res, err = r.runTool(tool.WithCallID(cctx, c.ID), t, plan, c.Input)
+	}
 	byUser := r.ctl.unregister(c.ID)
 	if spec.Permission == tool.ClassInteractive && cctx.Err() != nil {
 		// A question (agent/askUser) the task stopped waiting for: the

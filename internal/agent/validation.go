@@ -28,6 +28,7 @@ func (r *run) validate(ctx context.Context) bool {
 	if r.checks == nil {
 		r.checks = validate.NewSession(r.p.Validation, r.checkGate, r.checkExec, validate.Hooks{
 			Started: func(name, command string) {
+				r.checkName = name
 				r.emit(Event{Type: EventValidationStarted, CheckName: name, Command: command})
 			},
 			Finished: func(v validate.Result) {
@@ -106,7 +107,7 @@ func (r *run) checkExec(ctx context.Context, command string, timeout time.Durati
 		return validate.ExecResult{}, errors.New("run_command is not available to this task")
 	}
 	input, _ := json.Marshal(map[string]any{"command": command, "timeoutMs": timeout.Milliseconds()})
-	res, err := r.runTool(ctx, t, nil, input)
+	res, err := r.runLive(ctx, "validation:"+r.checkName, t, nil, input)
 	if err != nil {
 		if te, ok := tool.AsError(err); ok {
 			switch te.Kind {

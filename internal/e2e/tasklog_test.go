@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -316,4 +318,65 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// TestToolOutputBeforeToolFinished: a run_command that waits for the test
+// streams toolOutput events while it runs (the command cannot end before
+// the test saw its first line), per stream, with a key split across reads
+// redacted, and its toolFinished is the usual one with the whole output.
+func TestToolOutputBeforeToolFinished(t *testing.T) {
+	repo := smallRepo(t, "unused")
+	const key = "sk-live-output-KEY-7766"
+	cmd := `echo first; while [ ! -f go.flag ]; do sleep 0.05; done; echo second >&2; printf 'sk-live-out'; sleep 0.3; printf 'put-KEY-7766 end\n'`
+	_, srv := newScriptedModel(t, "openai", []step{
+		{text: "Running it.", calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": cmd}}}},
+		{text: "Ran it."},
+	})
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	p.onRequest = func(method string, params json.RawMessage) any {
+		return map[string]any{"decision": "allow"}
+	}
+	var types []string
+	streams := map[string]string{}
+	var finished map[string]any
+	m := runDriven(t, p, map[string]any{"prompt": "run it", "provider": openaiProvider(srv.URL, key)}, func(ev agentEvent) {
+		typ, _ := ev.Event["type"].(string)
+		types = append(types, typ)
+		switch typ {
+		case "toolOutput":
+			text, _ := ev.Event["text"].(string)
+			stream, _ := ev.Event["stream"].(string)
+			if strings.Contains(text, "put-KEY") || strings.Contains(text, "7766") {
+				t.Errorf("a piece of the key went out live: %q", text)
+			}
+			if finished != nil {
+				t.Errorf("toolOutput after toolFinished: %v", ev.Event)
+			}
+			if len(ev.Event) != 4 || ev.Event["callId"] == "" {
+				t.Errorf("toolOutput fields: %v", ev.Event)
+			}
+			streams[stream] += text
+			if strings.Contains(streams["stdout"], "first\n") {
+				os.WriteFile(filepath.Join(repo, "go.flag"), nil, 0o644) // let the command go on
+			}
+		case "toolFinished":
+			finished = ev.Event
+		}
+	}, func(string, *message) {})
+	if m.Error != nil {
+		t.Fatalf("agent/run: %v", m.Error)
+	}
+	if streams["stdout"] != "first\n[redacted] end\n" || streams["stderr"] != "second\n" {
+		t.Fatalf("live streams %q; events %v", streams, types)
+	}
+	res, _ := finished["result"].(map[string]any)
+	out, _ := res["output"].(string)
+	if finished["ok"] != true || !strings.Contains(out, "first\n") || !strings.Contains(out, "second\n") || !strings.Contains(out, "[redacted] end") || strings.Contains(out, key) {
+		t.Fatalf("toolFinished %v", finished)
+	}
+	if i, j := indexOf(types, "toolOutput"), indexOf(types, "toolFinished"); i < 0 || i > j || indexOf(types, "toolStarted") > i {
+		t.Fatalf("order %v", types)
+	}
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,6 +55,7 @@ type Process struct {
 	cmd         *exec.Cmd
 	out         *headTail
 	outR        *os.File
+	errR        *os.File // stderr's own pipe when Spec.OnOutput is set
 	lifeline    *os.File // write end of the config pipe; closed once the helper exited
 	copied      chan struct{}
 	reports     chan helperReport
@@ -268,7 +270,12 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	cfgR, cfgW, err1 := pipe()
 	repR, repW, err2 := pipe()
 	outR, outW, err3 := pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
+	var errR, errW *os.File
+	var err4 error
+	if spec.OnOutput != nil {
+		errR, errW, err4 = pipe()
+	}
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("sandbox: pipe: %w", err)
 	}
@@ -277,6 +284,9 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	cmd.Dir = spec.Dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = outW, outW
+	if errW != nil {
+		cmd.Stderr = errW
+	}
 	cmd.ExtraFiles = []*os.File{cfgR, repW} // fds 3 and 4
 	// A new session: no controlling terminal. The helper outlives no
 	// runtime: the parent-death signal (SIGKILL as PID 1 of a namespace,
@@ -315,22 +325,51 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	cfgR.Close()
 	repW.Close()
 	outW.Close()
+	if errW != nil {
+		errW.Close()
+	}
 	// cfgW stays open while the helper runs: it is the helper's lifeline.
 	b, _ := json.Marshal(cfg)
 	cfgW.Write(append(b, '\n'))
 
 	p := &Process{
-		spec: spec, cmd: cmd, outR: outR, lifeline: cfgW, tmp: tmp, confinement: confinement, start: time.Now(),
+		spec: spec, cmd: cmd, outR: outR, errR: errR, lifeline: cfgW, tmp: tmp, confinement: confinement, start: time.Now(),
 		out:     newHeadTail(orDefault(spec.OutputCap, DefaultOutputCap)),
 		copied:  make(chan struct{}),
 		reports: make(chan helperReport, 2),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	go func() {
-		io.Copy(p.out, outR)
-		close(p.copied)
-	}()
+	if spec.OnOutput == nil {
+		go func() {
+			io.Copy(p.out, outR)
+			close(p.copied)
+		}()
+	} else {
+		// Live output: stdout and stderr each in its own pipe, both into
+		// the kept output by whole lines (each stream in order; the two
+		// interleaved line by line as read, so a line, and a key in it,
+		// is never split by the other stream), each piece to OnOutput as
+		// read, one call at a time.
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, src := range []struct {
+			r      *os.File
+			stream string
+		}{{outR, "stdout"}, {errR, "stderr"}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w := &liveWriter{out: p.out, stream: src.stream, fn: spec.OnOutput, mu: &mu}
+				io.Copy(w, src.r)
+				w.flush()
+			}()
+		}
+		go func() {
+			wg.Wait()
+			close(p.copied)
+		}()
+	}
 	go func() {
 		sc := bufio.NewScanner(repR)
 		for sc.Scan() {
@@ -363,6 +402,9 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 		cfgW.Close()
 		<-p.copied
 		outR.Close()
+		if errR != nil {
+			errR.Close()
+		}
 		if !ok {
 			first = helperReport{Stage: "start", Error: "the helper exited during setup"}
 		}
@@ -457,10 +499,10 @@ func (p *Process) supervise(ctx context.Context, exited <-chan error) {
 	case <-p.copied:
 	case <-time.After(drainWait):
 		// Something outside the tree still holds the pipe: stop reading.
-		p.outR.Close()
+		p.closeOutput()
 		<-p.copied
 	}
-	p.outR.Close()
+	p.closeOutput()
 
 	res := Result{ExitCode: -1, TimedOut: timedOut, Cancelled: cancelled || p.killed.Load(),
 		Duration: time.Since(p.start), Confinement: p.confinement}
@@ -544,5 +586,52 @@ func KillAll() {
 		case <-deadline:
 			return
 		}
+	}
+}
+
+func (p *Process) closeOutput() {
+	p.outR.Close()
+	if p.errR != nil {
+		p.errR.Close()
+	}
+}
+
+// liveLineMax is how much of a line without its newline a stream holds
+// back from the kept output before it writes it anyway.
+const liveLineMax = 64 << 10
+
+// liveWriter hands each piece of a stream to OnOutput and keeps the
+// stream's output by whole lines.
+type liveWriter struct {
+	out     *headTail
+	stream  string
+	fn      func(stream string, p []byte)
+	mu      *sync.Mutex
+	partial []byte
+}
+
+func (w *liveWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fn(w.stream, b)
+	w.partial = append(w.partial, b...)
+	if i := bytes.LastIndexByte(w.partial, '\n'); i >= 0 {
+		w.out.Write(w.partial[:i+1])
+		w.partial = append(w.partial[:0], w.partial[i+1:]...)
+	}
+	if len(w.partial) > liveLineMax {
+		w.out.Write(w.partial)
+		w.partial = w.partial[:0]
+	}
+	return len(b), nil
+}
+
+// flush keeps the stream's last line (it ended without a newline).
+func (w *liveWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.out.Write(w.partial)
+		w.partial = nil
 	}
 }

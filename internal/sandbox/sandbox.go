@@ -70,6 +70,11 @@ type Spec struct {
 	OutputCap int
 	// Sandboxed confines the command with the kernel (see the package doc).
 	Sandboxed bool
+	// OnOutput, when set, gets the output as it comes, piece by piece,
+	// with its stream ("stdout" or "stderr"; the two then have their own
+	// pipes), one call at a time, from the goroutines that read it; it
+	// must not keep p. The Result's Output is the same bytes.
+	OnOutput func(stream string, p []byte)
 }
 
 // Result is how a command ended.

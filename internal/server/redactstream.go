@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
@@ -45,12 +46,42 @@ func (d *deltaRedactor) flush(send func(typ, text string)) {
 	}
 }
 
-// events returns the agent events to emit for ev, in order: for a delta,
-// the delta with its safe text (none if everything is held back); for any
-// other event, the held text of each delta type as a final delta, then ev.
+// outputKey is the held-text key of one toolOutput stream of one call.
+func outputKey(callID, stream string) string {
+	return "toolOutput\x00" + callID + "\x00" + stream
+}
+
+// flushOutput returns a toolOutput event for each call stream's held text
+// (in key order) and forgets it.
+func (d *deltaRedactor) flushOutput() []agent.Event {
+	var keys []string
+	for k, h := range d.held {
+		if strings.HasPrefix(k, "toolOutput\x00") && h != "" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []agent.Event
+	for _, k := range keys {
+		parts := strings.SplitN(k, "\x00", 3)
+		out = append(out, agent.Event{Type: agent.EventToolOutput, CallID: parts[1], Stream: parts[2], Text: d.held[k]})
+		delete(d.held, k)
+	}
+	return out
+}
+
+// events returns the agent events to emit for ev, in order: for a delta
+// or a toolOutput (a command's output, whose pieces can split a key just
+// the same), the event with its safe text (none if everything is held
+// back); for any other event, the held text of each delta type as a final
+// delta and of each output stream as a final toolOutput, then ev.
 func (d *deltaRedactor) events(ev agent.Event) []agent.Event {
-	if ev.Type == "textDelta" || ev.Type == "thinkingDelta" {
-		text := d.delta(ev.Type, ev.Text)
+	if ev.Type == "textDelta" || ev.Type == "thinkingDelta" || ev.Type == agent.EventToolOutput {
+		key := ev.Type
+		if ev.Type == agent.EventToolOutput {
+			key = outputKey(ev.CallID, ev.Stream)
+		}
+		text := d.delta(key, ev.Text)
 		if text == "" {
 			return nil
 		}
@@ -59,6 +90,7 @@ func (d *deltaRedactor) events(ev agent.Event) []agent.Event {
 	}
 	var out []agent.Event
 	d.flush(func(typ, text string) { out = append(out, agent.Event{Type: typ, Text: text}) })
+	out = append(out, d.flushOutput()...)
 	return append(out, ev)
 }
 

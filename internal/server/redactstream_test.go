@@ -80,3 +80,38 @@ func TestDeltaRedactorChatEvents(t *testing.T) {
 		t.Fatalf("events %+v, text %q", got, text.String())
 	}
 }
+
+// A command prints a key that reaches the runtime in two reads: no
+// toolOutput holds a piece of it, and the output of each stream is whole,
+// in order, before the toolFinished.
+func TestDeltaRedactorToolOutput(t *testing.T) {
+	const key = "sk-out-fake-KEY-55443322"
+	secrets := &logx.Secrets{}
+	secrets.Add(key)
+	d := newDeltaRedactor(secrets)
+	var got []agent.Event
+	for _, ev := range []agent.Event{
+		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stdout", Text: "token=sk-out-fa"},
+		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stderr", Text: "warn sk-out"},
+		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stdout", Text: "ke-KEY-55443322\nnext\n"},
+		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stderr", Text: "-fake-KEY-5544"},
+		{Type: agent.EventToolFinished, CallID: "c1"},
+	} {
+		got = append(got, d.events(ev)...)
+	}
+	streams := map[string]string{}
+	for i, ev := range got {
+		if ev.Stream == "stdout" && (strings.Contains(ev.Text, "sk-out-fa") || strings.Contains(ev.Text, "55443322")) {
+			t.Fatalf("a piece of the key went out: %+v", ev)
+		}
+		if ev.Type == agent.EventToolOutput {
+			streams[ev.Stream] += ev.Text
+		} else if ev.Type != agent.EventToolFinished || i != len(got)-1 {
+			t.Fatalf("events %+v", got)
+		}
+	}
+	// stderr's never completes: a key prefix only, kept whole.
+	if streams["stdout"] != "token=[redacted]\nnext\n" || streams["stderr"] != "warn sk-out-fake-KEY-5544" {
+		t.Fatalf("streams %q", streams)
+	}
+}

@@ -161,3 +161,22 @@ func CallID(ctx context.Context) string {
 	id, _ := ctx.Value(callIDKey{}).(string)
 	return id
 }
+
+type outputKey struct{}
+
+// OutputFunc receives a tool's output as it comes: its stream ("stdout"
+// or "stderr") and a piece of it. It may be called from any goroutine, one
+// call at a time, and must not keep p.
+type OutputFunc func(stream string, p []byte)
+
+// WithOutput returns ctx carrying fn: a tool that produces output while it
+// runs (run_command) hands it to fn as well as returning it in its result.
+func WithOutput(ctx context.Context, fn OutputFunc) context.Context {
+	return context.WithValue(ctx, outputKey{}, fn)
+}
+
+// Output returns the OutputFunc set by WithOutput, or nil.
+func Output(ctx context.Context) OutputFunc {
+	fn, _ := ctx.Value(outputKey{}).(OutputFunc)
+	return fn
+}

@@ -165,6 +165,9 @@ func (t *runCommand) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 		OutputCap:    cmdOutputCap,
 		Sandboxed:    env.Sandbox,
 	}
+	if fn := tool.Output(ctx); fn != nil && !in.Background {
+		spec.OnOutput = fn // live output (toolOutput events); the result is unchanged
+	}
 	runCtx := ctx
 	if in.Background {
 		// The job outlives this call: only its Cancel, its timeout and
