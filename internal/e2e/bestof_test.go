@@ -468,3 +468,42 @@ func descendantsOf(pid int) []int {
 	}
 	return out
 }
+
+// TestBestOfCancelled: $/cancelRequest of agent/bestOf while both
+// candidates wait for their model ends both, answers -32800 and leaves no
+// worktree behind.
+func TestBestOfCancelled(t *testing.T) {
+	root := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	var provs []any
+	for i := 0; i < 2; i++ {
+		_, srv := newScriptedModel(t, "openai", []step{{hang: true}})
+		provs = append(provs, map[string]any{"kind": "openaiCompatible", "model": fmt.Sprintf("h%d", i), "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-bestof-cancel"})
+	}
+	p := start(t)
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	id := p.request("agent/bestOf", map[string]any{"prompt": "wait", "providers": provs})
+	models := 0
+	deadline := time.Now().Add(120 * time.Second)
+	for models < 2 {
+		m := p.next(time.Until(deadline))
+		var ev agentEvent
+		if m.Method == "agent/event" && json.Unmarshal(m.Params, &ev) == nil && ev.Event["type"] == "subagent" {
+			if inner, _ := ev.Event["event"].(map[string]any); inner["type"] == "iteration" {
+				models++
+			}
+		}
+	}
+	p.notify("$/cancelRequest", map[string]any{"id": id})
+	res := p.waitFor(fmt.Sprint(id), 60*time.Second)
+	if res.Error == nil || res.Error.Code != -32800 {
+		t.Fatalf("cancelled agent/bestOf answered %s", res.raw)
+	}
+	var list struct {
+		Worktrees []any `json:"worktrees"`
+	}
+	json.Unmarshal(p.mustCall("worktrees/list", nil), &list)
+	if len(list.Worktrees) != 0 || worktreeCount(t, root) != 1 {
+		t.Fatalf("after a cancel: worktrees/list %v, git worktrees %d", list.Worktrees, worktreeCount(t, root))
+	}
+}
