@@ -96,10 +96,17 @@ func commandOf(input json.RawMessage) string {
 // maxPreview bounds an approval preview, in bytes.
 const maxPreview = 4000
 
-// preview renders what the user approves of a tool that cannot plan its
-// call (tool.Previewer plans the edit tools' real diffs): the path for
+// Preview is what the user approves of a call to a tool that cannot plan
+// it (tool.Previewer plans the edit tools' real diffs), uncut: the path for
 // delete_path, both paths for move_path, the command and cwd for
-// run_command, and the input JSON for anything else.
+// run_command (and Claude Code's Bash), and the input JSON for anything
+// else. Every engine shows the same previews.
+func Preview(name string, input json.RawMessage) string { return preview(name, input) }
+
+// CutPreview cuts a preview at about maxPreview bytes, saying how many were
+// left out, as agent/requestApproval carries it.
+func CutPreview(s string) string { return cut(s, maxPreview) }
+
 func preview(name string, input json.RawMessage) string {
 	var in struct {
 		Path       string `json:"path"`
@@ -115,7 +122,7 @@ func preview(name string, input json.RawMessage) string {
 		return "delete " + in.Path
 	case "move_path":
 		return "move " + in.From + " → " + in.To
-	case "run_command":
+	case "run_command", "Bash":
 		cwd := in.Cwd
 		if cwd == "" {
 			cwd = "."

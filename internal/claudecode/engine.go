@@ -108,7 +108,8 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 
 	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
-	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll, TaskID: job.TaskID}
+	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll, TaskID: job.TaskID,
+		Plan: planner(job)}
 	if job.Env != nil && job.Env.Ask != nil {
 		ask := job.Env.Ask
 		h.Ask = func(ctx context.Context, callID string, qs []Question) (map[string][]string, error) {
@@ -149,6 +150,32 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		job.Project.Changed(ctx, paths)
 	}
 	return sum, append(conv, run.Messages()...)
+}
+
+// planner is the Plan hook of a job: a task-x edit tool's plan over the
+// job's Env (the same tool, root and checks the --mcp-server child runs it
+// with), so the approval shows the file's real diff and an edit that cannot
+// apply is refused without asking. The child applies the approved call
+// itself (its edit log re-checks the file).
+func planner(job *task.Job) func(ctx context.Context, name string, input json.RawMessage) (string, error) {
+	if job.Tools == nil || job.Env == nil {
+		return nil
+	}
+	return func(ctx context.Context, name string, input json.RawMessage) (string, error) {
+		t, ok := job.Tools.Get(name)
+		if !ok {
+			return "", nil
+		}
+		pv, ok := t.(tool.Previewer)
+		if !ok {
+			return "", nil
+		}
+		pl, err := pv.Plan(ctx, job.Env, input)
+		if err != nil {
+			return "", err // a *tool.Error's text is its message
+		}
+		return pl.Preview, nil
+	}
 }
 
 // ClassOf is the task-x permission class of a tool name Claude Code uses

@@ -57,6 +57,12 @@ type Hooks struct {
 	ApproveAll bool
 	// TaskID goes into approval requests.
 	TaskID string
+	// Plan computes what a call of a task-x tool (the mcp__task-x__ prefix
+	// removed) would change before the user is asked (tool.Previewer): the
+	// preview shown, or the error the tool would fail with, in which case
+	// the call is denied with that message and nobody is asked. Nil, or a
+	// tool that cannot plan: the preview is agent.Preview's.
+	Plan func(ctx context.Context, name string, input json.RawMessage) (preview string, err error)
 
 	// Finish may correct the summary before the done event (the engine
 	// takes changedFiles and operations from the shared edit log).
@@ -861,11 +867,24 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 		input = json.RawMessage("{}")
 	}
 	class := r.classOf(name)
-	r.emit(agent.Event{Type: agent.EventApprovalRequested, CallID: callID, Tool: name, Permission: class, Input: input})
+	// An edit that cannot apply fails here, before anyone is asked (as in
+	// the agent loop); one that can is shown as the change it makes.
+	preview := agent.Preview(name, input)
+	if r.h.Plan != nil && strings.HasPrefix(req.ToolName, ToolPrefix) {
+		p, err := r.h.Plan(ctx, name, input)
+		if err != nil {
+			return mcp.ApprovalDecision{Message: err.Error()}, nil
+		}
+		if p != "" {
+			preview = p
+		}
+	}
+	preview = agent.CutPreview(preview)
+	r.emit(agent.Event{Type: agent.EventApprovalRequested, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
 	dec := agent.DecisionDeny
 	if r.h.Approve != nil {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		d, err := r.h.Approve(actx, agent.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input})
+		d, err := r.h.Approve(actx, agent.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
 		if actx.Err() != nil {
 			// The run ended or the wait timed out with the request still
 			// open: the client closes its dialog (deny).
