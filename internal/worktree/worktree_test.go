@@ -12,7 +12,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
 )
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = dir
@@ -25,7 +25,9 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // repo makes a repository with one commit of files.
-func repo(t *testing.T, files map[string]string) string {
+func repo(t *testing.T, files map[string]string) string { return repoB(t, files) }
+
+func repoB(t testing.TB, files map[string]string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -51,7 +53,9 @@ func open(t *testing.T, root, dataDir string) *Manager {
 	return m
 }
 
-func write(t *testing.T, dir, rel, content string) {
+func write(t *testing.T, dir, rel, content string) { writeB(t, dir, rel, content) }
+
+func writeB(t testing.TB, dir, rel, content string) {
 	t.Helper()
 	os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
 	if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
