@@ -615,8 +615,10 @@ type ApplyResult struct {
 // a main file still as at Start takes the worktree's, one that already
 // matches is left alone, others are merged with `git merge-file`. A file
 // that does not merge cleanly (or is binary, a symlink, a submodule) is a
-// conflict: nothing is written and the worktree is kept. The worktree
-// stays registered after a successful apply too (Discard removes it).
+// conflict: nothing is written and the worktree is kept. A worktree with
+// no change of its own applies as nothing to write (Applied, no
+// Operation). The worktree stays registered after a successful apply too
+// (Discard removes it).
 func (m *Manager) Apply(ctx context.Context, name string, log *editlog.Log, taskID string) (ApplyResult, error) {
 	res := ApplyResult{Changed: []string{}}
 	w, err := m.Get(name)
@@ -629,6 +631,7 @@ func (m *Manager) Apply(ctx context.Context, name string, log *editlog.Log, task
 	}
 	defer r.Close()
 	if w.Start == w.Head {
+		res.Applied = true // no change of its own: nothing to write
 		return res, nil
 	}
 	out, err := r.Run(ctx, append(append([]string{"diff", "--raw", "-z"}, diffArgs...), w.Start, w.Head, "--")...)

@@ -190,6 +190,13 @@ func TestApplyConflictKeepsWorktree(t *testing.T) {
 	if l, _ := m.List(); len(l) != 1 {
 		t.Fatal("worktree unregistered after a conflict")
 	}
+	// A worktree with no change of its own applies as nothing to write.
+	if _, err := m.Create(ctx, "empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Apply(ctx, "empty", log, ""); err != nil || !res.Applied || res.Operation != nil || res.Files != 0 {
+		t.Fatalf("apply of no change: %+v %v", res, err)
+	}
 	// The user resolves it: the main tree takes the worktree's a.txt.
 	write(t, root, "a.txt", "one\ntwo\nthree\n")
 	res, err = m.Apply(ctx, "w", log, "")
