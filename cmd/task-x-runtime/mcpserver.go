@@ -26,6 +26,7 @@ import (
 // the sandbox; TASK_X_APPROVAL names the parent runtime's approval endpoint.
 func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools bool, log *slog.Logger, secrets *logx.Secrets) int {
 	opts := &mcp.ServeOptions{NoTools: noTools, Approval: os.Getenv(mcp.ApprovalEnv), Logger: log, Version: version}
+	var proj *project.Project
 	if !noTools {
 		if root == "" {
 			wd, err := os.Getwd()
@@ -44,7 +45,7 @@ func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools boo
 		// The same project layer as workspace/open: parsed symbols, graph,
 		// retrieval and an edit log, so every tool works as it does
 		// through the protocol.
-		proj, err := project.Open(ctx, abs, &project.Options{Home: home, Logger: log, DataDir: dataDir, Redact: secrets.Redact})
+		proj, err = project.Open(ctx, abs, &project.Options{Home: home, Logger: log, DataDir: dataDir, Redact: secrets.Redact})
 		if err != nil {
 			log.Error("--mcp-server: opening the workspace", "err", err)
 			return 2
@@ -60,7 +61,13 @@ func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools boo
 			proj.Changed(ctx, paths)
 		}
 	}
-	if err := mcp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil && ctx.Err() == nil {
+	err := mcp.Serve(ctx, os.Stdin, os.Stdout, opts)
+	if proj != nil {
+		if cerr := proj.Close(); cerr != nil {
+			log.Warn("--mcp-server: saving the index", "err", cerr)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
 		log.Error("mcp server ended", "err", err)
 		return 1
 	}

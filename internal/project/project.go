@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/fsx"
@@ -36,8 +37,8 @@ import (
 // Options configure Open. A nil *Options is the zero value.
 type Options struct {
 	// DataDir holds the edit log's checkpoint
-	// (dataDir/checkpoints/<workspace id>.json); "" keeps the log in
-	// memory.
+	// (dataDir/checkpoints/<workspace id>.json) and the saved index
+	// (IndexPath); "" keeps both in memory.
 	DataDir string
 	// Exclude are the extra exclude globs (workspace/open exclude).
 	Exclude []string
@@ -69,12 +70,20 @@ type Project struct {
 	retrievalOnce sync.Once
 	retrieval     *retrieve.Cache
 	rebuilding    atomic.Bool // a background retrieval rebuild is pending
+
+	saver *saver // nil without a dataDir
 }
 
 var _ tool.Project = (*Project)(nil)
 
-// Open scans root (absolute) and opens its edit log. workspace.ErrInvalidRoot
-// is returned (wrapped) for a root that is not a readable folder.
+// Open scans root (absolute) and opens its edit log. With a DataDir it
+// first loads the saved index (IndexPath): every saved file is revalidated
+// by its stamp during the scan and only new or changed files are parsed;
+// a saved index that fails a check is ignored (logged) and the folder is
+// indexed from scratch. Progress then reports phase "loading" first, and
+// "indexing" only when files had to be parsed. The index is saved in the
+// background after open and after updates. workspace.ErrInvalidRoot is
+// returned (wrapped) for a root that is not a readable folder.
 func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	var o Options
 	if opts != nil {
@@ -83,13 +92,39 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	start := time.Now()
 	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress}
+	var parsed atomic.Int64
 	if !o.NoParse {
-		wo.Parse = ParseFile
+		wo.Parse = func(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
+			parsed.Add(1)
+			return ParseFile(ctx, abs, f)
+		}
+	}
+	var sv *saver
+	var saved *savedIndex
+	if o.DataDir != "" {
+		if resolved, err := filepath.EvalSymlinks(filepath.Clean(root)); err == nil {
+			sv = &saver{path: IndexPath(o.DataDir, resolved), engine: engineKey(!o.NoParse)}
+			removeStaleTemps(sv.path)
+			saved = loadSaved(sv.path, sv.engine, resolved, o.Logger)
+		}
+	}
+	if saved != nil {
+		wo.Saved = &workspace.Saved{Files: saved.files, Skipped: saved.skipped}
+		if o.Progress != nil {
+			o.Progress(workspace.Progress{Phase: "loading", Files: len(saved.files),
+				Total: len(saved.files) + len(saved.skipped), ElapsedMs: time.Since(start).Milliseconds()})
+		}
 	}
 	ws, err := workspace.Open(ctx, filepath.Clean(root), wo)
 	if err != nil {
 		return nil, err
+	}
+	if saved != nil && o.Progress != nil && parsed.Load() > 0 {
+		st := ws.Summary().Stats
+		o.Progress(workspace.Progress{Phase: "indexing", Files: st.Files, Parsed: int(parsed.Load()),
+			Total: st.Files, ElapsedMs: time.Since(start).Milliseconds()})
 	}
 	file := ""
 	if o.DataDir != "" {
@@ -102,7 +137,15 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if c := l.LoadConflicts(); len(c) > 0 {
 		o.Logger.Warn("edit log: files changed during an unfinished edit were left untouched", "files", len(c))
 	}
-	return &Project{ws: ws, edits: l, dataDir: o.DataDir, log: o.Logger}, nil
+	if sv != nil && sv.path != IndexPath(o.DataDir, ws.Root()) {
+		sv = nil // the root moved under us: save nothing rather than under another id
+	}
+	p := &Project{ws: ws, edits: l, dataDir: o.DataDir, log: o.Logger, saver: sv}
+	if saved != nil && sv != nil {
+		p.restore(saved, parsed.Load(), start)
+	}
+	p.saveSoon()
+	return p, nil
 }
 
 // DataDir is the data folder the edit log's checkpoint lives in ("" when
@@ -144,12 +187,22 @@ func (p *Project) Env(sandbox bool, taskID string) *tool.Env {
 }
 
 // Refresh scans again (unchanged files are not parsed again).
-func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) { return p.ws.Refresh(ctx) }
+func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) {
+	sum, err := p.ws.Refresh(ctx)
+	if err == nil {
+		p.saveSoon()
+	}
+	return sum, err
+}
 
 // FilesChanged updates only these root-relative paths in the index (deleted
 // ones leave it); the graph is rebuilt on its next use.
 func (p *Project) FilesChanged(ctx context.Context, paths []string) (workspace.Summary, error) {
-	return p.ws.FilesChanged(ctx, paths)
+	sum, err := p.ws.FilesChanged(ctx, paths)
+	if err == nil {
+		p.saveSoon()
+	}
+	return sum, err
 }
 
 // Changed tells the index about files a tool or the edit log changed,
@@ -160,7 +213,9 @@ func (p *Project) Changed(ctx context.Context, paths []string) {
 	}
 	if _, err := p.ws.FilesChanged(context.WithoutCancel(ctx), paths); err != nil {
 		p.log.Warn("updating the index after an edit", "err", err)
+		return
 	}
+	p.saveSoon()
 }
 
 // Retrieve ranks the project's code for q, with the graph's neighbours as
@@ -179,16 +234,27 @@ func (p *Project) Retrieve(ctx context.Context, q retrieve.Query) (retrieve.Resu
 }
 
 func (p *Project) retrievalIndex(ctx context.Context) (*retrieve.Index, error) {
-	p.retrievalOnce.Do(func() {
-		p.retrieval = retrieve.NewCache(&retrieve.BuildOptions{Skip: builtin.IsSecretPath})
-	})
-	return p.retrieval.Index(ctx, p.ws.Snapshot())
+	return p.retrievalCache().Index(ctx, p.ws.Snapshot())
+}
+
+func (p *Project) retrievalOptions() *retrieve.BuildOptions {
+	return &retrieve.BuildOptions{Skip: builtin.IsSecretPath}
+}
+
+func (p *Project) retrievalCache() *retrieve.Cache {
+	p.retrievalOnce.Do(func() { p.retrieval = retrieve.NewCache(p.retrievalOptions()) })
+	return p.retrieval
 }
 
 // BuildRetrieval builds the retrieval index of the current snapshot now
 // (workspace/open and refresh), so the first query does not pay for it. A
-// failed build (ctx ended) leaves it to the first query.
-func (p *Project) BuildRetrieval(ctx context.Context) { _, _ = p.retrievalIndex(ctx) }
+// failed build (ctx ended) leaves it to the first query. A new index is
+// saved with the rest (a dataDir).
+func (p *Project) BuildRetrieval(ctx context.Context) {
+	if _, err := p.retrievalIndex(ctx); err == nil {
+		p.saveSoon()
+	}
+}
 
 // RebuildRetrievalSoon rebuilds the retrieval index in the background
 // after the index changed, rather than at the next query (which waits for

@@ -66,19 +66,7 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	all := snap.Files()
-	ix := &Index{snap: snap, pathTrm: map[string][]uint32{}, defs: map[string][]uint32{}}
-	for _, p := range all {
-		if o.Skip != nil && o.Skip(p) {
-			continue
-		}
-		if len(ix.paths) == maxFiles {
-			break
-		}
-		f, _ := snap.File(p)
-		ix.paths = append(ix.paths, p)
-		ix.files = append(ix.files, f)
-	}
+	ix := newIndex(snap, &o)
 	n := len(ix.paths)
 	ix.docLen = make([]uint32, n)
 
@@ -156,6 +144,15 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 		}
 	}
 
+	ix.finish()
+	ix.elapsed = time.Since(start)
+	return ix, nil
+}
+
+// finish derives what Build does not read files for: the average file
+// length, the path terms and the symbol-definition terms.
+func (ix *Index) finish() {
+	n := len(ix.paths)
 	var total uint64
 	for _, l := range ix.docLen {
 		total += uint64(l)
@@ -199,8 +196,24 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 		ix.defKeys = append(ix.defKeys, t)
 	}
 	sort.Strings(ix.defKeys)
-	ix.elapsed = time.Since(start)
-	return ix, nil
+}
+
+// newIndex returns an index of snap holding only the files it indexes
+// (paths and files).
+func newIndex(snap *workspace.Snapshot, o *BuildOptions) *Index {
+	ix := &Index{snap: snap, pathTrm: map[string][]uint32{}, defs: map[string][]uint32{}}
+	for _, p := range snap.Files() {
+		if o.Skip != nil && o.Skip(p) {
+			continue
+		}
+		if len(ix.paths) == maxFiles {
+			break
+		}
+		f, _ := snap.File(p)
+		ix.paths = append(ix.paths, p)
+		ix.files = append(ix.files, f)
+	}
+	return ix
 }
 
 // readInto reads the file at abs into buf (reused across files so the

@@ -91,5 +91,6 @@ func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, err
 	s.mu.Unlock()
 	s.conn.Shutdown(ctx)
 	s.closeMCP()
+	s.closeProject()
 	return nil, nil
 }

@@ -169,10 +169,22 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	})
 	err := s.conn.Run(ctx)
 	s.closeMCP()
+	s.closeProject()
 	s.mu.Lock()
 	s.state = stateShuttingDown
 	s.mu.Unlock()
 	return err
+}
+
+// closeProject closes the open project (its saved index is written when
+// it changed); it stays open for requests still running.
+func (s *Server) closeProject() {
+	s.mu.Lock()
+	p := s.proj
+	s.mu.Unlock()
+	if p != nil {
+		closeProject(p, s.log)
+	}
 }
 
 func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {

@@ -70,12 +70,16 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 	sum := proj.Summary()
 	direct := s.toolEnv(proj, "")
 	s.mu.Lock()
+	prev := s.proj
 	s.proj = proj
 	s.direct = direct
 	s.mu.Unlock()
 	s.team.mu.Lock()
 	s.team.exclude = p.Exclude
 	s.team.mu.Unlock()
+	if prev != nil {
+		go closeProject(prev, s.log) // saves what changed since its last save
+	}
 	s.graphReady(ctx, proj, sum.Stats.ElapsedMs) // graph.go: graph, then ready
 	return sum, nil
 }
@@ -123,4 +127,12 @@ func clientRel(proj *project.Project, field, p string) (string, error) {
 		return "", invalidParams("%s: %q is outside the workspace root", field, p)
 	}
 	return rel, nil
+}
+
+// closeProject closes a project the server no longer serves (its saved
+// index written when it changed), logging a failure.
+func closeProject(p *project.Project, log interface{ Warn(string, ...any) }) {
+	if err := p.Close(); err != nil {
+		log.Warn("saving the index", "err", err)
+	}
 }

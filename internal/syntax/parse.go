@@ -10,6 +10,11 @@ import (
 	"time"
 )
 
+// Version names the extraction rules (symbols, imports, refs): a saved
+// index (internal/project) made under another version is parsed again.
+// Bump it when Parse's output for some input changes.
+const Version = "1"
+
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.
 const DefaultTimeout = 2 * time.Second

@@ -10,3 +10,6 @@ import "io/fs"
 type fileID struct{ dev, ino uint64 }
 
 func idOf(fs.FileInfo) (fileID, bool) { return fileID{}, false }
+
+// inodeOf is 0 where the platform gives no inode.
+func inodeOf(fs.FileInfo) uint64 { return 0 }

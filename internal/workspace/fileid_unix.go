@@ -18,3 +18,15 @@ func idOf(fi fs.FileInfo) (fileID, bool) {
 	}
 	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
 }
+
+// inodeOf returns the inode of a file's lstat (statAt's or os's), 0 when
+// unknown.
+func inodeOf(fi fs.FileInfo) uint64 {
+	if s, ok := fi.(interface{ inode() uint64 }); ok {
+		return s.inode()
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}

@@ -89,6 +89,7 @@ type scanner struct {
 	ctx    context.Context // the worker group's context
 	start  time.Time
 	old    *Snapshot // entries to reuse when size and mtime match; nil to read all
+	saved  *Saved    // entries of a saved index, reused after the stamp check
 
 	rules   *rules
 	files   map[string]*File
@@ -135,6 +136,9 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 	}
 	git := w.startGitUnlessStamped(ctx, old)
 	sc := newScanner(ctx, w, old, r)
+	if old == nil {
+		sc.saved = w.opts.Saved
+	}
 	stop := sc.startProgress()
 	err = sc.run("", w.root)
 	stop()
@@ -557,7 +561,12 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	if !info.Mode().IsRegular() {
 		return result{skip: skipEntry{reason: skipVanished}}
 	}
-	size, mtime := info.Size(), info.ModTime()
+	size, mtime, ino := info.Size(), info.ModTime(), inodeOf(info)
+	if sc.saved != nil {
+		if r, ok := sc.reuseSaved(j, size, mtime, ino); ok {
+			return r
+		}
+	}
 	if sc.old != nil {
 		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) {
 			return result{file: f}
@@ -568,9 +577,10 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		}
 	}
 	if size > MaxFileSize {
-		return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime}}
+		return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime, ino: ino}}
 	}
 	sc.w.contentReads.Add(1)
+	ambiguous := time.Since(mtime) < AmbiguousWindow
 	f, err := os.Open(j.abs)
 	if err != nil {
 		return result{skip: skipEntry{reason: errReason(err)}}
@@ -582,9 +592,16 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	}
 	head := buf[:n]
 	if bytes.IndexByte(head, 0) >= 0 {
-		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime}}
+		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ambiguous: ambiguous}}
 	}
-	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime}
+	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino}
+	if ambiguous {
+		// Hashed before the parser reads it: should it change in between,
+		// the hash is of the older content and the next check reads again.
+		if data, err := os.ReadFile(j.abs); err == nil {
+			file.Hash, file.Hashed = ContentHash(data), true
+		}
+	}
 	if p := sc.w.opts.Parse; p != nil {
 		res, err := p(sc.ctx, j.abs, file)
 		if err != nil {
@@ -595,6 +612,33 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		sc.parsed.Add(1)
 	}
 	return result{file: file}
+}
+
+// reuseSaved returns the saved entry of j when the file's stamp is the
+// saved one (and, for a hashed entry, its content hashes the same).
+func (sc *scanner) reuseSaved(j *fileJob, size int64, mtime time.Time, ino uint64) (result, bool) {
+	if f, ok := sc.saved.Files[j.rel]; ok && f.Path == j.rel && f.Size == size && f.ModTime.Equal(mtime) && f.Inode == ino {
+		if !f.Hashed {
+			return result{file: f}, true
+		}
+		sc.w.contentReads.Add(1)
+		if data, err := os.ReadFile(j.abs); err == nil && int64(len(data)) == size && ContentHash(data) == f.Hash {
+			return result{file: f}, true
+		}
+		return result{}, false
+	}
+	if e, ok := sc.saved.Skipped[j.rel]; ok && e.Size == size && e.ModTime.Equal(mtime) && e.Inode == ino {
+		// A binary file stays binary only while its head is unchanged,
+		// which the stamp vouches for as it does for indexed files; a file
+		// over the limit is over it by its size alone.
+		if !e.Binary && size > MaxFileSize {
+			return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime, ino: ino}}, true
+		}
+		if e.Binary {
+			return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino}}, true
+		}
+	}
+	return result{}, false
 }
 
 func errReason(err error) skipReason {
@@ -615,6 +659,8 @@ func (sc *scanner) startProgress() (stop func()) {
 	total := 0
 	if sc.old != nil {
 		total = len(sc.old.files) + len(sc.old.skipped)
+	} else if sc.saved != nil {
+		total = len(sc.saved.Files) + len(sc.saved.Skipped)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -628,8 +674,12 @@ func (sc *scanner) startProgress() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
+				phase := "indexing"
+				if sc.saved != nil && sc.parsed.Load() == 0 {
+					phase = "loading"
+				}
 				cb(Progress{
-					Phase:     "indexing",
+					Phase:     phase,
 					Files:     int(sc.seen.Load()),
 					Parsed:    int(sc.parsed.Load()),
 					Total:     total,

@@ -25,6 +25,39 @@ type File struct {
 	Symbols int
 	// ParseErr is the parser's error text, "" when it succeeded.
 	ParseErr string
+	// Inode is the file's inode when it was read (0 where the platform
+	// gives none). With Size and ModTime it is the stamp a saved index is
+	// revalidated by (Options.Saved).
+	Inode uint64
+	// Hash, when Hashed, is ContentHash of the content that was read. It
+	// is taken when the stamp is ambiguous: the modification time was less
+	// than AmbiguousWindow before the read, so a later write could keep the
+	// same size and time (coarse timestamps, git's "racily clean" case).
+	Hash   uint64
+	Hashed bool
+}
+
+// SkippedFile is the stamp of a file seen but not indexed because it is
+// binary or too large, kept so a saved index need not read it again.
+type SkippedFile struct {
+	// Binary is true for a binary file, false for one over MaxFileSize.
+	Binary  bool
+	Size    int64
+	ModTime time.Time
+	Inode   uint64
+}
+
+// SkippedFiles returns the binary and too-large files of s by
+// root-relative path (a new map), without binary files whose stamp was
+// ambiguous when they were read.
+func (s *Snapshot) SkippedFiles() map[string]SkippedFile {
+	out := map[string]SkippedFile{}
+	for p, e := range s.skipped {
+		if (e.reason == skipBinary && !e.ambiguous) || e.reason == skipTooLarge {
+			out[p] = SkippedFile{Binary: e.reason == skipBinary, Size: e.size, ModTime: e.modTime, Inode: e.ino}
+		}
+	}
+	return out
 }
 
 // skipReason says why a seen path is not indexed.
@@ -48,6 +81,10 @@ type skipEntry struct {
 	reason  skipReason
 	size    int64
 	modTime time.Time
+	ino     uint64
+	// ambiguous marks a binary file whose stamp was ambiguous when it was
+	// read (File.Hash): it is not offered to a saved index.
+	ambiguous bool
 }
 
 // Snapshot is an immutable, versioned view of the index: the indexed files,

@@ -25,7 +25,7 @@ func statAt(dirfd int, name string) (fs.FileInfo, error) {
 		}
 		break
 	}
-	fi := &statInfo{name: name, size: st.Size, modTime: time.Unix(st.Mtim.Unix()), mode: fs.FileMode(st.Mode & 0o777)}
+	fi := &statInfo{name: name, size: st.Size, modTime: time.Unix(st.Mtim.Unix()), mode: fs.FileMode(st.Mode & 0o777), ino: st.Ino}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
@@ -50,6 +50,7 @@ type statInfo struct {
 	size    int64
 	modTime time.Time
 	mode    fs.FileMode
+	ino     uint64
 }
 
 func (s *statInfo) Name() string       { return s.name }
@@ -58,3 +59,4 @@ func (s *statInfo) Mode() fs.FileMode  { return s.mode }
 func (s *statInfo) ModTime() time.Time { return s.modTime }
 func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
 func (s *statInfo) Sys() any           { return nil }
+func (s *statInfo) inode() uint64      { return s.ino }

@@ -32,6 +32,8 @@ package workspace
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,6 +97,32 @@ type Options struct {
 	Parse Parser
 	// GitTimeout bounds the git commands of project detection; default 3s.
 	GitTimeout time.Duration
+	// Saved, when set, holds the entries of a saved index. Open's scan
+	// reuses a saved entry, without reading or parsing the file, when the
+	// file's size, modification time and inode are the saved ones and,
+	// for an entry with a hash (File.Hashed), its content hashes the same;
+	// anything else is read as new. While nothing had to be parsed, the
+	// scan's progress phase is "loading" instead of "indexing".
+	Saved *Saved
+}
+
+// Saved is what a saved index offers Open (Options.Saved): file entries by
+// root-relative path, to be trusted only after the stamp check, and the
+// stamps of binary and too-large files.
+type Saved struct {
+	Files   map[string]*File
+	Skipped map[string]SkippedFile
+}
+
+// AmbiguousWindow is how close to its read a file's modification time
+// makes its stamp ambiguous (File.Hash).
+const AmbiguousWindow = 2 * time.Second
+
+// ContentHash is the content hash of File.Hash: the first 8 bytes of
+// SHA-256.
+func ContentHash(data []byte) uint64 {
+	sum := sha256.Sum256(data)
+	return binary.LittleEndian.Uint64(sum[:8])
 }
 
 // Progress is one workspace/progress notification of phase "indexing".
@@ -224,6 +252,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Workspace, error) {
 	}
 	w := &Workspace{root: filepath.Clean(resolved), opts: o, log: o.Logger}
 	s, err := w.fullScan(ctx, nil)
+	w.opts.Saved = nil // only the first scan may use it
 	if err != nil {
 		return nil, err
 	}

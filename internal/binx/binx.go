@@ -1,0 +1,271 @@
+// Package binx owns the small binary encoding of the saved index files
+// (internal/project's workspace index, internal/retrieve's retrieval
+// index): unsigned varints, length-prefixed bytes and strings, and a
+// Reader that treats its input as untrusted. Every read is bounds
+// checked; the first failure sticks (Reader.Err) and every later read
+// returns zero values, so decoders read on and check once. Lengths are
+// checked against the bytes left before anything is allocated, so a
+// corrupt length cannot make a decoder allocate more than its input.
+package binx
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// ErrCorrupt is the Reader's error for input that does not decode.
+var ErrCorrupt = errors.New("binx: corrupt input")
+
+// AppendUint appends v as an unsigned varint.
+func AppendUint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// AppendInt appends v zig-zag encoded.
+func AppendInt(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
+
+// AppendBool appends one byte, 0 or 1.
+func AppendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// AppendBytes appends len(p) then p.
+func AppendBytes(b, p []byte) []byte { return append(AppendUint(b, uint64(len(p))), p...) }
+
+// AppendString appends len(s) then s.
+func AppendString(b []byte, s string) []byte { return append(AppendUint(b, uint64(len(s))), s...) }
+
+// Reader decodes from a byte slice it never modifies.
+type Reader struct {
+	b   []byte
+	err error
+}
+
+// NewReader reads b.
+func NewReader(b []byte) *Reader { return &Reader{b: b} }
+
+// Err is the first failure, nil while everything decoded.
+func (r *Reader) Err() error { return r.err }
+
+// Fail records err (ErrCorrupt when nil) unless a failure is recorded.
+func (r *Reader) Fail(err error) {
+	if r.err == nil {
+		if err == nil {
+			err = ErrCorrupt
+		}
+		r.err = err
+		r.b = nil
+	}
+}
+
+// Len is the number of bytes not read yet.
+func (r *Reader) Len() int { return len(r.b) }
+
+// Uint reads an unsigned varint.
+func (r *Reader) Uint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.Fail(nil)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// Int reads a zig-zag varint.
+func (r *Reader) Int() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.Fail(nil)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// Bool reads one byte that must be 0 or 1.
+func (r *Reader) Bool() bool {
+	if r.err != nil {
+		return false
+	}
+	if len(r.b) == 0 || r.b[0] > 1 {
+		r.Fail(nil)
+		return false
+	}
+	v := r.b[0] == 1
+	r.b = r.b[1:]
+	return v
+}
+
+// Max reads an unsigned varint that must be at most max.
+func (r *Reader) Max(max uint64) uint64 {
+	v := r.Uint()
+	if v > max {
+		r.Fail(nil)
+		return 0
+	}
+	return v
+}
+
+// Count reads a count of items each taking at least minBytes (≥ 1) of
+// the input, failing when the input left cannot hold them; the result is
+// safe to allocate.
+func (r *Reader) Count(minBytes int) int {
+	v := r.Uint()
+	if minBytes < 1 {
+		minBytes = 1
+	}
+	if r.err != nil || v > uint64(len(r.b)/minBytes) || v > math.MaxInt32 {
+		r.Fail(nil)
+		return 0
+	}
+	return int(v)
+}
+
+// Int32 reads a zig-zag varint that must fit an int32 (returned as int).
+func (r *Reader) Int32() int {
+	v := r.Int()
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		r.Fail(nil)
+		return 0
+	}
+	return int(v)
+}
+
+// Uint64LE reads 8 bytes, little-endian.
+func (r *Reader) Uint64LE() uint64 {
+	b := r.Raw(8)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+// Bytes reads a length-prefixed byte slice (a sub-slice of the input).
+func (r *Reader) Bytes() []byte {
+	n := r.Uint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.Fail(nil)
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+// String reads a length-prefixed string (a copy).
+func (r *Reader) String() string { return string(r.Bytes()) }
+
+// Raw reads the next n bytes (a sub-slice of the input).
+func (r *Reader) Raw(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.b) {
+		r.Fail(nil)
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+// Strings is a table of strings kept as one string (its entries share
+// its memory): the decoder of a saved index turns all its names into
+// entries of one table instead of one allocation each.
+type Strings struct {
+	all  string
+	ends []uint32
+}
+
+// AppendStrings appends a table of ss.
+func AppendStrings(b []byte, ss []string) []byte {
+	b = AppendUint(b, uint64(len(ss)))
+	for _, s := range ss {
+		b = AppendUint(b, uint64(len(s)))
+	}
+	for _, s := range ss {
+		b = append(b, s...)
+	}
+	return b
+}
+
+// ReadStrings reads a table written by AppendStrings.
+func (r *Reader) ReadStrings() *Strings {
+	n := r.Count(1)
+	t := &Strings{ends: make([]uint32, n)}
+	var total uint64
+	for i := range n {
+		total += r.Uint()
+		if total > uint64(len(r.b)) {
+			r.Fail(nil)
+			return &Strings{}
+		}
+		t.ends[i] = uint32(total)
+	}
+	t.all = string(r.Raw(int(total)))
+	if r.err != nil {
+		return &Strings{}
+	}
+	return t
+}
+
+// Len is the number of entries.
+func (t *Strings) Len() int { return len(t.ends) }
+
+// At returns entry i; i must be in range.
+func (t *Strings) At(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = t.ends[i-1]
+	}
+	return t.all[start:t.ends[i]]
+}
+
+// Ref reads an index into t and returns its entry.
+func (r *Reader) Ref(t *Strings) string {
+	i := r.Uint()
+	if r.err != nil {
+		return ""
+	}
+	if i >= uint64(len(t.ends)) {
+		r.Fail(nil)
+		return ""
+	}
+	return t.At(int(i))
+}
+
+// StringIndex numbers strings for AppendStrings: Add returns the index
+// of s, adding it when new.
+type StringIndex struct {
+	ids  map[string]uint32
+	list []string
+}
+
+// Add returns the index of s.
+func (x *StringIndex) Add(s string) uint64 {
+	if x.ids == nil {
+		x.ids = map[string]uint32{}
+	}
+	id, ok := x.ids[s]
+	if !ok {
+		id = uint32(len(x.list))
+		x.ids[s] = id
+		x.list = append(x.list, s)
+	}
+	return uint64(id)
+}
+
+// List is the strings in index order.
+func (x *StringIndex) List() []string { return x.list }

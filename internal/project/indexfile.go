@@ -1,0 +1,295 @@
+package project
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/binx"
+	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/syntax"
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+// The saved index file (dataDir/index/<workspace id>/index.bin):
+//
+//	magic "task-x index\n", format version (uint32 LE), payload length
+//	(uint64 LE), CRC-32C of the payload (uint32 LE), payload.
+//
+// The payload is binx-encoded: the engine key, the root, the save time,
+// one string table (every path, name, kind and ref), the indexed files
+// with their stamps and parse results, the binary and too-large files'
+// stamps, and optionally the retrieval index (retrieve.AppendSaved).
+// Nothing in it is trusted before the checksum, the format version, the
+// engine key and the root match; file entries are then trusted only after
+// the workspace's stamp check (workspace.Options.Saved).
+const (
+	indexMagic           = "task-x index\n"
+	indexFormat   uint32 = 1
+	headerLen            = len(indexMagic) + 4 + 8 + 4
+	indexFileName        = "index.bin"
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func crc32Checksum(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
+
+// errForeign is the load error of a saved index made for another root,
+// engine or format.
+var errForeign = errors.New("made by another engine, format or root")
+
+// IndexPath is where a project with a dataDir saves its index:
+// dataDir/index/<workspace id>/index.bin (addendum §7).
+func IndexPath(dataDir, root string) string {
+	return filepath.Join(dataDir, "index", editlog.WorkspaceID(root), indexFileName)
+}
+
+// engineKey names everything a saved entry depends on besides the file:
+// the file format, the extraction rules, whether files are parsed, and
+// the build of the runtime (a rebuilt binary may extract differently
+// without a version bump; it costs one cold open).
+func engineKey(parse bool) string {
+	build := ""
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			build = fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+				build += " " + s.Value
+			}
+		}
+	}
+	return fmt.Sprintf("format %d; syntax %s; parse %v; build %s", indexFormat, syntax.Version, parse, build)
+}
+
+// savedIndex is a decoded index file.
+type savedIndex struct {
+	engine, root string
+	savedAt      time.Time
+	files        map[string]*workspace.File
+	skipped      map[string]workspace.SkippedFile
+	retrieval    []byte // retrieve.AppendSaved's bytes, nil when not saved
+}
+
+// encodeIndex returns the file's bytes.
+func encodeIndex(ix *savedIndex, paths []string) []byte {
+	var strs binx.StringIndex
+	body := make([]byte, 0, 1<<20)
+	ref := func(s string) { body = binx.AppendUint(body, strs.Add(s)) }
+	count := func(n int, isNil bool) {
+		if isNil {
+			body = binx.AppendUint(body, 0)
+		} else {
+			body = binx.AppendUint(body, uint64(n)+1)
+		}
+	}
+	body = binx.AppendUint(body, uint64(len(paths)))
+	for _, p := range paths {
+		f := ix.files[p]
+		ref(f.Path)
+		ref(f.Language)
+		body = binx.AppendInt(body, f.Size)
+		body = binx.AppendInt(body, f.ModTime.UnixNano())
+		body = binx.AppendUint(body, f.Inode)
+		body = binx.AppendBool(body, f.Hashed)
+		if f.Hashed {
+			body = binary.LittleEndian.AppendUint64(body, f.Hash)
+		}
+		body = binx.AppendInt(body, int64(f.Symbols))
+		ref(f.ParseErr)
+		info, _ := f.Parsed.(*syntax.FileInfo)
+		body = binx.AppendBool(body, info != nil)
+		if info == nil {
+			continue
+		}
+		ref(info.Language)
+		ref(info.Package)
+		body = binx.AppendBool(body, info.TimedOut)
+		body = binx.AppendBool(body, info.HasErrors)
+		count(len(info.Symbols), info.Symbols == nil)
+		for _, s := range info.Symbols {
+			ref(s.Name)
+			ref(s.Kind)
+			body = binx.AppendInt(body, int64(s.StartLine))
+			body = binx.AppendInt(body, int64(s.EndLine-s.StartLine))
+			body = binx.AppendInt(body, int64(s.StartByte))
+			body = binx.AppendInt(body, int64(s.EndByte-s.StartByte))
+			ref(s.Container)
+			body = binx.AppendBool(body, s.Exported)
+		}
+		count(len(info.Imports), info.Imports == nil)
+		for _, im := range info.Imports {
+			ref(im.Path)
+			ref(im.Kind)
+			body = binx.AppendInt(body, int64(im.Line))
+			count(len(im.Names), im.Names == nil)
+			for _, n := range im.Names {
+				ref(n)
+			}
+		}
+		count(len(info.Refs), info.Refs == nil)
+		for _, r := range info.Refs {
+			ref(r)
+		}
+	}
+	skipped := sortedKeys(ix.skipped)
+	body = binx.AppendUint(body, uint64(len(skipped)))
+	for _, p := range skipped {
+		e := ix.skipped[p]
+		ref(p)
+		body = binx.AppendBool(body, e.Binary)
+		body = binx.AppendInt(body, e.Size)
+		body = binx.AppendInt(body, e.ModTime.UnixNano())
+		body = binx.AppendUint(body, e.Inode)
+	}
+	body = binx.AppendBool(body, ix.retrieval != nil)
+	if ix.retrieval != nil {
+		body = binx.AppendBytes(body, ix.retrieval)
+	}
+
+	payload := make([]byte, 0, len(body)+len(body)/2+1024)
+	payload = binx.AppendString(payload, ix.engine)
+	payload = binx.AppendString(payload, ix.root)
+	payload = binx.AppendInt(payload, ix.savedAt.UnixNano())
+	payload = binx.AppendStrings(payload, strs.List())
+	payload = append(payload, body...)
+
+	out := make([]byte, 0, headerLen+len(payload))
+	out = append(out, indexMagic...)
+	out = binary.LittleEndian.AppendUint32(out, indexFormat)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
+	out = binary.LittleEndian.AppendUint32(out, crc32Checksum(payload))
+	return append(out, payload...)
+}
+
+// decodeIndex checks and decodes a saved index file for root and engine.
+// Any error means the file is not to be used at all.
+func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
+	if len(data) < headerLen || string(data[:len(indexMagic)]) != indexMagic {
+		return nil, errors.New("not an index file")
+	}
+	h := data[len(indexMagic):]
+	if v := binary.LittleEndian.Uint32(h); v != indexFormat {
+		return nil, fmt.Errorf("%w: format %d", errForeign, v)
+	}
+	n := binary.LittleEndian.Uint64(h[4:])
+	payload := data[headerLen:]
+	if n != uint64(len(payload)) {
+		return nil, fmt.Errorf("truncated or padded: %d payload bytes, header says %d", len(payload), n)
+	}
+	if crc32Checksum(payload) != binary.LittleEndian.Uint32(h[12:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	r := binx.NewReader(payload)
+	ix := &savedIndex{engine: r.String(), root: r.String()}
+	if r.Err() == nil && ix.engine != engine {
+		return nil, fmt.Errorf("%w: engine %q", errForeign, ix.engine)
+	}
+	if r.Err() == nil && ix.root != root {
+		return nil, fmt.Errorf("%w: root %q", errForeign, ix.root)
+	}
+	ix.savedAt = time.Unix(0, r.Int())
+	strs := r.ReadStrings()
+	ref := func() string { return r.Ref(strs) }
+	// count reads n+1 (0 for a nil list), bounded by the bytes left.
+	count := func(minBytes int) (int, bool) {
+		c := r.Count(1)
+		if c == 0 {
+			return 0, true
+		}
+		if c-1 > r.Len()/minBytes {
+			r.Fail(nil)
+			return 0, true
+		}
+		return c - 1, false
+	}
+	nFiles := r.Count(8)
+	ix.files = make(map[string]*workspace.File, nFiles)
+	for range nFiles {
+		if r.Err() != nil {
+			break
+		}
+		f := &workspace.File{Path: ref(), Language: ref(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint()}
+		if f.Hashed = r.Bool(); f.Hashed {
+			f.Hash = r.Uint64LE()
+		}
+		f.Symbols = r.Int32()
+		f.ParseErr = ref()
+		if r.Bool() {
+			info := &syntax.FileInfo{Language: ref(), Package: ref(), TimedOut: r.Bool(), HasErrors: r.Bool()}
+			if c, isNil := count(8); !isNil {
+				info.Symbols = make([]syntax.Symbol, c)
+				for i := range info.Symbols {
+					s := &info.Symbols[i]
+					s.Name, s.Kind = ref(), ref()
+					s.StartLine = r.Int32()
+					s.EndLine = s.StartLine + r.Int32()
+					s.StartByte = r.Int32()
+					s.EndByte = s.StartByte + r.Int32()
+					s.Container = ref()
+					s.Exported = r.Bool()
+				}
+			}
+			if c, isNil := count(4); !isNil {
+				info.Imports = make([]syntax.Import, c)
+				for i := range info.Imports {
+					im := &info.Imports[i]
+					im.Path, im.Kind, im.Line = ref(), ref(), r.Int32()
+					if c, isNil := count(1); !isNil {
+						im.Names = make([]string, c)
+						for k := range im.Names {
+							im.Names[k] = ref()
+						}
+					}
+				}
+			}
+			if c, isNil := count(1); !isNil {
+				info.Refs = make([]string, c)
+				for i := range info.Refs {
+					info.Refs[i] = ref()
+				}
+			}
+			f.Parsed = info
+		}
+		if r.Err() == nil {
+			if _, dup := ix.files[f.Path]; dup || f.Path == "" || f.Size < 0 {
+				r.Fail(errors.New("bad file entry"))
+			}
+		}
+		ix.files[f.Path] = f
+	}
+	nSkipped := r.Count(5)
+	ix.skipped = make(map[string]workspace.SkippedFile, nSkipped)
+	for range nSkipped {
+		p := ref()
+		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint()}
+	}
+	if r.Bool() {
+		ix.retrieval = r.Bytes()
+	}
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail(errors.New("trailing bytes"))
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("corrupt: %w", err)
+	}
+	return ix, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,266 @@
+package project
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/retrieve"
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+// SaveDelay is how long after a change the index is saved (changes within
+// it share one save).
+const SaveDelay = 2 * time.Second
+
+// maxIndexFile bounds the saved index file read at open.
+const maxIndexFile = 2 << 30
+
+// testHookWrite, when set by tests, replaces the write of the temp file's
+// bytes (a failing write: disk full).
+var testHookWrite func(f *os.File, data []byte) error
+
+// saver saves a project's index in the background: after open and after
+// updates, at most once per SaveDelay, and at Close.
+type saver struct {
+	path, engine string
+
+	mu      sync.Mutex // guards the fields below
+	timer   *time.Timer
+	pending bool
+	closed  bool
+
+	writeMu sync.Mutex // serializes saves; guards last*
+	// lastSnap and lastRetrieval describe what the file holds now (the
+	// files of lastSnap, with or without a retrieval index), so a save
+	// with nothing new writes nothing.
+	lastSnap      *workspace.Snapshot
+	lastRetrieval bool
+}
+
+// loadSaved reads and checks the saved index of root, nil (after a log
+// line saying why) when there is none to use.
+func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil && fi.Size() > maxIndexFile {
+		err = fmt.Errorf("%d bytes", fi.Size())
+	}
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(path)
+	}
+	if err == nil {
+		func() {
+			defer func() {
+				if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
+					ix, err = nil, fmt.Errorf("decoder panic: %v", r)
+				}
+			}()
+			ix, err = decodeIndex(data, engine, root)
+		}()
+	}
+	if err != nil {
+		log.Warn("saved index ignored; indexing from scratch", "path", path, "reason", err.Error())
+		return nil
+	}
+	return ix
+}
+
+// restore finishes an open from a saved index: the retrieval index is
+// loaded when every indexed file is the saved entry (nothing changed
+// while the runtime was down), and the saver learns that the file is
+// current then.
+func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
+	snap := p.ws.Snapshot()
+	reused := 0
+	for _, rel := range snap.Files() {
+		if f, _ := snap.File(rel); f != nil && saved.files[rel] == f {
+			reused++
+		}
+	}
+	same := reused == snap.Len() && reused == len(saved.files)
+	restored := false
+	if same && saved.retrieval != nil {
+		ix, err := retrieve.LoadSaved(saved.retrieval, snap, p.retrievalOptions())
+		if err != nil {
+			p.log.Warn("saved retrieval index ignored; rebuilding it", "reason", err.Error())
+		} else {
+			p.retrievalCache().Put(ix)
+			restored = true
+		}
+	}
+	if same && len(snap.SkippedFiles()) == len(saved.skipped) {
+		p.saver.writeMu.Lock()
+		p.saver.lastSnap, p.saver.lastRetrieval = snap, restored
+		p.saver.writeMu.Unlock()
+	}
+	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "parsed", parsed,
+		"retrieval", restored, "elapsedMs", time.Since(start).Milliseconds())
+}
+
+// saveSoon schedules a save of the index (no-op without a dataDir).
+func (p *Project) saveSoon() {
+	s := p.saver
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.pending {
+		return
+	}
+	s.pending = true
+	if s.timer == nil {
+		s.timer = time.AfterFunc(SaveDelay, p.scheduledSave)
+	} else {
+		s.timer.Reset(SaveDelay)
+	}
+}
+
+func (p *Project) scheduledSave() {
+	p.saver.mu.Lock()
+	if p.saver.closed {
+		p.saver.mu.Unlock()
+		return
+	}
+	p.saver.pending = false
+	p.saver.mu.Unlock()
+	if err := p.SaveIndex(); err != nil {
+		p.log.Warn("saving the index", "err", err)
+	}
+}
+
+// Close saves the index when it changed since the last save and stops
+// the background saves. The project stays usable; later changes are not
+// saved.
+func (p *Project) Close() error {
+	s := p.saver
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	s.mu.Unlock()
+	return p.SaveIndex()
+}
+
+// SaveIndex writes the index of the current snapshot (with the retrieval
+// index when it is built for the same files) to the data folder now,
+// unless the file already holds it. The write is atomic (temp file,
+// fsync, rename): a failed or concurrent save leaves the previous file or
+// another complete one. Without a dataDir it does nothing.
+func (p *Project) SaveIndex() error {
+	s := p.saver
+	if s == nil {
+		return nil
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	snap := p.ws.Snapshot()
+	var rix *retrieve.Index
+	if cur := p.retrievalCache().Current(); cur != nil && cur.Snapshot().SameFiles(snap) {
+		rix = cur
+	}
+	if s.lastSnap != nil && s.lastSnap.SameFiles(snap) && (s.lastRetrieval || rix == nil) {
+		return nil
+	}
+	start := time.Now()
+	ix := &savedIndex{
+		engine: s.engine, root: p.Root(), savedAt: start,
+		files: map[string]*workspace.File{}, skipped: snap.SkippedFiles(),
+	}
+	paths := snap.Files()
+	for _, rel := range paths {
+		f, _ := snap.File(rel)
+		ix.files[rel] = f
+	}
+	if rix != nil {
+		ix.retrieval = rix.AppendSaved(nil)
+	}
+	data := encodeIndex(ix, paths)
+	if err := writeAtomic(s.path, data); err != nil {
+		return err
+	}
+	s.lastSnap, s.lastRetrieval = snap, rix != nil
+	p.log.Debug("index saved", "files", len(paths), "bytes", len(data), "retrieval", rix != nil,
+		"elapsedMs", time.Since(start).Milliseconds())
+	return nil
+}
+
+// writeAtomic writes data to path through a temp file in the same
+// folder: write, fsync, rename, fsync of the folder. On any failure the
+// temp file is removed and path is untouched.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if testHookWrite != nil {
+		err = testHookWrite(f, data)
+	} else {
+		_, err = f.Write(data)
+	}
+	if err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// removeStaleTemps removes temp files a crashed save left in the index
+// folder (older than a minute: a live runtime's save takes less).
+func removeStaleTemps(path string) {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := filepath.Base(path) + ".tmp-"
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}

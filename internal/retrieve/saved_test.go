@@ -1,0 +1,86 @@
+package retrieve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+// TestSavedRoundTrip: an index loaded from its saved bytes is the built
+// one (same postings, names and answers); bytes of another file set or
+// cut short are refused.
+func TestSavedRoundTrip(t *testing.T) {
+	ws, ix := fixture(t)
+	data := ix.AppendSaved(nil)
+	skipEnv := &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }}
+	got, err := LoadSaved(data, ws.Snapshot(), skipEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pair := range map[string][2]any{
+		"paths": {ix.paths, got.paths}, "docLen": {ix.docLen, got.docLen}, "avgLen": {ix.avgLen, got.avgLen},
+		"termIDs": {ix.termIDs, got.termIDs}, "offsets": {ix.offsets, got.offsets}, "posts": {ix.posts, got.posts},
+		"pathTrm": {ix.pathTrm, got.pathTrm}, "defs": {ix.defs, got.defs}, "defKeys": {ix.defKeys, got.defKeys},
+		"bytes": {ix.bytes, got.bytes},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("%s differs after LoadSaved", name)
+		}
+	}
+	for _, q := range []string{"retry backoff", "load config", "server"} {
+		a, _ := Search(context.Background(), ix, Query{Text: q})
+		b, _ := Search(context.Background(), got, Query{Text: q})
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("%q answers differently after LoadSaved", q)
+		}
+	}
+	// Other options are another file set.
+	if _, err := LoadSaved(data, ws.Snapshot(), &BuildOptions{Skip: func(string) bool { return true }}); !errors.Is(err, ErrSavedMismatch) {
+		t.Errorf("other file set: %v", err)
+	}
+	for _, n := range []int{0, 1, len(data) / 2, len(data) - 1} {
+		if _, err := LoadSaved(data[:n], ws.Snapshot(), skipEnv); err == nil {
+			t.Errorf("cut at %d of %d bytes: loaded", n, len(data))
+		}
+	}
+}
+
+// FuzzLoadSaved: any bytes load or fail, never panic.
+func FuzzLoadSaved(f *testing.F) {
+	ws, ix := fixtureF(f)
+	f.Add(ix.AppendSaved(nil))
+	snap := ws.Snapshot()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, err := LoadSaved(data, snap, nil); err == nil {
+			Search(context.Background(), got, Query{Text: "retry config"})
+		}
+	})
+}
+
+// fixtureF is the fixture repository (without fixture's extra files)
+// for a fuzz target.
+func fixtureF(f *testing.F) (*workspace.Workspace, *Index) {
+	dir := f.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/repo")); err != nil {
+		f.Fatal(err)
+	}
+	ws, err := workspace.Open(context.Background(), dir, &workspace.Options{Home: "-", Parse: testParser})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ix, err := Build(context.Background(), ws.Snapshot(), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return ws, ix
+}
