@@ -1,7 +1,10 @@
 #!/bin/sh
 # bench/index.sh DIR [DIR...]: measures the workspace index of task-x-runtime
-# on each folder against ctags, git status and rg (see bench/indexbench).
-# Downloads nothing and installs nothing.
+# on each folder against ctags, git status and rg (see bench/indexbench):
+# cold open, reopen from the saved index, reopen after touching 1% of the
+# files (their modification times are put back), refresh, retrieve p50 and
+# peak RSS. INDEXBENCH_FLAGS adds flags (e.g. -scale=false skips the x1/x2/x4
+# copies). Downloads nothing and installs nothing.
 set -eu
 if [ $# -lt 1 ]; then
 	echo "usage: bench/index.sh DIR [DIR...]" >&2
@@ -24,6 +27,7 @@ else
 	echo "note: ripgrep is missing; install it with: sudo apt-get install ripgrep" >&2
 fi
 for dir in "$@"; do
-	"$bin/indexbench" -runtime "$bin/task-x-runtime" -ctags "$ctags" -rg "$rg" "$dir"
+	# shellcheck disable=SC2086
+	"$bin/indexbench" -runtime "$bin/task-x-runtime" -ctags "$ctags" -rg "$rg" ${INDEXBENCH_FLAGS:-} "$dir"
 	echo
 done

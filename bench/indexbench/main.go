@@ -1,13 +1,16 @@
 // Command indexbench measures the runtime's workspace index on a folder and
 // prints each figure next to a familiar tool doing similar work: cold
-// workspace/open (symbols and graph ready) against `ctags -R`, an unchanged
-// workspace/refresh against `git status` (medians of 7 alternated runs),
-// context/retrieve p50 against `rg`
-// for the same terms, peak RSS against the source bytes, and open time with
-// the folder copied x1, x2 and x4. It downloads nothing and installs
-// nothing; bench/index.sh builds and runs it.
+// workspace/open (symbols and graph ready) against `ctags -R`, the reopen
+// of the saved index by a second runtime with the same dataDir and the
+// reopen after touching 1% of the files (against ctags and the cold open),
+// an unchanged workspace/refresh against `git status` (medians of 7
+// alternated runs), context/retrieve p50 against `rg` for the same terms,
+// peak RSS against the indexed bytes, and open time with the folder
+// copied x1, x2 and x4 (-scale). Touched files get their modification
+// times back at the end. It downloads nothing and installs nothing;
+// bench/index.sh builds and runs it.
 //
-//	indexbench -runtime PATH [-ctags PATH] [-rg PATH] DIR
+//	indexbench -runtime PATH [-ctags PATH] [-rg PATH] [-scale=false] DIR
 package main
 
 import (
@@ -52,7 +55,12 @@ func main() {
 	fmt.Printf("folder: %s\n\n", dir)
 	fmt.Printf("%-34s %14s   %-28s %12s %8s  %s\n", "measure", "task-x", "compared with", "", "ratio", "goal")
 
-	r, err := startRuntime(*runtimeBin)
+	dataDir, err := os.MkdirTemp("", "indexbench-data")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dataDir)
+	r, err := startRuntime(*runtimeBin, dataDir)
 	if err != nil {
 		fail(err)
 	}
@@ -67,14 +75,14 @@ func main() {
 	if graphErr != nil {
 		note = " (graph/project: " + graphErr.Error() + ")"
 	}
+	var ctagsDur time.Duration
+	ctagsErr := fmt.Errorf("ctags not installed (apt-get install universal-ctags)")
 	if *ctags != "" {
 		tmp, _ := os.MkdirTemp("", "indexbench-ctags")
-		d, err := timeCmd(*ctags, "-R", "-f", filepath.Join(tmp, "tags"), dir)
+		ctagsDur, ctagsErr = timeCmd(*ctags, "-R", "-f", filepath.Join(tmp, "tags"), dir)
 		os.RemoveAll(tmp)
-		row("cold open (symbols + graph)", cold, "ctags -R", d, err, 1.0)
-	} else {
-		row("cold open (symbols + graph)", cold, "ctags -R", 0, fmt.Errorf("ctags not installed (apt-get install universal-ctags)"), 1.0)
 	}
+	row("cold open (symbols + graph)", cold, "ctags -R", ctagsDur, ctagsErr, 2.5)
 	fmt.Printf("%-34s   open %v + graph %v%s; %d files, %d symbols, %.1f MB\n", "", ms(openDur), ms(graphDur), note,
 		sum.Stats.IndexedFiles, sum.Stats.Symbols, float64(sum.Stats.Bytes)/1e6)
 
@@ -130,8 +138,41 @@ func main() {
 	fmt.Printf("%-34s   first retrieve (builds the index): %v\n", "", ms(first))
 
 	hwm := r.peakRSS()
-	fmt.Printf("%-34s %11.1f MB   %-28s %9.1f MB %7.2fx  ≤ 1.5x\n", "peak RSS (VmHWM)", float64(hwm)/1e6, "source bytes", float64(sum.Stats.Bytes)/1e6, float64(hwm)/float64(max(sum.Stats.Bytes, 1)))
-	r.stop()
+	rssRow("peak RSS (VmHWM), cold", hwm, sum.Stats.Bytes)
+	saveStart := time.Now()
+	r.stop() // the runtime saves the index as it ends
+	fmt.Printf("%-34s   exit with the index saved: %v, %.1f MB on disk\n", "", ms(time.Since(saveStart)), float64(dirBytes(dataDir))/1e6)
+
+	// A second runtime with the same dataDir loads the saved index.
+	reopen := func(name string) {
+		r2, err := startRuntime(*runtimeBin, dataDir)
+		if err != nil {
+			fail(err)
+		}
+		defer r2.stop()
+		d, _, err := r2.open(dir)
+		if err != nil {
+			fail(err)
+		}
+		g, _ := r2.timed("graph/project", map[string]any{})
+		row(name, d+g, "ctags -R", ctagsDur, ctagsErr, 0.5)
+		row("", d+g, "the cold open", cold, nil, 0.1)
+		first, err := r2.timed("context/retrieve", map[string]any{"query": terms[1]})
+		if err != nil {
+			fail(fmt.Errorf("context/retrieve: %w", err))
+		}
+		fmt.Printf("%-34s   first retrieve after it: %v\n", "", ms(first))
+		rssRow("peak RSS (VmHWM), "+name, r2.peakRSS(), sum.Stats.Bytes)
+	}
+	reopen("reopen, nothing changed")
+	touched, restore, err := touch(dir, 100)
+	if err != nil {
+		fail(err)
+	}
+	reopen(fmt.Sprintf("reopen, %d files (1%%) touched", touched))
+	if err := restore(); err != nil {
+		fmt.Fprintln(os.Stderr, "indexbench: restoring modification times:", err)
+	}
 
 	if *scale {
 		fmt.Println()
@@ -148,6 +189,69 @@ func main() {
 			fmt.Printf("%-34s %14s   %d files, %.2fx the x1 time (linear: %d.00x)\n", fmt.Sprintf("cold open, folder x%d", n), ms(d), files, float64(d)/float64(max(base, 1)), n)
 		}
 	}
+}
+
+func rssRow(name string, hwm, indexed int64) {
+	fmt.Printf("%-34s %11.1f MB   %-28s %9.1f MB %7.2fx  ≤ 1.5x\n", name, float64(hwm)/1e6, "indexed bytes", float64(indexed)/1e6, float64(hwm)/float64(max(indexed, 1)))
+}
+
+// touch sets the modification time of every n-th regular file under dir
+// (sorted walk, .git skipped) to now; restore sets the old times back.
+func touch(dir string, n int) (int, func() error, error) {
+	type stamp struct {
+		path  string
+		mtime time.Time
+	}
+	var files []stamp
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files = append(files, stamp{p, fi.ModTime()})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	var done []stamp
+	now := time.Now()
+	for i := 0; i < len(files); i += n {
+		if err := os.Chtimes(files[i].path, now, now); err != nil {
+			return 0, nil, err
+		}
+		done = append(done, files[i])
+	}
+	return len(done), func() error {
+		for _, f := range done {
+			if err := os.Chtimes(f.path, f.mtime, f.mtime); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// dirBytes sums the sizes of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 func row(name string, ours time.Duration, other string, theirs time.Duration, err error, goal float64) {
@@ -215,7 +319,7 @@ func openCopies(bin, dir string, n int) (time.Duration, int, error) {
 		}
 		os.RemoveAll(filepath.Join(dst, ".git"))
 	}
-	r, err := startRuntime(bin)
+	r, err := startRuntime(bin, "")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -256,7 +360,9 @@ type summary struct {
 	} `json:"stats"`
 }
 
-func startRuntime(bin string) (*rt, error) {
+// startRuntime starts a runtime and initializes it (with dataDir unless
+// "").
+func startRuntime(bin, dataDir string) (*rt, error) {
 	cmd := exec.Command(bin)
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -272,7 +378,11 @@ func startRuntime(bin string) (*rt, error) {
 		return nil, err
 	}
 	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: head}
-	if _, err := r.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "indexbench"}}); err != nil {
+	params := map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "indexbench"}}
+	if dataDir != "" {
+		params["dataDir"] = dataDir
+	}
+	if _, err := r.call("initialize", params); err != nil {
 		r.stop()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -355,7 +465,7 @@ func (r *rt) stop() {
 	go func() { r.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(2 * time.Minute): // it saves the index first
 		r.cmd.Process.Kill()
 		<-done
 	}
