@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -377,7 +379,8 @@ func claudeEnv(t *testing.T, url string) []string {
 // TestClaudeRunSteer: through the binary, agent/steer while Claude's first
 // answer is on its way is accepted, reported by a steered event when the
 // CLI takes it, and answered before the run ends (stdin stays open until
-// then); the saved conversation holds it.
+// then); the saved conversation holds it, and a claude/run continuing the
+// task gives it to the CLI.
 func TestClaudeRunSteer(t *testing.T) {
 	cli := claudeCLI(t)
 	model, srv := newClaudeModel(t, []step{{text: "First answer."}, {text: "Second answer."}})
@@ -425,6 +428,16 @@ func TestClaudeRunSteer(t *testing.T) {
 	}
 	if r := p.mustCall("agent/steer", map[string]any{"taskId": taskID, "text": "late"}); string(r) != "false" {
 		t.Errorf("steer after the run: %s", r)
+	}
+
+	// claude/run continuing the task gives the CLI the earlier
+	// conversation in front of the new prompt.
+	p.mustCall("claude/run", map[string]any{"prompt": "and then?", "taskId": taskID, "claudePath": cli})
+	bodies = model.bodies()
+	last := mustJSON(bodies[len(bodies)-1]["messages"])
+	if !strings.Contains(last, "earlier-conversation") || !strings.Contains(last, "[user] Also say hi.") ||
+		!strings.Contains(last, "[assistant] Second answer.") || !strings.Contains(last, "and then?") {
+		t.Errorf("the continued run's request lacks the earlier conversation: %.1500s", last)
 	}
 }
 
@@ -541,4 +554,161 @@ func TestClaudeRunOwnToolsAndServers(t *testing.T) {
 	if msgs := mustJSON(bodies[1]["messages"]); !strings.Contains(msgs, "hello from a") {
 		t.Errorf("the other server's read_file result did not reach the model: %.2000s", msgs)
 	}
+}
+
+// TestClaudeRunSessionApproval: through the binary, an allowSession answer
+// covers the later calls of that tool in the run (one agent/requestApproval
+// for two replace_text calls); images go with the prompt as image blocks;
+// with approveAll a later run's edit is allowed by the runtime, with no
+// agent/requestApproval.
+func TestClaudeRunSessionApproval(t *testing.T) {
+	cli := claudeCLI(t)
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("one two\n"), 0o644)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{{name: "mcp__task-x__read_file", input: map[string]any{"path": "a.txt"}}}},
+		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "one", "newText": "1"}}}},
+		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "two", "newText": "2"}}}},
+		{text: "Both edited."},
+		{calls: []scriptedCall{{name: "mcp__task-x__write_file", input: map[string]any{"path": "b.txt", "content": "bee\n"}}}},
+		{text: "Written."},
+	})
+	p := start(t, claudeEnv(t, srv.URL)...)
+	var asked []string
+	p.onRequest = func(method string, params json.RawMessage) any {
+		var q struct{ Tool string }
+		json.Unmarshal(params, &q)
+		asked = append(asked, method+" "+q.Tool)
+		return map[string]any{"decision": "allowSession"}
+	}
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	res := p.mustCall("claude/run", map[string]any{"prompt": "edit both words", "claudePath": cli,
+		"images": []any{map[string]any{"mediaType": "image/png", "data": png}}})
+	if !strings.Contains(string(res), `"status":"completed"`) || !strings.Contains(string(res), `"text":"Both edited."`) {
+		t.Fatalf("summary: %s", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "1 2\n" {
+		t.Errorf("a.txt = %q", b)
+	}
+	if strings.Join(asked, ",") != "agent/requestApproval replace_text" {
+		t.Errorf("asked %v, want one approval for replace_text", asked)
+	}
+	first := mustJSON(model.bodies()[0]["messages"])
+	if !strings.Contains(first, `"type":"image"`) || !strings.Contains(first, png) {
+		t.Errorf("the image did not reach the model: %.1000s", first)
+	}
+
+	asked = nil
+	res = p.mustCall("claude/run", map[string]any{"prompt": "write b", "claudePath": cli, "approveAll": true})
+	if !strings.Contains(string(res), `"text":"Written."`) || !strings.Contains(string(res), `"path":"b.txt","kind":"created"`) {
+		t.Fatalf("summary: %s", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "b.txt")); string(b) != "bee\n" {
+		t.Errorf("b.txt = %q", b)
+	}
+	if len(asked) != 0 {
+		t.Errorf("approveAll asked %v", asked)
+	}
+}
+
+// TestClaudeRunCancelEndsTree: $/cancelRequest of a claude/run while a Bash
+// command runs answers -32800, and the CLI, its MCP server and the
+// sandboxed command all end.
+func TestClaudeRunCancelEndsTree(t *testing.T) {
+	cli := claudeCLI(t)
+	_, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{{name: "Bash", input: map[string]any{"command": "sleep 303", "description": "wait"}}}},
+	})
+	p := start(t, claudeEnv(t, srv.URL)...)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
+	id := fmt.Sprint(p.request("claude/run", map[string]any{"prompt": "wait", "claudePath": cli}))
+	var tree []int
+	sawSleep := false
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		m := p.next(time.Until(deadline))
+		if m.Method != "" && len(m.ID) > 0 {
+			p.answer(m)
+			continue
+		}
+		if m.Method == "agent/event" && strings.Contains(string(m.Params), `"type":"toolStarted"`) {
+			// The command starts after its toolStarted event: wait for it.
+			for time.Now().Before(deadline) && !hasCommand(descendantsOf(p.cmd.Process.Pid), "sleep 303") {
+				time.Sleep(50 * time.Millisecond)
+			}
+			tree = descendantsOf(p.cmd.Process.Pid)
+			sawSleep = hasCommand(tree, "sleep 303")
+			p.notify("$/cancelRequest", map[string]any{"id": json.RawMessage(id)})
+			continue
+		}
+		if m.Method == "" && string(m.ID) == id {
+			if m.Error == nil || m.Error.Code != -32800 {
+				t.Fatalf("claude/run after cancel: %s", m.raw)
+			}
+			break
+		}
+	}
+	if !sawSleep || len(tree) < 3 {
+		t.Fatalf("processes under the runtime before the cancel: %v (the command among them: %v)", tree, sawSleep)
+	}
+	end := time.Now().Add(10 * time.Second)
+	for _, pid := range tree {
+		for alive(pid) && time.Now().Before(end) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			t.Errorf("process %d (%q) survived the cancel", pid, b)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// descendantsOf lists the processes below pid (from /proc/*/stat).
+func descendantsOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		children[pp] = append(children[pp], n)
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// hasCommand reports whether one of pids runs a command line containing s.
+func hasCommand(pids []int, s string) bool {
+	for _, pid := range pids {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,7 @@ type claudeParams struct {
 	ApproveAll     bool                       `json:"approveAll"`
 	AllowCommands  bool                       `json:"allowCommands"`
 	MCPServers     map[string]json.RawMessage `json:"mcpServers"`
+	Editor         json.RawMessage            `json:"editor"` // EditorContext, as agent/run
 }
 
 // claudeRun: claude/run decodes its params, runs the task with the task
@@ -48,6 +49,10 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 			return nil, invalidParams("mcpServers: the name %q is reserved for the runtime's own tools", claudecode.ReservedServer)
 		}
 	}
+	editor, err := task.ParseEditor(p.Editor)
+	if err != nil {
+		return nil, err
+	}
 	switch p.PermissionMode {
 	case "", "default", "acceptEdits", "plan":
 	default:
@@ -66,7 +71,7 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 		UseTaskTools: p.UseTaskTools == nil || *p.UseTaskTools, RuntimeBin: self,
 		AllowCommands: p.AllowCommands, MCPServers: p.MCPServers}}
 	sum, err := s.runTask(ctx, &task.Request{
-		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: claudecode.ChatMode, Model: p.Model,
+		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: claudecode.ChatMode, Model: p.Model, Editor: editor,
 		Project: proj, Env: s.toolEnv(proj, ""), Engine: eng, Approve: s.approver(),
 	})
 	if err != nil {
