@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -665,41 +664,6 @@ func TestClaudeRunCancelEndsTree(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// descendantsOf lists the processes below pid (from /proc/*/stat).
-func descendantsOf(pid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		pp, _ := strconv.Atoi(f[1])
-		children[pp] = append(children[pp], n)
-	}
-	var out []int
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		for _, c := range children[queue[0]] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
 }
 
 // hasCommand reports whether one of pids runs a command line containing s.
