@@ -650,6 +650,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	if res.Operation != "" {
 		r.sum.Operations = append(r.sum.Operations, res.Operation)
 	}
+	r.sum.Operations = append(r.sum.Operations, res.Operations...)
 	var data any = res.Content
 	if res.Data != nil {
 		data = res.Data

@@ -47,6 +47,20 @@ type Summary struct {
 	Iterations int     `json:"iterations"`
 	ToolCalls  int     `json:"toolCalls"`
 	Error      *string `json:"error"`
+	// Findings (additive, team mode) are the review findings of the
+	// task's review subagents (protocol.md "Review findings"); nil
+	// outside team mode, so the field is left out then.
+	Findings *[]Finding `json:"findings,omitempty"`
+}
+
+// Finding is one entry of a review answer's task-x-findings block:
+// { path, line, severity: "error"|"warning"|"info", message } (parsed by
+// internal/team).
+type Finding struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
 }
 
 // Metrics is protocol.md "Costs" metrics. Costs are 0 until prices are wired

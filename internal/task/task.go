@@ -275,10 +275,6 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 			proj.Changed(ctx, []string{ev.Path})
 		}
 	}
-	if mode == "team" {
-		out(agent.Event{Type: agent.EventWarning, Message: "team mode is not available in this runtime yet; the task runs as one agent"})
-		mode = policy.ChatAgent
-	}
 	record := &store.Task{TaskID: p.taskID, Title: Title(req.Prompt), Status: store.StatusRunning, ChatMode: mode,
 		Model: req.Model, Owner: store.Self()}
 	if p.saved != nil {

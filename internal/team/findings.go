@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/agent"
 )
 
 // FindingsLang is the language of the fenced block a review answer ends
@@ -24,13 +26,9 @@ const (
 
 // Finding is one entry of a task-x-findings block: { path, line, severity:
 // "error"|"warning"|"info", message }. Path is relative with "/", line is
-// 1-based.
-type Finding struct {
-	Path     string `json:"path"`
-	Line     int    `json:"line"`
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-}
+// 1-based. The type lives in agent because the lead's Summary carries
+// them.
+type Finding = agent.Finding
 
 // ParseFindings returns the findings of every fenced code block of text
 // whose language is task-x-findings, in order, without duplicates, at

@@ -7,6 +7,10 @@ import (
 	"unicode/utf8"
 )
 
+func fd(path string, line int, sev, msg string) Finding {
+	return Finding{Path: path, Line: line, Severity: sev, Message: msg}
+}
+
 func TestParseFindings(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -17,7 +21,7 @@ func TestParseFindings(t *testing.T) {
 		{"one block at the end", "Two problems.\n\n```task-x-findings\n" +
 			`[{"path":"src/a.go","line":12,"severity":"error","message":"nil map write"},` +
 			`{"path":"./docs/b.md","line":3.0,"severity":"Warning","message":"  stale link  ","extra":true}]` + "\n```\n",
-			[]Finding{{"src/a.go", 12, "error", "nil map write"}, {"docs/b.md", 3, "warning", "stale link"}}},
+			[]Finding{fd("src/a.go", 12, "error", "nil map write"), fd("docs/b.md", 3, "warning", "stale link")}},
 		{"invalid entries dropped", "```task-x-findings\n[" +
 			`{"path":"a.go","line":0,"severity":"error","message":"zero line"},` +
 			`{"path":"a.go","line":1.5,"severity":"error","message":"fraction"},` +
@@ -33,19 +37,19 @@ func TestParseFindings(t *testing.T) {
 			`"a string", 42, null, [],` +
 			`{"path":"sub\\dir/../b.go","line":9,"severity":"INFO","message":"kept"}` +
 			"]\n```",
-			[]Finding{{"sub/b.go", 9, "info", "kept"}}},
+			[]Finding{fd("sub/b.go", 9, "info", "kept")}},
 		{"syntax error keeps what came before", "```task-x-findings\n" +
 			`[{"path":"a.go","line":1,"severity":"info","message":"first"}, {"path": oops}, {"path":"b.go","line":1,"severity":"info","message":"after"}]` + "\n```",
-			[]Finding{{"a.go", 1, "info", "first"}}},
+			[]Finding{fd("a.go", 1, "info", "first")}},
 		{"not an array", "```task-x-findings\n{\"path\":\"a.go\"}\n```", []Finding{}},
 		{"other languages ignored", "```json\n[{\"path\":\"a.go\",\"line\":1,\"severity\":\"info\",\"message\":\"x\"}]\n```", []Finding{}},
 		{"tilde fence, longer fence, unclosed, duplicates", "~~~~ Task-X-Findings extra\n" +
 			`[{"path":"a.go","line":1,"severity":"info","message":"x"}]` + "\n~~~\n~~~~~\n```task-x-findings\n" +
 			`[{"path":"a.go","line":1,"severity":"info","message":"x"}, {"path":"b.go","line":2,"severity":"error","message":"y"}]` + "\n",
-			[]Finding{{"a.go", 1, "info", "x"}, {"b.go", 2, "error", "y"}}},
+			[]Finding{fd("a.go", 1, "info", "x"), fd("b.go", 2, "error", "y")}},
 		{"two blocks", "```task-x-findings\n[{\"path\":\"a.go\",\"line\":1,\"severity\":\"info\",\"message\":\"x\"}]\n```\ntext\n" +
 			"```task-x-findings\r\n[{\"path\":\"c.go\",\"line\":4,\"severity\":\"warning\",\"message\":\"z\"}]\r\n```\r\n",
-			[]Finding{{"a.go", 1, "info", "x"}, {"c.go", 4, "warning", "z"}}},
+			[]Finding{fd("a.go", 1, "info", "x"), fd("c.go", 4, "warning", "z")}},
 		{"indented four spaces is code, not a fence", "    ```task-x-findings\n    [{\"path\":\"a.go\",\"line\":1,\"severity\":\"info\",\"message\":\"x\"}]\n    ```", []Finding{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

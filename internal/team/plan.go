@@ -276,9 +276,12 @@ type StepResult struct {
 	// worktree_discard (a conflict, merge: false, a failure).
 	Kept bool `json:"kept,omitempty"`
 
-	Writes bool   `json:"-"`
-	Patch  string `json:"-"`
-	Handle any    `json:"-"`
+	// HasWorktree is true while the step's worktree exists (a writing
+	// step that got one and was not merged yet).
+	HasWorktree bool   `json:"-"`
+	Writes      bool   `json:"-"`
+	Patch       string `json:"-"`
+	Handle      any    `json:"-"`
 }
 
 // MergeResult is one writing step's merge into the working tree.
@@ -403,7 +406,7 @@ func RunPlan(ctx context.Context, p *Plan, o PlanOptions) *PlanResult {
 
 	out := &PlanResult{Steps: res, Merge: p.Merge, Cancelled: ctx.Err() != nil}
 	for _, r := range res {
-		r.Kept = r.Writes && r.Name != "" && r.Status != StepSkipped
+		r.Kept = r.Writes && r.HasWorktree && r.Status != StepSkipped
 	}
 	if !p.Merge || out.Cancelled || o.Merge == nil {
 		return out
@@ -427,7 +430,7 @@ func RunPlan(ctx context.Context, p *Plan, o PlanOptions) *PlanResult {
 			}
 		}
 		r.Merged = &m
-		r.Kept = !m.OK && r.Name != ""
+		r.Kept = !m.OK && r.HasWorktree
 		ev := agent.Event{Type: agent.EventMerged, Step: s.ID, Name: r.Name, OK: m.OK, Files: m.Files}
 		if !m.OK {
 			msg := m.Error

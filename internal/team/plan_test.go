@@ -143,7 +143,7 @@ func (f *fakeSteps) run(ctx context.Context, run *StepRun) *StepResult {
 		select {
 		case <-f.block:
 		case <-ctx.Done():
-			return &StepResult{Status: StepCancelled, Error: "cancelled", Name: "wt-" + id}
+			return &StepResult{Status: StepCancelled, Error: "cancelled", Name: "wt-" + id, HasWorktree: run.Step.Writes}
 		}
 	}
 	if out == "" {
@@ -153,6 +153,7 @@ func (f *fakeSteps) run(ctx context.Context, run *StepRun) *StepResult {
 	if run.Step.Writes {
 		r.Name = "wt-" + id
 		r.Patch = "patch of " + id
+		r.HasWorktree = true
 	}
 	if out != StepCompleted {
 		r.Error = id + " went wrong"
@@ -167,6 +168,7 @@ func (f *fakeSteps) merge(ctx context.Context, r *StepResult) MergeResult {
 	if f.conflict[r.Step] {
 		return MergeResult{Error: "conflict in a.go"}
 	}
+	r.HasWorktree = false
 	return MergeResult{OK: true, Files: []string{r.Step + ".go"}}
 }
 

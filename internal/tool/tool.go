@@ -62,6 +62,9 @@ type Result struct {
 	// "" when the call changed nothing or ran without an edit log. The
 	// agent lists these in its summary's operations.
 	Operation string
+	// Operations are more operation ids of one call, after Operation (a
+	// plan merges each step as an operation of its own).
+	Operations []string
 }
 
 // BackgroundJob is a tool call still running after Run returned. Done
@@ -143,10 +146,12 @@ type Previewer interface {
 	Plan(ctx context.Context, env *Env, input json.RawMessage) (*Plan, error)
 }
 
-// Registry is a set of tools by name, safe for concurrent use.
+// Registry is a set of tools by name, safe for concurrent use. A registry
+// made by With also offers its base's tools (its own win by name).
 type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]Tool
+	base  *Registry
 }
 
 // NewRegistry returns a registry holding tools.
@@ -156,6 +161,16 @@ func NewRegistry(tools ...Tool) *Registry {
 		r.Add(t)
 	}
 	return r
+}
+
+// With returns a registry of tools on top of r: its Get and Specs see r's
+// tools as they are at each call (tools that join r later included) and
+// these, which win by name. Add and Remove on it change only its own
+// tools. A task's own tools (team mode's) are added so.
+func (r *Registry) With(tools ...Tool) *Registry {
+	out := NewRegistry(tools...)
+	out.base = r
+	return out
 }
 
 // Add registers t, replacing a tool of the same name.
@@ -177,18 +192,35 @@ func (r *Registry) Remove(names ...string) {
 // Get returns the tool called name.
 func (r *Registry) Get(name string) (Tool, bool) {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	t, ok := r.tools[name]
+	base := r.base
+	r.mu.RUnlock()
+	if !ok && base != nil {
+		return base.Get(name)
+	}
 	return t, ok
 }
 
 // Specs returns every tool's spec sorted by name.
 func (r *Registry) Specs() []Spec {
+	var out []Spec
+	own := map[string]bool{}
 	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]Spec, 0, len(r.tools))
-	for _, t := range r.tools {
+	for name, t := range r.tools {
 		out = append(out, t.Spec())
+		own[name] = true
+	}
+	base := r.base
+	r.mu.RUnlock()
+	if base != nil {
+		for _, s := range base.Specs() {
+			if !own[s.Name] {
+				out = append(out, s)
+			}
+		}
+	}
+	if out == nil {
+		out = []Spec{}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -1,0 +1,250 @@
+package team
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/worktree"
+)
+
+// The team tools of a lead task (protocol.md Team mode, addendum §4).
+// Their schemas are the ones below; docs/team.md lists them.
+//
+// run_subagent and run_plan are of class edit: they start agents that
+// change files (in worktrees) and merge into the working tree, so the
+// policy asks before them as before an edit (allowAll, acceptEdits and
+// allow rules let them run). The subagents ask for their own calls with
+// their own task ids. worktree_apply writes the working tree (edit);
+// worktree_discard removes a worktree (destructive).
+
+const runSubagentSchema = `{
+  "type": "object",
+  "properties": {
+    "role": {"type": "string", "description": "research, implementation, testing, review or documentation (common aliases such as code, qa, docs, reviewer are accepted)"},
+    "objective": {"type": "string", "description": "What the subagent must do: a complete, self-contained instruction"},
+    "context": {"type": "string", "description": "Anything else it needs: findings so far, files, constraints"}
+  },
+  "required": ["role", "objective"],
+  "additionalProperties": false
+}`
+
+const runPlanSchema = `{
+  "type": "object",
+  "properties": {
+    "steps": {
+      "type": "array", "minItems": 1, "maxItems": 12,
+      "items": {
+        "type": "object",
+        "properties": {
+          "id": {"type": "string", "description": "Unique step id, used in dependsOn"},
+          "role": {"type": "string", "description": "research, implementation, testing, review or documentation"},
+          "objective": {"type": "string", "description": "What this step's subagent must do"},
+          "context": {"type": "string", "description": "Extra context for this step"},
+          "dependsOn": {"type": "array", "items": {"type": "string"}, "description": "Ids of steps that must complete first; their reports are given to this step"}
+        },
+        "required": ["id", "role", "objective"],
+        "additionalProperties": false
+      }
+    },
+    "merge": {"type": "boolean", "description": "Merge the writing steps into the working tree at the end (default true); false keeps their worktrees for worktree_apply"}
+  },
+  "required": ["steps"],
+  "additionalProperties": false
+}`
+
+const worktreeNameSchema = `{
+  "type": "object",
+  "properties": {"name": {"type": "string", "description": "The worktree name a subagent or plan step reported"}},
+  "required": ["name"],
+  "additionalProperties": false
+}`
+
+type runSubagentTool struct{ s *session }
+
+func (t *runSubagentTool) Spec() tool.Spec {
+	return tool.Spec{Name: "run_subagent", Permission: tool.ClassEdit, InputSchema: json.RawMessage(runSubagentSchema),
+		Description: "Run one subagent with a role and an objective and wait for its report. Writing roles (implementation, testing, documentation) " +
+			"work in their own git worktree: their change is committed there and NOT merged; merge it with worktree_apply or drop it with " +
+			"worktree_discard. Read-only roles (research, review) read the working tree. A review ends with task-x-findings."}
+}
+
+func (t *runSubagentTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	var in struct {
+		Role      string `json:"role"`
+		Objective string `json:"objective"`
+		Context   string `json:"context"`
+	}
+	if err := decodeInput(input, &in); err != nil {
+		return tool.Result{}, err
+	}
+	role, err := ParseRole(in.Role)
+	if err != nil {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "role: %v", err)
+	}
+	if strings.TrimSpace(in.Objective) == "" {
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "objective is required")
+	}
+	s := t.s
+	res := s.lead.Subagents.Run(ctx, s.spec(role, strings.TrimSpace(in.Objective), strings.TrimSpace(in.Context), "", nil))
+	s.ran(res)
+	kept := res.Dir != "" && !s.dropEmpty(ctx, res)
+	return tool.Result{Content: subagentText(res, kept), Data: subagentData(res, kept)}, nil
+}
+
+func subagentText(res Result, kept bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Subagent %s (%s, task %s): %s", res.Name, res.Role, res.TaskID, res.Status)
+	if res.Error != nil {
+		fmt.Fprintf(&b, ": %s", *res.Error)
+	}
+	b.WriteString("\n")
+	if kept {
+		fmt.Fprintf(&b, "Its change is in worktree %s, not merged: %d file(s), +%d −%d:", res.Name, len(res.Change.Files), res.Change.Added, res.Change.Removed)
+		for _, f := range res.Change.Files {
+			fmt.Fprintf(&b, " %s", f.Path)
+		}
+		fmt.Fprintf(&b, "\nMerge it with worktree_apply {\"name\": %q} or drop it with worktree_discard.\n", res.Name)
+	} else if res.Role.Writes() {
+		b.WriteString("It changed no file.\n")
+	}
+	if len(res.Findings) > 0 {
+		fmt.Fprintf(&b, "Findings: %d (also shown to the user).\n", len(res.Findings))
+	}
+	if res.Report != "" {
+		b.WriteString("\nReport:\n")
+		b.WriteString(cutText(res.Report, maxReportInResult))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func subagentData(res Result, kept bool) map[string]any {
+	var wt any
+	if kept {
+		wt = res.Name
+	}
+	files := res.Change.Files
+	if files == nil {
+		files = []worktree.Stat{}
+	}
+	d := map[string]any{"name": res.Name, "taskId": res.TaskID, "role": res.Role, "status": res.Status, "error": res.Error,
+		"report": res.Report, "worktree": wt, "files": files, "added": res.Change.Added, "removed": res.Change.Removed,
+		"costUsd": res.CostUSD, "tokens": res.Tokens}
+	if res.Role == Review {
+		d["findings"] = res.Findings
+	}
+	return d
+}
+
+type runPlanTool struct{ s *session }
+
+func (t *runPlanTool) Spec() tool.Spec {
+	return tool.Spec{Name: "run_plan", Permission: tool.ClassEdit, InputSchema: json.RawMessage(runPlanSchema),
+		Description: "Run a plan of 1 to 12 subagent steps. A step starts when the steps in its dependsOn completed (several at a time) and gets " +
+			"their reports; a writing step starts from the changes of its writing ancestors. A step whose dependency did not complete is skipped. " +
+			"At the end the writing steps are merged into the working tree in dependency order (pending the user's review); a step that " +
+			"conflicts keeps its worktree for worktree_apply or worktree_discard."}
+}
+
+func (t *runPlanTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	p, err := ParsePlan(input, roleLookup)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	res, changes, ops := t.s.runPlan(ctx, p, tool.CallID(ctx))
+	out := tool.Result{Content: res.Text(), Data: res, Changes: changes}
+	if len(ops) > 0 {
+		out.Operation, out.Operations = ops[0], ops[1:]
+	}
+	return out, nil
+}
+
+type worktreeApplyTool struct{ s *session }
+
+func (t *worktreeApplyTool) Spec() tool.Spec {
+	return tool.Spec{Name: "worktree_apply", Permission: tool.ClassEdit, InputSchema: json.RawMessage(worktreeNameSchema),
+		Description: "Merge a task-x worktree's committed change into the working tree through the edit log (pending the user's review, " +
+			"undoable). A file that does not merge cleanly writes nothing and keeps the worktree; once applied, the worktree is removed."}
+}
+
+func (t *worktreeApplyTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	name, err := worktreeName(input)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	res, changes, err := t.s.apply(ctx, name)
+	if err != nil {
+		return tool.Result{}, worktreeError(name, err)
+	}
+	if !res.Applied {
+		msg := "the change does not apply to the working tree"
+		if res.Error != nil {
+			msg = *res.Error
+		}
+		return tool.Result{}, tool.Errorf(tool.ErrStale, "worktree %s was not applied and is kept: %s", name, msg)
+	}
+	out := tool.Result{Data: res, Changes: changes}
+	if res.Operation != nil {
+		out.Operation = *res.Operation
+	}
+	if len(res.Changed) == 0 {
+		out.Content = fmt.Sprintf("Worktree %s had nothing to change in the working tree; it was removed.", name)
+	} else {
+		out.Content = fmt.Sprintf("Applied worktree %s (pending review): %s. The worktree was removed.", name, strings.Join(res.Changed, ", "))
+	}
+	return out, nil
+}
+
+type worktreeDiscardTool struct{ s *session }
+
+func (t *worktreeDiscardTool) Spec() tool.Spec {
+	return tool.Spec{Name: "worktree_discard", Permission: tool.ClassDestructive, InputSchema: json.RawMessage(worktreeNameSchema),
+		Description: "Remove a task-x worktree and its branch without merging its change."}
+}
+
+func (t *worktreeDiscardTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+	name, err := worktreeName(input)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if err := t.s.worktrees().Discard(ctx, name); err != nil {
+		return tool.Result{}, worktreeError(name, err)
+	}
+	return tool.Result{Content: fmt.Sprintf("Worktree %s was removed.", name), Data: map[string]any{"discarded": true}}, nil
+}
+
+func worktreeName(input json.RawMessage) (string, error) {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decodeInput(input, &in); err != nil {
+		return "", err
+	}
+	name := strings.TrimSpace(in.Name)
+	if !worktree.ValidName(name) {
+		return "", tool.Errorf(tool.ErrInvalidInput, "name %q is not a task-x worktree name", in.Name)
+	}
+	return name, nil
+}
+
+func worktreeError(name string, err error) error {
+	if errors.Is(err, worktree.ErrUnknown) {
+		return tool.Errorf(tool.ErrNotFound, "no task-x worktree is called %s", name)
+	}
+	return tool.Errorf(tool.ErrIO, "worktree %s: %v", name, err)
+}
+
+// decodeInput decodes a tool input object, refusing unknown fields.
+func decodeInput(input json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return tool.Errorf(tool.ErrInvalidInput, "input: %v", err)
+	}
+	return nil
+}
