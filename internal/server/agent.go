@@ -16,6 +16,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/store"
 	"github.com/task-x/task-x-runtime/internal/task"
+	"github.com/task-x/task-x-runtime/internal/team"
 )
 
 type runParams struct {
@@ -100,19 +101,32 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	tc, err := s.parseTeamParams(params) // teammode.go
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	sandbox := s.sandbox
 	s.mu.Unlock()
 
-	summary, err := s.runTask(ctx, &task.Request{
+	var engine task.Engine = &task.AgentEngine{Provider: prov, Routes: loop.routes, Fallbacks: loop.fallbacks, Prices: loop.prices,
+		Limits: loop.limits, Windows: s.windows, Classify: retrieve.Classify,
+		Validation: loop.validation, WaitTools: s.waitMCPTools, Redact: s.secrets.Redact}
+	var emitter func(context.Context, string) func(agent.Event)
+	if mode == "team" {
+		// The lead is a task like any other; its engine adds the team
+		// tools (or warns and runs one agent without a repository).
+		engine = &team.Lead{Inner: engine, Subagents: s.teamRunner(proj), Engines: s.roleEngines(prov, loop, tc),
+			MaxParallel: tc.maxParallel, Editor: editor}
+		emitter = s.teamEmitter // team.go: subagents' deltas redacted per subagent
+	}
+	summary, err := s.runTaskWith(ctx, &task.Request{
 		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: mode, Policy: pol, Editor: editor,
 		Model: prov.Config().Model, Project: proj, Env: s.toolEnv(proj, ""),
-		Engine: &task.AgentEngine{Provider: prov, Routes: loop.routes, Fallbacks: loop.fallbacks, Prices: loop.prices,
-			Limits: loop.limits, Windows: s.windows, Classify: retrieve.Classify,
-			Validation: loop.validation, WaitTools: s.waitMCPTools, Redact: s.secrets.Redact},
+		Engine:  engine,
 		Approve: s.approver(),
 		Hooks:   s.hookRunner(proj.Root(), sandbox), // hooks.go
-	})
+	}, emitter)
 	if err != nil {
 		return nil, err
 	}
@@ -124,9 +138,20 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 // asynchronous, every event goes out as agent/event with the keys
 // redacted (across deltas too), and the summary comes back to be encoded.
 func (s *Server) runTask(ctx context.Context, req *task.Request) (agent.Summary, error) {
+	return s.runTaskWith(ctx, req, nil)
+}
+
+// runTaskWith is runTask with the events sent by emitter(ctx, taskID)
+// (nil: one delta redactor for the task's stream).
+func (s *Server) runTaskWith(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(agent.Event)) (agent.Summary, error) {
 	var taskID string
+	var emit func(agent.Event)
 	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
 	req.Emit = func(ev agent.Event) {
+		if emit != nil {
+			emit(ev)
+			return
+		}
 		for _, out := range deltas.events(ev) {
 			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(out))})
 		}
@@ -136,6 +161,9 @@ func (s *Server) runTask(ctx context.Context, req *task.Request) (agent.Summary,
 		return agent.Summary{}, err
 	}
 	taskID = prep.TaskID()
+	if emitter != nil {
+		emit = emitter(ctx, taskID) // set before the task runs: no event is sent yet
+	}
 	if s.runner.Running(taskID) {
 		return agent.Summary{}, invalidParams("task %s is already running", taskID)
 	}

@@ -113,45 +113,46 @@ func New(opts *Options) *Server {
 	s.tools = builtin.Registry(&builtin.Options{Secrets: s.secrets.List(), Logger: s.log})
 	s.runner = &task.Runner{Secrets: s.secrets, Tools: s.tools, Home: o.Home, Logger: s.log}
 	s.methods = map[string]handlerFunc{
-		protocol.MethodInitialize:       s.initialize,
-		protocol.MethodShutdown:         s.shutdown,
-		protocol.MethodProviderCaps:     s.providerCapabilities,
-		protocol.MethodListModels:       s.listModels,
-		protocol.MethodModels:           s.models,
-		protocol.MethodContextWindow:    s.contextWindow,
-		protocol.MethodProviderTest:     s.providerTest,
-		protocol.MethodChatSend:         s.chatSend,
-		protocol.MethodWorkspaceOpen:    s.workspaceOpen,
-		protocol.MethodContextInspect:   s.contextInspect,
-		protocol.MethodContextRetrieve:  s.contextRetrieve,
-		protocol.MethodAgentRun:         s.agentRun,
-		protocol.MethodClaudeRun:        s.claudeRun,
-		protocol.MethodAgentSteer:       s.agentSteer,
-		protocol.MethodAgentCancelTool:  s.agentCancelTool,
-		protocol.MethodAgentTasks:       s.agentTasks,
-		protocol.MethodAgentTask:        s.agentTask,
-		protocol.MethodAgentDeleteTask:  s.agentDeleteTask,
-		protocol.MethodAgentReplay:      s.agentReplay,
-		protocol.MethodToolsList:        s.toolsList,
-		protocol.MethodToolsCall:        s.toolsCall,
-		protocol.MethodEditsList:        s.editsList,
-		protocol.MethodEditsPending:     s.editsPending,
-		protocol.MethodEditsKeep:        s.editsKeep,
-		protocol.MethodEditsRevert:      s.editsRevert,
-		protocol.MethodEditsUndo:        s.editsUndo,
-		protocol.MethodGraphProject:     s.graphProject,
-		protocol.MethodGraphFile:        s.graphFile,
-		protocol.MethodWorkspaceRefresh: s.workspaceRefresh,
-		protocol.MethodMCPConfigure:     s.mcpConfigure,
-		protocol.MethodMCPStatus:        s.mcpStatus,
-		protocol.MethodConfigHooks:      s.configHooks,      // hooks.go
-		protocol.MethodSkillsList:       s.skillsList,       // skills.go
-		protocol.MethodSkillsResolve:    s.skillsResolve,    // skills.go
-		protocol.MethodPromptRefine:     s.promptRefine,     // refine.go
-		protocol.MethodAgentBestOf:      s.agentBestOf,      // team.go
-		protocol.MethodWorktreesApply:   s.worktreesApply,   // team.go
-		protocol.MethodWorktreesDiscard: s.worktreesDiscard, // team.go
-		protocol.MethodWorktreesList:    s.worktreesList,    // team.go
+		protocol.MethodInitialize:          s.initialize,
+		protocol.MethodShutdown:            s.shutdown,
+		protocol.MethodProviderCaps:        s.providerCapabilities,
+		protocol.MethodListModels:          s.listModels,
+		protocol.MethodModels:              s.models,
+		protocol.MethodContextWindow:       s.contextWindow,
+		protocol.MethodProviderTest:        s.providerTest,
+		protocol.MethodChatSend:            s.chatSend,
+		protocol.MethodWorkspaceOpen:       s.workspaceOpen,
+		protocol.MethodContextInspect:      s.contextInspect,
+		protocol.MethodContextRetrieve:     s.contextRetrieve,
+		protocol.MethodAgentRun:            s.agentRun,
+		protocol.MethodClaudeRun:           s.claudeRun,
+		protocol.MethodAgentSteer:          s.agentSteer,
+		protocol.MethodAgentCancelTool:     s.agentCancelTool,
+		protocol.MethodAgentCancelSubagent: s.agentCancelSubagent, // teammode.go
+		protocol.MethodAgentTasks:          s.agentTasks,
+		protocol.MethodAgentTask:           s.agentTask,
+		protocol.MethodAgentDeleteTask:     s.agentDeleteTask,
+		protocol.MethodAgentReplay:         s.agentReplay,
+		protocol.MethodToolsList:           s.toolsList,
+		protocol.MethodToolsCall:           s.toolsCall,
+		protocol.MethodEditsList:           s.editsList,
+		protocol.MethodEditsPending:        s.editsPending,
+		protocol.MethodEditsKeep:           s.editsKeep,
+		protocol.MethodEditsRevert:         s.editsRevert,
+		protocol.MethodEditsUndo:           s.editsUndo,
+		protocol.MethodGraphProject:        s.graphProject,
+		protocol.MethodGraphFile:           s.graphFile,
+		protocol.MethodWorkspaceRefresh:    s.workspaceRefresh,
+		protocol.MethodMCPConfigure:        s.mcpConfigure,
+		protocol.MethodMCPStatus:           s.mcpStatus,
+		protocol.MethodConfigHooks:         s.configHooks,      // hooks.go
+		protocol.MethodSkillsList:          s.skillsList,       // skills.go
+		protocol.MethodSkillsResolve:       s.skillsResolve,    // skills.go
+		protocol.MethodPromptRefine:        s.promptRefine,     // refine.go
+		protocol.MethodAgentBestOf:         s.agentBestOf,      // team.go
+		protocol.MethodWorktreesApply:      s.worktreesApply,   // team.go
+		protocol.MethodWorktreesDiscard:    s.worktreesDiscard, // team.go
+		protocol.MethodWorktreesList:       s.worktreesList,    // team.go
 	}
 	return s
 }
@@ -162,7 +163,7 @@ func New(opts *Options) *Server {
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.conn = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(s.handle), &jsonrpc.ConnOptions{
 		Logger:  s.log,
-		Preempt: map[string]bool{protocol.MethodAgentSteer: true, protocol.MethodAgentCancelTool: true},
+		Preempt: map[string]bool{protocol.MethodAgentSteer: true, protocol.MethodAgentCancelTool: true, protocol.MethodAgentCancelSubagent: true},
 		OnInternalError: func(err error) {
 			s.log.Error("internal error", "err", err)
 		},
