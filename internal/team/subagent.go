@@ -324,9 +324,11 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 	if err != nil {
 		return fail(err)
 	}
-	start()
+	// Tracked before subagentStarted goes out: a client that answers that
+	// event with agent/cancelSubagent at once finds it.
 	sctx, cancel := context.WithCancel(ctx)
 	r.track(res.TaskID, cancel)
+	start()
 	sum, err := r.Tasks.Run(sctx, prep)
 	r.untrack(res.TaskID)
 	cancel()
