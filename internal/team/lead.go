@@ -105,7 +105,7 @@ func (s *session) spec(role Role, objective, context, step string, seed []string
 	engine, kind, model := s.lead.Engines(role)
 	return Spec{Role: role, Objective: objective, Context: context, Step: step, Seed: seed,
 		Engine: engine, Kind: kind, Model: model, Policy: s.job.Policy, Editor: s.lead.Editor,
-		Approve: s.job.Approve, Hooks: s.job.Hooks, Emit: s.emit}
+		Approve: s.job.Approve, Emit: s.emit} // Hooks: the runner's, for the subagent's own root
 }
 
 // ran counts a finished subagent: its spend and its findings.
