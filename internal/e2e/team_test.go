@@ -614,6 +614,22 @@ func TestTeamCancelSubagentMidCommand(t *testing.T) {
 	if res := p.mustCall("agent/cancelSubagent", map[string]any{"taskId": "task-none"}); string(res) != "false" {
 		t.Errorf("cancelSubagent of no subagent: %s", res)
 	}
+	for _, bad := range []map[string]any{
+		{"limits": map[string]any{"maxParallel": 9}},
+		{"limits": map[string]any{"maxParallel": 0}},
+		{"roleProviders": []any{map[string]any{"role": "wizard", "provider": openaiProv(slowSrv.URL, "m")}}},
+		{"roleProviders": []any{map[string]any{"role": "qa", "provider": openaiProv(slowSrv.URL, "m")},
+			map[string]any{"role": "testing", "provider": openaiProv(slowSrv.URL, "m")}}},
+		{"roleProviders": []any{map[string]any{"role": "docs", "provider": map[string]any{"kind": "nope"}}}},
+	} {
+		params := map[string]any{"prompt": "x", "chatMode": "team", "provider": openaiProv(leadSrv.URL, "gpt-lead")}
+		for k, v := range bad {
+			params[k] = v
+		}
+		if _, err := p.call("agent/run", params); err == nil || err.Code != -32602 {
+			t.Errorf("agent/run with %v: %v", bad, err)
+		}
+	}
 	log := newPlanLog()
 	var slowTask string
 	var sleeps []int

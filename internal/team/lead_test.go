@@ -248,3 +248,75 @@ func TestLeadWithoutRepositoryRunsOneAgent(t *testing.T) {
 		t.Errorf("events %v", got)
 	}
 }
+
+// subagentLead calls run_subagent with each input in turn, then
+// worktree_apply of the last worktree it got.
+type subagentLead struct {
+	inputs  []string
+	results []tool.Result
+	errs    []error
+	applied tool.Result
+	applyEr error
+}
+
+func (e *subagentLead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+	run, _ := job.Tools.Get("run_subagent")
+	var last string
+	for _, in := range e.inputs {
+		res, err := run.Run(ctx, job.Env, json.RawMessage(in))
+		e.results, e.errs = append(e.results, res), append(e.errs, err)
+		if d, ok := res.Data.(map[string]any); ok && d["worktree"] != nil {
+			last = d["worktree"].(string)
+		}
+	}
+	if last != "" {
+		apply, _ := job.Tools.Get("worktree_apply")
+		in, _ := json.Marshal(map[string]string{"name": last})
+		e.applied, e.applyEr = apply.Run(ctx, job.Env, in)
+	}
+	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}, nil
+}
+
+func TestRunSubagentThenApply(t *testing.T) {
+	r, root := setup(t)
+	w := newWorker()
+	w.files[Documentation] = map[string]string{"DOCS.md": "# docs\n"}
+	w.answer[Documentation] = "documented"
+	w.answer[Research] = "found it"
+	lead := &subagentLead{inputs: []string{
+		`{"role":"wizard","objective":"x"}`,
+		`{"role":"docs","objective":"  "}`,
+		`{"role":"Research","objective":"look","context":"in a.txt"}`,
+		`{"role":"docs","objective":"write the docs"}`,
+	}}
+	var evs events
+	l := &Lead{Inner: lead, Subagents: r, Engines: w.engine}
+	prep, _ := r.Tasks.Prepare(&task.Request{Prompt: "x", ChatMode: policy.ChatTeam, Project: r.Main, Env: r.Main.Env(false, ""), Engine: l, Emit: evs.emit})
+	sum, _ := r.Tasks.Run(context.Background(), prep)
+	if te, ok := tool.AsError(lead.errs[0]); !ok || te.Kind != tool.ErrInvalidInput || !strings.Contains(te.Message, "research, implementation, testing, review, documentation") {
+		t.Errorf("unknown role: %v", lead.errs[0])
+	}
+	if te, ok := tool.AsError(lead.errs[1]); !ok || te.Kind != tool.ErrInvalidInput {
+		t.Errorf("empty objective: %v", lead.errs[1])
+	}
+	if d := lead.results[2].Data.(map[string]any); d["status"] != "completed" || d["worktree"] != nil || d["report"] != "found it" ||
+		!strings.Contains(w.prompts[Research], "in a.txt") {
+		t.Errorf("research result %v, prompt %q", d, w.prompts[Research])
+	}
+	d := lead.results[3].Data.(map[string]any)
+	if d["status"] != "completed" || d["worktree"] == nil || !strings.Contains(lead.results[3].Content, "worktree_apply") {
+		t.Fatalf("docs result %v\n%s", d, lead.results[3].Content)
+	}
+	if _, err := os.Stat(filepath.Join(root, "DOCS.md")); err != nil {
+		t.Errorf("not applied: %v (%v)", err, lead.applyEr)
+	}
+	if len(lead.applied.Changes) != 1 || lead.applied.Changes[0].Kind != "created" || lead.applied.Operation == "" {
+		t.Errorf("apply result %+v", lead.applied)
+	}
+	if list, _ := r.Worktrees.List(); len(list) != 0 {
+		t.Errorf("worktrees after apply: %+v", list)
+	}
+	if sum.Metrics.Subagents != 2 {
+		t.Errorf("metrics %+v", sum.Metrics)
+	}
+}
