@@ -143,6 +143,9 @@ func (s *session) dropEmpty(ctx context.Context, res Result) bool {
 // takes it back). A conflict writes nothing and keeps the worktree.
 func (s *session) apply(ctx context.Context, name string) (worktree.ApplyResult, []tool.FileChange, error) {
 	res, err := s.worktrees().Apply(ctx, name, s.job.Project.Edits(), s.job.TaskID)
+	if err == nil && !res.Applied && res.Error == nil && len(res.Conflicts) == 0 {
+		res.Applied = true // no change of its own: nothing to write, nothing to keep
+	}
 	if err != nil || !res.Applied {
 		return res, nil, err
 	}

@@ -320,3 +320,28 @@ func TestRunSubagentThenApply(t *testing.T) {
 		t.Errorf("metrics %+v", sum.Metrics)
 	}
 }
+
+// A writing step that changed nothing merges as ok with no files, and its
+// worktree is gone.
+func TestLeadPlanStepWithoutChange(t *testing.T) {
+	r, _ := setup(t)
+	w := newWorker()
+	w.answer[Documentation] = "nothing to document"
+	lead := &planLead{input: `{"steps":[{"id":"d","role":"docs","objective":"x"}]}`}
+	_, evs := runLead(t, r, lead, w, 0)
+	var merged []map[string]any
+	for _, ev := range evs.json(t) {
+		if ev["type"] == "merged" {
+			merged = append(merged, ev)
+		}
+		if ev["type"] == "planStarted" && ev["maxParallel"] != float64(DefaultMaxParallel) {
+			t.Errorf("planStarted %v", ev)
+		}
+	}
+	if len(merged) != 1 || merged[0]["ok"] != true || len(merged[0]["files"].([]any)) != 0 || merged[0]["error"] != nil {
+		t.Errorf("merged %v", merged)
+	}
+	if list, _ := r.Worktrees.List(); len(list) != 0 {
+		t.Errorf("worktrees left: %+v", list)
+	}
+}
