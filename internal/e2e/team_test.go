@@ -754,3 +754,88 @@ func TestTeamKilledDuringPlanLeavesNoProcess(t *testing.T) {
 	p.wait(10 * time.Second)
 	waitGone(t, sleeps, deadline)
 }
+
+// TestTeamCancelLeadEndsEverySubagent: $/cancelRequest of a team-mode
+// agent/run while two plan steps run commands with children: the request
+// answers -32800, both subagents end cancelled with their process trees,
+// the step after them is skipped, nothing is merged, and the lead's done
+// comes last with status cancelled.
+func TestTeamCancelLeadEndsEverySubagent(t *testing.T) {
+	root := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	cmd := "sleep 340 & (sleep 341 & wait) & sleep 342"
+	plan := map[string]any{"steps": []any{
+		map[string]any{"id": "one", "role": "implementation", "objective": "Build one."},
+		map[string]any{"id": "two", "role": "testing", "objective": "Test two."},
+		map[string]any{"id": "three", "role": "review", "objective": "Review.", "dependsOn": []string{"one"}},
+	}}
+	_, leadSrv := newScriptedModel(t, "openai", []step{{calls: []scriptedCall{{name: "run_plan", input: plan}}}, {text: "done"}})
+	_, workSrv := newRoleModel(t, "worker", script(
+		step{calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": cmd, "timeoutMs": 600000}}}},
+		step{text: "done"}))
+	p := start(t)
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	p.onRequest = func(string, json.RawMessage) any { return map[string]any{"decision": "allow"} }
+	id := p.request("agent/run", map[string]any{"prompt": "go", "chatMode": "team", "provider": openaiProv(leadSrv.URL, "gpt-lead"),
+		"roleProviders": []any{map[string]any{"role": "implementation", "provider": openaiProv(workSrv.URL, "gpt-w")},
+			map[string]any{"role": "testing", "provider": openaiProv(workSrv.URL, "gpt-w")}},
+		"policy": map[string]any{"allowAll": true}})
+	log := newPlanLog()
+	running := map[string]bool{}
+	var sleeps []int
+	var answer *message
+	var leadDone map[string]any
+	deadline := time.Now().Add(240 * time.Second)
+	for answer == nil || leadDone == nil {
+		m := p.next(time.Until(deadline))
+		switch {
+		case m.Method != "" && len(m.ID) > 0:
+			p.answer(m)
+			continue
+		case m.Method == "" && string(m.ID) == fmt.Sprint(id):
+			answer = m
+			continue
+		case m.Method != "agent/event":
+			continue
+		}
+		var ev agentEvent
+		json.Unmarshal(m.Params, &ev)
+		log.add(ev)
+		switch ev.Event["type"] {
+		case "done":
+			leadDone = ev.Event
+		case "subagent":
+			inner, _ := ev.Event["event"].(map[string]any)
+			if inner["type"] != "toolStarted" || inner["tool"] != "run_command" {
+				break
+			}
+			running[ev.Event["taskId"].(string)] = true
+			if len(running) < 2 {
+				break
+			}
+			for len(sleeps) < 6 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the commands' processes did not show up: %v", sleeps)
+				}
+				time.Sleep(20 * time.Millisecond)
+				sleeps = sleepsUnder(p.cmd.Process.Pid, "34")
+			}
+			p.notify("$/cancelRequest", map[string]any{"id": id})
+		}
+	}
+	if answer.Error == nil || answer.Error.Code != -32800 {
+		t.Fatalf("the cancelled agent/run answered %s", answer.raw)
+	}
+	waitGone(t, sleeps, deadline)
+	if leadDone["status"] != "cancelled" || log.typesOfAll[len(log.typesOfAll)-1] != "done" {
+		t.Errorf("lead done %v, last events %v", leadDone, log.typesOfAll[max(0, len(log.typesOfAll)-3):])
+	}
+	for _, step := range []string{"one", "two"} {
+		if f := log.finished[step]; f["status"] != "cancelled" {
+			t.Errorf("%s finished %v", step, f)
+		}
+	}
+	if len(log.skipped) != 1 || log.skipped[0]["step"] != "three" || len(log.merged) != 0 {
+		t.Errorf("skipped %v merged %v", log.skipped, log.merged)
+	}
+}
