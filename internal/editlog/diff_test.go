@@ -138,3 +138,26 @@ func TestDiffLargeScattered(t *testing.T) {
 		t.Errorf("hunk of line 98 missing:\n%.600s", text)
 	}
 }
+
+// BenchmarkDiff: a one-line change in a 2000-line file (the common edit)
+// and a line changed every 97 lines of a 200 000-line file.
+func BenchmarkDiff(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		n     int
+		every int
+	}{{"2000lines-1change", 2000, 5000}, {"200000lines-every97", 200000, 97}} {
+		old := numbered(c.n)
+		nw := append([]string(nil), old...)
+		nw[c.n/2] = "changed\n"
+		for i := 0; i < c.n; i += c.every {
+			nw[i] = "changed\n"
+		}
+		o, n := strings.Join(old, ""), strings.Join(nw, "")
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				Diff("f", o, n, true, true)
+			}
+		})
+	}
+}
