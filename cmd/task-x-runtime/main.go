@@ -38,7 +38,8 @@ func run() int {
 	mcpRoot := fs.String("root", "", "workspace root for --mcp-server (default: the current folder)")
 	mcpDataDir := fs.String("data-dir", "", "with --mcp-server, the runtime's data folder (shares the edit log)")
 	mcpNoTools := fs.Bool("no-tools", false, "with --mcp-server, serve only the approve tool")
-	mcpTaskID := fs.String("task-id", "", "with --mcp-server, the task the edits are recorded under (claude/run)")
+	mcpTaskID := fs.String("task-id", "", "with --mcp-server, the task the edits are recorded under")
+	mcpForward := fs.Bool("forward", false, "with --mcp-server, run every tool call in the parent runtime named by TASK_X_APPROVAL (claude/run)")
 	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -68,7 +69,7 @@ func run() int {
 	// No command outlives the runtime (addendum §9).
 	defer sandbox.KillAll()
 	if *mcpServer {
-		return runMCPServer(ctx, *mcpRoot, *mcpDataDir, *mcpTaskID, *mcpNoTools, logger, secrets)
+		return runMCPServer(ctx, *mcpRoot, *mcpDataDir, *mcpTaskID, *mcpNoTools, *mcpForward, logger, secrets)
 	}
 	home, _ := os.UserHomeDir()
 	srv := server.New(&server.Options{Version: version, Logger: logger, Secrets: secrets, Home: home})

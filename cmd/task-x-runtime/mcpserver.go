@@ -14,7 +14,7 @@ import (
 )
 
 // runMCPServer is `task-x-runtime --mcp-server [--root DIR] [--data-dir D]
-// [--task-id T] [--no-tools]`:
+// [--task-id T] [--no-tools] [--forward]`:
 // it opens the workspace index of root (default the current folder) and
 // serves the runtime's tool registry plus the approve tool as an MCP server
 // on stdio (protocol.md, Claude Code engine; addendum §1). With --data-dir
@@ -22,12 +22,19 @@ import (
 // edits made through MCP are undoable with edits/undo; with --task-id they
 // are recorded under that task (claude/run: the task's operations and
 // changed files come from the log), each with the call id Claude Code
-// sends in _meta. Commands run in
+// sends in _meta. With --forward (claude/run) it opens nothing: every
+// tool call goes to the parent runtime over the TASK_X_APPROVAL connection
+// and runs there in the task's own environment. Commands run in
 // the sandbox; TASK_X_APPROVAL names the parent runtime's approval endpoint.
-func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools bool, log *slog.Logger, secrets *logx.Secrets) int {
+func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, forward bool, log *slog.Logger, secrets *logx.Secrets) int {
 	opts := &mcp.ServeOptions{NoTools: noTools, Approval: os.Getenv(mcp.ApprovalEnv), Logger: log, Version: version}
 	var proj *project.Project
-	if !noTools {
+	switch {
+	case forward && !noTools:
+		// The registry only names the tools; the parent runs them.
+		opts.Registry = builtin.Registry(&builtin.Options{Logger: log})
+		opts.Forward = true
+	case !noTools:
 		if root == "" {
 			wd, err := os.Getwd()
 			if err != nil {

@@ -72,6 +72,11 @@ type Options struct {
 	DataDir string
 	// TaskID is the task the child records its edits under (--task-id).
 	TaskID string
+	// ForwardTools starts the child with --forward: it opens nothing and
+	// sends every tool call back to this runtime (Hooks.RunTool), which
+	// runs it in the task's environment. DataDir and TaskID are then not
+	// passed.
+	ForwardTools bool
 	// System is more text for --append-system-prompt (the active skills).
 	System string
 	// Env is the CLI's environment (default: the runtime's own).
@@ -104,11 +109,16 @@ func Args(o *Options, approval string) ([]string, error) {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
 	mcpArgs := []string{"--mcp-server", "--root", o.Dir}
-	if o.DataDir != "" {
-		mcpArgs = append(mcpArgs, "--data-dir", o.DataDir)
-	}
-	if o.TaskID != "" {
-		mcpArgs = append(mcpArgs, "--task-id", o.TaskID)
+	switch {
+	case o.ForwardTools:
+		mcpArgs = append(mcpArgs, "--forward")
+	default:
+		if o.DataDir != "" {
+			mcpArgs = append(mcpArgs, "--data-dir", o.DataDir)
+		}
+		if o.TaskID != "" {
+			mcpArgs = append(mcpArgs, "--task-id", o.TaskID)
+		}
 	}
 	if !o.UseTaskTools {
 		mcpArgs = []string{"--mcp-server", "--no-tools"}

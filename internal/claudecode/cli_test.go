@@ -100,6 +100,11 @@ func TestArgs(t *testing.T) {
 		!strings.Contains(s, "--append-system-prompt\x00"+SystemPrompt+"\n\n<skill name=\"x\">do x</skill>") {
 		t.Errorf("data dir, task id, skills: %q", args)
 	}
+	o.ForwardTools = true // the engine's way: the child runs nothing itself
+	args, _ = Args(o, "a b")
+	if s := strings.Join(args, "\x00"); !strings.Contains(s, `"args":["--mcp-server","--root","/w","--forward"]`) {
+		t.Errorf("forward: %q", args)
+	}
 	o.UseTaskTools, o.PermissionMode = false, ""
 	args, _ = Args(o, "x y")
 	s = strings.Join(args, "\x00")

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
-	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -22,13 +23,17 @@ const ChatMode = "claudeCode"
 // ApproveAll; everything else comes from the task.Job: the workspace root,
 // the prompt (a continued task's earlier conversation in front of it),
 // images, the task-x tool names by permission class, the active skills,
-// the data folder and the task id the --mcp-server child records its edits
-// under, the approver, the asker of AskUserQuestion and the events.
+// the approver, the asker of AskUserQuestion and the events.
 //
-// With a data folder the child shares the runtime's edit log (the
-// checkpoint's file lock), so each successful task-x edit call is followed
-// by fileChanged events, and the summary's changedFiles and operations are
-// the task's operations in the log, undoable with edits/undo.
+// The task-x tools run in this runtime: the CLI's MCP server is
+// `task-x-runtime --mcp-server --root <root> --forward`, which serves the
+// registry's tools and sends every call back over the approval listener's
+// loopback connection (its random token). A call runs with the task's own
+// Env (the live index, the edit log, the task's stale-edit record, the
+// keys), so each edit is an operation of this task in the workspace's edit
+// log (edits/pending, edits/undo) with or without a data folder, is
+// followed by fileChanged events, and the summary's changedFiles and
+// operations are those of the calls, as in agent/run.
 type Engine struct {
 	Options    Options
 	ApproveAll bool
@@ -58,8 +63,6 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	for _, im := range job.Images {
 		o.Images = append(o.Images, Image{MediaType: im.MediaType, Data: im.Data})
 	}
-	o.DataDir = job.Project.DataDir()
-	o.TaskID = job.TaskID
 	o.System = job.Skills
 	o.ReadTools, o.WriteTools, o.CommandTools = nil, nil, nil
 	if job.Tools != nil {
@@ -79,28 +82,19 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	first := provider.Message{Role: provider.RoleUser, Content: append([]provider.Part{{Type: provider.PartText, Text: job.Prompt}}, job.Images...)}
 	conv := append(append([]provider.Message{}, job.History...), first)
 
-	// The shared edit log: the operations the task had before this run.
-	var log *editlog.Log
-	before := map[string]bool{}
-	if o.DataDir != "" && o.UseTaskTools {
-		log = job.Project.Edits()
-		for _, id := range log.TaskOperations(job.TaskID) {
-			before[id] = true
-		}
-	}
+	// The task-x tools run here (the --forward child sends every call
+	// back): the task's Env, so its index, edit log, stale-edit record and
+	// live keys. calls keeps what each call changed, for fileChanged
+	// events at its toolFinished and for the summary.
+	var tools *callLog
 	emit := job.Emit
-	if log != nil {
+	if o.UseTaskTools && job.Tools != nil && job.Env != nil {
+		o.ForwardTools = true
+		tools = &callLog{byCall: map[string][]tool.FileChange{}}
 		emit = func(ev agent.Event) {
-			if ev.Type == agent.EventToolFinished && ev.OK {
-				if c := classOf(ev.Tool); c == tool.ClassEdit || c == tool.ClassDestructive {
-					for _, op := range log.List() {
-						if op.TaskID != job.TaskID || op.CallID != ev.CallID || !op.Committed || before[op.ID] {
-							continue
-						}
-						for _, f := range op.Files {
-							job.Emit(agent.Event{Type: agent.EventFileChanged, CallID: ev.CallID, Path: f.Path, Kind: f.Kind(), Added: f.Added, Removed: f.Removed})
-						}
-					}
+			if ev.Type == agent.EventToolFinished {
+				for _, c := range tools.take(ev.CallID) {
+					job.Emit(agent.Event{Type: agent.EventFileChanged, CallID: ev.CallID, Path: c.Path, Kind: c.Kind, Added: c.Added, Removed: c.Removed})
 				}
 			}
 			job.Emit(ev)
@@ -116,18 +110,12 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 			return ask(ctx, job.TaskID, callID, qs)
 		}
 	}
-	if log != nil {
+	if tools != nil {
+		h.RunTool = func(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
+			return tools.run(ctx, job, call)
+		}
 		h.Finish = func(sum *agent.Summary) {
-			sum.ChangedFiles, sum.Operations = []tool.FileChange{}, []string{}
-			for _, op := range log.List() {
-				if op.TaskID != job.TaskID || !op.Committed || before[op.ID] {
-					continue
-				}
-				sum.Operations = append(sum.Operations, op.ID)
-				for _, f := range op.Files {
-					sum.ChangedFiles = agent.MergeChange(sum.ChangedFiles, tool.FileChange{Path: f.Path, Kind: f.Kind(), Added: f.Added, Removed: f.Removed})
-				}
-			}
+			sum.ChangedFiles, sum.Operations = tools.summary()
 		}
 	}
 	run, err := Start(ctx, o, h)
@@ -140,9 +128,8 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 	job.Attach(control{ctx: ctx, run: run})
 	sum, _ := run.Wait()
-	if log == nil {
-		// Without a shared log the index learns of the edits only here
-		// (with one, each fileChanged event told it).
+	if tools == nil {
+		// Claude's own file tools: the index learns of the edits here.
 		paths := make([]string, len(sum.ChangedFiles))
 		for i, c := range sum.ChangedFiles {
 			paths[i] = c.Path
@@ -176,6 +163,76 @@ func planner(job *task.Job) func(ctx context.Context, name string, input json.Ra
 		}
 		return pl.Preview, nil
 	}
+}
+
+// callLog is what the task-x calls of one run changed.
+type callLog struct {
+	mu      sync.Mutex
+	byCall  map[string][]tool.FileChange // not yet reported by fileChanged
+	changes []tool.FileChange            // every change, in order
+	ops     []string                     // edit-log operations, in order
+}
+
+// run runs one forwarded call in the task's environment, as the agent loop
+// runs a call: the registry tool with the call id, a background command
+// waited for; commands stay in the sandbox whatever the session's setting
+// (protocol.md: Claude Code's commands never leave it).
+func (l *callLog) run(ctx context.Context, job *task.Job, call mcp.ToolCall) mcp.ToolAnswer {
+	t, ok := job.Tools.Get(call.Name)
+	if !ok || t.Spec().Permission == tool.ClassInteractive || strings.HasPrefix(call.Name, "mcp__") {
+		return mcp.ToolAnswer{Content: "unknown tool " + call.Name, IsError: true}
+	}
+	env := *job.Env
+	env.Sandbox = true
+	res, err := t.Run(tool.WithCallID(ctx, call.CallID), &env, call.Input)
+	if err != nil {
+		if te, ok := tool.AsError(err); ok {
+			return mcp.ToolAnswer{Content: te.Message, IsError: true}
+		}
+		return mcp.ToolAnswer{Content: "internal error: " + err.Error(), IsError: true}
+	}
+	if res.Background != nil {
+		select {
+		case final, ok := <-res.Background.Done:
+			if ok {
+				res.Content = final.Content
+				res.Changes = append(res.Changes, final.Changes...)
+			}
+		case <-ctx.Done():
+			res.Background.Cancel()
+			return mcp.ToolAnswer{Content: "cancelled", IsError: true}
+		}
+	}
+	l.mu.Lock()
+	if len(res.Changes) > 0 {
+		l.byCall[call.CallID] = append(l.byCall[call.CallID], res.Changes...)
+		l.changes = append(l.changes, res.Changes...)
+	}
+	if res.Operation != "" {
+		l.ops = append(l.ops, res.Operation)
+	}
+	l.mu.Unlock()
+	return mcp.ToolAnswer{Content: res.Content}
+}
+
+// take returns the changes of callID not reported yet.
+func (l *callLog) take(callID string) []tool.FileChange {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.byCall[callID]
+	delete(l.byCall, callID)
+	return c
+}
+
+// summary is the run's changedFiles (merged per path) and operations.
+func (l *callLog) summary() ([]tool.FileChange, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	files := []tool.FileChange{}
+	for _, c := range l.changes {
+		files = agent.MergeChange(files, c)
+	}
+	return files, append([]string{}, l.ops...)
 }
 
 // ClassOf is the task-x permission class of a tool name Claude Code uses

@@ -65,8 +65,11 @@ type Hooks struct {
 	Plan func(ctx context.Context, name string, input json.RawMessage) (preview string, err error)
 
 	// Finish may correct the summary before the done event (the engine
-	// takes changedFiles and operations from the shared edit log).
+	// takes changedFiles and operations from the calls it ran).
 	Finish func(sum *agent.Summary)
+	// RunTool runs a tool call the --forward MCP server sends back
+	// (Options.ForwardTools), concurrently with everything else.
+	RunTool mcp.ToolFunc
 
 	onTask func(callID string) // tests: a Bash call became cancellable
 }
@@ -206,6 +209,9 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		return nil, fmt.Errorf("approval listener: %w", err)
 	}
 	r.ln = ln
+	if h.RunTool != nil {
+		ln.ServeTools(h.RunTool)
+	}
 	args, err := Args(&o, ln.Env())
 	if err != nil {
 		ln.Close()

@@ -558,6 +558,9 @@ func TestClaudeRunOwnToolsAndServers(t *testing.T) {
 // TestClaudeRunSessionApproval: through the binary, an allowSession answer
 // covers the later calls of that tool in the run (one agent/requestApproval
 // for two replace_text calls); images go with the prompt as image blocks;
+// without a dataDir the edits are still operations of the runtime's edit
+// log (the --forward MCP server runs them in the runtime: edits/pending,
+// edits/undo);
 // with approveAll a later run's edit is allowed by the runtime, with no
 // agent/requestApproval.
 func TestClaudeRunSessionApproval(t *testing.T) {
@@ -580,7 +583,7 @@ func TestClaudeRunSessionApproval(t *testing.T) {
 		asked = append(asked, method+" "+q.Tool)
 		return map[string]any{"decision": "allowSession"}
 	}
-	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.initialize(nil) // no dataDir: the edit log lives in the runtime's memory
 	p.mustCall("workspace/open", map[string]any{"root": repo})
 	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 	res := p.mustCall("claude/run", map[string]any{"prompt": "edit both words", "claudePath": cli,
@@ -597,6 +600,24 @@ func TestClaudeRunSessionApproval(t *testing.T) {
 	first := mustJSON(model.bodies()[0]["messages"])
 	if !strings.Contains(first, `"type":"image"`) || !strings.Contains(first, png) {
 		t.Errorf("the image did not reach the model: %.1000s", first)
+	}
+	// The edits are operations of the runtime's own log, without a dataDir.
+	var sum struct {
+		Operations   []string `json:"operations"`
+		ChangedFiles []struct {
+			Path           string
+			Added, Removed int
+		} `json:"changedFiles"`
+	}
+	json.Unmarshal(res, &sum)
+	pend := pending(t, p)
+	if len(sum.Operations) != 2 || len(sum.ChangedFiles) != 1 || sum.ChangedFiles[0].Added != 2 || len(pend) != 1 ||
+		pend[0].Path != "a.txt" || strings.Join(pend[0].Operations, ",") != strings.Join(sum.Operations, ",") {
+		t.Fatalf("summary %s; edits/pending %+v", res, pend)
+	}
+	p.mustCall("edits/undo", map[string]any{"operation": sum.Operations[1]})
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "1 two\n" {
+		t.Errorf("a.txt after undoing the second edit = %q", b)
 	}
 
 	asked = nil

@@ -49,9 +49,34 @@ type ApprovalDecision struct {
 // ApprovalFunc answers one request. An error is a deny.
 type ApprovalFunc func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
 
-// wire shapes on the loopback connection: one JSON line each way.
+// ToolCall is a tools/call the task-x MCP server forwards to the parent
+// runtime (--mcp-server --forward): the registry tool's name, its input and
+// the caller's call id (Claude Code's tool_use id).
+type ToolCall struct {
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	CallID string          `json:"callId,omitempty"`
+}
+
+// ToolAnswer is the parent's result of a forwarded call: the text the
+// model gets, and whether the call failed.
+type ToolAnswer struct {
+	Content string `json:"content"`
+	IsError bool   `json:"isError,omitempty"`
+}
+
+// ToolFunc runs one forwarded call in the parent. ctx ends when the MCP
+// server gives up on the call (its client cancelled it) or the listener
+// closes.
+type ToolFunc func(ctx context.Context, call ToolCall) ToolAnswer
+
+// wire shapes on the loopback connection: one JSON line each way. Kind
+// "tool" carries a forwarded tool call (answered with a ToolAnswer); no
+// kind is a permission prompt (answered with an ApprovalDecision).
 type approvalWireRequest struct {
-	Token string `json:"token"`
+	Token string    `json:"token"`
+	Kind  string    `json:"kind,omitempty"`
+	Tool  *ToolCall `json:"tool,omitempty"`
 	ApprovalRequest
 }
 
@@ -68,6 +93,17 @@ type ApprovalListener struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	tools ToolFunc
+}
+
+// ServeTools makes the listener run forwarded tool calls with fn (called
+// concurrently); without it they fail.
+func (l *ApprovalListener) ServeTools(fn ToolFunc) {
+	l.mu.Lock()
+	l.tools = fn
+	l.mu.Unlock()
 }
 
 // NewApprovalListener listens on 127.0.0.1:0 and answers each request with
@@ -138,6 +174,10 @@ func (l *ApprovalListener) serve(c net.Conn) {
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	var req approvalWireRequest
+	if json.Unmarshal(line, &req) == nil && req.Kind == "tool" {
+		l.serveTool(ctx, cancel, c, &req)
+		return
+	}
 	dec := ApprovalDecision{Message: "denied"}
 	switch {
 	case json.Unmarshal(line, &req) != nil:
@@ -158,6 +198,74 @@ func (l *ApprovalListener) serve(c net.Conn) {
 	}
 	out, _ := json.Marshal(dec)
 	_, _ = c.Write(append(out, '\n'))
+}
+
+// serveTool runs one forwarded tool call; the call's ctx ends when the
+// server closes the connection (it gave up on the call).
+func (l *ApprovalListener) serveTool(ctx context.Context, cancel context.CancelFunc, c net.Conn, req *approvalWireRequest) {
+	ans := ToolAnswer{IsError: true}
+	l.mu.Lock()
+	fn := l.tools
+	l.mu.Unlock()
+	switch {
+	case subtle.ConstantTimeCompare([]byte(req.Token), []byte(l.token)) != 1:
+		l.log.Warn("forwarded tool call with a wrong token refused")
+		ans.Content = "tool call rejected: wrong token"
+	case req.Tool == nil || req.Tool.Name == "":
+		ans.Content = "malformed tool call"
+	case fn == nil:
+		ans.Content = "this runtime does not run forwarded tool calls"
+	default:
+		go func() {
+			var b [1]byte
+			_, _ = c.Read(b[:]) // EOF: the server closed the connection
+			cancel()
+		}()
+		ans = fn(ctx, *req.Tool)
+	}
+	out, _ := json.Marshal(ans)
+	_, _ = c.Write(append(out, '\n'))
+}
+
+// callParent forwards a tool call to the endpoint in env ("<addr>
+// <token>") and returns the parent's answer; any failure is an error
+// answer naming it. The call ends with ctx.
+func callParent(ctx context.Context, env string, call ToolCall) ToolAnswer {
+	fail := func(format string, args ...any) ToolAnswer {
+		return ToolAnswer{Content: fmt.Sprintf(format, args...), IsError: true}
+	}
+	addr, token, ok := strings.Cut(strings.TrimSpace(env), " ")
+	if !ok || addr == "" || token == "" {
+		return fail("no task-x runtime to run the tool (%s is not set)", ApprovalEnv)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return fail("%s must name a loopback address", ApprovalEnv)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fail("the task-x runtime could not be reached: %v", err)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	line, _ := json.Marshal(approvalWireRequest{Token: token, Kind: "tool", Tool: &call})
+	if _, err := c.Write(append(line, '\n')); err != nil {
+		return fail("the task-x runtime could not be reached: %v", err)
+	}
+	raw, err := readLimitedLine(bufio.NewReader(c), MaxLineBytes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fail("cancelled")
+		}
+		return fail("no answer from the task-x runtime: %v", err)
+	}
+	var ans ToolAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return fail("malformed answer from the task-x runtime")
+	}
+	return ans
 }
 
 func readLimitedLine(r *bufio.Reader, max int) ([]byte, error) {

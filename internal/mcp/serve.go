@@ -30,6 +30,11 @@ type ServeOptions struct {
 	// Approval is the TASK_X_APPROVAL value ("<addr> <token>"). Empty:
 	// every approve call is a deny.
 	Approval string
+	// Forward runs every registry tool call in the parent runtime at
+	// Approval (--forward; claude/run): the parent runs it with the task's
+	// own environment (workspace, index, edit log, stale-edit record,
+	// keys). Registry then only names the tools; Env is not used.
+	Forward bool
 	// OnChanges is told about the files a call changed (to update the
 	// index). May be nil.
 	OnChanges func(ctx context.Context, changes []tool.FileChange)
@@ -72,7 +77,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 				Description: spec.Description,
 				InputSchema: schema,
 				Annotations: annotations(spec.Permission),
-			}, registryHandler(t, &o))
+			}, handlerFor(t, &o))
 		}
 	}
 	srv.AddTool(&sdk.Tool{
@@ -108,6 +113,27 @@ func annotations(c tool.Class) *sdk.ToolAnnotations {
 
 func textResult(text string, isError bool) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
+}
+
+func handlerFor(t tool.Tool, o *ServeOptions) sdk.ToolHandler {
+	if o.Forward {
+		return forwardHandler(t.Spec().Name, o)
+	}
+	return registryHandler(t, o)
+}
+
+// forwardHandler sends the call to the parent runtime (ServeOptions.Forward).
+func forwardHandler(name string, o *ServeOptions) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		input := req.Params.Arguments
+		if len(input) == 0 || string(input) == "null" {
+			input = json.RawMessage(`{}`)
+		}
+		id, _ := req.Params.Meta[claudeToolUseID].(string)
+		ans := callParent(ctx, o.Approval, ToolCall{Name: name, Input: input, CallID: id})
+		o.Logger.Info("mcp tool call forwarded", "tool", name, "error", ans.IsError)
+		return textResult(ans.Content, ans.IsError), nil
+	}
 }
 
 func registryHandler(t tool.Tool, o *ServeOptions) sdk.ToolHandler {

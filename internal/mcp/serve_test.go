@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -149,4 +150,62 @@ func TestApproveDeniesWithoutParent(t *testing.T) {
 	if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != ApproveTool {
 		t.Fatalf("--no-tools tools = %+v, %v", res, err)
 	}
+}
+
+// With Forward, every registry tool call goes to the parent over the
+// approval connection (with Claude's call id) and its answer is the
+// result; a wrong token or no parent is an error result, never a local run.
+func TestServeForwardsTools(t *testing.T) {
+	l, err := NewApprovalListener(func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+		return ApprovalDecision{}, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var mu sync.Mutex
+	var got []ToolCall
+	l.ServeTools(func(ctx context.Context, call ToolCall) ToolAnswer {
+		mu.Lock()
+		got = append(got, call)
+		mu.Unlock()
+		if call.Name == "write_file" {
+			return ToolAnswer{Content: "refused here", IsError: true}
+		}
+		return ToolAnswer{Content: "ran " + call.Name}
+	})
+	reg := tool.NewRegistry(builtin.New(nil)...)
+	sess := serveClient(t, &ServeOptions{Registry: reg, Forward: true, Approval: l.Env()})
+	call := func(s *sdk.ClientSession, name string) (string, bool) {
+		t.Helper()
+		res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Meta: sdk.Meta{"claudecode/toolUseId": "toolu_9"},
+			Name: name, Arguments: map[string]any{"path": "a.txt"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*sdk.TextContent).Text, res.IsError
+	}
+	if text, isErr := call(sess, "read_file"); text != "ran read_file" || isErr {
+		t.Errorf("read_file: %q %v", text, isErr)
+	}
+	if text, isErr := call(sess, "write_file"); text != "refused here" || !isErr {
+		t.Errorf("write_file: %q %v", text, isErr)
+	}
+	mu.Lock()
+	if len(got) != 2 || got[0].CallID != "toolu_9" || string(got[0].Input) != `{"path":"a.txt"}` {
+		t.Errorf("forwarded %+v", got)
+	}
+	mu.Unlock()
+	addr, _, _ := strings.Cut(l.Env(), " ")
+	for _, env := range []string{addr + " wrong-token", ""} {
+		s := serveClient(t, &ServeOptions{Registry: reg, Forward: true, Approval: env})
+		if text, isErr := call(s, "read_file"); !isErr || text == "" || strings.HasPrefix(text, "ran") {
+			t.Errorf("approval env %q: %q %v", env, text, isErr)
+		}
+	}
+	mu.Lock()
+	if len(got) != 2 {
+		t.Errorf("a call with a wrong token reached the parent: %+v", got)
+	}
+	mu.Unlock()
 }
