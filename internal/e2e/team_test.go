@@ -339,8 +339,8 @@ func TestTeamPlanDiamondThroughBinary(t *testing.T) {
 		}
 	}
 	for _, b := range lead.bodies() {
-		if strings.Contains(mustJSON(b), "You are a subagent") {
-			t.Errorf("the lead's provider got a subagent request")
+		if j := mustJSON(b); strings.Contains(j, "You are a subagent") || !strings.Contains(j, "Mode: team.") {
+			t.Errorf("the lead's provider got a request that is not the lead's: %.300s", j)
 		}
 	}
 	for step, model := range map[string]string{"research": "gpt-research", "impl": "gpt-impl", "test": "gpt-test", "review": "gpt-review"} {
