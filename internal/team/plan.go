@@ -41,13 +41,53 @@ type RoleLookup struct {
 }
 
 // StepInput is one step of run_plan's input: { id, role, objective,
-// context?, dependsOn? }.
+// context?, dependsOn? }. Models write ids as numbers too (1, [1, 2]) and
+// a single dependency as a bare id; both are taken as the same strings.
 type StepInput struct {
-	ID        string   `json:"id"`
+	ID        stepID   `json:"id"`
 	Role      string   `json:"role"`
 	Objective string   `json:"objective"`
 	Context   string   `json:"context"`
-	DependsOn []string `json:"dependsOn"`
+	DependsOn stepDeps `json:"dependsOn"`
+}
+
+// stepID is a step id given as a JSON string or a whole number.
+type stepID string
+
+func (id *stepID) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*id = stepID(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("a step id is a string, got %s", b)
+	}
+	if _, err := n.Int64(); err != nil {
+		return fmt.Errorf("a step id is a string, got %s", b)
+	}
+	*id = stepID(n.String())
+	return nil
+}
+
+// stepDeps is dependsOn: an array of ids, or one id.
+type stepDeps []string
+
+func (d *stepDeps) UnmarshalJSON(b []byte) error {
+	var ids []stepID
+	if err := json.Unmarshal(b, &ids); err != nil {
+		var one stepID
+		if err := json.Unmarshal(b, &one); err != nil {
+			return fmt.Errorf("dependsOn is an array of step ids, got %s", b)
+		}
+		ids = []stepID{one}
+	}
+	*d = nil
+	for _, id := range ids {
+		*d = append(*d, string(id))
+	}
+	return nil
 }
 
 // PlanInput is run_plan's input: { steps, merge? } (merge defaults to
@@ -95,7 +135,7 @@ func ParsePlan(input json.RawMessage, roles RoleLookup) (*Plan, error) {
 	p := &Plan{Merge: in.Merge == nil || *in.Merge}
 	byID := map[string]*PlanStep{}
 	for i, s := range in.Steps {
-		id := strings.TrimSpace(s.ID)
+		id := strings.TrimSpace(string(s.ID))
 		switch {
 		case id == "":
 			return nil, tool.Errorf(tool.ErrInvalidInput, "steps[%d].id is required", i)

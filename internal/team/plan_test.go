@@ -59,7 +59,8 @@ func TestParsePlanRefuses(t *testing.T) {
 		{`{"steps":[{"id":"a","role":"research","objective":"x","dependsOn":["a"]}]}`, `step "a" depends on itself`},
 		{`{"steps":[{"id":"a","role":"research","objective":"x","dependsOn":["c"]},{"id":"b","role":"code","objective":"y","dependsOn":["a"]},{"id":"c","role":"qa","objective":"z","dependsOn":["b"]},{"id":"d","role":"docs","objective":"w"}]}`,
 			"the steps a → c → b → a form a cycle"},
-		{`{"steps":[{"id":"a","role":"research","objective":"x","dependsOn":"b"}]}`, "run_plan input"},
+		{`{"steps":[{"id":"a","role":"research","objective":"x","dependsOn":{"b":1}}]}`, "dependsOn is an array of step ids"},
+		{`{"steps":[{"id":1.5,"role":"research","objective":"x"}]}`, "a step id is a string"},
 		{`[1]`, "run_plan input"},
 	} {
 		_, err := ParsePlan(json.RawMessage(tc.input), testRoles)
@@ -88,6 +89,11 @@ func TestParsePlanOrder(t *testing.T) {
 	}
 	if p := mustPlan(t, `{"steps":[{"id":"a","role":"docs","objective":"x"}],"merge":false}`); p.Merge || !p.Steps[0].Writes {
 		t.Errorf("merge false: %+v %+v", p, p.Steps[0])
+	}
+	// Ids as numbers, one dependency as a bare id.
+	p = mustPlan(t, `{"steps":[{"id":1,"role":"research","objective":"x"},{"id":"2","role":"code","objective":"y","dependsOn":1},{"id":3,"role":"qa","objective":"z","dependsOn":[1,"2"]}]}`)
+	if p.Steps[0].ID != "1" || !reflect.DeepEqual(p.Steps[1].DependsOn, []string{"1"}) || !reflect.DeepEqual(p.Steps[2].DependsOn, []string{"1", "2"}) {
+		t.Errorf("numeric ids: %+v %+v %+v", p.Steps[0], p.Steps[1], p.Steps[2])
 	}
 }
 
