@@ -58,6 +58,18 @@ const (
 	bm25B  = 0.75
 )
 
+// tuning holds the ranking knobs in one place so the localization
+// harness (localize_test.go) can compare settings on one set of indexes;
+// Search reads tune, which only tests change.
+type tuning struct {
+	k1, b, fullShare, pathW, nameW, defScale float64
+	mapMax, winK                             int
+	winW, exC, bodyW                         float64
+	on                                       map[string]bool
+}
+
+var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 20, winW: 4, exC: 4, bodyW: bodyWeight}
+
 // Errors of Search; the server maps them to -32602.
 var (
 	ErrEmptyQuery = errors.New("query is empty")
@@ -146,6 +158,8 @@ type candidate struct {
 	pathHit []string
 	sym     *syntax.Symbol
 	boosts  []string
+	factor  float64 // the file class and scope factors applied to the score
+	tail    bool    // past the scored candidates (content score only)
 }
 
 // Search ranks the index's files for q and cuts snippets within the token
@@ -165,12 +179,13 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	if maxSnip <= 0 {
 		maxSnip = DefaultMaxSnippets
 	}
-	terms := Terms(q.Text)
+	text := q.Text
+	terms := Terms(text)
 	res := Result{Terms: terms, Snippets: []Snippet{}, BudgetTokens: budget}
 	if res.Terms == nil {
 		res.Terms = []string{}
 	}
-	units := ix.units(q.Text, terms)
+	units := ix.units(text, terms)
 	shape := shapeOf(q.Text)
 	for i := range units {
 		u := &units[i]
@@ -178,7 +193,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			u.weight *= tickedWeight
 		}
 		if shape.multiLine && !shape.head[u.key] && !shape.ticked[u.key] {
-			u.weight *= bodyWeight
+			u.weight *= tune.bodyW
 		}
 	}
 	// Tests are wanted when the query (a multi-line one's first line) asks
@@ -198,7 +213,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			id := p >> tfBits
 			tf := float64(p & maxTF)
 			dl := float64(ix.docLen[id])
-			s := u.weight * u.idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/ix.avgLen))
+			s := u.weight * u.idf * tf * (tune.k1 + 1) / (tf + tune.k1*(1-tune.b+tune.b*dl/ix.avgLen))
 			if content[id] == 0 {
 				touched = append(touched, id)
 			}
@@ -309,6 +324,12 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	}
 
 	mayDefine := ix.definers(units)
+	unitKeys := make(map[string]int, len(units))
+	for i, u := range units {
+		if _, ok := unitKeys[u.key]; !ok {
+			unitKeys[u.key] = i
+		}
+	}
 	for id, c := range cands {
 		f := ix.files[id]
 		base := c.content
@@ -317,10 +338,16 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		if mayDefine[id] {
 			var defScore float64
 			defScore, s = matchSymbols(symbolsOf(f), units)
-			base += defScore
+			base += tune.defScale * defScore
 		}
 		if s != nil {
 			c.sym = s
+		}
+		// A file named by a whole identifier of the query
+		// (cluster_with_columns.rs for `cluster_with_columns`): path terms
+		// are the name's parts, so the joined name is checked here.
+		if k, ok := unitKeys[fileKey(ix.paths[id])]; ok && !contains(c.pathHit, units[k].display) {
+			c.pathHit = append(c.pathHit, units[k].display)
 		}
 		// Path.
 		if len(c.pathHit) > 0 {
@@ -329,9 +356,9 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 				if !contains(c.pathHit, u.display) {
 					continue
 				}
-				base += 1.5 * u.weight * u.idf
+				base += tune.pathW * u.weight * u.idf
 				if strings.ReplaceAll(stemName, "_", "") == u.key {
-					base += 2 * u.weight * u.idf
+					base += tune.nameW * u.weight * u.idf
 				}
 			}
 			// A file name of several parts, each a query term
@@ -360,15 +387,17 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 				}
 			}
 		}
+		c.factor = 1
 		if !wantsTests && isTestPath(ix.paths[id]) {
-			base *= testFactor
+			c.factor = testFactor
 		} else if isProsePath(ix.paths[id]) {
-			base *= proseFactor
+			c.factor = proseFactor
 		}
 		if h := scopeHits(ix.paths[id], shape.scope); h > 0 && base > 0 {
-			base *= 1 + scopeBoost*float64(h)/float64(len(shape.scope))
+			c.factor *= 1 + scopeBoost*float64(h)/float64(len(shape.scope))
 			c.boosts = append(c.boosts, "path is in the subject's scope")
 		}
+		base *= c.factor
 		if focus[id] {
 			base = base*1.5 + 5
 		} else if d := underDir(ix.paths[id], focusDirs); d != "" && base > 0 {
@@ -409,12 +438,24 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		})
 	}
 	byScore()
+	if tune.winK > 0 {
+		var sc snipScratch
+		ix.passageRerank(ranked, units, &sc)
+		k := min(len(ranked), tune.winK)
+		top := ranked[:k]
+		sort.Slice(top, func(i, j int) bool {
+			if top[i].score != top[j].score {
+				return top[i].score > top[j].score
+			}
+			return ix.paths[top[i].id] < ix.paths[top[j].id]
+		})
+	}
 
 	// Full snippets for the best files take up to fullShare of the budget;
 	// the rest is a map of the next-ranked files (one signature line each),
 	// so the reader sees many more candidate files per token.
 	remaining := budget
-	fullBudget := int(float64(budget) * fullShare)
+	fullBudget := int(float64(budget) * tune.fullShare)
 	if budget < 4*minSnippetTokens*mapMinFiles {
 		fullBudget = budget // too small a budget for a map
 	}
@@ -438,12 +479,41 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		res.UsedTokens += t
 		res.Snippets = append(res.Snippets, sn)
 	}
+	// Past the scored candidates, the other files matching a term follow
+	// in content order (their content score with the file class factors),
+	// while the map has room: a budget larger than the candidates' map
+	// lines reaches further down the list instead of staying unused.
+	tail := touched[min(len(touched), maxContentCandidates):]
+	tailNext := func() *candidate {
+		for len(tail) > 0 {
+			id := tail[0]
+			tail = tail[1:]
+			if cands[id] != nil {
+				continue
+			}
+			s := content[id]
+			if !wantsTests && isTestPath(ix.paths[id]) {
+				s *= testFactor
+			} else if isProsePath(ix.paths[id]) {
+				s *= proseFactor
+			}
+			return &candidate{id: id, content: content[id], score: s, tail: true}
+		}
+		return nil
+	}
 	mapped := 0
-	for ; next < len(ranked) && mapped < maxMapEntries && remaining > 0; next++ {
+	for mapped < tune.mapMax && remaining >= minMapTokens {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		sn, ok := ix.mapEntry(ranked[next], units, remaining, &scratch)
+		var c *candidate
+		if next < len(ranked) {
+			c = ranked[next]
+			next++
+		} else if c = tailNext(); c == nil {
+			break
+		}
+		sn, ok := ix.mapEntry(c, units, remaining, &scratch)
 		if !ok {
 			continue
 		}
@@ -461,7 +531,8 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 // number of map entries a budget must afford for a map to be made.
 const (
 	fullShare       = 0.6
-	maxMapEntries   = 200
+	maxMapEntries   = 2000
+	minMapTokens    = 4
 	maxMapLineToken = 60
 	mapMinFiles     = 4
 )
@@ -493,6 +564,16 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 		}
 		at, text = sym.StartLine, line
 		reasons = append(reasons, fmt.Sprintf("map entry: %s `%s`", kindWord(sym.Kind), sym.Name))
+	} else if c.tail {
+		// A file past the scored candidates with no function or type
+		// (prose, data, assembly): its first line, read alone, stands for
+		// it; finding its best line would read the whole file.
+		line, err := readLineAt(abs, 0, sc)
+		if err != nil {
+			return Snippet{}, false
+		}
+		at, text = 1, line
+		reasons = append(reasons, "map entry: the first line")
 	} else {
 		var err error
 		sc.data, err = readInto(sc.data[:0], abs)
@@ -689,7 +770,7 @@ func matchSymbols(syms []syntax.Symbol, units []unit) (float64, *syntax.Symbol) 
 func levelScore(lvl int, w float64) float64 {
 	switch lvl {
 	case matchExact:
-		return 3*w + 4
+		return 3*w + tune.exC
 	case matchPrefix:
 		return 1.5 * w
 	case matchPart:
@@ -1215,4 +1296,15 @@ func readLineAt(abs string, off int64, sc *snipScratch) (string, error) {
 		buf = buf[:i]
 	}
 	return string(bytes.TrimSuffix(buf, []byte("\r"))), nil
+}
+
+// fileKey is a file name without its extension as a joined index key
+// (cluster_with_columns.rs → clusterwithcolumn).
+func fileKey(rel string) string {
+	base := path.Base(rel)
+	parts := SplitIdentifier(strings.TrimSuffix(base, path.Ext(base)))
+	if len(parts) < 2 {
+		return ""
+	}
+	return stem(joined(parts))
 }

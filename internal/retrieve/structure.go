@@ -102,12 +102,22 @@ func scopeHits(rel string, scope []string) int {
 		have[stem(t)] = true
 	}
 	n := 0
+	ext := strings.ToLower(path.Ext(rel))
 	for _, s := range scope {
-		if have[s] {
+		if have[s] || ext != "" && scopeLanguage[s] != "" && strings.Contains(scopeLanguage[s], ext+" ") {
 			n++
 		}
 	}
 	return n
+}
+
+// scopeLanguage maps a scope word naming a language (`fix(python):` in a
+// repository with Rust and Python sides) to the extensions of its files,
+// each followed by a space.
+var scopeLanguage = map[string]string{
+	"python": ".py .pyi ", "py": ".py .pyi ", "rust": ".rs ", "rs": ".rs ", "go": ".go ", "golang": ".go ",
+	"typescript": ".ts .tsx .mts .cts ", "ts": ".ts .tsx .mts .cts ", "javascript": ".js .jsx .mjs .cjs ",
+	"js": ".js .jsx .mjs .cjs ", "node": ".js .mjs .cjs .ts ", "java": ".java ", "ruby": ".rb ", "cpp": ".cc .cpp .h .hpp ",
 }
 
 // proseExts are files of prose or data rather than code: they rank lower

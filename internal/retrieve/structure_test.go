@@ -2,9 +2,14 @@ package retrieve
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
 func TestScopeOf(t *testing.T) {
@@ -75,5 +80,70 @@ func TestKebabWords(t *testing.T) {
 	got := kebabWords("Change `gh repo set-default --view` in runtime-dom, not a - b or --")
 	if want := []string{"set-default", "runtime-dom"}; !slices.Equal(got, want) {
 		t.Errorf("kebabWords = %v, want %v", got, want)
+	}
+}
+
+// TestMapFillsBudget checks that the map goes past the scored candidates
+// (maxContentCandidates) and the old 200-entry cap while the budget has
+// room: 700 files mention the term, each map line costs a few tokens, so
+// an 8000-token budget holds far more than 230 files and is nearly used up.
+func TestMapFillsBudget(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 700 {
+		rel := filepath.Join(fmt.Sprintf("pkg%02d", i/50), fmt.Sprintf("f%03d.go", i))
+		body := fmt.Sprintf("package p\n\nfunc Helper%d() {\n\t// widget %s\n}\n", i, strings.Repeat("x", i%7))
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(context.Background(), dir, &workspace.Options{Home: "-", Parse: testParser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Build(context.Background(), ws.Snapshot(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Search(context.Background(), ix, Query{Text: "widget", BudgetTokens: 8000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	for _, s := range res.Snippets {
+		if files[s.Path] {
+			t.Errorf("%s twice", s.Path)
+		}
+		files[s.Path] = true
+	}
+	if len(files) <= maxContentCandidates || len(files) <= 230 {
+		t.Errorf("%d files for 700 matching ones within 8000 tokens (used %d)", len(files), res.UsedTokens)
+	}
+	if res.UsedTokens > 8000 || res.UsedTokens < 7900 && len(files) < 700 {
+		t.Errorf("used %d of 8000 tokens with %d of 700 files", res.UsedTokens, len(files))
+	}
+}
+
+// TestScopeNamesALanguage: in a repository with Rust and Python sides,
+// `fix(python): ...` points at the Python files, whose paths need not hold
+// the word (py-polars/polars/...).
+func TestScopeNamesALanguage(t *testing.T) {
+	for _, c := range []struct {
+		rel   string
+		scope []string
+		want  int
+	}{
+		{"py-polars/polars/functions/as_datatype.py", []string{"python"}, 1},
+		{"crates/polars-core/src/series/mod.rs", []string{"python"}, 0},
+		{"crates/polars-core/src/series/mod.rs", []string{"rust"}, 1},
+		{"packages/vite/src/node/server/index.ts", []string{"ts"}, 1},
+		{"Makefile", []string{"go"}, 0},
+		{"internal/python/parse.go", []string{"python"}, 1}, // by the path word
+	} {
+		if got := scopeHits(c.rel, c.scope); got != c.want {
+			t.Errorf("scopeHits(%q, %v) = %d, want %d", c.rel, c.scope, got, c.want)
+		}
 	}
 }

@@ -30,6 +30,11 @@ func init() {
 		does doesn don't isn't won't can't`) {
 		stopWords[w] = true
 	}
+	// What the word splitter leaves of contractions ("isn't" → isn,
+	// "they're" → re).
+	for _, w := range strings.Fields(`isn doesn don won re ve ll didn wasn aren shouldn couldn wouldn hasn haven weren`) {
+		stopWords[w] = true
+	}
 }
 
 // Terms splits a query into search terms: quoted phrases are kept whole
