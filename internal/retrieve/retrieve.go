@@ -438,7 +438,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		})
 	}
 	byScore()
-	if tune.winK > 0 {
+	if tune.winK > 0 && len(units) >= 2 {
 		var sc snipScratch
 		ix.passageRerank(ranked, units, &sc)
 		k := min(len(ranked), tune.winK)

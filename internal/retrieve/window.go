@@ -18,6 +18,8 @@ const passageMaxBytes = 256 << 10
 // keys. A file whose matching terms sit together in one place (the
 // function a change touches) scores higher than one whose matches are
 // spread over thousands of lines, which whole-file BM25 cannot tell apart.
+// A query of one unit gets no passage score (Search): one term alone is
+// what the whole-file score already measures.
 // It also returns the best window's lines (from..to, 1-based) and the
 // units found in it.
 func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte, counts []float64) (best float64, from, to int, found []int, _ []byte) {
