@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,8 @@ type roleWorker struct {
 	answer  map[Role]string
 	fail    map[Role]bool
 	prompts map[Role]string
-	role    Role
+	// saw lists, per role, the files of its root when it started.
+	saw map[Role][]string
 }
 
 func (w *roleWorker) engine(role Role) (task.Engine, string, string) {
@@ -43,6 +45,10 @@ func (e *roleRun) Run(ctx context.Context, job *task.Job) (agent.Summary, []prov
 	w := e.w
 	w.mu.Lock()
 	w.prompts[e.role] = job.Prompt
+	ents, _ := os.ReadDir(job.Env.Root)
+	for _, en := range ents {
+		w.saw[e.role] = append(w.saw[e.role], en.Name())
+	}
 	files, answer, fail := w.files[e.role], w.answer[e.role], w.fail[e.role]
 	w.mu.Unlock()
 	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: job.ChatMode})
@@ -106,7 +112,7 @@ func runLead(t *testing.T, r *Runner, lead *planLead, w *roleWorker, maxPar int)
 }
 
 func newWorker() *roleWorker {
-	return &roleWorker{files: map[Role]map[string]string{}, answer: map[Role]string{}, fail: map[Role]bool{}, prompts: map[Role]string{}}
+	return &roleWorker{files: map[Role]map[string]string{}, answer: map[Role]string{}, fail: map[Role]bool{}, prompts: map[Role]string{}, saw: map[Role][]string{}}
 }
 
 func TestLeadRunsAPlan(t *testing.T) {
@@ -343,5 +349,42 @@ func TestLeadPlanStepWithoutChange(t *testing.T) {
 	}
 	if list, _ := r.Worktrees.List(); len(list) != 0 {
 		t.Errorf("worktrees left: %+v", list)
+	}
+}
+
+// A writing step starts from its writing ancestors' committed changes, and
+// its own merge holds only its change.
+func TestLeadPlanChainStartsFromAncestors(t *testing.T) {
+	r, root := setup(t)
+	w := newWorker()
+	w.files[Implementation] = map[string]string{"impl.txt": "impl\n"}
+	w.files[Documentation] = map[string]string{"DOCS.md": "# docs\n"}
+	lead := &planLead{input: `{"steps":[
+		{"id":"impl","role":"code","objective":"x"},
+		{"id":"look","role":"research","objective":"y","dependsOn":["impl"]},
+		{"id":"docs","role":"docs","objective":"z","dependsOn":["look"]}]}`}
+	_, evs := runLead(t, r, lead, w, 0)
+	if !strings.Contains(strings.Join(w.saw[Documentation], " "), "impl.txt") {
+		t.Errorf("docs started without impl's change: %v", w.saw[Documentation])
+	}
+	if strings.Contains(strings.Join(w.saw[Research], " "), "impl.txt") {
+		t.Errorf("research (main tree) saw an unmerged file: %v", w.saw[Research])
+	}
+	if !strings.Contains(w.prompts[Documentation], "already holds the committed changes of step(s) impl") {
+		t.Errorf("docs prompt:\n%s", w.prompts[Documentation])
+	}
+	var merged []string
+	for _, ev := range evs.json(t) {
+		if ev["type"] == "merged" {
+			merged = append(merged, fmt.Sprintf("%v:%v:%v", ev["step"], ev["ok"], ev["files"]))
+		}
+	}
+	if got := strings.Join(merged, " "); got != "impl:true:[impl.txt] docs:true:[DOCS.md]" {
+		t.Errorf("merged %s", got)
+	}
+	for _, f := range []string{"impl.txt", "DOCS.md"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }
