@@ -12,6 +12,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/creack/pty"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -211,5 +212,72 @@ func TestProgressBarTotal(t *testing.T) {
 	p.update(json.RawMessage(`{"phase":"ready","elapsedMs":3100}`))
 	if b.String() != "\r\x1b[K" {
 		t.Errorf("ready: %q, want the line cleared", b.String())
+	}
+}
+
+// TestSessionWithdraw: an approval the runtime withdraws is closed (open or
+// queued), answered deny, and the next queued one opens.
+func TestSessionWithdraw(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	first, second := make(chan approval, 1), make(chan approval, 1)
+	m.update(approvalMsg{params: json.RawMessage(`{"callId":"c1","tool":"write_file","permission":"edit","preview":"x"}`), reply: first})
+	m.update(approvalMsg{params: json.RawMessage(`{"callId":"c2","tool":"run_command","permission":"command","input":{"command":"make"}}`), reply: second})
+	if m.ask == nil || callOf(m.ask.approval.params) != "c1" || len(m.pending) != 1 {
+		t.Fatalf("c1 should be open and c2 queued")
+	}
+	var withdrawn agentEvent
+	json.Unmarshal([]byte(`{"taskId":"t1","event":{"type":"approvalWithdrawn","callId":"c1"}}`), &withdrawn)
+	m.update(eventMsg{withdrawn})
+	select {
+	case a := <-first:
+		if a.decision != "deny" {
+			t.Errorf("withdrawn approval answered %q", a.decision)
+		}
+	default:
+		t.Fatal("the withdrawn approval was not answered")
+	}
+	if m.ask == nil || callOf(m.ask.approval.params) != "c2" {
+		t.Fatal("the queued approval did not open")
+	}
+	if got := renderTranscript(m.st, m.items, 80); !strings.Contains(got, "no longer asked") || !strings.Contains(got, "$ make") {
+		t.Errorf("transcript:\n%s", got)
+	}
+}
+
+// TestUseColor: colour on a terminal unless NO_COLOR, TERM=dumb or
+// --no-color; never on a file.
+func TestUseColor(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skip("no pty:", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("NO_COLOR", "")
+	if !useColor(tty) {
+		t.Error("no colour on a terminal")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if useColor(tty) {
+		t.Error("colour with NO_COLOR set")
+	}
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "dumb")
+	if useColor(tty) {
+		t.Error("colour with TERM=dumb")
+	}
+	t.Setenv("TERM", "xterm-256color")
+	g.noColor = true
+	if useColor(tty) {
+		t.Error("colour with --no-color")
+	}
+	g.noColor = false
+	f, _ := os.Create(filepath.Join(t.TempDir(), "out"))
+	defer f.Close()
+	if useColor(f) {
+		t.Error("colour on a file")
 	}
 }

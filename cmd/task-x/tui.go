@@ -311,8 +311,7 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		m.spin, cmd = m.spin.Update(msg)
 		return cmd
 	case eventMsg:
-		m.event(msg.ev)
-		return nil
+		return m.event(msg.ev)
 	case approvalMsg:
 		return m.queue(msg)
 	case questionMsg:
@@ -500,13 +499,17 @@ func interruptedSummary(st styles, elapsed time.Duration, tools, tokens int, fil
 }
 
 // event shows one agent/event in the transcript.
-func (m *tuiModel) event(ev agentEvent) {
+func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 	e := ev.Event
 	switch e.Type {
 	case "usage":
 		m.tokens = e.InputTokens + e.OutputTokens
 	case "approvalRequested":
 		m.waitFrom[e.CallID] = time.Now()
+	case "approvalWithdrawn":
+		// The runtime stopped waiting (the turn was cancelled, or the
+		// approval timed out): close it if it is open or queued.
+		return m.withdraw(e.CallID)
 	case "approvalResolved":
 		if t, ok := m.waitFrom[e.CallID]; ok {
 			m.waited[e.CallID] += time.Since(t)
@@ -516,12 +519,12 @@ func (m *tuiModel) event(ev agentEvent) {
 		if n := len(m.items); n > 0 && m.items[n-1].kind == itemAnswer && !m.items[n-1].done {
 			m.items[n-1].text += e.Text
 			m.items[n-1].changed()
-			return
+			return nil
 		}
 		m.add(&item{kind: itemAnswer, text: e.Text})
 	case "toolStarted":
 		if e.Background && e.Result != nil {
-			return
+			return nil
 		}
 		m.add(&item{kind: itemTool, callID: e.CallID, head: m.st.tool.Render("● "+e.Tool) + " " + plainJSON(e.Input)})
 	case "toolFinished":
@@ -569,6 +572,7 @@ func (m *tuiModel) event(ev agentEvent) {
 		it.callID = ""
 		it.changed()
 	}
+	return nil
 }
 
 func (m *tuiModel) toolItem(callID string) *item {
@@ -658,6 +662,50 @@ func (m *tuiModel) checkGone() tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// withdraw closes the approval or question of callID, open or queued.
+func (m *tuiModel) withdraw(callID string) tea.Cmd {
+	if callID == "" {
+		return nil
+	}
+	keep := m.pending[:0]
+	for _, p := range m.pending {
+		if a, ok := p.(approvalMsg); ok && callOf(a.params) == callID {
+			a.reply <- approval{decision: "deny"}
+			continue
+		}
+		if q, ok := p.(questionMsg); ok && callOf(q.params) == callID {
+			q.reply <- nil
+			continue
+		}
+		keep = append(keep, p)
+	}
+	m.pending = keep
+	a := m.ask
+	if a == nil {
+		return nil
+	}
+	switch {
+	case a.approval != nil && callOf(a.approval.params) == callID:
+		a.approval.reply <- approval{decision: "deny"}
+	case a.question != nil && callOf(a.question.params) == callID:
+		a.question.reply <- nil
+	default:
+		return nil
+	}
+	a.item.addDecision("  ⎿ " + m.st.dim.Render("no longer asked"))
+	m.ask = nil
+	return m.next()
+}
+
+// callOf is the callId of an approval or question request.
+func callOf(params json.RawMessage) string {
+	var r struct {
+		CallID string `json:"callId"`
+	}
+	json.Unmarshal(params, &r)
+	return r.CallID
 }
 
 func (m *tuiModel) formTheme() *huh.Theme {

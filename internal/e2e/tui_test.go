@@ -273,3 +273,39 @@ func TestTUISession(t *testing.T) {
 		t.Error("the key was shown")
 	}
 }
+
+var colourRE = regexp.MustCompile("\x1b\\[[0-9;]*(?:3[0-7]|9[0-7]|38;5;[0-9]+|38;2;[0-9;]+)m")
+
+// TestTUINoColor: with NO_COLOR the session draws no colours (the diff of
+// an approval included); /help lists the commands; Ctrl-D leaves with 0.
+func TestTUINoColor(t *testing.T) {
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644)
+	_, srv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "NOTES.md", "content": "notes\n"}}}},
+		{text: "Wrote the notes."},
+	})
+	pt := startPTY(t, []string{"TASK_X_API_KEY=sk-tui-2", "TERM=xterm-256color", "NO_COLOR=1"},
+		"run", repo, "--provider", "openaiCompatible", "--base-url", srv.URL+"/v1", "--model", "fake", "--no-sandbox",
+		"--data-dir", t.TempDir())
+	pt.expect("/help for commands")
+	pt.send("write notes\r")
+	pt.expect("wants to run write_file")
+	pt.expect("+notes")
+	pt.send("y")
+	pt.expect("Wrote the notes.")
+	pt.expect("completed")
+	pt.send("/help\r")
+	pt.expect("/undo")
+	pt.expect("/revert")
+	pt.send("\x04")
+	if err := pt.cmd.Wait(); err != nil {
+		t.Fatalf("exit after Ctrl-D: %v, want 0", err)
+	}
+	pt.mu.Lock()
+	raw := pt.raw.String()
+	pt.mu.Unlock()
+	if m := colourRE.FindString(raw); m != "" {
+		t.Errorf("a colour was drawn with NO_COLOR: %q", m)
+	}
+}
