@@ -438,6 +438,15 @@ func (m *tuiModel) submit() tea.Cmd {
 	if strings.HasPrefix(line, "/") {
 		m.add(&item{kind: itemUser, text: line})
 		r, st, width := m.r, m.st, m.width
+		switch strings.Fields(line)[0] {
+		case "/mode", "/model", "/new", "/help", "/?", "/exit", "/quit":
+			// These change the runner's settings, which the view reads:
+			// run here, on the program's goroutine.
+			var b bytes.Buffer
+			leave := slashCommand(r, line, &b, st, width)
+			return func() tea.Msg { return slashDoneMsg{text: b.String(), leave: leave} }
+		}
+		// The others are calls to the runtime: off the program's goroutine.
 		return func() tea.Msg {
 			var b bytes.Buffer
 			leave := slashCommand(r, line, &b, st, width)

@@ -277,7 +277,8 @@ func TestTUISession(t *testing.T) {
 var colourRE = regexp.MustCompile("\x1b\\[[0-9;]*(?:3[0-7]|9[0-7]|38;5;[0-9]+|38;2;[0-9;]+)m")
 
 // TestTUINoColor: with NO_COLOR the session draws no colours (the diff of
-// an approval included); /help lists the commands; Ctrl-D leaves with 0.
+// an approval included); /help lists the commands, /mode and /model change
+// the footer; Ctrl-D leaves with 0.
 func TestTUINoColor(t *testing.T) {
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644)
@@ -298,6 +299,11 @@ func TestTUINoColor(t *testing.T) {
 	pt.send("/help\r")
 	pt.expect("/undo")
 	pt.expect("/revert")
+	pt.send("/mode ask\r")
+	pt.expect("mode: ask")
+	pt.expect("ask mode")
+	pt.send("/model other-model\r")
+	pt.expect("model: openaiCompatible/other-model")
 	pt.send("\x04")
 	if err := pt.cmd.Wait(); err != nil {
 		t.Fatalf("exit after Ctrl-D: %v, want 0", err)
