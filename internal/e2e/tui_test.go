@@ -96,6 +96,22 @@ func (pt *ptyTerm) expect(want string) {
 	}
 }
 
+// shownSince reports whether want was drawn after the plain-text offset
+// mark (from pt.mark), whatever the order of the frames since.
+func (pt *ptyTerm) shownSince(mark int, want string) bool {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	s := pt.plain()
+	return strings.Contains(s[min(mark, len(s)):], want)
+}
+
+// mark is the plain-text offset of the last match.
+func (pt *ptyTerm) mark() int {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.seen
+}
+
 func (pt *ptyTerm) send(s string) {
 	if _, err := io.WriteString(pt.f, s); err != nil {
 		pt.t.Fatal(err)
@@ -299,11 +315,20 @@ func TestTUINoColor(t *testing.T) {
 	pt.send("/help\r")
 	pt.expect("/undo")
 	pt.expect("/revert")
+	// The footer may be drawn in the frame before the command's output or
+	// in the same one: look for it anywhere since the command was sent.
+	mark := pt.mark()
 	pt.send("/mode ask\r")
 	pt.expect("mode: ask")
-	pt.expect("ask mode")
+	if !pt.shownSince(mark, "ask mode ·") {
+		t.Error("the footer does not show the new mode")
+	}
+	mark = pt.mark()
 	pt.send("/model other-model\r")
 	pt.expect("model: openaiCompatible/other-model")
+	if !pt.shownSince(mark, "ask mode · openaiCompatible/other-model") {
+		t.Error("the footer does not show the new model")
+	}
 	pt.send("\x04")
 	if err := pt.cmd.Wait(); err != nil {
 		t.Fatalf("exit after Ctrl-D: %v, want 0", err)
