@@ -17,6 +17,9 @@ type step struct {
 	calls []scriptedCall
 	// hang: answer nothing until the request is cancelled (an interrupt).
 	hang bool
+	// hung, when set, receives a value each time this hang step is reached
+	// (the request is then in flight until it is cancelled).
+	hung chan struct{}
 }
 
 type scriptedCall struct {
@@ -35,10 +38,6 @@ type scriptedModel struct {
 	// pick, when set, chooses the step for a request instead of the
 	// count of assistant messages.
 	pick func(req map[string]any) int
-
-	// hung, when set, receives a value each time a hang step is reached
-	// (the request is then in flight until it is cancelled).
-	hung chan struct{}
 
 	mu       sync.Mutex
 	requests []map[string]any
@@ -91,8 +90,11 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st := m.script[turn]
 	if st.hang {
-		if m.hung != nil {
-			m.hung <- struct{}{}
+		if st.hung != nil {
+			select {
+			case st.hung <- struct{}{}:
+			default: // told already
+			}
 		}
 		<-r.Context().Done()
 		return

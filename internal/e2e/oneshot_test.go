@@ -130,11 +130,11 @@ func TestOneShotExitCodes(t *testing.T) {
 func TestOneShotInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
-	model, srv := newScriptedModel(t, "openai", []step{
+	hung := make(chan struct{}, 1)
+	_, srv := newScriptedModel(t, "openai", []step{
 		{calls: []scriptedCall{{name: "read_file", input: map[string]any{"path": "a.txt"}}}},
-		{hang: true},
+		{hang: true, hung: hung},
 	})
-	model.hung = make(chan struct{}, 1)
 	cmd := exec.Command(filepath.Join(binDir, "task-x"), "run", dir, "-p", "read a.txt and think", "--provider", "openaiCompatible",
 		"--base-url", srv.URL+"/v1", "--model", "fake", "--data-dir", t.TempDir(), "--no-sandbox")
 	cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-oneshot-2")
@@ -144,7 +144,7 @@ func TestOneShotInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-model.hung: // the second model call is in flight
+	case <-hung: // the second model call is in flight
 	case <-time.After(2 * time.Minute):
 		cmd.Process.Kill()
 		cmd.Wait()
