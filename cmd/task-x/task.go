@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 )
 
 // taskSummary is the agent/run result as this client reads it.
@@ -129,6 +132,12 @@ func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) 
 	r.p.startTurn()
 	var raw json.RawMessage
 	err := r.s.call(ctx, "agent/run", params, &raw)
+	if err != nil && r.taskID != "" && ctx.Err() == nil && isBusy(err) {
+		// The interrupted turn before this one has not ended in the
+		// runtime yet (a loaded machine): wait for its done, then ask again.
+		r.p.waitDone(r.taskID, busyWait)
+		err = r.s.call(ctx, "agent/run", params, &raw)
+	}
 	if err != nil {
 		if r.taskID == "" {
 			r.taskID = r.p.currentTask()
@@ -153,6 +162,16 @@ func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) 
 	r.p.endTurn(sum.TaskID)
 	r.p.lastSummary = raw
 	return &sum, nil
+}
+
+// busyWait bounds the wait for a task that is still ending when a
+// follow-up is sent.
+const busyWait = 30 * time.Second
+
+// isBusy: agent/run refused the task id because the task is running.
+func isBusy(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.ErrInvalidParams.Code && strings.Contains(je.Message, "already running")
 }
 
 // printer renders agent events. Text format: the answer on stdout
