@@ -49,7 +49,7 @@ const (
 	bodyWeight   = 0.6
 	testFactor   = 0.5
 	proseFactor  = 0.5
-	scopeBoost   = 0.6
+	scopeBoost   = 1.0
 )
 
 // BM25 parameters.
@@ -64,11 +64,11 @@ const (
 type tuning struct {
 	k1, b, fullShare, pathW, nameW, defScale float64
 	mapMax, winK                             int
-	winW, exC, bodyW                         float64
+	winW, exC, bodyW, scopeB, proseF         float64
 	on                                       map[string]bool
 }
 
-var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 20, winW: 4, exC: 4, bodyW: bodyWeight}
+var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 30, winW: 4, exC: 4, bodyW: bodyWeight, scopeB: scopeBoost, proseF: proseFactor}
 
 // Errors of Search; the server maps them to -32602.
 var (
@@ -391,10 +391,10 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		if !wantsTests && isTestPath(ix.paths[id]) {
 			c.factor = testFactor
 		} else if isProsePath(ix.paths[id]) {
-			c.factor = proseFactor
+			c.factor = tune.proseF
 		}
 		if h := scopeHits(ix.paths[id], shape.scope); h > 0 && base > 0 {
-			c.factor *= 1 + scopeBoost*float64(h)/float64(len(shape.scope))
+			c.factor *= 1 + tune.scopeB*float64(h)/float64(len(shape.scope))
 			c.boosts = append(c.boosts, "path is in the subject's scope")
 		}
 		base *= c.factor
