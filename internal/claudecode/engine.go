@@ -45,14 +45,21 @@ type Engine struct {
 
 var _ task.Engine = (*Engine)(nil)
 
-// control lets agent/steer and agent/cancelTool reach the run.
+// control lets agent/steer and agent/cancelTool reach the run: a task-x
+// call running here is stopped here, a Bash call by the CLI.
 type control struct {
-	ctx context.Context
-	run *Run
+	ctx   context.Context
+	run   *Run
+	tools *callLog
 }
 
-func (c control) Steer(text string) bool        { return c.run.Steer(text) }
-func (c control) CancelTool(callID string) bool { return c.run.CancelTool(c.ctx, callID) }
+func (c control) Steer(text string) bool { return c.run.Steer(text) }
+func (c control) CancelTool(callID string) bool {
+	if c.tools != nil && c.tools.cancel(callID) {
+		return true
+	}
+	return c.run.CancelTool(c.ctx, callID)
+}
 
 // Run runs the CLI for job to its end.
 func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
@@ -90,7 +97,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	emit := job.Emit
 	if o.UseTaskTools && job.Tools != nil && job.Env != nil {
 		o.ForwardTools = true
-		tools = &callLog{byCall: map[string][]tool.FileChange{}}
+		tools = &callLog{byCall: map[string][]tool.FileChange{}, stops: map[string]context.CancelFunc{}, stopped: map[string]bool{}}
 		emit = func(ev agent.Event) {
 			if ev.Type == agent.EventToolFinished {
 				for _, c := range tools.take(ev.CallID) {
@@ -126,7 +133,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		return agent.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg, Model: o.Model,
 			ChangedFiles: []tool.FileChange{}, Operations: []string{}}, conv
 	}
-	job.Attach(control{ctx: ctx, run: run})
+	job.Attach(control{ctx: ctx, run: run, tools: tools})
 	sum, _ := run.Wait()
 	if tools == nil {
 		// Claude's own file tools: the index learns of the edits here.
@@ -168,9 +175,25 @@ func planner(job *task.Job) func(ctx context.Context, name string, input json.Ra
 // callLog is what the task-x calls of one run changed.
 type callLog struct {
 	mu      sync.Mutex
-	byCall  map[string][]tool.FileChange // not yet reported by fileChanged
-	changes []tool.FileChange            // every change, in order
-	ops     []string                     // edit-log operations, in order
+	byCall  map[string][]tool.FileChange  // not yet reported by fileChanged
+	changes []tool.FileChange             // every change, in order
+	ops     []string                      // edit-log operations, in order
+	stops   map[string]context.CancelFunc // calls running, by call id
+	stopped map[string]bool               // calls agent/cancelTool stopped
+}
+
+// cancel stops the running forwarded call callID (agent/cancelTool).
+func (l *callLog) cancel(callID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	stop, ok := l.stops[callID]
+	if !ok {
+		return false
+	}
+	l.stopped[callID] = true
+	delete(l.stops, callID)
+	stop()
+	return true
 }
 
 // run runs one forwarded call in the task's environment, as the agent loop
@@ -184,14 +207,15 @@ func (l *callLog) run(ctx context.Context, job *task.Job, call mcp.ToolCall) mcp
 	}
 	env := *job.Env
 	env.Sandbox = true
-	res, err := t.Run(tool.WithCallID(ctx, call.CallID), &env, call.Input)
-	if err != nil {
-		if te, ok := tool.AsError(err); ok {
-			return mcp.ToolAnswer{Content: te.Message, IsError: true}
-		}
-		return mcp.ToolAnswer{Content: "internal error: " + err.Error(), IsError: true}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	l.mu.Lock()
+	if call.CallID != "" {
+		l.stops[call.CallID] = stop
 	}
-	if res.Background != nil {
+	l.mu.Unlock()
+	res, err := t.Run(tool.WithCallID(ctx, call.CallID), &env, call.Input)
+	if err == nil && res.Background != nil {
 		select {
 		case final, ok := <-res.Background.Done:
 			if ok {
@@ -200,8 +224,23 @@ func (l *callLog) run(ctx context.Context, job *task.Job, call mcp.ToolCall) mcp
 			}
 		case <-ctx.Done():
 			res.Background.Cancel()
-			return mcp.ToolAnswer{Content: "cancelled", IsError: true}
+			err = ctx.Err()
 		}
+	}
+	l.mu.Lock()
+	delete(l.stops, call.CallID)
+	byUser := l.stopped[call.CallID]
+	delete(l.stopped, call.CallID)
+	l.mu.Unlock()
+	if byUser {
+		// agent/cancelTool (protocol.md): only this call stops.
+		return mcp.ToolAnswer{Content: StoppedNote, IsError: true}
+	}
+	if err != nil {
+		if te, ok := tool.AsError(err); ok {
+			return mcp.ToolAnswer{Content: te.Message, IsError: true}
+		}
+		return mcp.ToolAnswer{Content: "internal error: " + err.Error(), IsError: true}
 	}
 	l.mu.Lock()
 	if len(res.Changes) > 0 {

@@ -697,3 +697,59 @@ func hasCommand(pids []int, s string) bool {
 	}
 	return false
 }
+
+// TestClaudeRunCancelTaskXCommand: a task-x run_command call of Claude runs
+// in the runtime (the --forward MCP server sends it back), so
+// agent/cancelTool stops it there: only that call fails, with the
+// stopped-by-user result, and the run goes on.
+func TestClaudeRunCancelTaskXCommand(t *testing.T) {
+	cli := claudeCLI(t)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{{name: "mcp__task-x__run_command", input: map[string]any{"command": "sleep 121"}}}},
+		{text: "Moving on."},
+	})
+	p := start(t, claudeEnv(t, srv.URL)...)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
+	var taskID, callID, cancelID string
+	var finished map[string]any
+	answers := map[string]string{}
+	res := driveMethod(t, p, "claude/run", 4*time.Minute, map[string]any{"prompt": "wait", "claudePath": cli, "allowCommands": true},
+		func(ev agentEvent) {
+			switch ev.Event["type"] {
+			case "started":
+				taskID = ev.TaskID
+			case "toolStarted":
+				callID = fmt.Sprint(ev.Event["callId"])
+				// The call reaches the runtime after toolStarted: wait for
+				// its command to run under the runtime.
+				end := time.Now().Add(time.Minute)
+				for time.Now().Before(end) && !hasCommand(descendantsOf(p.cmd.Process.Pid), "sleep 121") {
+					time.Sleep(50 * time.Millisecond)
+				}
+				cancelID = fmt.Sprint(p.request("agent/cancelTool", map[string]any{"taskId": taskID, "callId": callID}))
+			case "toolFinished":
+				finished = ev.Event
+			}
+		},
+		func(id string, m *message) { answers[id] = string(m.Result) })
+	if res.Error != nil {
+		t.Fatalf("claude/run: %v", res.Error)
+	}
+	if answers[cancelID] != "true" {
+		t.Fatalf("agent/cancelTool answered %q", answers[cancelID])
+	}
+	if finished == nil || finished["ok"] != false || !strings.Contains(fmt.Sprint(finished["error"]), "stopped by user") {
+		t.Errorf("toolFinished of the stopped call: %v", finished)
+	}
+	if !strings.Contains(string(res.Result), `"status":"completed"`) || !strings.Contains(string(res.Result), `"text":"Moving on."`) {
+		t.Errorf("summary %s", res.Result)
+	}
+	if hasCommand(descendantsOf(p.cmd.Process.Pid), "sleep 121") {
+		t.Error("the stopped command still runs")
+	}
+	bodies := model.bodies()
+	if msgs := mustJSON(bodies[len(bodies)-1]["messages"]); !strings.Contains(msgs, "Task has been stopped by user") {
+		t.Errorf("the model was not told the call was stopped: %.2000s", msgs)
+	}
+}
