@@ -147,10 +147,10 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 }
 
 // planner is the Plan hook of a job: a task-x edit tool's plan over the
-// job's Env (the same tool, root and checks the --mcp-server child runs it
-// with), so the approval shows the file's real diff and an edit that cannot
-// apply is refused without asking. The child applies the approved call
-// itself (its edit log re-checks the file).
+// job's Env (the tool, root, read record and checks the approved call then
+// runs with, forwarded back by the --mcp-server child), so the approval
+// shows the file's real diff and an edit that cannot apply is refused
+// without asking. The edit log re-checks the file when the call applies.
 func planner(job *task.Job) func(ctx context.Context, name string, input json.RawMessage) (string, error) {
 	if job.Tools == nil || job.Env == nil {
 		return nil
