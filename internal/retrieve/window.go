@@ -1,8 +1,10 @@
 package retrieve
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
+	"sort"
 )
 
 // windowLines is the height of the passage windows the passage score
@@ -38,16 +40,67 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 	}
 	bounds = append(bounds, len(data))
 	nh := len(bounds) - 1
-	// tf of each unit in each half window.
+	// tf of each unit in each half window. Only the lines that can hold a
+	// unit are tokenized: a token stems to a key only where the line,
+	// lower-cased without "_", holds the key less its last byte (the
+	// matcher's premise), which bytes.Index finds much faster than the
+	// tokenizer reads.
 	nu := len(units)
 	if cap(counts) < nh*nu {
 		counts = make([]float64, nh*nu)
 	}
 	counts = counts[:nh*nu]
 	clear(counts)
-	for h := 0; h < nh; h++ {
-		row := counts[h*nu : (h+1)*nu]
-		buf = tokenizeASCII(data[bounds[h]:bounds[h+1]], buf, func(t []byte) {
+	low := make([]byte, 0, len(data))
+	lowStarts := []int{0}
+	origStarts := []int{0}
+	for i, c := range data {
+		switch {
+		case c == '_':
+			continue
+		case c == '\n':
+			low = append(low, c)
+			lowStarts = append(lowStarts, len(low))
+			origStarts = append(origStarts, i+1)
+			continue
+		case isUpper(c):
+			c += 32
+		}
+		low = append(low, c)
+	}
+	marked := make([]bool, len(lowStarts))
+	for _, u := range units {
+		needle := u.key
+		if len(needle) > 2 {
+			needle = needle[:len(needle)-1]
+		}
+		if needle == "" {
+			continue
+		}
+		for off := 0; off < len(low); {
+			j := bytes.Index(low[off:], []byte(needle))
+			if j < 0 {
+				break
+			}
+			line := sort.SearchInts(lowStarts, off+j+1) - 1
+			marked[line] = true
+			if line+1 < len(lowStarts) {
+				off = lowStarts[line+1]
+			} else {
+				break
+			}
+		}
+	}
+	for line, m := range marked {
+		if !m {
+			continue
+		}
+		end := len(data)
+		if line+1 < len(origStarts) {
+			end = origStarts[line+1]
+		}
+		row := counts[(line/half)*nu : (line/half+1)*nu]
+		buf = tokenizeASCII(data[origStarts[line]:end], buf, func(t []byte) {
 			if k, ok := keyUnit[string(t)]; ok {
 				row[k]++
 			}

@@ -84,3 +84,103 @@ func TestFileNamedByIdentifier(t *testing.T) {
 		t.Errorf("reason %q", r)
 	}
 }
+
+// passageCountsSlow is the passage score's reference: every half window
+// tokenized whole. passageScore's line prefilter must give the same.
+func passageScoreSlow(data []byte, units []unit, keyUnit map[string]int) float64 {
+	half := windowLines / 2
+	bounds := []int{0}
+	lines := 0
+	for i, c := range data {
+		if c == '\n' {
+			lines++
+			if lines%half == 0 {
+				bounds = append(bounds, i+1)
+			}
+		}
+	}
+	bounds = append(bounds, len(data))
+	nh, nu := len(bounds)-1, len(units)
+	counts := make([]float64, nh*nu)
+	var buf []byte
+	for h := 0; h < nh; h++ {
+		row := counts[h*nu : (h+1)*nu]
+		buf = tokenizeASCII(data[bounds[h]:bounds[h+1]], buf, func(t []byte) {
+			if k, ok := keyUnit[string(t)]; ok {
+				row[k]++
+			}
+		})
+	}
+	best := 0.0
+	for h := 0; h < nh; h++ {
+		s := 0.0
+		for k := range units {
+			tf := counts[h*nu+k]
+			if h+1 < nh {
+				tf += counts[(h+1)*nu+k]
+			}
+			if tf > 0 {
+				s += units[k].weight * units[k].idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+			}
+		}
+		best = max(best, s)
+	}
+	return best
+}
+
+// TestPassagePrefilterSame compares passageScore with the whole-window
+// tokenization on the fixture's files and on text made of the query's
+// words in every spelling the tokenizer splits (snake, camel, plural,
+// upper case, joined).
+func TestPassagePrefilterSame(t *testing.T) {
+	var texts [][]byte
+	filepath.WalkDir("testdata/repo", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, err := os.ReadFile(p); err == nil {
+				texts = append(texts, b)
+			}
+		}
+		return nil
+	})
+	words := []string{"retry_policy", "RetryPolicy", "retryPolicies", "RETRY", "policies", "parse_config", "ParseConfig",
+		"loaded", "config", "x", "é", "_retry_", "userStore", "user_stores"}
+	for i := range 400 {
+		var b strings.Builder
+		for j := range 1 + i%9 {
+			b.WriteString(words[(i*7+j*3)%len(words)])
+			b.WriteString([]string{" ", "\n", "(", ".", "\r\n"}[(i+j)%5])
+		}
+		texts = append(texts, []byte(strings.Repeat(b.String(), 1+i%13)))
+	}
+	nonzero := 0
+	for _, q := range []string{"retry policy", "parseConfig loaded", "user store config", "RETRY_POLICY x"} {
+		var units []unit
+		keyUnit := map[string]int{}
+		add := func(key string) {
+			if _, ok := keyUnit[key]; !ok && key != "" {
+				keyUnit[key] = len(units)
+				units = append(units, unit{key: key, display: key, weight: 1, idf: 1 + float64(len(units))})
+			}
+		}
+		for _, term := range Terms(q) {
+			add(stem(term))
+		}
+		for _, id := range identifiers(q) {
+			if parts := SplitIdentifier(id); len(parts) > 1 {
+				add(stem(joined(parts)))
+			}
+		}
+		for n, text := range texts {
+			got, _, _, _, _ := passageScore(text, units, keyUnit, nil, nil)
+			if want := passageScoreSlow(text, units, keyUnit); got != want {
+				t.Fatalf("%q text %d: passageScore %v, whole-window tokenizing %v\n%s", q, n, got, want, text)
+			}
+			if got > 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero < 500 {
+		t.Errorf("only %d of the comparisons matched anything", nonzero)
+	}
+}
