@@ -839,3 +839,50 @@ func TestTeamCancelLeadEndsEverySubagent(t *testing.T) {
 		t.Errorf("skipped %v merged %v", log.skipped, log.merged)
 	}
 }
+
+// TestTeamPlanApproval: in default mode run_plan asks first, with the
+// steps as the preview; a plan with an unknown role fails without asking,
+// naming the five roles.
+func TestTeamPlanApproval(t *testing.T) {
+	root := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	bad := map[string]any{"steps": []any{map[string]any{"id": "x", "role": "wizard", "objective": "magic"}}}
+	good := map[string]any{"steps": []any{map[string]any{"id": "look", "role": "research", "objective": "Look at a.txt."}}}
+	lead, leadSrv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "run_plan", input: bad}}},
+		{calls: []scriptedCall{{name: "run_plan", input: good}}},
+		{text: "Looked."},
+	})
+	_, researchSrv := newRoleModel(t, "research", script(step{text: "a.txt holds a."}))
+	p := start(t)
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	var asked []map[string]any
+	var finished []map[string]any
+	res := teamRun(t, p, map[string]any{"prompt": "look", "chatMode": "team", "provider": openaiProv(leadSrv.URL, "gpt-lead"),
+		"roleProviders": []any{map[string]any{"role": "research", "provider": openaiProv(researchSrv.URL, "gpt-research")}}},
+		func(ev agentEvent) {
+			switch ev.Event["type"] {
+			case "approvalRequested":
+				asked = append(asked, ev.Event)
+			case "toolFinished":
+				finished = append(finished, ev.Event)
+			}
+		}, nil)
+	var sum teamSummary
+	json.Unmarshal(res.Result, &sum)
+	if res.Error != nil || sum.Status != "completed" {
+		t.Fatalf("agent/run: %v %s", res.Error, res.Result)
+	}
+	if len(asked) != 1 || asked[0]["tool"] != "run_plan" || asked[0]["permission"] != "edit" ||
+		!strings.HasPrefix(asked[0]["preview"].(string), "Run a plan of 1 step(s), at most 3 at a time") ||
+		!strings.Contains(asked[0]["preview"].(string), "1. look (research, reads the working tree): Look at a.txt.") {
+		t.Fatalf("approvals %v", asked)
+	}
+	if len(finished) != 2 || finished[0]["ok"] != false || !strings.Contains(fmt.Sprint(finished[0]["error"]), "the roles are research, implementation, testing, review, documentation") ||
+		finished[1]["ok"] != true {
+		t.Errorf("tool results %v", finished)
+	}
+	if second := mustJSON(lead.bodies()[1]); !strings.Contains(second, `unknown role \"wizard\"`) {
+		t.Errorf("the model did not get the refusal: %.500s", second)
+	}
+}

@@ -369,3 +369,20 @@ func TestRunPlanCancelled(t *testing.T) {
 		t.Errorf("text %s", res.Text())
 	}
 }
+
+func TestPlanPreview(t *testing.T) {
+	got := planPreview(mustPlan(t, diamond), 2)
+	want := `Run a plan of 4 step(s), at most 2 at a time; the writing steps are merged into the working tree at the end (pending review):
+
+1. research (research, reads the working tree): look
+
+2. impl (implementation, writes in its own worktree) after research: build
+
+3. test (testing, writes in its own worktree) after research: tests
+
+4. review (review, reads the working tree) after impl, test: check
+`
+	if got != want {
+		t.Errorf("preview:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -152,16 +152,56 @@ func (t *runPlanTool) Spec() tool.Spec {
 }
 
 func (t *runPlanTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	p, err := ParsePlan(input, roleLookup)
+	pl, err := t.Plan(ctx, env, input)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	res, changes, ops := t.s.runPlan(ctx, p, tool.CallID(ctx))
-	out := tool.Result{Content: res.Text(), Data: res, Changes: changes}
-	if len(ops) > 0 {
-		out.Operation, out.Operations = ops[0], ops[1:]
+	return pl.Apply(ctx)
+}
+
+// Plan checks the plan before the user is asked (tool.Previewer): a plan
+// that would be refused fails without an approval, and the approval shows
+// the steps in the order they can run.
+func (t *runPlanTool) Plan(ctx context.Context, env *tool.Env, input json.RawMessage) (*tool.Plan, error) {
+	p, err := ParsePlan(input, roleLookup)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return &tool.Plan{Preview: planPreview(p, t.s.lead.MaxParallel), Apply: func(ctx context.Context) (tool.Result, error) {
+		res, changes, ops := t.s.runPlan(ctx, p, tool.CallID(ctx))
+		out := tool.Result{Content: res.Text(), Data: res, Changes: changes}
+		if len(ops) > 0 {
+			out.Operation, out.Operations = ops[0], ops[1:]
+		}
+		return out, nil
+	}}, nil
+}
+
+// planPreview is the approval's text of a plan: its steps in dependency
+// order with their roles, dependencies and objectives.
+func planPreview(p *Plan, maxParallel int) string {
+	if maxParallel <= 0 {
+		maxParallel = DefaultMaxParallel
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run a plan of %d step(s), at most %d at a time", len(p.Steps), maxParallel)
+	if p.Merge {
+		b.WriteString("; the writing steps are merged into the working tree at the end (pending review):\n")
+	} else {
+		b.WriteString("; nothing is merged (the writing steps keep their worktrees):\n")
+	}
+	for i, s := range p.Order() {
+		kind := "reads the working tree"
+		if s.Writes {
+			kind = "writes in its own worktree"
+		}
+		fmt.Fprintf(&b, "\n%d. %s (%s, %s)", i+1, s.ID, s.Role, kind)
+		if len(s.DependsOn) > 0 {
+			fmt.Fprintf(&b, " after %s", strings.Join(s.DependsOn, ", "))
+		}
+		fmt.Fprintf(&b, ": %s\n", cutText(s.Objective, 500))
+	}
+	return b.String()
 }
 
 type worktreeApplyTool struct{ s *session }
