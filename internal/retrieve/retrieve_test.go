@@ -113,7 +113,7 @@ func readQueries(t *testing.T) []rankCase {
 		if !ok {
 			t.Fatalf("queries.txt: no tab in %q", line)
 		}
-		out = append(out, rankCase{q, want})
+		out = append(out, rankCase{strings.ReplaceAll(q, `\n`, "\n"), want})
 	}
 	return out
 }
