@@ -378,15 +378,24 @@ func TestBestOfKilledRuntimeLeavesNoProcessAndWorktreesStayListed(t *testing.T) 
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// The pid files can be complete before the last sleeps have exec'd:
+	// wait until all six run.
 	var pids []int
-	for _, pid := range descendantsOf(p.cmd.Process.Pid) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.HasPrefix(string(b), "sleep\x0031") {
-			pids = append(pids, pid)
+	for {
+		pids = pids[:0]
+		for _, pid := range descendantsOf(p.cmd.Process.Pid) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if strings.HasPrefix(string(b), "sleep\x0031") {
+				pids = append(pids, pid)
+			}
 		}
-	}
-	if len(pids) != 6 {
-		t.Fatalf("found %d sleeps under the runtime, want 6", len(pids))
+		if len(pids) == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("found %d sleeps under the runtime, want 6", len(pids))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	p.cmd.Process.Kill()
 	p.wait(10 * time.Second)
