@@ -76,9 +76,9 @@ func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
 }
 
 // restore finishes an open from a saved index: the retrieval index is
-// loaded when every indexed file is the saved entry (nothing changed
-// while the runtime was down), and the saver learns that the file is
-// current then.
+// loaded from the saved one, with the files that changed while the
+// runtime was down (not the saved entry) tokenized again, and the saver
+// learns that the file is current when nothing changed.
 func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 	snap := p.ws.Snapshot()
 	reused := 0
@@ -89,18 +89,26 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 	}
 	same := reused == snap.Len() && reused == len(saved.files)
 	restored := false
-	if same && saved.retrieval != nil {
-		ix, err := retrieve.LoadSaved(saved.retrieval, snap, p.retrievalOptions())
+	if saved.retrieval != nil {
+		// The graph is built from the loaded records on the other core
+		// meanwhile (graph.Cache shares the build with the front end's
+		// first Graph call).
+		go p.Graph()
+		unchanged := func(rel string) bool {
+			f, _ := snap.File(rel)
+			return f != nil && saved.files[rel] == f
+		}
+		ix, err := retrieve.LoadSaved(saved.retrieval, snap, p.retrievalOptions(), unchanged)
 		if err != nil {
-			p.log.Warn("saved retrieval index ignored; rebuilding it", "reason", err.Error())
+			p.log.Info("saved retrieval index not used; rebuilding it", "reason", err.Error())
 		} else {
 			p.retrievalCache().Put(ix)
 			restored = true
 		}
 	}
-	if same && len(snap.SkippedFiles()) == len(saved.skipped) {
+	if same && restored && len(snap.SkippedFiles()) == len(saved.skipped) {
 		p.saver.writeMu.Lock()
-		p.saver.lastSnap, p.saver.lastRetrieval = snap, restored
+		p.saver.lastSnap, p.saver.lastRetrieval = snap, true
 		p.saver.writeMu.Unlock()
 	}
 	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "parsed", parsed,

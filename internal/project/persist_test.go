@@ -254,6 +254,9 @@ func TestReopenPicksUpChanges(t *testing.T) {
 	if len(ph) < 2 || ph[0] != "loading" || ph[len(ph)-1] != "indexing" {
 		t.Errorf("phases = %v, want loading then indexing", ph)
 	}
+	if !strings.Contains(o.log.String(), "retrieval=true") {
+		t.Errorf("the retrieval index was not taken from the saved one (changed files tokenized again): %s", o.log)
+	}
 	last := o.progress[len(o.progress)-1]
 	if last.Parsed != 3 {
 		t.Errorf("parsed %d files, want 3 (changed, added, renamed)", last.Parsed)

@@ -152,6 +152,12 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 // finish derives what Build does not read files for: the average file
 // length, the path terms and the symbol-definition terms.
 func (ix *Index) finish() {
+	ix.setAvgLen()
+	ix.names()
+}
+
+// setAvgLen sets the average file length from docLen.
+func (ix *Index) setAvgLen() {
 	n := len(ix.paths)
 	var total uint64
 	for _, l := range ix.docLen {
@@ -163,7 +169,10 @@ func (ix *Index) finish() {
 	if ix.avgLen < 1 {
 		ix.avgLen = 1
 	}
+}
 
+// names fills the path terms and the symbol-definition terms.
+func (ix *Index) names() {
 	for id, p := range ix.paths {
 		fid := uint32(id)
 		for _, t := range SplitIdentifier(p) {

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -13,15 +14,17 @@ import (
 // savedVersion changes whenever the saved layout or the content terms
 // (tokenizing, splitting, stemming) change: a saved index of another
 // version is rebuilt.
-const savedVersion = 1
+const savedVersion = 2
 
 // ErrSavedMismatch is LoadSaved's error for a saved index that is not of
 // the snapshot's files (or of this version).
 var ErrSavedMismatch = errors.New("retrieve: saved index does not match the snapshot")
 
-// AppendSaved appends what Build reads files for (the indexed paths, the
-// file lengths and the content postings) to b, for LoadSaved. Path and
-// symbol terms are not saved: they are derived from the snapshot again.
+// AppendSaved appends the index to b, for LoadSaved: the indexed paths,
+// the file lengths, the content postings (what Build reads files for) and
+// the path and symbol-definition terms (derived from the paths and the
+// parse results, saved because deriving them costs more than reading
+// them).
 func (ix *Index) AppendSaved(b []byte) []byte {
 	b = binx.AppendUint(b, savedVersion)
 	b = binx.AppendStrings(b, ix.paths)
@@ -43,15 +46,82 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 			prev = p
 		}
 	}
+	b = appendIDLists(b, ix.pathTrm, nil)
+	return appendIDLists(b, ix.defs, ix.defKeys)
+}
+
+// appendIDLists appends the keys of m (sorted: keys when given, which
+// must be m's sorted keys) and each key's increasing id list as gaps.
+func appendIDLists(b []byte, m map[string][]uint32, keys []string) []byte {
+	if keys == nil {
+		keys = make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+	}
+	b = binx.AppendStrings(b, keys)
+	for _, k := range keys {
+		ids := m[k]
+		b = binx.AppendUint(b, uint64(len(ids)))
+		prev := uint32(0)
+		for i, id := range ids {
+			if i == 0 {
+				b = binx.AppendUint(b, uint64(id))
+			} else {
+				b = binx.AppendUint(b, uint64(id-prev))
+			}
+			prev = id
+		}
+	}
 	return b
 }
 
-// LoadSaved restores the index of snap from data written by AppendSaved
-// for a snapshot holding the very same files (the caller checks the files
-// themselves: same entries, unchanged since). Anything that does not fit
-// (another version, other paths, a posting of a file that is not there,
-// corrupt data) is an error; the caller then uses Build.
-func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions) (*Index, error) {
+// readIDLists reads what appendIDLists wrote: keys strictly increasing,
+// ids strictly increasing and below n. It returns the map and its keys.
+func readIDLists(r *binx.Reader, n int) (map[string][]uint32, []string) {
+	t := r.ReadStrings()
+	m := make(map[string][]uint32, t.Len())
+	keys := make([]string, t.Len())
+	for i := range keys {
+		keys[i] = t.At(i)
+		if i > 0 && keys[i] <= keys[i-1] {
+			r.Fail(nil)
+			return nil, nil
+		}
+		cnt := r.Count(1)
+		if cnt > n {
+			r.Fail(nil)
+		}
+		ids := make([]uint32, cnt)
+		var prev uint64
+		for k := range ids {
+			d := r.Uint()
+			id := prev + d
+			if (k > 0 && d == 0) || id >= uint64(n) {
+				r.Fail(nil)
+			}
+			if r.Err() != nil {
+				return nil, nil
+			}
+			ids[k] = uint32(id)
+			prev = id
+		}
+		m[keys[i]] = ids
+	}
+	return m, keys
+}
+
+// LoadSaved restores the index of snap from data written by AppendSaved.
+// unchanged reports whether a file (root-relative path) still has the
+// content the saved index was made from (the caller knows: same entry,
+// unchanged stamp); nil means every file of snap is unchanged. Files that
+// changed or are new are read and tokenized again, files gone are dropped
+// from the postings, the rest is taken as saved, so the result is the
+// index Build would make. More than a quarter of the files changed, or
+// anything that does not fit (another version, a posting of a file that
+// is not there, corrupt data), is an error; the caller then uses Build.
+func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchanged func(rel string) bool) (*Index, error) {
 	start := time.Now()
 	var o BuildOptions
 	if opts != nil {
@@ -64,65 +134,204 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions) (*Inde
 		return nil, fmt.Errorf("%w: version %d", ErrSavedMismatch, v)
 	}
 	paths := r.ReadStrings()
-	if r.Err() == nil && paths.Len() != n {
-		return nil, fmt.Errorf("%w: %d files saved, %d indexed", ErrSavedMismatch, paths.Len(), n)
+	oldN := paths.Len()
+	oldLen := make([]uint32, oldN)
+	for i := range oldLen {
+		oldLen[i] = uint32(r.Max(1<<32 - 1))
 	}
-	for i := 0; i < paths.Len() && r.Err() == nil; i++ {
-		if paths.At(i) != ix.paths[i] {
-			return nil, fmt.Errorf("%w: other files", ErrSavedMismatch)
-		}
-	}
-	ix.docLen = make([]uint32, n)
-	for i := range ix.docLen {
-		ix.docLen[i] = uint32(r.Max(1<<32 - 1))
-	}
-	ix.bytes = int64(r.Max(1 << 62))
+	oldBytes := int64(r.Max(1 << 62))
 	terms := r.ReadStrings()
 	if r.Err() != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSavedMismatch, r.Err())
 	}
 	nt := terms.Len()
-	ix.termIDs = make(map[string]int32, nt)
-	ix.offsets = make([]uint32, nt+1)
+	offsets := make([]uint32, nt+1)
 	// Each posting takes at least one byte, which bounds the array.
-	ix.posts = make([]uint32, 0, min(r.Len()/2, 1<<28))
+	posts := make([]uint32, 0, min(r.Len()/2, 1<<28))
 	for g := range nt {
-		t := terms.At(g)
-		if _, dup := ix.termIDs[t]; dup {
-			r.Fail(nil)
-			break
-		}
-		ix.termIDs[t] = int32(g)
 		cnt := r.Count(1)
-		if cnt > n {
+		if cnt > oldN {
 			r.Fail(nil)
 		}
 		var prev uint64
 		for k := 0; k < cnt && r.Err() == nil; k++ {
 			d := r.Uint()
 			p := prev + d
-			if (k > 0 && d == 0) || p > 1<<32-1 || p>>tfBits >= uint64(n) || p&maxTF == 0 {
+			if (k > 0 && d == 0) || p > 1<<32-1 || p>>tfBits >= uint64(oldN) || p&maxTF == 0 {
 				r.Fail(nil)
 				break
 			}
-			ix.posts = append(ix.posts, uint32(p))
+			posts = append(posts, uint32(p))
 			prev = p
 		}
 		if r.Err() != nil {
 			break
 		}
-		ix.offsets[g+1] = uint32(len(ix.posts))
+		offsets[g+1] = uint32(len(posts))
 	}
+	pathTrm, _ := readIDLists(r, oldN)
+	defs, defKeys := readIDLists(r, oldN)
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail(nil)
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSavedMismatch, err)
 	}
-	ix.posts = slices.Clip(ix.posts)
-	if cap(ix.posts) > len(ix.posts)+len(ix.posts)/8 {
-		ix.posts = slices.Clone(ix.posts)
+
+	// Saved id → new id (-1: gone or changed). Both path lists are sorted,
+	// so the mapping is increasing and remapped postings stay sorted.
+	mapping := make([]int32, oldN)
+	fresh := make([]bool, n)
+	for i := range fresh {
+		fresh[i] = true
 	}
+	kept, j := 0, 0
+	for i := range oldN {
+		p := paths.At(i)
+		if i > 0 && p <= paths.At(i-1) {
+			return nil, fmt.Errorf("%w: paths out of order", ErrSavedMismatch)
+		}
+		for j < n && ix.paths[j] < p {
+			j++
+		}
+		mapping[i] = -1
+		if j < n && ix.paths[j] == p && (unchanged == nil || unchanged(p)) {
+			mapping[i] = int32(j)
+			fresh[j] = false
+			kept++
+		}
+	}
+	if kept == n && oldN == n {
+		// Nothing changed: the saved index as it is.
+		ix.docLen, ix.bytes, ix.offsets, ix.posts = oldLen, oldBytes, offsets, slices.Clip(posts)
+		if cap(posts) > len(posts)+len(posts)/8 {
+			ix.posts = slices.Clone(posts)
+		}
+		ix.termIDs = make(map[string]int32, nt)
+		for g := range nt {
+			t := terms.At(g)
+			if _, dup := ix.termIDs[t]; dup {
+				return nil, fmt.Errorf("%w: duplicate term", ErrSavedMismatch)
+			}
+			ix.termIDs[t] = int32(g)
+		}
+		ix.pathTrm, ix.defs, ix.defKeys = pathTrm, defs, defKeys
+		ix.setAvgLen()
+		ix.elapsed = time.Since(start)
+		return ix, nil
+	}
+	if unchanged == nil {
+		return nil, fmt.Errorf("%w: other files", ErrSavedMismatch)
+	}
+	if n-kept > n/4+16 {
+		return nil, fmt.Errorf("%w: %d of %d files changed", ErrSavedMismatch, n-kept, n)
+	}
+
+	// Tokenize the new and changed files (ids increasing: one shard keeps
+	// each term's postings sorted).
+	ix.docLen = make([]uint32, n)
+	for i, m := range mapping {
+		if m >= 0 {
+			ix.docLen[m] = oldLen[i]
+			ix.bytes += ix.files[m].Size
+		}
+	}
+	sh := &shard{dict: map[string]int32{}}
+	var buf, text []byte
+	root := snap.Root()
+	for id, isFresh := range fresh {
+		if !isFresh {
+			continue
+		}
+		var err error
+		text, err = readInto(text[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])))
+		if err != nil {
+			continue
+		}
+		sh.bytes += int64(len(text))
+		buf = sh.add(uint32(id), text, buf)
+		ix.docLen[id] = sh.last
+	}
+	ix.bytes += sh.bytes
+
+	// Merge: saved terms first (their postings remapped), then the
+	// shard's new terms; terms left without postings are dropped, as
+	// Build never has them.
+	ids := make(map[string]int32, nt+len(sh.terms))
+	names := make([]string, nt, nt+len(sh.terms))
+	for g := range nt {
+		t := terms.At(g)
+		if _, dup := ids[t]; dup {
+			return nil, fmt.Errorf("%w: duplicate term", ErrSavedMismatch)
+		}
+		ids[t] = int32(g)
+		names[g] = t
+	}
+	shardOf := make([]int32, nt, nt+len(sh.terms))
+	for g := range shardOf {
+		shardOf[g] = -1
+	}
+	for lid, t := range sh.terms {
+		g, ok := ids[t]
+		if !ok {
+			g = int32(len(names))
+			ids[t] = g
+			names = append(names, t)
+			shardOf = append(shardOf, -1)
+		}
+		shardOf[g] = int32(lid)
+	}
+	counts := make([]uint32, len(names))
+	var total uint32
+	for g := range names {
+		if g < nt {
+			for _, p := range posts[offsets[g]:offsets[g+1]] {
+				if mapping[p>>tfBits] >= 0 {
+					counts[g]++
+				}
+			}
+		}
+		if lid := shardOf[g]; lid >= 0 {
+			counts[g] += uint32(len(sh.posts[lid]))
+		}
+		total += counts[g]
+	}
+	ix.termIDs = make(map[string]int32, len(names))
+	ix.offsets = make([]uint32, 1, len(names)+1)
+	ix.posts = make([]uint32, 0, total)
+	for g, t := range names {
+		if counts[g] == 0 {
+			continue
+		}
+		ix.termIDs[t] = int32(len(ix.offsets) - 1)
+		var old []uint32
+		if g < nt {
+			old = posts[offsets[g]:offsets[g+1]]
+		}
+		var add []uint32
+		if lid := shardOf[g]; lid >= 0 {
+			add = sh.posts[lid]
+		}
+		for len(old) > 0 || len(add) > 0 {
+			if len(old) > 0 {
+				m := mapping[old[0]>>tfBits]
+				if m < 0 {
+					old = old[1:]
+					continue
+				}
+				p := uint32(m)<<tfBits | old[0]&maxTF
+				if len(add) == 0 || p < add[0] {
+					ix.posts = append(ix.posts, p)
+					old = old[1:]
+					continue
+				}
+			}
+			ix.posts = append(ix.posts, add[0])
+			add = add[1:]
+		}
+		ix.offsets = append(ix.offsets, uint32(len(ix.posts)))
+	}
+	ix.offsets = slices.Clip(ix.offsets)
 	ix.finish()
 	ix.elapsed = time.Since(start)
 	return ix, nil

@@ -26,7 +26,7 @@ func TestLoadSavedMutations(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			b = b[:rng.IntN(len(b))]
 		}
-		got, err := LoadSaved(b, ws.Snapshot(), &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }})
+		got, err := LoadSaved(b, ws.Snapshot(), &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }}, nil)
 		if err == nil {
 			ok++
 		}

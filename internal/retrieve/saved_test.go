@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestSavedRoundTrip(t *testing.T) {
 	ws, ix := fixture(t)
 	data := ix.AppendSaved(nil)
 	skipEnv := &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }}
-	got, err := LoadSaved(data, ws.Snapshot(), skipEnv)
+	got, err := LoadSaved(data, ws.Snapshot(), skipEnv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,11 @@ func TestSavedRoundTrip(t *testing.T) {
 		}
 	}
 	// Other options are another file set.
-	if _, err := LoadSaved(data, ws.Snapshot(), &BuildOptions{Skip: func(string) bool { return true }}); !errors.Is(err, ErrSavedMismatch) {
+	if _, err := LoadSaved(data, ws.Snapshot(), &BuildOptions{Skip: func(string) bool { return true }}, nil); !errors.Is(err, ErrSavedMismatch) {
 		t.Errorf("other file set: %v", err)
 	}
 	for _, n := range []int{0, 1, len(data) / 2, len(data) - 1} {
-		if _, err := LoadSaved(data[:n], ws.Snapshot(), skipEnv); err == nil {
+		if _, err := LoadSaved(data[:n], ws.Snapshot(), skipEnv, nil); err == nil {
 			t.Errorf("cut at %d of %d bytes: loaded", n, len(data))
 		}
 	}
@@ -61,7 +62,7 @@ func FuzzLoadSaved(f *testing.F) {
 	f.Add(ix.AppendSaved(nil))
 	snap := ws.Snapshot()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, err := LoadSaved(data, snap, nil); err == nil {
+		if got, err := LoadSaved(data, snap, nil, nil); err == nil {
 			Search(context.Background(), got, Query{Text: "retry config"})
 		}
 	})
@@ -83,4 +84,77 @@ func fixtureF(f *testing.F) (*workspace.Workspace, *Index) {
 		f.Fatal(err)
 	}
 	return ws, ix
+}
+
+// TestSavedWithChanges: loading saved bytes for a snapshot where files
+// changed, were added and deleted (unchanged tells which) gives the index
+// Build makes of that snapshot: same terms with the same postings, same
+// names, same answers.
+func TestSavedWithChanges(t *testing.T) {
+	ws, ix := fixture(t)
+	old := ws.Snapshot()
+	data := ix.AppendSaved(nil)
+	root := old.Root()
+	files := old.Files()
+	var changed []string
+	for i, rel := range files {
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		switch i % 7 {
+		case 1:
+			os.WriteFile(abs, []byte("// rewritten: zebracorn retry config\nfunc Zebracorn() {}\n"), 0o644)
+		case 3:
+			os.Remove(abs)
+		default:
+			continue
+		}
+		changed = append(changed, rel)
+	}
+	os.WriteFile(filepath.Join(root, "zz_new.go"), []byte("package zz\n\nfunc NewlyAdded() { retry() }\n"), 0o644)
+	changed = append(changed, "zz_new.go")
+	if _, err := ws.FilesChanged(context.Background(), changed); err != nil {
+		t.Fatal(err)
+	}
+	snap := ws.Snapshot()
+	skipEnv := &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }}
+	want, err := Build(context.Background(), snap, skipEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadSaved(data, snap, skipEnv, func(rel string) bool {
+		a, _ := old.File(rel)
+		b, _ := snap.File(rel)
+		return a != nil && a == b
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.termIDs) != len(want.termIDs) {
+		t.Errorf("%d terms, Build has %d", len(got.termIDs), len(want.termIDs))
+	}
+	for term := range want.termIDs {
+		if !slices.Equal(got.postings(term), want.postings(term)) {
+			t.Errorf("postings of %q: %v, Build %v", term, got.postings(term), want.postings(term))
+		}
+	}
+	for name, pair := range map[string][2]any{
+		"paths": {want.paths, got.paths}, "docLen": {want.docLen, got.docLen}, "avgLen": {want.avgLen, got.avgLen},
+		"pathTrm": {want.pathTrm, got.pathTrm}, "defs": {want.defs, got.defs}, "defKeys": {want.defKeys, got.defKeys},
+		"bytes": {want.bytes, got.bytes},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("%s differs from Build", name)
+		}
+	}
+	if got.postings("zebracorn") == nil || got.postings("newly") == nil {
+		t.Error("new content not indexed")
+	}
+	for _, q := range []string{"retry backoff", "load config", "zebracorn", "newly added"} {
+		a, _ := Search(context.Background(), want, Query{Text: q})
+		b, _ := Search(context.Background(), got, Query{Text: q})
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("%q answers differently", q)
+		}
+	}
 }
