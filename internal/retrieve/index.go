@@ -173,25 +173,35 @@ func (ix *Index) setAvgLen() {
 
 // names fills the path terms and the symbol-definition terms.
 func (ix *Index) names() {
-	for id, p := range ix.paths {
-		fid := uint32(id)
-		for _, t := range SplitIdentifier(p) {
-			if len(t) >= 2 {
-				addID(ix.pathTrm, stem(t), fid)
-			}
-		}
-		for _, s := range symbolsOf(ix.files[id]) {
-			parts := SplitIdentifier(s.Name)
-			for _, t := range parts {
-				if len(t) >= 2 {
-					addID(ix.defs, stem(t), fid)
-				}
-			}
-			if len(parts) > 1 {
-				addID(ix.defs, stem(joined(parts)), fid)
-			}
+	for id := range ix.paths {
+		ix.addNames(id)
+	}
+	ix.sizeNames()
+}
+
+// addNames adds the path and symbol-definition terms of file id.
+func (ix *Index) addNames(id int) {
+	fid := uint32(id)
+	for _, t := range SplitIdentifier(ix.paths[id]) {
+		if len(t) >= 2 {
+			addID(ix.pathTrm, stem(t), fid)
 		}
 	}
+	for _, s := range symbolsOf(ix.files[id]) {
+		parts := SplitIdentifier(s.Name)
+		for _, t := range parts {
+			if len(t) >= 2 {
+				addID(ix.defs, stem(t), fid)
+			}
+		}
+		if len(parts) > 1 {
+			addID(ix.defs, stem(joined(parts)), fid)
+		}
+	}
+}
+
+// sizeNames sizes the id lists exactly and sorts the definition keys.
+func (ix *Index) sizeNames() {
 	// Exactly sized id lists: append's spare capacity was ~40% of them.
 	for _, m := range []map[string][]uint32{ix.pathTrm, ix.defs} {
 		for t, ids := range m {

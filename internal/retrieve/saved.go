@@ -332,9 +332,42 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchan
 		ix.offsets = append(ix.offsets, uint32(len(ix.posts)))
 	}
 	ix.offsets = slices.Clip(ix.offsets)
-	ix.finish()
+	ix.setAvgLen()
+	// Names: the saved lists remapped, the fresh files' names added.
+	ix.pathTrm, ix.defs = remapIDs(pathTrm, mapping), remapIDs(defs, mapping)
+	for id, isFresh := range fresh {
+		if isFresh {
+			ix.addNames(id)
+		}
+	}
+	for _, m := range []map[string][]uint32{ix.pathTrm, ix.defs} {
+		for _, l := range m {
+			if !slices.IsSorted(l) { // a fresh id appended after higher ones
+				slices.Sort(l)
+			}
+		}
+	}
+	ix.sizeNames()
 	ix.elapsed = time.Since(start)
 	return ix, nil
+}
+
+// remapIDs returns m with every id mapped (ids mapped to -1 dropped, keys
+// left without ids dropped).
+func remapIDs(m map[string][]uint32, mapping []int32) map[string][]uint32 {
+	out := make(map[string][]uint32, len(m))
+	for k, ids := range m {
+		var l []uint32
+		for _, id := range ids {
+			if nid := mapping[id]; nid >= 0 {
+				l = append(l, uint32(nid))
+			}
+		}
+		if len(l) > 0 {
+			out[k] = l
+		}
+	}
+	return out
 }
 
 // Current returns the cached index, nil when none (waiting for a build
