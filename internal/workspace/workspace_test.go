@@ -442,7 +442,7 @@ func TestProjectDetection(t *testing.T) {
 		wantCmds  map[string]string
 	}{
 		{"go", map[string]string{"go.mod": "module github.com/acme/tool/v2\n", "main.go": "package main"},
-			"tool", []string{"go"}, map[string]string{"build": "go build ./...", "test": "go test ./...", "lint": "go vet ./..."}},
+			"tool", []string{"go"}, map[string]string{"build": "go build -o /dev/null ./...", "test": "go test ./...", "lint": "go vet ./..."}},
 		{"node-pnpm", map[string]string{"package.json": `{"name":"@acme/web","scripts":{"build":"vite build","test":"vitest","lint":"eslint .","dev":"vite"}}`, "pnpm-lock.yaml": "lockfileVersion: 9\n", "src/a.ts": "x"},
 			"@acme/web", []string{"node"}, map[string]string{"build": "pnpm run build", "test": "pnpm test", "lint": "pnpm run lint", "run": "pnpm run dev"}},
 		{"rust", map[string]string{"Cargo.toml": "[package]\nname = \"crab\"\nversion = \"0.1.0\"\n", "src/main.rs": "fn main(){}"},
@@ -468,7 +468,7 @@ func TestProjectDetection(t *testing.T) {
 		{"none", map[string]string{"README.md": "# hi\n", "notes.txt": ""},
 			"none", []string{}, map[string]string{}},
 		{"mixed", map[string]string{"go.mod": "module demo\n", "web/package.json": `{"name":"web","scripts":{"test":"jest"}}`, "tools/py/requirements.txt": "x", "Makefile": "test:\n\tgo test ./...\nrun:\n\tgo run .\n", "a/b/c/d/Cargo.toml": "[package]\nname=\"deep\"\n"},
-			"demo", []string{"make", "go", "node", "python"}, map[string]string{"build": "go build ./...", "test": "go test ./...", "lint": "go vet ./...", "run": "make run"}},
+			"demo", []string{"make", "go", "node", "python"}, map[string]string{"build": "go build -o /dev/null ./...", "test": "go test ./...", "lint": "go vet ./...", "run": "make run"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
