@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -312,17 +313,30 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 }
 
 // findTask resolves "newest" or an id (a unique prefix is enough) against
-// agent/tasks.
+// the tasks of this folder (agent/tasks, whose `root` names each task's
+// folder). A task of another folder is refused with the folder to resume it
+// in: continuing it here would give it a workspace it never saw.
 func findTask(s *session, id string) (string, error) {
-	tasks, err := listTasks(s)
+	all, err := listAllTasks(s)
 	if err != nil {
 		return "", errors.New(friendly(err))
 	}
+	tasks := s.ofThisFolder(all)
 	if len(tasks) == 0 {
-		return "", errors.New("there is no saved task to resume; start one with task-x run")
+		if len(all) > 0 && id == "newest" {
+			return "", fmt.Errorf("no saved task of %s (the newest is of %s: task-x resume --dir %s)", s.root, all[0].Root, all[0].Root)
+		}
+		if id == "newest" {
+			return "", errors.New("there is no saved task to resume; start one with task-x run")
+		}
 	}
 	if id == "newest" {
 		return tasks[0].TaskID, nil
+	}
+	for _, t := range all {
+		if (t.TaskID == id || strings.HasPrefix(t.TaskID, id)) && !s.isThisFolder(t) {
+			return "", fmt.Errorf("task %s ran in %s, not here; resume it there: task-x resume %s --dir %s", t.TaskID, t.Root, t.TaskID, t.Root)
+		}
 	}
 	var found []string
 	for _, t := range tasks {
@@ -346,10 +360,37 @@ type taskMeta struct {
 	ChatMode  string    `json:"chatMode"`
 	Model     string    `json:"model"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	Root      string    `json:"root"` // absent for tasks saved before it was kept
 }
 
-// listTasks is agent/tasks, newest first.
+// listTasks is agent/tasks of this folder, newest first.
 func listTasks(s *session) ([]taskMeta, error) {
+	all, err := listAllTasks(s)
+	return s.ofThisFolder(all), err
+}
+
+// isThisFolder: t ran in the session's folder (or predates `root`).
+func (s *session) isThisFolder(t taskMeta) bool {
+	if t.Root == "" || t.Root == s.root {
+		return true
+	}
+	a, err1 := filepath.EvalSymlinks(t.Root)
+	b, err2 := filepath.EvalSymlinks(s.root)
+	return err1 == nil && err2 == nil && a == b
+}
+
+func (s *session) ofThisFolder(all []taskMeta) []taskMeta {
+	var out []taskMeta
+	for _, t := range all {
+		if s.isThisFolder(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// listAllTasks is agent/tasks, every folder's, newest first.
+func listAllTasks(s *session) ([]taskMeta, error) {
 	var res struct {
 		Tasks []taskMeta `json:"tasks"`
 	}

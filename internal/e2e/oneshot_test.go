@@ -166,3 +166,48 @@ func TestOneShotInterrupt(t *testing.T) {
 		t.Errorf("stderr shows protocol internals:\n%s", errs)
 	}
 }
+
+// TestResumeIsPerFolder: `task-x resume` continues the newest task of the
+// current folder, not another folder's newer one, and a task id of another
+// folder is refused with the folder to resume it in (QA: resume in an empty
+// folder continued another repository's task there).
+func TestResumeIsPerFolder(t *testing.T) {
+	a, b, data := t.TempDir(), t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(a, "a.txt"), []byte("in a\n"), 0o644)
+	os.WriteFile(filepath.Join(b, "b.txt"), []byte("in b\n"), 0o644)
+	// Turn n answers with n assistant messages so far: a resumed task's
+	// second turn gets the second answer.
+	_, srv := newScriptedModel(t, "openai", []step{{text: "first answer"}, {text: "continued"}})
+	flags := []string{"--mode", "ask", "--provider", "openaiCompatible", "--base-url", srv.URL + "/v1", "--model", "fake", "--data-dir", data}
+	taskIn := func(dir string) string {
+		t.Helper()
+		out, errs, code := runOneShot(t, "", append([]string{"run", dir, "-p", "hello", "--output-format", "json"}, flags...)...)
+		var sum struct {
+			TaskID string `json:"taskId"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.TaskID == "" {
+			t.Fatalf("run in %s: code %d\n%s\n%s", dir, code, out, errs)
+		}
+		return sum.TaskID
+	}
+	idA := taskIn(a)
+	idB := taskIn(b) // the newest task overall
+
+	out, errs, code := runOneShot(t, "", append([]string{"resume", "--dir", a, "-p", "go on", "--output-format", "json"}, flags...)...)
+	var sum struct {
+		TaskID string `json:"taskId"`
+		Text   string `json:"text"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.TaskID != idA || sum.Text != "continued" {
+		t.Fatalf("resume in a: want %s continued, code %d\n%s\n%s", idA, code, out, errs)
+	}
+	_, errs, code = runOneShot(t, "", append([]string{"resume", idB, "--dir", a, "-p", "go on"}, flags...)...)
+	if code == 0 || !strings.Contains(errs, b) {
+		t.Fatalf("resume of b's task in a: code %d, stderr %s", code, errs)
+	}
+	empty := t.TempDir()
+	_, errs, code = runOneShot(t, "", append([]string{"resume", "--dir", empty, "-p", "go on"}, flags...)...)
+	if code == 0 || !strings.Contains(errs, "no saved task of") {
+		t.Fatalf("resume in a folder with no task: code %d, stderr %s", code, errs)
+	}
+}

@@ -97,7 +97,7 @@ func (m *Memory) List() ([]Info, error) {
 	out := make([]Info, 0, len(m.tasks))
 	for _, t := range m.tasks {
 		out = append(out, Info{TaskID: t.TaskID, Title: t.Title, Status: t.Status, ChatMode: t.ChatMode,
-			Model: t.Model, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt})
+			Model: t.Model, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Root: t.Root})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
 	return out, nil

@@ -44,17 +44,21 @@ type Owner struct {
 // Task is one saved task file. Summary is the agent/run summary as sent on
 // the wire; Messages is the conversation (provider.Message values).
 type Task struct {
-	TaskID    string          `json:"taskId"`
-	Title     string          `json:"title"`
-	Status    string          `json:"status"`
-	ChatMode  string          `json:"chatMode"`
-	Model     string          `json:"model"`
-	CreatedAt time.Time       `json:"createdAt"`
-	UpdatedAt time.Time       `json:"updatedAt"`
-	Error     string          `json:"error,omitempty"`
-	Owner     Owner           `json:"owner"`
-	Summary   json.RawMessage `json:"summary,omitempty"`
-	Messages  json.RawMessage `json:"messages,omitempty"`
+	TaskID    string    `json:"taskId"`
+	Title     string    `json:"title"`
+	Status    string    `json:"status"`
+	ChatMode  string    `json:"chatMode"`
+	Model     string    `json:"model"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Error     string    `json:"error,omitempty"`
+	Owner     Owner     `json:"owner"`
+	// Root is the workspace folder the task ran in (absent in task files
+	// written before it was kept): a client resuming "the newest task" picks
+	// the newest of its folder.
+	Root     string          `json:"root,omitempty"`
+	Summary  json.RawMessage `json:"summary,omitempty"`
+	Messages json.RawMessage `json:"messages,omitempty"`
 	// Events are the task's events worth keeping (every event but the
 	// deltas and the live-only ones), as sent, for agent/replay; absent in
 	// task files of the format before the log.
@@ -73,6 +77,8 @@ type Info struct {
 	Model     string    `json:"model"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Root: Task.Root (additive to addendum §11's fields).
+	Root string `json:"root,omitempty"`
 }
 
 // ErrNotFound is returned for a task id with no file.
@@ -179,7 +185,7 @@ func (s *Store) List() ([]Info, error) {
 	out := make([]Info, 0, len(tasks))
 	for _, t := range tasks {
 		out = append(out, Info{TaskID: t.TaskID, Title: t.Title, Status: t.Status, ChatMode: t.ChatMode,
-			Model: t.Model, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt})
+			Model: t.Model, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Root: t.Root})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
 	return out, nil

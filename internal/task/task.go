@@ -277,6 +277,9 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	}
 	record := &store.Task{TaskID: p.taskID, Title: Title(req.Prompt), Status: store.StatusRunning, ChatMode: mode,
 		Model: req.Model, Owner: store.Self()}
+	if proj != nil {
+		record.Root = proj.Root()
+	}
 	if p.saved != nil {
 		record.CreatedAt = p.saved.CreatedAt
 		record.Title = p.saved.Title

@@ -113,6 +113,9 @@ func TestRunnerRunsSteersRecordsResumes(t *testing.T) {
 	if strings.Contains(string(saved.Messages), "sk-secret-value-1") || strings.Contains(saved.Title, "sk-secret-value-1") {
 		t.Fatal("a key reached the saved task")
 	}
+	if list, _ := r.List(); saved.Root != proj.Root() || len(list) != 1 || list[0].Root != proj.Root() {
+		t.Fatalf("the task's folder: saved %q, listed %+v, want %q", saved.Root, list, proj.Root())
+	}
 
 	// Resume: the history comes from the store.
 	eng2 := &fakeEngine{ctl: &fakeControl{}, ready: make(chan *Job, 1), release: make(chan struct{})}
