@@ -651,6 +651,9 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 		r.sum.Operations = append(r.sum.Operations, res.Operation)
 	}
 	r.sum.Operations = append(r.sum.Operations, res.Operations...)
+	if plan, ok := res.Data.(tool.PlanUpdate); ok {
+		r.emit(Event{Type: EventPlan, Text: plan.Explanation, Items: plan.Plan})
+	}
 	var data any = res.Content
 	if res.Data != nil {
 		data = res.Data

@@ -133,9 +133,10 @@ type Event struct {
 	Name        string     // merged: the step's worktree name
 	Files       []string   // merged: the paths the merge changed; diff: the paths the diff covers (root-relative, "/")
 
-	Stream string     // toolOutput: stdout|stderr
-	Diff   string     // diff: the task's whole unified diff
-	Items  []PlanItem // plan: the whole plan, in order (sent as "steps")
+	Stream  string          // toolOutput: stdout|stderr
+	Diff    string          // diff: the task's whole unified diff
+	DiffCut bool            // diff: Diff was cut at editlog.TaskDiffLimit (sent as "truncated")
+	Items   []tool.PlanStep // plan: the whole plan, in order (sent as "steps")
 
 	Status       string            // done: completed|failed|cancelled
 	Error        *string           // toolFinished (failure message), done (null unless failed/cancelled), merged (null when ok)
@@ -149,12 +150,6 @@ type Event struct {
 	// planStarted, stepSkipped, merged, bestOfDone): a struct or map that
 	// marshals to a JSON object, whose members follow "type" in its order.
 	Fields any
-}
-
-// PlanItem is one step of an update_plan plan (the plan event).
-type PlanItem struct {
-	Step   string `json:"step"`
-	Status string `json:"status"` // pending|inProgress|completed
 }
 
 type kv struct {
@@ -246,11 +241,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		if files == nil {
 			files = []string{}
 		}
-		f = append(f, kv{"diff", e.Diff}, kv{"files", files})
+		f = append(f, kv{"diff", e.Diff}, kv{"files", files}, kv{"truncated", e.DiffCut})
 	case EventPlan:
 		items := e.Items
 		if items == nil {
-			items = []PlanItem{}
+			items = []tool.PlanStep{}
 		}
 		f = append(f, kv{"explanation", e.Text}, kv{"steps", items})
 	case EventApprovalWithdrawn:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/editlog"
 )
 
 // replayNote is one agent/event notification with its replay flag.
@@ -378,5 +380,142 @@ func TestToolOutputBeforeToolFinished(t *testing.T) {
 	}
 	if i, j := indexOf(types, "toolOutput"), indexOf(types, "toolFinished"); i < 0 || i > j || indexOf(types, "toolStarted") > i {
 		t.Fatalf("order %v", types)
+	}
+}
+
+// TestDiffEventsMatchEditsPending: a task that creates one file and edits
+// another gets diff events; the last, before done, is the whole diff of
+// edits/pending (original → current of each file, in its order), with
+// the same line counts.
+func TestDiffEventsMatchEditsPending(t *testing.T) {
+	repo := smallRepo(t, "unused")
+	_, srv := newScriptedModel(t, "openai", []step{
+		{text: "Creating notes.", calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "fresh.txt", "content": "one\ntwo\n"}}}},
+		{text: "Editing main.", calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "main.go", "oldText": "x()", "newText": "y()\n\tz()"}}}},
+		{text: "Done."},
+	})
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	p.onRequest = func(string, json.RawMessage) any { return map[string]any{"decision": "allow"} }
+	var types []string
+	var diffs []map[string]any
+	m := runDriven(t, p, map[string]any{"prompt": "edit", "provider": openaiProvider(srv.URL, "sk-diff-key")}, func(ev agentEvent) {
+		typ, _ := ev.Event["type"].(string)
+		types = append(types, typ)
+		if typ == "diff" {
+			diffs = append(diffs, ev.Event)
+		}
+	}, func(string, *message) {})
+	if m.Error != nil {
+		t.Fatalf("agent/run: %v", m.Error)
+	}
+	if len(diffs) == 0 || indexOf(types, "diff") < indexOf(types, "fileChanged") || types[len(types)-2] != "diff" || types[len(types)-1] != "done" {
+		t.Fatalf("diff events %d, order %v", len(diffs), types)
+	}
+	last := diffs[len(diffs)-1]
+	var pending struct {
+		Files []struct {
+			Path     string  `json:"path"`
+			Original *string `json:"original"`
+			Current  *string `json:"current"`
+			Added    int     `json:"added"`
+			Removed  int     `json:"removed"`
+		} `json:"files"`
+	}
+	json.Unmarshal(p.mustCall("edits/pending", nil), &pending)
+	var want strings.Builder
+	var paths []any
+	added, removed := 0, 0
+	for _, f := range pending.Files {
+		orig, cur := "", ""
+		if f.Original != nil {
+			orig = *f.Original
+		}
+		if f.Current != nil {
+			cur = *f.Current
+		}
+		text, _, _ := editlog.Diff(f.Path, orig, cur, f.Original != nil, f.Current != nil)
+		want.WriteString(text)
+		paths = append(paths, f.Path)
+		added += f.Added
+		removed += f.Removed
+	}
+	diff, _ := last["diff"].(string)
+	if len(pending.Files) != 2 || diff != want.String() || !reflect.DeepEqual(last["files"], paths) || last["truncated"] != false {
+		t.Fatalf("last diff event %v\nedits/pending gives %s (files %v)", last, want.String(), paths)
+	}
+	plus, minus := 0, 0
+	for _, line := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+		case strings.HasPrefix(line, "+"):
+			plus++
+		case strings.HasPrefix(line, "-"):
+			minus++
+		}
+	}
+	if plus != added || minus != removed || !strings.Contains(diff, "--- /dev/null\n+++ b/fresh.txt") || !strings.Contains(diff, "+\tz() }") {
+		t.Fatalf("diff counts +%d -%d, edits/pending +%d -%d:\n%s", plus, minus, added, removed, diff)
+	}
+}
+
+// TestUpdatePlanEvents: update_plan calls become plan events (the whole
+// list each time, before the call's toolFinished); an invalid plan is a
+// tool error and no event; the plan events are replayed.
+func TestUpdatePlanEvents(t *testing.T) {
+	repo := smallRepo(t, "unused")
+	plan1 := []any{map[string]any{"step": "Read main.go", "status": "inProgress"}, map[string]any{"step": "Explain it", "status": "pending"}}
+	plan2 := []any{map[string]any{"step": "Read main.go", "status": "completed"}, map[string]any{"step": "Explain it", "status": "inProgress"}}
+	bad := []any{map[string]any{"step": "a", "status": "inProgress"}, map[string]any{"step": "b", "status": "inProgress"}}
+	_, srv := newScriptedModel(t, "openai", []step{
+		{text: "Planning.", calls: []scriptedCall{{name: "update_plan", input: map[string]any{"plan": plan1}}}},
+		{text: "Bad plan.", calls: []scriptedCall{{name: "update_plan", input: map[string]any{"plan": bad}}}},
+		{text: "Progress.", calls: []scriptedCall{{name: "update_plan", input: map[string]any{"explanation": "read it", "plan": plan2}}}},
+		{text: "It calls x()."},
+	})
+	p := start(t)
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	var types []string
+	var plans []map[string]any
+	var finished []map[string]any
+	var taskID string
+	m := runDriven(t, p, map[string]any{"prompt": "explain main.go", "provider": openaiProvider(srv.URL, "sk-plan-key"), "chatMode": "ask"}, func(ev agentEvent) {
+		taskID = ev.TaskID
+		typ, _ := ev.Event["type"].(string)
+		types = append(types, typ)
+		switch typ {
+		case "plan":
+			plans = append(plans, ev.Event)
+		case "toolFinished":
+			finished = append(finished, ev.Event)
+		}
+	}, func(string, *message) {})
+	if m.Error != nil {
+		t.Fatalf("agent/run: %v", m.Error)
+	}
+	if len(plans) != 2 || len(finished) != 3 {
+		t.Fatalf("plans %v, toolFinished %v", plans, finished)
+	}
+	if !reflect.DeepEqual(plans[0]["steps"], plan1) || plans[0]["explanation"] != "" ||
+		!reflect.DeepEqual(plans[1]["steps"], plan2) || plans[1]["explanation"] != "read it" || len(plans[0]) != 3 {
+		t.Fatalf("plan events %v", plans)
+	}
+	if finished[0]["ok"] != true || finished[1]["ok"] != false || !strings.Contains(fmt.Sprint(finished[1]["error"]), "at most one") || finished[2]["ok"] != true {
+		t.Fatalf("toolFinished %v", finished)
+	}
+	if i := indexOf(types, "plan"); i < indexOf(types, "toolStarted") || i > indexOf(types, "toolFinished") {
+		t.Fatalf("order %v", types)
+	}
+	got, _ := replay(t, p, taskID, nil)
+	n := 0
+	for _, ev := range got {
+		if eventType(ev) == "plan" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("replay has %d plan events", n)
 	}
 }

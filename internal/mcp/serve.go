@@ -67,7 +67,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "task-x", Version: o.Version}, nil)
 	if o.Registry != nil && !o.NoTools {
 		for _, spec := range o.Registry.Specs() {
-			if spec.Permission == tool.ClassInteractive || spec.Name == ApproveTool || len(spec.Name) >= len(ToolPrefix) && spec.Name[:len(ToolPrefix)] == ToolPrefix {
+			// update_plan feeds our loop's plan event; Claude Code keeps its own todo list.
+			if spec.Permission == tool.ClassInteractive || spec.Name == ApproveTool || spec.Name == "update_plan" ||
+				len(spec.Name) >= len(ToolPrefix) && spec.Name[:len(ToolPrefix)] == ToolPrefix {
 				continue
 			}
 			t, _ := o.Registry.Get(spec.Name)

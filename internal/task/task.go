@@ -269,10 +269,16 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	var rec *taskRecorder
 	proj := req.Project
 	h.stream.emit = emit
+	diffs := &diffDebounce{taskID: p.taskID, proj: proj, send: func(ev agent.Event) { h.stream.send(ev, rec) }}
+	defer diffs.done() // an engine that sent no done
 	out := func(ev agent.Event) {
+		if ev.Type == agent.EventDone {
+			diffs.done() // the last diff comes before done
+		}
 		h.stream.send(ev, rec)
 		if ev.Type == agent.EventFileChanged && ev.Path != "" {
 			proj.Changed(ctx, []string{ev.Path})
+			diffs.changed()
 		}
 	}
 	record := &store.Task{TaskID: p.taskID, Title: Title(req.Prompt), Status: store.StatusRunning, ChatMode: mode,

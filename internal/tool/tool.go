@@ -225,3 +225,17 @@ func (r *Registry) Specs() []Spec {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// PlanStep is one step of an update_plan plan: its text and status
+// (pending, inProgress or completed).
+type PlanStep struct {
+	Step   string `json:"step"`
+	Status string `json:"status"`
+}
+
+// PlanUpdate is update_plan's result Data: the whole plan as it stands
+// (the agent loop sends it as a `plan` event).
+type PlanUpdate struct {
+	Explanation string     `json:"explanation"`
+	Plan        []PlanStep `json:"plan"`
+}

@@ -67,6 +67,7 @@ func New(opts *Options) []tool.Tool {
 		&retrieveContext{},
 		&getDependencies{},
 		&askUser{log: o.Logger},
+		updatePlan{},
 	}
 }
 

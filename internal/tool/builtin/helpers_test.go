@@ -142,7 +142,7 @@ func TestSpecs(t *testing.T) {
 		"write_file": tool.ClassEdit, "replace_text": tool.ClassEdit, "run_command": tool.ClassCommand,
 		"apply_patch": tool.ClassEdit, "move_path": tool.ClassEdit, "delete_path": tool.ClassDestructive,
 		"find_symbols": tool.ClassRead, "retrieve_context": tool.ClassRead, "get_dependencies": tool.ClassRead,
-		"ask_user": tool.ClassInteractive,
+		"ask_user": tool.ClassInteractive, "update_plan": tool.ClassRead,
 	}
 	r := tool.NewRegistry()
 	Register(r, &Options{})
