@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -104,4 +105,47 @@ func TestValidationNotRun(t *testing.T) {
 			t.Errorf("summary %+v, %d requests", sum, len(h.prov.reqs))
 		}
 	})
+}
+
+// TestValidationLiveOutput: a check's output reaches the client as
+// toolOutput events (callId validation:<name>) between its
+// validationStarted and validationFinished.
+func TestValidationLiveOutput(t *testing.T) {
+	ts := tools()
+	ts["run_command"] = newTool("run_command", tool.ClassCommand, func(ctx context.Context, in json.RawMessage) (tool.Result, error) {
+		var a struct{ Command string }
+		_ = json.Unmarshal(in, &a)
+		out := tool.Output(ctx)
+		if out == nil {
+			return tool.Result{}, errors.New("no live output sink")
+		}
+		out("stdout", []byte("running "+a.Command+"\n"))
+		out("stderr", []byte("warn\n"))
+		return tool.Result{Content: "out", Data: map[string]any{"exitCode": 0, "output": "running " + a.Command + "\nwarn\n", "durationMs": 1}}, nil
+	})
+	h := newHarness(t, ts,
+		turn{calls: []provider.ToolCall{call("c1", "write_file", `{"path":"a.go","content":"x"}`)}},
+		turn{text: "done"},
+	)
+	h.appr.answers["c1"] = DecisionAllow
+	h.appr.answers["validation_1"] = DecisionAllow
+	h.appr.answers["validation_2"] = DecisionAllow
+	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Validation: twoChecks})
+	if !sum.ValidationRan {
+		t.Fatalf("summary %+v", sum)
+	}
+	var seq []string
+	for _, ev := range h.rec.events {
+		switch ev.Type {
+		case EventValidationStarted, EventValidationDone:
+			seq = append(seq, ev.Type+":"+ev.CheckName)
+		case EventToolOutput:
+			seq = append(seq, ev.CallID+":"+ev.Stream+":"+ev.Text)
+		}
+	}
+	want := "validationStarted:t|validation:t:stdout:running make t\n|validation:t:stderr:warn\n|validationFinished:t|" +
+		"validationStarted:ok|validation:ok:stdout:running make ok\n|validation:ok:stderr:warn\n|validationFinished:ok"
+	if got := strings.Join(seq, "|"); got != want {
+		t.Fatalf("events\n%s\nwant\n%s", got, want)
+	}
 }

@@ -124,14 +124,14 @@ func (s *Store) file(id, ext string) (string, error) {
 const lockWait = 500 * time.Millisecond
 
 // lockTask takes the task's writer lock; ErrLocked when another holder
-// keeps it for lockWait. The lock file is checked to still be the one at
-// its path after locking (Delete removes it while it holds it).
-func (s *Store) lockTask(id string) (*os.File, error) {
+// keeps it for wait (0: no wait). The lock file is checked to still be the
+// one at its path after locking (Delete removes it while it holds it).
+func (s *Store) lockTask(id string, wait time.Duration) (*os.File, error) {
 	p, err := s.file(id, ".lock")
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(lockWait)
+	deadline := time.Now().Add(wait)
 	for {
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
@@ -304,7 +304,7 @@ func (s *Store) writeSnapshot(t *Task, gen int) error {
 // task, and appends the begin record (t as it starts: status, owner,
 // title; its messages and events come as records).
 func (s *Store) Begin(t *Task) (Log, error) {
-	lock, err := s.lockTask(t.TaskID)
+	lock, err := s.lockTask(t.TaskID, lockWait)
 	if err != nil {
 		return nil, err
 	}

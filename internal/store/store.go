@@ -120,7 +120,7 @@ func Open(dataDir string) (*Store, error) {
 // (and CreatedAt when zero); a log the task had is folded away. ErrLocked
 // while the task runs.
 func (s *Store) Save(t *Task) error {
-	lock, err := s.lockTask(t.TaskID)
+	lock, err := s.lockTask(t.TaskID, lockWait)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *Store) Load(id string) (*Task, error) {
 // Delete removes a task's snapshot and log; false when there was none, or
 // when the task is running (its lock is held).
 func (s *Store) Delete(id string) (bool, error) {
-	lock, err := s.lockTask(id)
+	lock, err := s.lockTask(id, 0) // held: running somewhere
 	if errors.Is(err, ErrLocked) {
 		return false, nil
 	}
@@ -249,7 +249,7 @@ func (s *Store) FailOrphans(alive func(Owner) bool) ([]string, error) {
 // failOrphan marks one task failed under its lock (a held lock means it
 // runs somewhere: left alone), keeping every record of its log.
 func (s *Store) failOrphan(id string, alive func(Owner) bool) (bool, error) {
-	lock, err := s.lockTask(id)
+	lock, err := s.lockTask(id, 0) // held: running somewhere
 	if errors.Is(err, ErrLocked) {
 		return false, nil
 	}
