@@ -619,7 +619,11 @@ func (l *Log) pending() []*pendingFile {
 //
 // Errors: the root cannot be opened; an original content missing from the
 // checkpoint (or damaged).
-func (l *Log) Pending() ([]Pending, error) {
+func (l *Log) Pending() ([]Pending, error) { return l.pendingEntries(true) }
+
+// pendingEntries is Pending; counts false leaves Added and Removed 0 (they
+// take a diff of each whole file).
+func (l *Log) pendingEntries(counts bool) ([]Pending, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.refresh()
@@ -656,8 +660,10 @@ func (l *Log) Pending() ([]Pending, error) {
 			s := l.redact(string(disk))
 			e.Current = &s
 		}
-		d := diffOf(p.path, original, disk, p.first.BeforeHash != "", diskHash != "")
-		e.Added, e.Removed = d.added, d.removed
+		if counts {
+			d := diffOf(p.path, original, disk, p.first.BeforeHash != "", diskHash != "")
+			e.Added, e.Removed = d.added, d.removed
+		}
 		out = append(out, e)
 	}
 	boundPending(out)

@@ -1,8 +1,6 @@
 package editlog
 
 import (
-	"fmt"
-	"os"
 	"strings"
 )
 
@@ -11,61 +9,49 @@ import (
 const TaskDiffLimit = 4 << 20
 
 // TaskDiff is the whole unified diff of what task taskID changed and is not
-// settled yet, as edits/pending shows it: for every pending file that one
-// of the task's operations touched, in Pending's order, the diff from the
-// file's content before its first unsettled operation to the file on disk
-// now (keys redacted, as in Pending), and the paths. A file another task
-// changed too shows the net change of both. cut reports that the diff
-// was longer than TaskDiffLimit and was cut.
+// settled yet, exactly as edits/pending shows it: for every Pending file
+// that one of the task's operations touched, in Pending's order, the diff
+// (Diff) from its Original to its Current (keys redacted and contents
+// bounded as Pending bounds them), and the paths. A file another task
+// changed too shows the net change of both. cut reports that a content
+// was cut (Pending's Truncated) or the diff was longer than TaskDiffLimit.
 func (l *Log) TaskDiff(taskID string) (diff string, paths []string, cut bool, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.refresh()
 	mine := map[string]bool{}
-	for _, op := range l.ops {
-		if op.TaskID == taskID && op.Committed {
-			mine[op.ID] = true
-		}
+	for _, id := range l.TaskOperations(taskID) {
+		mine[id] = true
 	}
-	files := l.pending()
-	if len(mine) == 0 || len(files) == 0 {
-		return "", []string{}, false, nil
-	}
-	root, err := os.OpenRoot(l.root)
-	if err != nil {
-		return "", nil, false, fmt.Errorf("editlog: open root: %w", err)
-	}
-	defer root.Close()
-	var b strings.Builder
 	paths = []string{}
-	for _, p := range files {
+	if len(mine) == 0 {
+		return "", paths, false, nil
+	}
+	files, err := l.pendingEntries(false)
+	if err != nil {
+		return "", nil, false, err
+	}
+	var b strings.Builder
+	for _, f := range files {
 		touched := false
-		for _, id := range p.opIDs {
+		for _, id := range f.Operations {
 			touched = touched || mine[id]
 		}
 		if !touched {
 			continue
 		}
-		disk, ok, rerr := readDisk(root, p.path)
-		hasAfter := rerr == nil && ok
-		original, err := l.content(p.first.BeforeHash)
-		if err != nil {
-			return "", nil, false, fmt.Errorf("editlog: the original content of %s: %w", p.path, err)
-		}
 		var before, after string
-		if p.first.BeforeHash != "" {
-			before = l.redact(string(original))
+		if f.Original != nil {
+			before = *f.Original
 		}
-		if hasAfter {
-			after = l.redact(string(disk))
+		if f.Current != nil {
+			after = *f.Current
 		}
-		text, _, _ := Diff(p.path, before, after, p.first.BeforeHash != "", hasAfter)
+		text, _, _ := Diff(f.Path, before, after, f.Original != nil, f.Current != nil)
 		if text == "" {
 			continue
 		}
 		b.WriteString(text)
-		paths = append(paths, p.path)
+		paths = append(paths, f.Path)
+		cut = cut || f.Truncated
 	}
-	diff, cut = CutText(b.String(), TaskDiffLimit)
-	return diff, paths, cut, nil
+	diff, over := CutText(b.String(), TaskDiffLimit)
+	return diff, paths, cut || over, nil
 }

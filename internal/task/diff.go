@@ -13,9 +13,14 @@ import (
 // shows for the files it touched), debounced: diffQuiet after the last
 // fileChanged, at most diffMaxWait after the first one not yet in a diff,
 // and always once more before `done` when files changed since the last.
+// Reading large files makes a diff slow (and the edit log waits for it),
+// so while the task runs a diff comes at least diffCostFactor times its
+// last one's duration after it ended: diffs take at most about a tenth of
+// the task's time.
 const (
-	diffQuiet   = 300 * time.Millisecond
-	diffMaxWait = 2 * time.Second
+	diffQuiet      = 300 * time.Millisecond
+	diffMaxWait    = 2 * time.Second
+	diffCostFactor = 10
 )
 
 type diffDebounce struct {
@@ -23,10 +28,15 @@ type diffDebounce struct {
 	proj   *project.Project
 	send   func(agent.Event)
 
-	mu     sync.Mutex
-	timer  *time.Timer
-	first  time.Time // first change not in a diff yet (zero: none)
-	closed bool
+	// compute serialises the diffs (reading the files can take a while);
+	// mu guards the rest and is never held while a diff is computed, so a
+	// fileChanged never waits for one.
+	compute sync.Mutex
+	mu      sync.Mutex
+	timer   *time.Timer
+	first   time.Time // first change not in a diff yet (zero: none)
+	closed  bool
+	next    time.Time // no diff before this while running (diffCostFactor)
 }
 
 // changed notes a fileChanged event.
@@ -40,42 +50,44 @@ func (d *diffDebounce) changed() {
 	if d.first.IsZero() {
 		d.first = now
 	}
-	wait := min(diffQuiet, diffMaxWait-now.Sub(d.first))
+	wait := max(min(diffQuiet, diffMaxWait-now.Sub(d.first)), d.next.Sub(now))
 	if d.timer != nil {
 		d.timer.Stop()
 	}
-	d.timer = time.AfterFunc(max(wait, 0), d.fire)
+	d.timer = time.AfterFunc(max(wait, 0), func() { d.emit(false) })
 }
 
-func (d *diffDebounce) fire() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.closed {
-		d.emitLocked()
-	}
-}
+// done sends the diff of changes not in one yet (before `done`; a diff
+// being computed goes out first) and stops.
+func (d *diffDebounce) done() { d.emit(true) }
 
-// done sends the diff of changes not in one yet (before `done`) and stops.
-func (d *diffDebounce) done() {
+func (d *diffDebounce) emit(final bool) {
+	d.compute.Lock()
+	defer d.compute.Unlock()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.closed {
+		d.mu.Unlock()
 		return
 	}
-	d.emitLocked()
-	d.closed = true
-}
-
-func (d *diffDebounce) emitLocked() {
-	if d.timer != nil {
-		d.timer.Stop()
-		d.timer = nil
+	if final {
+		d.closed = true
+		if d.timer != nil {
+			d.timer.Stop()
+			d.timer = nil
+		}
 	}
-	if d.first.IsZero() {
-		return
-	}
+	pending := !d.first.IsZero()
 	d.first = time.Time{}
+	d.mu.Unlock()
+	if !pending {
+		return
+	}
+	start := time.Now()
 	text, files, cut, err := d.proj.Edits().TaskDiff(d.taskID)
+	end := time.Now()
+	d.mu.Lock()
+	d.next = end.Add(diffCostFactor * end.Sub(start))
+	d.mu.Unlock()
 	if err != nil {
 		return
 	}
