@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,7 +188,7 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	if f.noValidate {
 		r.validation = map[string]any{"enabled": false}
 	}
-	unasked := false
+	unasked := "" // the advice for the last approval no one could answer
 	ctx := context.Background()
 	s, code := openWorkspace(ctx, dir, openOpts{
 		init:  map[string]any{"sandbox": !f.noSandbox},
@@ -219,8 +220,12 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 					a = p.approve(params, ans)
 				}
 				if a.unasked {
-					unasked = true
-					p.say("%s\n", p.st.bad.Render("denied: no one to ask (stdin is not a terminal); use --accept-edits or run in a terminal"))
+					var req struct {
+						Permission string `json:"permission"`
+					}
+					json.Unmarshal(params, &req)
+					unasked = unaskedAdvice(req.Permission, f.noValidate)
+					p.say("%s\n", p.st.bad.Render("denied: no one to ask (stdin is not a terminal); "+unasked))
 				}
 				if a.message != "" {
 					var req struct {
@@ -305,11 +310,25 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 			fmt.Fprintln(os.Stderr, "task-x: the task failed:", *sum.Error)
 		}
 		return exitCode(exitFailed)
-	case unasked:
-		fmt.Fprintln(os.Stderr, "task-x: an approval was needed and could not be asked; pass --accept-edits or answer on a terminal")
+	case unasked != "":
+		fmt.Fprintln(os.Stderr, "task-x: an approval was needed and could not be asked; "+unasked)
 		return exitCode(exitUnasked)
 	}
 	return nil
+}
+
+// unaskedAdvice names the way to let a one-shot run do what it could not
+// ask about: --accept-edits covers file edits only; a command (the model's
+// or a project check) is answered by a y/a/n line on stdin.
+func unaskedAdvice(permission string, noValidate bool) string {
+	if permission == "edit" {
+		return "pass --accept-edits, answer on stdin (a y, a or n line per approval) or run in a terminal"
+	}
+	s := "--accept-edits does not cover " + cmp.Or(permission, "this") + " calls: answer on stdin (a y, a or n line per approval, e.g. yes a | task-x run -p ...) or run in a terminal"
+	if !noValidate {
+		s += "; --no-validate skips the project's checks"
+	}
+	return s
 }
 
 // findTask resolves "newest" or an id (a unique prefix is enough) against

@@ -104,11 +104,25 @@ func TestOneShotExitCodes(t *testing.T) {
 	})
 	_, errs, code = runOneShot(t, "", "run", "-p", "edit a.txt", dir, "--provider", "openaiCompatible", "--base-url", edits.URL+"/v1",
 		"--model", "fake", "--data-dir", t.TempDir(), "--no-sandbox")
-	if code != 3 || !strings.Contains(errs, "could not be asked") {
+	if code != 3 || !strings.Contains(errs, "could not be asked; pass --accept-edits") {
 		t.Errorf("unaskable approval: code %d, stderr %s", code, errs)
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "hello\n" {
 		t.Errorf("the edit ran without approval: %q", data)
+	}
+	// A command is not covered by --accept-edits: the advice says so (QA: it
+	// told a run that had passed --accept-edits to pass it).
+	_, cmds := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": "echo hi > made.txt"}}}},
+		{text: "Could not run it."},
+	})
+	_, errs, code = runOneShot(t, "", "run", "-p", "make a file", dir, "--provider", "openaiCompatible", "--base-url", cmds.URL+"/v1",
+		"--model", "fake", "--data-dir", t.TempDir(), "--no-sandbox", "--accept-edits")
+	if code != 3 || !strings.Contains(errs, "--accept-edits does not cover command calls: answer on stdin") {
+		t.Errorf("unaskable command approval: code %d, stderr %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made.txt")); err == nil {
+		t.Error("the command ran without approval")
 	}
 
 	_, errs, code = runOneShot(t, "", "run", "-p", "x", "--output-format", "yaml", "--data-dir", t.TempDir())
