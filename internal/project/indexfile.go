@@ -1,6 +1,7 @@
 package project
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -82,6 +83,11 @@ type savedIndex struct {
 
 // encodeIndex returns the file's bytes.
 func encodeIndex(ix *savedIndex, paths []string) []byte {
+	return bytes.Join(encodeParts(ix, paths), nil)
+}
+
+// encodeParts returns the file's bytes in parts to be written in order.
+func encodeParts(ix *savedIndex, paths []string) [][]byte {
 	var strs binx.StringIndex
 	body := make([]byte, 0, 1<<20)
 	ref := func(s string) { body = binx.AppendUint(body, strs.Add(s)) }
@@ -153,22 +159,29 @@ func encodeIndex(ix *savedIndex, paths []string) []byte {
 	}
 	body = binx.AppendBool(body, ix.retrieval != nil)
 	if ix.retrieval != nil {
-		body = binx.AppendBytes(body, ix.retrieval)
+		body = binx.AppendUint(body, uint64(len(ix.retrieval)))
 	}
 
-	payload := make([]byte, 0, len(body)+len(body)/2+1024)
-	payload = binx.AppendString(payload, ix.engine)
-	payload = binx.AppendString(payload, ix.root)
-	payload = binx.AppendInt(payload, ix.savedAt.UnixNano())
-	payload = binx.AppendStrings(payload, strs.List())
-	payload = append(payload, body...)
-
-	out := make([]byte, 0, headerLen+len(payload))
-	out = append(out, indexMagic...)
-	out = binary.LittleEndian.AppendUint32(out, indexFormat)
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
-	out = binary.LittleEndian.AppendUint32(out, crc32Checksum(payload))
-	return append(out, payload...)
+	// The payload is prefix, body and the retrieval bytes, written one
+	// after the other rather than copied into one buffer (a save of
+	// GOROOT/src would hold three copies of 25 MB).
+	prefix := binx.AppendString(nil, ix.engine)
+	prefix = binx.AppendString(prefix, ix.root)
+	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
+	prefix = binx.AppendStrings(prefix, strs.List())
+	parts := [][]byte{nil, prefix, body, ix.retrieval}
+	var n uint64
+	var crc uint32
+	for _, p := range parts[1:] {
+		n += uint64(len(p))
+		crc = crc32.Update(crc, crcTable, p)
+	}
+	header := make([]byte, 0, headerLen)
+	header = append(header, indexMagic...)
+	header = binary.LittleEndian.AppendUint32(header, indexFormat)
+	header = binary.LittleEndian.AppendUint64(header, n)
+	parts[0] = binary.LittleEndian.AppendUint32(header, crc)
+	return parts
 }
 
 // decodeIndex checks and decodes a saved index file for root and engine.

@@ -1,6 +1,8 @@
 package project
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -201,20 +203,24 @@ func (p *Project) SaveIndex() error {
 	if rix != nil {
 		ix.retrieval = rix.AppendSaved(nil)
 	}
-	data := encodeIndex(ix, paths)
-	if err := writeAtomic(s.path, data); err != nil {
+	parts := encodeParts(ix, paths)
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	if err := writeAtomic(s.path, parts); err != nil {
 		return err
 	}
 	s.lastSnap, s.lastRetrieval = snap, rix != nil
-	p.log.Debug("index saved", "files", len(paths), "bytes", len(data), "retrieval", rix != nil,
+	p.log.Debug("index saved", "files", len(paths), "bytes", size, "retrievalBytes", len(ix.retrieval),
 		"elapsedMs", time.Since(start).Milliseconds())
 	return nil
 }
 
-// writeAtomic writes data to path through a temp file in the same
-// folder: write, fsync, rename, fsync of the folder. On any failure the
-// temp file is removed and path is untouched.
-func writeAtomic(path string, data []byte) (err error) {
+// writeAtomic writes the parts, in order, to path through a temp file in
+// the same folder: write, fsync, rename, fsync of the folder. On any
+// failure the temp file is removed and path is untouched.
+func writeAtomic(path string, parts [][]byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -231,9 +237,17 @@ func writeAtomic(path string, data []byte) (err error) {
 		}
 	}()
 	if testHookWrite != nil {
-		err = testHookWrite(f, data)
+		err = testHookWrite(f, bytes.Join(parts, nil))
 	} else {
-		_, err = f.Write(data)
+		w := bufio.NewWriterSize(f, 1<<20)
+		for _, p := range parts {
+			if _, err = w.Write(p); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = w.Flush()
+		}
 	}
 	if err != nil {
 		return err
