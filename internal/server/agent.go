@@ -87,7 +87,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	}
 	pol, err := policy.Parse(p.Policy)
 	if err != nil {
-		return nil, invalidParams("policy: %v", err)
+		return nil, invalidParams("%v", err) // policy errors name the field
 	}
 	prov, err := s.parseProvider(p.Provider)
 	if err != nil {

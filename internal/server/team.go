@@ -126,7 +126,7 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 	}
 	pol, err := policy.Parse(p.Policy)
 	if err != nil {
-		return nil, invalidParams("policy: %v", err)
+		return nil, invalidParams("%v", err) // policy errors name the field
 	}
 	loop, err := s.parseLoopParams(params)
 	if err != nil {

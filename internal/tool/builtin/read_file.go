@@ -124,10 +124,12 @@ func (*readFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) 
 	var b strings.Builder
 	b.WriteString(enc.note(p.Rel))
 	last := start - 1
+	lineCut := false
 	for i := start; i <= end; i++ {
 		line := strings.TrimSuffix(lines[i-1], "\r")
 		if cut, ok := truncateRunes(line, readMaxLineBytes); ok {
 			line = fmt.Sprintf("%s [... line cut, %d more bytes]", cut, len(line)-len(cut))
+			lineCut = true
 		}
 		row := fmt.Sprintf("%6d\t%s\n", i, line)
 		if i-start >= readMaxLines || b.Len()+len(row) > readMaxBytes {
@@ -143,6 +145,9 @@ func (*readFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) 
 	} else if end < total && in.EndLine > 0 {
 		fmt.Fprintf(&b, "[%s has %s]\n", p.Rel, plural(total, "line"))
 	}
+	// A cut line is content left out too: truncated says so (the marker in
+	// the line says where).
+	d.Truncated = d.Truncated || lineCut
 	d.Content = b.String()
 	return tool.Result{Content: d.Content, Data: d}, nil
 }

@@ -83,6 +83,9 @@ func TestReadFileLimits(t *testing.T) {
 	if !strings.Contains(first, "line cut, 1000 more bytes") || !strings.HasPrefix(first, "     1\t"+strings.Repeat("é", 1000)+" ") {
 		t.Fatalf("long line: %q", first[:40])
 	}
+	if d := res.Data.(readFileData); !d.Truncated || strings.Contains(res.Content, "output cut at line") {
+		t.Fatalf("a cut line is truncated content (and no page is missing): %+v", d)
+	}
 }
 
 func TestReadFileSecrets(t *testing.T) {
