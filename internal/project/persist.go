@@ -17,9 +17,14 @@ import (
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
-// SaveDelay is how long after a change the index is saved (changes within
-// it share one save).
-const SaveDelay = 2 * time.Second
+// SaveDelay is how long after open the index is saved; UpdateSaveDelay
+// how long after a later change (changes within it share one save: an
+// agent editing files one after another writes the file at most once per
+// UpdateSaveDelay, not once per edit).
+const (
+	SaveDelay       = 2 * time.Second
+	UpdateSaveDelay = 10 * time.Second
+)
 
 // maxIndexFile bounds the saved index file read at open.
 const maxIndexFile = 2 << 30
@@ -29,7 +34,7 @@ const maxIndexFile = 2 << 30
 var testHookWrite func(f *os.File, data []byte) error
 
 // saver saves a project's index in the background: after open and after
-// updates, at most once per SaveDelay, and at Close.
+// updates (SaveDelay, UpdateSaveDelay), and at Close.
 type saver struct {
 	path, engine string
 
@@ -117,8 +122,12 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		"retrieval", restored, "elapsedMs", time.Since(start).Milliseconds())
 }
 
-// saveSoon schedules a save of the index (no-op without a dataDir).
-func (p *Project) saveSoon() {
+// saveSoon schedules a save of the index after an update (no-op without
+// a dataDir).
+func (p *Project) saveSoon() { p.saveAfter(UpdateSaveDelay) }
+
+// saveAfter schedules a save in d unless one is pending.
+func (p *Project) saveAfter(d time.Duration) {
 	s := p.saver
 	if s == nil {
 		return
@@ -130,9 +139,9 @@ func (p *Project) saveSoon() {
 	}
 	s.pending = true
 	if s.timer == nil {
-		s.timer = time.AfterFunc(SaveDelay, p.scheduledSave)
+		s.timer = time.AfterFunc(d, p.scheduledSave)
 	} else {
-		s.timer.Reset(SaveDelay)
+		s.timer.Reset(d)
 	}
 }
 

@@ -144,7 +144,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if saved != nil && sv != nil {
 		p.restore(saved, parsed.Load(), start)
 	}
-	p.saveSoon()
+	p.saveAfter(SaveDelay)
 	return p, nil
 }
 
