@@ -26,8 +26,9 @@ func runDriven(t *testing.T, p *proc, params map[string]any, onEvent func(agentE
 	return driveMethod(t, p, "agent/run", 90*time.Second, params, onEvent, onResponse)
 }
 
-// driveMethod is runDriven for any streaming method (claude/run), with a
-// bound on the whole run.
+// driveMethod is runDriven for any streaming method (claude/run,
+// agent/bestOf), with a bound on the whole run; onEvent and onResponse may be
+// nil.
 func driveMethod(t *testing.T, p *proc, method string, limit time.Duration, params map[string]any, onEvent func(agentEvent), onResponse func(id string, m *message)) *message {
 	t.Helper()
 	id := fmt.Sprint(p.request(method, params))
@@ -40,13 +41,25 @@ func driveMethod(t *testing.T, p *proc, method string, limit time.Duration, para
 		case m.Method == "agent/event":
 			var ev agentEvent
 			json.Unmarshal(m.Params, &ev)
-			onEvent(ev)
+			if onEvent != nil {
+				onEvent(ev)
+			}
 		case m.Method != "":
 		case string(m.ID) == id:
 			return m
-		default:
+		case onResponse != nil:
 			onResponse(string(m.ID), m)
 		}
+	}
+}
+
+// allowApprovals answers every agent/requestApproval with allow.
+func allowApprovals(p *proc) {
+	p.onRequest = func(method string, raw json.RawMessage) any {
+		if method == "agent/requestApproval" {
+			return map[string]any{"decision": "allow"}
+		}
+		return nil
 	}
 }
 

@@ -86,30 +86,8 @@ type bestOfCandidate struct {
 // agent/event notifications and answering approvals with allow.
 func bestOfRun(t *testing.T, p *proc, params map[string]any, onEvent func(agentEvent)) *message {
 	t.Helper()
-	p.onRequest = func(method string, raw json.RawMessage) any {
-		if method == "agent/requestApproval" {
-			return map[string]any{"decision": "allow"}
-		}
-		return nil
-	}
-	id := fmt.Sprint(p.request("agent/bestOf", params))
-	deadline := time.Now().Add(240 * time.Second)
-	for {
-		m := p.next(time.Until(deadline))
-		switch {
-		case m.Method != "" && len(m.ID) > 0:
-			p.answer(m)
-		case m.Method == "agent/event":
-			var ev agentEvent
-			json.Unmarshal(m.Params, &ev)
-			if onEvent != nil {
-				onEvent(ev)
-			}
-		case m.Method != "":
-		case string(m.ID) == id:
-			return m
-		}
-	}
+	allowApprovals(p)
+	return driveMethod(t, p, "agent/bestOf", 240*time.Second, params, onEvent, nil)
 }
 
 // TestBestOfThreeProvidersApplyOneDiscardOthers: three providers, one of

@@ -114,30 +114,8 @@ func openaiProv(url, model string) map[string]any {
 // go to onResponse), approvals are allowed.
 func teamRun(t *testing.T, p *proc, params map[string]any, onEvent func(agentEvent), onResponse func(id string, m *message)) *message {
 	t.Helper()
-	p.onRequest = func(method string, raw json.RawMessage) any {
-		if method == "agent/requestApproval" {
-			return map[string]any{"decision": "allow"}
-		}
-		return nil
-	}
-	id := fmt.Sprint(p.request("agent/run", params))
-	deadline := time.Now().Add(300 * time.Second)
-	for {
-		m := p.next(time.Until(deadline))
-		switch {
-		case m.Method != "" && len(m.ID) > 0:
-			p.answer(m)
-		case m.Method == "agent/event":
-			var ev agentEvent
-			json.Unmarshal(m.Params, &ev)
-			onEvent(ev)
-		case m.Method != "":
-		case string(m.ID) == id:
-			return m
-		case onResponse != nil:
-			onResponse(string(m.ID), m)
-		}
-	}
+	allowApprovals(p)
+	return driveMethod(t, p, "agent/run", 300*time.Second, params, onEvent, onResponse)
 }
 
 type teamSummary struct {
