@@ -60,6 +60,12 @@ type realCase struct {
 
 func checkTop3(t *testing.T, ix *Index, cases []realCase) {
 	t.Helper()
+	checkTopN(t, ix, 3, cases)
+}
+
+// checkTopN: every wanted path is among the first n distinct paths.
+func checkTopN(t *testing.T, ix *Index, n int, cases []realCase) {
+	t.Helper()
 	for _, c := range cases {
 		res, err := Search(context.Background(), ix, Query{Text: c.query, FocusPaths: c.focus})
 		if err != nil {
@@ -74,8 +80,8 @@ func checkTop3(t *testing.T, ix *Index, cases []realCase) {
 		top := paths[:min(len(paths), 6)]
 		t.Logf("%q terms %v: %v", c.query, res.Terms, top)
 		for _, w := range c.want {
-			if r := slices.Index(paths, w) + 1; r == 0 || r > 3 {
-				t.Errorf("%q: %s ranks %d (0 = absent), want top 3; top: %v", c.query, w, r, top)
+			if r := slices.Index(paths, w) + 1; r == 0 || r > n {
+				t.Errorf("%q: %s ranks %d (0 = absent), want top %d; top: %v", c.query, w, r, n, top)
 			}
 		}
 	}
@@ -86,8 +92,7 @@ func checkTop3(t *testing.T, ix *Index, cases []realCase) {
 func TestRankingGoSource(t *testing.T) {
 	ix := realTreeIndex(t, goSrc(t))
 	checkTop3(t, ix, []realCase{
-		{query: "how does the garbage collector mark roots", want: []string{"runtime/mgcmark.go"}},
-		{query: "where are TLS certificates verified", want: []string{"crypto/tls/handshake_client.go", "crypto/x509/verify.go"}},
+		{query: "where are TLS certificates verified", want: []string{"crypto/tls/handshake_client.go"}},
 		{query: "where is the HTTP/2 frame parsed", want: []string{"net/http/h2_bundle.go"}},
 		// A focus folder lifts its matching files: transport.go (gzip
 		// responses) is not in the top 6 without it.
@@ -96,6 +101,16 @@ func TestRankingGoSource(t *testing.T) {
 		{query: "how does the scheduler steal work", want: []string{"runtime/proc.go"}},
 		{query: "gzip writer", want: []string{"compress/gzip/gzip.go"}},
 		{query: "parse a URL query string", want: []string{"net/url/url.go"}},
+	})
+	// A measured trade, not a goal: the passage score and the half weight
+	// of definitions (issue 15's tuning on commit messages: hit@1 0.425 ->
+	// 0.496, hit@3 0.690 -> 0.752 on 113 rows, confirmed held out) moved
+	// these two from the top 3 to ranks 7-8. Turning both off brings them
+	// back and costs the set hit@1 0.506 -> 0.458, hit@3 0.744 -> 0.685
+	// (docs/index.md). They must not fall further.
+	checkTopN(t, ix, 8, []realCase{
+		{query: "how does the garbage collector mark roots", want: []string{"runtime/mgcmark.go"}},
+		{query: "where are TLS certificates verified", want: []string{"crypto/x509/verify.go"}},
 	})
 }
 
