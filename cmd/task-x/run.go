@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -166,11 +167,20 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	if f.mode != "" {
 		d.Mode = f.mode
 	}
-	if d.Provider == "" || d.Model == "" {
+	switch {
+	case d.Provider == "" && d.Model == "":
 		return usageError(c, "no provider yet: pass --provider KIND --model MODEL once (they are remembered)")
-	}
-	if d.Provider == "openaiCompatible" && d.BaseURL == "" {
+	case d.Provider == "":
+		return usageError(c, "no provider yet: pass --provider KIND (anthropic, openai, openaiCompatible or ollama; remembered)")
+	case d.Model == "":
+		return usageError(c, "no model yet: pass --model MODEL for %s (remembered)", d.Provider)
+	case !slices.Contains(providerKinds, d.Provider):
+		return usageError(c, "--provider %q is not a provider kind: use anthropic, openai, openaiCompatible or ollama", d.Provider)
+	case d.Provider == "openaiCompatible" && d.BaseURL == "":
 		return usageError(c, "openaiCompatible needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
+	case (d.Provider == "anthropic" || d.Provider == "openai") && apiKey(d.Provider) == "":
+		fmt.Fprintf(os.Stderr, "task-x: no API key for %s: set %s (export %s=...)\n", d.Provider, keyVar(d.Provider), keyVar(d.Provider))
+		return exitCode(exitFailed)
 	}
 	saveDefaults(dataDir, d)
 

@@ -66,6 +66,9 @@ func saveDefaults(dataDir string, d defaults) {
 	os.WriteFile(filepath.Join(dataDir, "config.json"), b, 0o600)
 }
 
+// providerKinds are ProviderConfig kinds (protocol.md).
+var providerKinds = []string{"anthropic", "openai", "openaiCompatible", "ollama"}
+
 // apiKey reads the provider's usual environment variable.
 func apiKey(kind string) string {
 	switch kind {
@@ -84,6 +87,7 @@ func apiKey(kind string) string {
 	return ""
 }
 
+// keyVar names the variable apiKey reads first for kind.
 func keyVar(kind string) string {
 	switch kind {
 	case "anthropic":

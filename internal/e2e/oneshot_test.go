@@ -125,6 +125,23 @@ func TestOneShotExitCodes(t *testing.T) {
 		t.Error("the command ran without approval")
 	}
 
+	// Provider mistakes are usage errors naming the fix; a missing key
+	// names its variable before anything starts (QA D5).
+	_, errs, code = runOneShot(t, "", "run", "-p", "hi", dir, "--provider", "bogus", "--model", "x", "--data-dir", t.TempDir())
+	if code != 2 || !strings.Contains(errs, "use anthropic, openai, openaiCompatible or ollama") {
+		t.Errorf("unknown provider kind: code %d, stderr %s", code, errs)
+	}
+	_, errs, code = runOneShot(t, "", "run", "-p", "hi", dir, "--provider", "openai", "--data-dir", t.TempDir())
+	if code != 2 || !strings.Contains(errs, "no model yet: pass --model MODEL for openai") {
+		t.Errorf("no model: code %d, stderr %s", code, errs)
+	}
+	if os.Getenv("OPENAI_API_KEY") == "" {
+		_, errs, code = runOneShot(t, "", "run", "-p", "hi", dir, "--provider", "openai", "--model", "gpt-5", "--data-dir", t.TempDir())
+		if code != 1 || !strings.Contains(errs, "no API key for openai: set OPENAI_API_KEY") {
+			t.Errorf("no key: code %d, stderr %s", code, errs)
+		}
+	}
+
 	_, errs, code = runOneShot(t, "", "run", "-p", "x", "--output-format", "yaml", "--data-dir", t.TempDir())
 	if code != 2 || !strings.Contains(errs, "--output-format must be") {
 		t.Errorf("bad format: code %d, stderr %s", code, errs)
