@@ -184,7 +184,12 @@ func TestCrashDuringRevert(t *testing.T) {
 		runs = 8
 	}
 	rng := rand.New(rand.NewPCG(3, uint64(time.Now().UnixNano())))
-	maxDelay := 200 * time.Millisecond
+	// The kill delay is searched by bisection between a delay that came too
+	// early (nothing reverted) and one that came too late (all reverted), so
+	// it closes in on the revert however fast the machine is; a bound of
+	// ×3/2 and ×2/3 steps overshot a quiet machine's few-millisecond revert
+	// every time.
+	lo, hi := time.Duration(0), 200*time.Millisecond
 	partial := 0
 	for run := range runs {
 		root, dataDir := t.TempDir(), t.TempDir()
@@ -203,7 +208,8 @@ func TestCrashDuringRevert(t *testing.T) {
 			p.mustCall("tools/call", map[string]any{"name": "write_file", "input": map[string]any{"path": name, "content": content}})
 		}
 		p.request("edits/revert", nil)
-		time.Sleep(time.Duration(rng.Int64N(int64(maxDelay))))
+		delay := lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+		time.Sleep(delay)
 		p.cmd.Process.Kill()
 		p.wait(10 * time.Second)
 
@@ -218,10 +224,13 @@ func TestCrashDuringRevert(t *testing.T) {
 			}
 		}
 		switch {
-		case reverted == files:
-			maxDelay = maxDelay * 2 / 3 // the kill came too late
-		case reverted == 0:
-			maxDelay = maxDelay * 3 / 2 // too early
+		case reverted == files: // the kill came too late
+			hi = delay
+		case reverted == 0: // too early
+			lo = delay
+			if hi-lo < time.Millisecond {
+				hi = lo + 200*time.Millisecond // the revert takes longer than thought
+			}
 		default:
 			partial++
 		}
@@ -267,7 +276,7 @@ func TestCrashDuringRevert(t *testing.T) {
 		p2.cmd.Process.Kill()
 		p2.wait(10 * time.Second)
 	}
-	t.Logf("%d runs: %d killed mid-revert (last delay bound %v)", runs, partial, maxDelay)
+	t.Logf("%d runs: %d killed mid-revert (delay window %v..%v)", runs, partial, lo, hi)
 	if partial == 0 {
 		t.Fatal("no kill landed in the middle of a revert: the test exercised nothing")
 	}
