@@ -162,8 +162,27 @@ type candidate struct {
 	tail    bool    // past the scored candidates (content score only)
 }
 
+// MaxQueryBytes bounds the query text Search reads: a longer query (a log
+// or a file pasted into a prompt) is read up to this many bytes, cut at a
+// character boundary. Terms past it would not change a ranking that
+// 64 KiB of text has not settled, and every term costs a posting walk (a
+// 20 MB query took 19 s).
+const MaxQueryBytes = 64 << 10
+
+func capQuery(s string) string {
+	if len(s) <= MaxQueryBytes {
+		return s
+	}
+	cut := MaxQueryBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
 // Search ranks the index's files for q and cuts snippets within the token
-// budget. Errors: ErrEmptyQuery, ErrBudget, ctx's error.
+// budget, reading at most MaxQueryBytes of the query. Errors:
+// ErrEmptyQuery, ErrBudget, ctx's error.
 func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return Result{}, ErrEmptyQuery
@@ -179,6 +198,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	if maxSnip <= 0 {
 		maxSnip = DefaultMaxSnippets
 	}
+	q.Text = capQuery(q.Text)
 	text := q.Text
 	terms := Terms(text)
 	res := Result{Terms: terms, Snippets: []Snippet{}, BudgetTokens: budget}
