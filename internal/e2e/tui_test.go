@@ -96,13 +96,30 @@ func (pt *ptyTerm) expect(want string) {
 	}
 }
 
-// shownSince reports whether want was drawn after the plain-text offset
-// mark (from pt.mark), whatever the order of the frames since.
+// shownSince reports whether want is drawn after the plain-text offset
+// mark (from pt.mark), whatever the order of the frames since: it waits for
+// it (a frame may come after the one the last expect matched), up to the
+// bound expect has.
 func (pt *ptyTerm) shownSince(mark int, want string) bool {
+	timer := time.AfterFunc(60*time.Second, func() {
+		pt.mu.Lock()
+		pt.done = true
+		pt.cond.Broadcast()
+		pt.mu.Unlock()
+	})
+	defer timer.Stop()
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	s := pt.plain()
-	return strings.Contains(s[min(mark, len(s)):], want)
+	for {
+		s := pt.plain()
+		if strings.Contains(s[min(mark, len(s)):], want) {
+			return true
+		}
+		if pt.done {
+			return false
+		}
+		pt.cond.Wait()
+	}
 }
 
 // mark is the plain-text offset of the last match.
