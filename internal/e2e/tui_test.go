@@ -73,34 +73,31 @@ func (pt *ptyTerm) plain() string { return ansiRE.ReplaceAllString(pt.raw.String
 // expect waits until want appears in the screen text after the last match.
 func (pt *ptyTerm) expect(want string) {
 	pt.t.Helper()
-	timer := time.AfterFunc(60*time.Second, func() {
-		pt.mu.Lock()
-		pt.done = true
-		pt.cond.Broadcast()
-		pt.mu.Unlock()
-	})
-	defer timer.Stop()
+	pt.mu.Lock()
+	from := pt.seen
+	pt.mu.Unlock()
+	end, ok := pt.wait(from, want)
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	for {
+	if !ok {
 		s := pt.plain()
-		if i := strings.Index(s[min(pt.seen, len(s)):], want); i >= 0 {
-			pt.seen += i + len(want)
-			return
-		}
-		if pt.done {
-			rest := s[min(pt.seen, len(s)):]
-			pt.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, rest[max(0, len(rest)-1500):])
-		}
-		pt.cond.Wait()
+		rest := s[min(from, len(s)):]
+		pt.t.Fatalf("the terminal never showed %q; it shows:\n%s", want, rest[max(0, len(rest)-1500):])
 	}
+	pt.seen = end
 }
 
 // shownSince reports whether want is drawn after the plain-text offset
 // mark (from pt.mark), whatever the order of the frames since: it waits for
-// it (a frame may come after the one the last expect matched), up to the
-// bound expect has.
+// it (a frame may come after the one the last expect matched).
 func (pt *ptyTerm) shownSince(mark int, want string) bool {
+	_, ok := pt.wait(mark, want)
+	return ok
+}
+
+// wait waits, up to 60 s or the end of the output, until want appears in
+// the screen text after offset from, and returns the offset just past it.
+func (pt *ptyTerm) wait(from int, want string) (int, bool) {
 	timer := time.AfterFunc(60*time.Second, func() {
 		pt.mu.Lock()
 		pt.done = true
@@ -112,11 +109,11 @@ func (pt *ptyTerm) shownSince(mark int, want string) bool {
 	defer pt.mu.Unlock()
 	for {
 		s := pt.plain()
-		if strings.Contains(s[min(mark, len(s)):], want) {
-			return true
+		if i := strings.Index(s[min(from, len(s)):], want); i >= 0 {
+			return min(from, len(s)) + i + len(want), true
 		}
 		if pt.done {
-			return false
+			return 0, false
 		}
 		pt.cond.Wait()
 	}
