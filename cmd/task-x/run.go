@@ -351,22 +351,17 @@ func findTask(s *session, id string) (string, error) {
 		return "", errors.New(friendly(err))
 	}
 	tasks := s.ofThisFolder(all)
-	if len(tasks) == 0 {
-		if len(all) > 0 && id == "newest" {
+	if id == "newest" {
+		switch {
+		case len(tasks) > 0:
+			return tasks[0].TaskID, nil
+		case len(all) > 0:
 			return "", fmt.Errorf("no saved task of %s (the newest is of %s: task-x resume --dir %s)", s.root, all[0].Root, all[0].Root)
 		}
-		if id == "newest" {
-			return "", errors.New("there is no saved task to resume; start one with task-x run")
-		}
+		return "", errors.New("there is no saved task to resume; start one with task-x run")
 	}
-	if id == "newest" {
-		return tasks[0].TaskID, nil
-	}
-	for _, t := range all {
-		if (t.TaskID == id || strings.HasPrefix(t.TaskID, id)) && !s.isThisFolder(t) {
-			return "", fmt.Errorf("task %s ran in %s, not here; resume it there: task-x resume %s --dir %s", t.TaskID, t.Root, t.TaskID, t.Root)
-		}
-	}
+	// This folder's tasks first: a prefix another folder's task shares
+	// does not hide one of here.
 	var found []string
 	for _, t := range tasks {
 		if t.TaskID == id {
@@ -378,6 +373,13 @@ func findTask(s *session, id string) (string, error) {
 	}
 	if len(found) == 1 {
 		return found[0], nil
+	}
+	if len(found) == 0 {
+		for _, t := range all {
+			if strings.HasPrefix(t.TaskID, id) && !s.isThisFolder(t) {
+				return "", fmt.Errorf("task %s ran in %s, not here; resume it there: task-x resume %s --dir %s", t.TaskID, t.Root, t.TaskID, t.Root)
+			}
+		}
 	}
 	return "", fmt.Errorf("no saved task %q; task-x tasks lists them", id)
 }
