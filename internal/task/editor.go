@@ -2,6 +2,7 @@ package task
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +11,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -121,16 +125,46 @@ func ParseEditor(raw json.RawMessage) (*Editor, error) {
 	return &e, nil
 }
 
-// editorBlock renders the editor context for the first user message, or ""
-// when there is nothing to say. Mentioned files are attached only when the
-// index holds them (excluded, binary, too large or unknown files are named
-// with the reason instead), read through os.Root so a symlink cannot leave
-// the root; mentions outside the root are refused with -32602.
-func editorBlock(proj *project.Project, e *Editor) (string, error) {
-	if e == nil {
-		return "", nil
+// editorPlan is an editor context checked by Prepare: the lines that need
+// no decision (active file, selection, open files, diagnostics) and each
+// mention with what will be attached. The mentioned files' text is read
+// when the block is rendered, in Run, after the approvals.
+type editorPlan struct {
+	head     string
+	mentions []mentionPlan
+}
+
+// mentionPlan is one mention: an indexed file (size >= 0) under read_file's
+// policy decision, a folder's file list, or a reason it is not attached.
+type mentionPlan struct {
+	rel      string
+	path     string // the indexed file's path; "" when not a file
+	size     int64
+	folder   []string
+	missing  string          // why nothing is attached (not a file or folder)
+	decision policy.Decision // for a file: read_file's decision
+	reason   string          // the decision's reason (for Deny, what the model is told)
+}
+
+// readFileSpec is the read tool's spec whose policy a mentioned file is
+// attached under (tools' own spec when the registry has it).
+func readFileSpec(tools *tool.Registry) tool.Spec {
+	if tools != nil {
+		if t, ok := tools.Get("read_file"); ok {
+			return t.Spec()
+		}
 	}
-	root := proj.Root()
+	return tool.Spec{Name: "read_file", Permission: tool.ClassRead}
+}
+
+// planEditor checks the editor context against the project and decides each
+// mentioned file the way a read_file call of it is decided (pol.Decide on
+// read_file {path}): Allow attaches it, Deny never does and Ask waits for
+// the user in Run (approveMentions). A mention outside the root is -32602.
+func planEditor(proj *project.Project, e *Editor, pol policy.Policy, read tool.Spec) (*editorPlan, error) {
+	if e == nil {
+		return nil, nil
+	}
 	snap := proj.Snapshot()
 	var b strings.Builder
 	show := func(p string) string {
@@ -175,50 +209,126 @@ func editorBlock(proj *project.Project, e *Editor) (string, error) {
 			fmt.Fprintf(&b, "- %s:%d %s %s\n", show(d.Path), d.Line, sev, msg)
 		}
 	}
-	budget := maxMentionTotalChars
+	plan := &editorPlan{head: b.String()}
+	pol = pol.WithRoot(proj.Root())
 	for i, m := range e.Mentions {
 		rel, err := proj.Rel(m)
 		if err != nil {
-			return "", invalidf("editor.mentions[%d]: %q is outside the workspace root", i, m)
+			return nil, invalidf("editor.mentions[%d]: %q is outside the workspace root", i, m)
 		}
 		if rel == "." {
 			rel = ""
 		}
+		mp := mentionPlan{rel: rel}
 		if f, ok := snap.File(rel); ok {
-			text, err := readIndexed(root, f.Path)
-			full := fmt.Sprintf("the file has %d bytes", f.Size)
-			if err != nil {
-				fmt.Fprintf(&b, "<mention path=%q>not attached: %s</mention>\n", rel, err)
-				continue
+			mp.path, mp.size = f.Path, f.Size
+			input, _ := json.Marshal(map[string]string{"path": rel})
+			mp.decision, mp.reason = pol.Decide(read, input)
+			if mp.decision == policy.Deny {
+				mp.reason = "denied by policy: " + mp.reason
 			}
-			limit := min(maxMentionChars, budget)
-			shown, cut := cutChars(text, limit)
-			budget -= utf8.RuneCountInString(shown)
-			fmt.Fprintf(&b, "<mention path=%q>\n%s%s\n</mention>\n", rel, shown, cutMarker(cut, full))
+		} else if files := folderFiles(snap, rel); files != nil {
+			mp.folder = files
+		} else if snap.Excluded(rel, false) {
+			mp.missing = "excluded"
+		} else {
+			mp.missing = "not in the index"
+		}
+		plan.mentions = append(plan.mentions, mp)
+	}
+	return plan, nil
+}
+
+// mentionCallID is the callId of the approval for mention i: it is no
+// model's tool call, so it gets an id of its own kind (like validation:NAME).
+func mentionCallID(i int) string { return fmt.Sprintf("mention:%d", i) }
+
+// approveMentions asks approve about every mentioned file whose read_file
+// decision is Ask, as the agent loop asks about a call: allow and
+// allowSession attach it (for this mention only), anything else (deny, an
+// error, no answer within the approval timeout, the task's end) does not.
+// It returns the approval events, which the Runner reports after the
+// engine's started.
+func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read tool.Spec, approve agent.Approver) []agent.Event {
+	if p == nil {
+		return nil
+	}
+	var events []agent.Event
+	for i := range p.mentions {
+		m := &p.mentions[i]
+		if m.path == "" || m.decision != policy.Ask {
 			continue
 		}
-		if files := folderFiles(snap, rel); files != nil {
-			fmt.Fprintf(&b, "<mention path=%q kind=\"folder\">\n", rel)
-			for j, f := range files {
+		input, _ := json.Marshal(map[string]string{"path": m.rel})
+		req := agent.ApprovalRequest{TaskID: taskID, CallID: mentionCallID(i), Tool: read.Name, Permission: read.Permission,
+			Input: input, Preview: fmt.Sprintf("Attach %s (mentioned in the editor, %d bytes) to the prompt: %s.", m.rel, m.size, m.reason)}
+		events = append(events, agent.Event{Type: agent.EventApprovalRequested, CallID: req.CallID, Tool: req.Tool,
+			Permission: req.Permission, Input: req.Input, Preview: req.Preview})
+		d := agent.DecisionDeny
+		if approve != nil {
+			actx, stop := context.WithTimeout(ctx, agent.DefaultApprovalTimeout)
+			got, err := approve(actx, req)
+			if err == nil && actx.Err() == nil && (got == agent.DecisionAllow || got == agent.DecisionAllowSession) {
+				d = got
+			}
+			if actx.Err() != nil {
+				events = append(events, agent.Event{Type: agent.EventApprovalWithdrawn, CallID: req.CallID})
+			}
+			stop()
+		}
+		events = append(events, agent.Event{Type: agent.EventApprovalResolved, CallID: req.CallID, Tool: req.Tool, Decision: d})
+		if d == agent.DecisionDeny {
+			m.decision, m.reason = policy.Deny, "the user did not approve attaching it"
+		} else {
+			m.decision = policy.Allow
+		}
+	}
+	return events
+}
+
+// render is the editor block for the first user message, or "" when there
+// is nothing to say. A mentioned file is attached only when its decision is
+// Allow (by now every Ask was answered); it is read through os.Root so a
+// symlink cannot leave the root. Others are named with the reason: denied by
+// policy, excluded or not in the index.
+func (p *editorPlan) render(root string) string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(p.head)
+	budget := maxMentionTotalChars
+	for _, m := range p.mentions {
+		switch {
+		case m.path != "" && m.decision != policy.Allow:
+			fmt.Fprintf(&b, "<mention path=%q>not attached: %s</mention>\n", m.rel, m.reason)
+		case m.path != "":
+			text, err := readIndexed(root, m.path)
+			if err != nil {
+				fmt.Fprintf(&b, "<mention path=%q>not attached: %s</mention>\n", m.rel, err)
+				continue
+			}
+			shown, cut := cutChars(text, min(maxMentionChars, budget))
+			budget -= utf8.RuneCountInString(shown)
+			fmt.Fprintf(&b, "<mention path=%q>\n%s%s\n</mention>\n", m.rel, shown, cutMarker(cut, fmt.Sprintf("the file has %d bytes", m.size)))
+		case m.folder != nil:
+			fmt.Fprintf(&b, "<mention path=%q kind=\"folder\">\n", m.rel)
+			for j, f := range m.folder {
 				if j == maxFolderEntries {
-					fmt.Fprintf(&b, "… (%d more files)\n", len(files)-j)
+					fmt.Fprintf(&b, "… (%d more files)\n", len(m.folder)-j)
 					break
 				}
 				b.WriteString(f + "\n")
 			}
 			b.WriteString("</mention>\n")
-			continue
+		default:
+			fmt.Fprintf(&b, "<mention path=%q>not attached: %s</mention>\n", m.rel, m.missing)
 		}
-		reason := "not in the index"
-		if snap.Excluded(rel, false) {
-			reason = "excluded"
-		}
-		fmt.Fprintf(&b, "<mention path=%q>not attached: %s</mention>\n", rel, reason)
 	}
 	if b.Len() == 0 {
-		return "", nil
+		return ""
 	}
-	return "<editor-context>\n" + b.String() + "</editor-context>\n\n", nil
+	return "<editor-context>\n" + b.String() + "</editor-context>\n\n"
 }
 
 // folderFiles lists the indexed files under dir ("" is the root); nil when

@@ -208,6 +208,7 @@ func (r *Runner) Prepare(req *Request) (*Prepared, error) {
 		return nil, errors.New("task: no engine")
 	}
 	p := &Prepared{req: req, taskID: req.TaskID}
+	var err error
 	if p.taskID != "" {
 		if !store.ValidID(p.taskID) {
 			return nil, invalidf("taskId %q is not a valid task id", p.taskID)
@@ -227,11 +228,10 @@ func (r *Runner) Prepare(req *Request) (*Prepared, error) {
 	} else {
 		p.taskID = NewID()
 	}
-	block, err := editorBlock(req.Project, req.Editor)
-	if err != nil {
+	p.read = readFileSpec(r.Tools)
+	if p.editor, err = planEditor(req.Project, req.Editor, req.Policy, p.read); err != nil {
 		return nil, err
 	}
-	p.prompt = block + req.Prompt
 	return p, nil
 }
 
@@ -241,7 +241,8 @@ type Prepared struct {
 	taskID  string
 	saved   *store.Task
 	history []provider.Message
-	prompt  string
+	editor  *editorPlan // the editor block, its mentions decided (approvals wait for Run)
+	read    tool.Spec   // read_file's spec: mentions are attached under its policy
 }
 
 // TaskID is the task's id (new or continued).
@@ -271,11 +272,30 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	h.stream.emit = emit
 	diffs := &diffDebounce{taskID: p.taskID, proj: proj, send: func(ev agent.Event) { h.stream.send(ev, rec) }}
 	defer diffs.done() // an engine that sent no done
+	// The mentions read_file's policy asks about are asked now, before the
+	// prompt exists; their events follow the engine's started (which is
+	// always first), or come before done from an engine that sent none.
+	held := p.editor.approveMentions(ctx, p.taskID, p.read, req.Approve)
+	var heldMu sync.Mutex
+	flush := func() {
+		heldMu.Lock()
+		evs := held
+		held = nil
+		heldMu.Unlock()
+		for _, ev := range evs {
+			h.stream.send(ev, rec)
+		}
+	}
+	prompt := p.editor.render(proj.Root()) + req.Prompt
 	out := func(ev agent.Event) {
 		if ev.Type == agent.EventDone {
+			flush()
 			diffs.done() // the last diff comes before done
 		}
 		h.stream.send(ev, rec)
+		if ev.Type == agent.EventStarted {
+			flush()
+		}
 		if ev.Type == agent.EventFileChanged && ev.Path != "" {
 			proj.Changed(ctx, []string{ev.Path})
 			diffs.changed()
@@ -291,7 +311,7 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 		record.Title = p.saved.Title
 	}
 	var err error
-	if rec, err = r.startTask(record, p.saved, p.history, firstMessage(p.prompt, req.Images), req.Prompt, len(req.Images)); err != nil {
+	if rec, err = r.startTask(record, p.saved, p.history, firstMessage(prompt, req.Images), req.Prompt, len(req.Images)); err != nil {
 		return agent.Summary{}, ErrBusy // another runtime on the data folder runs it
 	}
 	defer h.stream.wait() // a replay that holds events sends them before Run returns
@@ -303,7 +323,7 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	env = env.ForTask(p.taskID)
 	job := &Job{
 		TaskID:   p.taskID,
-		Prompt:   p.prompt,
+		Prompt:   prompt,
 		Raw:      req.Prompt,
 		Images:   req.Images,
 		ChatMode: mode,
