@@ -661,6 +661,8 @@ func (sc *scanner) startProgress() (stop func()) {
 		total = len(sc.old.files) + len(sc.old.skipped)
 	} else if sc.saved != nil {
 		total = len(sc.saved.Files) + len(sc.saved.Skipped)
+	} else {
+		total = gitIndexEntries(sc.w.root) // a first scan: git's tracked files, if any
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup

@@ -126,8 +126,11 @@ func ContentHash(data []byte) uint64 {
 }
 
 // Progress is one workspace/progress notification of phase "indexing".
-// Total (additive, 0 when unknown) is the number of entries the previous
-// scan of this folder saw, what Files is expected to reach; the walk is
+// Total (additive, 0 when unknown) is what Files is expected to reach: the
+// number of entries the previous scan of this folder saw (or the saved
+// index held), and on a first scan of a git repository's top folder an
+// estimate, the number of files in git's index (`git ls-files`; untracked
+// files and excluded folders make the final count differ). The walk is
 // paced by the file checks, so the scan itself knows its count only at
 // the end.
 type Progress struct {

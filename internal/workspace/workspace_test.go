@@ -433,6 +433,82 @@ func TestProgressTotal(t *testing.T) {
 	}
 }
 
+// TestProgressTotalFromGitIndex: a first scan of a git repository's top
+// folder reports git's tracked file count as its total from the first
+// tick (the walk cannot know its own count early), for a main work tree
+// and a linked worktree (.git a file); outside a repository's top there
+// is none.
+func TestProgressTotalFromGitIndex(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d/f%02d.go", i)] = "package x"
+	}
+	write(t, root, files)
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git(root, "init", "-q", "-b", "trunk")
+	for i := range 20 { // 10 files stay untracked
+		git(root, "add", fmt.Sprintf("d/f%02d.go", i))
+	}
+	git(root, "commit", "-q", "-m", "init")
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(root, "worktree", "add", "-q", wt)
+	lsFiles := func(dir string) int { return len(strings.Fields(git(dir, "ls-files"))) }
+	if n := gitIndexEntries(root); n != 20 || n != lsFiles(root) {
+		t.Fatalf("gitIndexEntries(root) = %d, want 20 (git ls-files: %d)", n, lsFiles(root))
+	}
+	if n := gitIndexEntries(wt); n != lsFiles(wt) || n != 20 {
+		t.Fatalf("gitIndexEntries(worktree) = %d, want %d", n, lsFiles(wt))
+	}
+	if n := gitIndexEntries(filepath.Join(root, "d")); n != 0 {
+		t.Fatalf("gitIndexEntries(subfolder) = %d, want 0", n)
+	}
+	// The parse waits for the first tick, so the scan reports progress.
+	for _, c := range []struct {
+		dir  string
+		want int
+	}{{root, 20}, {wt, 20}, {filepath.Join(root, "d"), 0}} {
+		var mu sync.Mutex
+		var got []Progress
+		ticked := make(chan struct{})
+		var once sync.Once
+		wait := func(ctx context.Context, _ string, _ *File) (ParseResult, error) {
+			select {
+			case <-ticked:
+			case <-ctx.Done():
+			}
+			return ParseResult{}, nil
+		}
+		open(t, c.dir, &Options{Parse: wait, Progress: func(p Progress) {
+			mu.Lock()
+			got = append(got, p)
+			mu.Unlock()
+			once.Do(func() { close(ticked) })
+		}})
+		mu.Lock()
+		if len(got) == 0 {
+			t.Fatalf("%s: no progress", c.dir)
+		}
+		for _, p := range got {
+			if p.Total != c.want {
+				t.Errorf("%s: progress %+v, want total %d", c.dir, p, c.want)
+			}
+		}
+		mu.Unlock()
+	}
+}
+
 func TestProjectDetection(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -725,6 +801,9 @@ func TestDetectLanguage(t *testing.T) {
 
 // goSrc returns $(go env GOROOT)/src or skips.
 func goSrc(b *testing.B) string {
+	if dir := os.Getenv("TASK_X_BENCH_DIR"); dir != "" {
+		return dir
+	}
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		b.Skip("go env GOROOT failed")
@@ -736,8 +815,8 @@ func goSrc(b *testing.B) string {
 	return src
 }
 
-// BenchmarkRefresh measures a rescan of Go's source where nothing changed:
-// stats only, no reads.
+// BenchmarkRefresh measures a rescan of Go's source (or TASK_X_BENCH_DIR)
+// where nothing changed: stats only, no reads.
 func BenchmarkRefresh(b *testing.B) {
 	w, err := Open(context.Background(), goSrc(b), &Options{Home: "-"})
 	if err != nil {
