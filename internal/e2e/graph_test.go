@@ -112,14 +112,22 @@ func TestGraphThroughTheBinary(t *testing.T) {
 	}
 	var ready struct {
 		Graph *struct {
-			Files   int    `json:"files"`
-			Version string `json:"version"`
+			Files            int        `json:"files"`
+			Version          string     `json:"version"`
+			Cycles           int        `json:"cycles"`
+			ImportCycles     [][]string `json:"importCycles"`
+			ImportCycleSizes []int      `json:"importCycleSizes"`
 		} `json:"graph"`
 	}
 	raw, _ := json.Marshal(params[ri])
 	json.Unmarshal(raw, &ready)
 	if ready.Graph == nil || ready.Graph.Version == "" {
 		t.Fatalf("ready carries no graph stats: %s", raw)
+	}
+	// One small cycle: ready's preview is the whole list (graph/project's).
+	if ready.Graph.Cycles != 1 || len(ready.Graph.ImportCycles) != 1 || !slices.Equal(ready.Graph.ImportCycleSizes, []int{2}) ||
+		!slices.Equal(ready.Graph.ImportCycles[0], []string{"src/app.tsx", "src/lib/index.ts"}) {
+		t.Errorf("ready import cycles: %s", raw)
 	}
 	if ready.Graph.Files == 0 {
 		t.Fatalf("ready reports an empty graph (no file parsed): %s", raw)

@@ -106,7 +106,7 @@ func (s *Server) graphReady(ctx context.Context, proj *project.Project, scanMs i
 	})
 	proj.BuildRetrieval(ctx)
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
-		"phase": "ready", "stats": snap.Summary().Stats, "graph": g.Stats(),
+		"phase": "ready", "stats": snap.Summary().Stats, "graph": g.ReadyStats(), // importCycles as a preview
 		"elapsedMs": scanMs + time.Since(start).Milliseconds(),
 	})
 }
