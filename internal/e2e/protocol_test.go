@@ -202,14 +202,25 @@ func TestStdinCloseExits(t *testing.T) {
 	}
 }
 
+// TestOversizedLineEndsSession: a line over the 32 MiB cap ends the session
+// (protocol.md Framing), but not silently: the client first gets -32600 with
+// the request's id when the line's head holds it, null otherwise. The rest
+// of the line is never read.
 func TestOversizedLineEndsSession(t *testing.T) {
-	p := start(t)
-	p.initialize(nil)
-	big := `{"jsonrpc":"2.0","id":1,"method":"x","params":"` + strings.Repeat("a", 32<<20) + `"}`
-	go p.stdin.Write([]byte(big + "\n"))
-	code := p.wait(30 * time.Second)
-	if code == 0 {
-		t.Log("runtime exited with 0 after an oversized line")
+	for name, tc := range map[string]struct{ line, id string }{
+		"id first": {`{"jsonrpc":"2.0","id":7,"method":"x","params":"` + strings.Repeat("a", 32<<20) + `"}`, "7"},
+		"id last":  {`{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("a", 32<<20) + `","id":8}`, "null"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := start(t)
+			p.initialize(nil)
+			go p.stdin.Write([]byte(tc.line + "\n"))
+			m := p.next(60 * time.Second)
+			if m.Error == nil || m.Error.Code != -32600 || string(m.ID) != tc.id || !strings.Contains(m.Error.Message, "32 MiB") {
+				t.Fatalf("reply %.300s; want -32600 naming the 32 MiB cap, id %s", m.raw, tc.id)
+			}
+			p.wait(30 * time.Second)
+		})
 	}
 }
 

@@ -176,8 +176,10 @@ type readResult struct {
 // Run serves the session and blocks until it ends:
 //   - Close or EOF on the input: stop reading, let open requests reply for up to
 //     DrainTimeout, then return nil;
-//   - a line over MaxMessageBytes: cancel every handler, let them reply for up to
-//     DrainTimeout, return ErrMessageTooLarge;
+//   - a line over MaxMessageBytes: answer it -32600 (its id when the line's head
+//     shows one, else null), cancel every handler, let them reply for up to
+//     DrainTimeout, return ErrMessageTooLarge (protocol.md Framing: a larger line
+//     ends the session);
 //   - another read error: drain as for EOF and return it wrapped;
 //   - ctx done: cancel every handler and return ctx.Err() without draining.
 //
@@ -235,6 +237,9 @@ func (c *Conn) Run(ctx context.Context) error {
 				return nil
 			case errors.Is(rr.err, ErrMessageTooLarge):
 				c.log.Error("jsonrpc: incoming line exceeds the cap; ending the session", "maxBytes", c.opts.MaxMessageBytes)
+				c.writeError(oversizedID(rr.err), ErrInvalidRequest.WithMessage(fmt.Sprintf(
+					"message exceeds the %s line cap; the session ends (protocol.md Framing)", capText(c.opts.MaxMessageBytes))).
+					WithData(map[string]int{"maxBytes": c.opts.MaxMessageBytes}))
 				c.cancelLive(ErrMessageTooLarge, nil)
 				c.drain(ctx)
 				return ErrMessageTooLarge
@@ -244,6 +249,24 @@ func (c *Conn) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// oversizedID is the id of the error reply to a line over the cap: the
+// request's id when the line's head shows it, null otherwise.
+func oversizedID(err error) ID {
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return headID(tl.Head)
+	}
+	return ID{}
+}
+
+// capText is a line cap for people: "32 MiB", or a byte count.
+func capText(n int) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d-byte", n)
 }
 
 func (c *Conn) readLoop(lines chan<- readResult, stop <-chan struct{}) {
@@ -620,7 +643,40 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if method == "" {
 		return errors.New("jsonrpc: Notify with an empty method")
 	}
-	return c.writer.Write(ctx, wireRequest{JSONRPC: "2.0", Method: method, Params: omitNil(params)})
+	return c.writeRequest(ctx, wireRequest{JSONRPC: "2.0", Method: method, Params: omitNil(params)})
+}
+
+// writeRequest writes a notification or a call. One over the outgoing cap
+// is sent with its params' longest strings cut (fit.go); ErrTooLarge only
+// when that cannot make it fit.
+func (c *Conn) writeRequest(ctx context.Context, req wireRequest) error {
+	line, err := Encode(req)
+	if err != nil {
+		return fmt.Errorf("jsonrpc: encode: %w", err)
+	}
+	if over := len(line) - 1 - c.writer.max; c.writer.max > 0 && over > 0 && req.Params != nil {
+		raw, err := json.Marshal(req.Params)
+		if err != nil {
+			return fmt.Errorf("jsonrpc: encode: %w", err)
+		}
+		// Encode's escaping of U+2028/9 can leave the line longer than
+		// planned: ask for more until it fits.
+		for need, try := over, 0; over > 0 && try < 3; need, try = need+over, try+1 {
+			fitted, ok := fitParams(raw, need, c.writer.max)
+			if !ok {
+				break
+			}
+			req.Params = json.RawMessage(fitted)
+			if line, err = Encode(req); err != nil {
+				return fmt.Errorf("jsonrpc: encode: %w", err)
+			}
+			over = len(line) - 1 - c.writer.max
+		}
+		if over <= 0 {
+			c.log.Warn("jsonrpc: message over the cap sent with its longest strings cut", "method", req.Method, "bytes", len(raw))
+		}
+	}
+	return c.writer.WriteLine(ctx, line)
 }
 
 // Call sends a request to the client and waits for its response. params is
@@ -645,7 +701,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	c.outgoing[id] = ch
 	c.mu.Unlock()
 
-	if err := c.writer.Write(ctx, wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: omitNil(params)}); err != nil {
+	if err := c.writeRequest(ctx, wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: omitNil(params)}); err != nil {
 		c.retireCall(id)
 		return nil, err
 	}

@@ -349,8 +349,9 @@ func BenchmarkNotify(b *testing.B) {
 }
 
 // No message over the outgoing cap is written: a reply becomes -32603 naming
-// the method and size, a notification fails with ErrTooLarge, and the
-// session goes on.
+// the method and size, a notification is sent with its longest strings cut
+// (marked), one that cutting strings cannot fit fails with ErrTooLarge, and
+// the session goes on.
 func TestOutgoingCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &testHandler{}
@@ -368,11 +369,17 @@ func TestOutgoingCap(t *testing.T) {
 				t.Fatalf("a %d-byte line was written", len(l))
 			}
 		}
-		if err := p.conn.Notify(context.Background(), "big", []string{strings.Repeat("y", 300)}); !errors.Is(err, ErrTooLarge) {
+		if err := p.conn.Notify(context.Background(), "big", map[string]any{"id": "keep-me", "text": strings.Repeat("y", 300)}); err != nil {
 			t.Fatalf("Notify over the cap = %v", err)
 		}
-		if got := p.settle(); len(got) != 0 {
-			t.Fatalf("a notification over the cap was written: %q", got)
+		nums := make([]int, 100)
+		if err := p.conn.Notify(context.Background(), "numbers", nums); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("Notify of numbers over the cap = %v", err)
+		}
+		got = p.settle()
+		if len(got) != 1 || len(got[0]) > 200 || !strings.HasPrefix(got[0], `{"jsonrpc":"2.0","method":"big","params":{"id":"keep-me","text":"yyy`) ||
+			!strings.Contains(got[0], "more bytes not sent; the message was over the 200-byte message cap") {
+			t.Fatalf("notifications over the cap: %q", got)
 		}
 		p.finish()
 	})

@@ -69,7 +69,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		chunk, err := r.br.ReadSlice('\n')
 		// A line within the cap holds at most max+2 bytes with its "\r\n".
 		if len(buf)+len(chunk) > r.max+2 {
-			return nil, ErrMessageTooLarge
+			return nil, tooLarge(append(buf, chunk...))
 		}
 		buf = append(buf, chunk...)
 		switch {
@@ -79,7 +79,7 @@ func (r *Reader) readLine() ([]byte, error) {
 				buf = buf[:n-1]
 			}
 			if len(buf) > r.max {
-				return nil, ErrMessageTooLarge
+				return nil, tooLarge(buf)
 			}
 			return buf, nil
 		case errors.Is(err, bufio.ErrBufferFull):
@@ -89,9 +89,56 @@ func (r *Reader) readLine() ([]byte, error) {
 				buf = buf[:n-1]
 			}
 			if len(buf) > r.max {
-				return nil, ErrMessageTooLarge
+				return nil, tooLarge(buf)
 			}
 			return buf, err
+		}
+	}
+}
+
+// maxHeadBytes is how much of an oversized line is kept to find its id.
+const maxHeadBytes = 64 << 10
+
+// TooLargeError is Reader.Read's error for a line over the cap (errors.Is
+// ErrMessageTooLarge). Head is the line's first bytes (at most 64 KiB), for
+// the id of the error reply.
+type TooLargeError struct{ Head []byte }
+
+func (e *TooLargeError) Error() string { return ErrMessageTooLarge.Error() }
+func (e *TooLargeError) Unwrap() error { return ErrMessageTooLarge }
+
+// tooLarge keeps a copy of the head of line, so the line's buffer is freed.
+func tooLarge(line []byte) error {
+	return &TooLargeError{Head: bytes.Clone(line[:min(len(line), maxHeadBytes)])}
+}
+
+// headID is the id of a request from the head of its line (an object whose
+// "id" member comes before the cut), or the zero ID (null) when the head does
+// not show one: the id comes after the cut, the head is not a JSON object,
+// or it is a response (a "result" or "error" member), which nobody answers.
+func headID(head []byte) ID {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ID{}
+	}
+	var id ID
+	for {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return id // the cut (or a broken line): what was seen so far
+		}
+		if key == "result" || key == "error" {
+			return ID{}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return id
+		}
+		if key == "id" {
+			if id, err = DecodeID(v); err != nil {
+				return ID{}
+			}
 		}
 	}
 }

@@ -302,6 +302,10 @@ func decodeParams(params json.RawMessage, v any) error {
 // request can still report its last events.
 func (s *Server) notify(ctx context.Context, method string, params any) {
 	if err := s.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+		if errors.Is(err, jsonrpc.ErrTooLarge) {
+			s.log.Error("notification over the message cap not sent", "method", method, "err", err)
+			return
+		}
 		s.log.Debug("notification not sent", "method", method, "err", err)
 	}
 }
