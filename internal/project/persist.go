@@ -162,6 +162,7 @@ func (p *Project) scheduledSave() {
 // the background saves. The project stays usable; later changes are not
 // saved.
 func (p *Project) Close() error {
+	p.mem.close()
 	s := p.saver
 	if s == nil {
 		return nil

@@ -72,6 +72,7 @@ type Project struct {
 	rebuilding    atomic.Bool // a background retrieval rebuild is pending
 
 	saver *saver // nil without a dataDir
+	mem   *memBudget
 }
 
 var _ tool.Project = (*Project)(nil)
@@ -94,13 +95,6 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	}
 	start := time.Now()
 	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress}
-	var parsed atomic.Int64
-	if !o.NoParse {
-		wo.Parse = func(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
-			parsed.Add(1)
-			return ParseFile(ctx, abs, f)
-		}
-	}
 	var sv *saver
 	var saved *savedIndex
 	if o.DataDir != "" {
@@ -108,6 +102,23 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 			sv = &saver{path: IndexPath(o.DataDir, resolved), engine: engineKey(!o.NoParse)}
 			removeStaleTemps(sv.path)
 			saved = loadSaved(sv.path, sv.engine, resolved, o.Logger)
+		}
+	}
+	// The heap limit follows the bytes indexed: the saved ones at once,
+	// parsed ones as they are parsed (memlimit.go).
+	var savedBytes int64
+	if saved != nil {
+		for _, f := range saved.files {
+			savedBytes += f.Size
+		}
+	}
+	mem := newMemBudget(savedBytes)
+	var parsed atomic.Int64
+	if !o.NoParse {
+		wo.Parse = func(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
+			parsed.Add(1)
+			mem.grow(f.Size)
+			return ParseFile(ctx, abs, f)
 		}
 	}
 	if saved != nil {
@@ -119,8 +130,10 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	}
 	ws, err := workspace.Open(ctx, filepath.Clean(root), wo)
 	if err != nil {
+		mem.close()
 		return nil, err
 	}
+	mem.set(ws.Summary().Stats.Bytes)
 	if saved != nil && o.Progress != nil && parsed.Load() > 0 {
 		st := ws.Summary().Stats
 		o.Progress(workspace.Progress{Phase: "indexing", Files: st.Files, Parsed: int(parsed.Load()),
@@ -132,6 +145,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	}
 	l, err := editlog.Open(ws.Root(), file, &editlog.Options{Logger: o.Logger, Redact: o.Redact})
 	if err != nil {
+		mem.close()
 		return nil, err
 	}
 	if c := l.LoadConflicts(); len(c) > 0 {
@@ -140,7 +154,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if sv != nil && sv.path != IndexPath(o.DataDir, ws.Root()) {
 		sv = nil // the root moved under us: save nothing rather than under another id
 	}
-	p := &Project{ws: ws, edits: l, dataDir: o.DataDir, log: o.Logger, saver: sv}
+	p := &Project{ws: ws, edits: l, dataDir: o.DataDir, log: o.Logger, saver: sv, mem: mem}
 	if saved != nil && sv != nil {
 		p.restore(saved, parsed.Load(), start)
 	}
@@ -190,6 +204,7 @@ func (p *Project) Env(sandbox bool, taskID string) *tool.Env {
 func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) {
 	sum, err := p.ws.Refresh(ctx)
 	if err == nil {
+		p.mem.set(sum.Stats.Bytes)
 		p.saveSoon()
 	}
 	return sum, err
@@ -200,6 +215,7 @@ func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) {
 func (p *Project) FilesChanged(ctx context.Context, paths []string) (workspace.Summary, error) {
 	sum, err := p.ws.FilesChanged(ctx, paths)
 	if err == nil {
+		p.mem.set(sum.Stats.Bytes)
 		p.saveSoon()
 	}
 	return sum, err

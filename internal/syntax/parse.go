@@ -94,6 +94,7 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 		}
 	}
 	t, stopped, err := pp.cp.parse(g, src, timeout, ctx.Done())
+	releaseCMemory(len(src))
 	if stopped || err != nil {
 		// A parse stopped by the progress callback can leave the parser
 		// half-reset: tree-sitter 0.25's ts_parser_reset does not clear

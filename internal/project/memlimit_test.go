@@ -1,0 +1,69 @@
+package project
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+)
+
+// resetMemLimits forgets what memlimit.go knew (as at process start) and
+// puts the process's limit back at the end of the test.
+func resetMemLimits(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	memLimits.mu.Lock()
+	owned, checked, total := memLimits.owned, memLimits.checked, memLimits.total
+	memLimits.owned, memLimits.checked, memLimits.total = false, false, 0
+	memLimits.mu.Unlock()
+	t.Cleanup(func() {
+		debug.SetMemoryLimit(prev)
+		memLimits.mu.Lock()
+		memLimits.owned, memLimits.checked, memLimits.total = owned, checked, total
+		memLimits.mu.Unlock()
+	})
+}
+
+func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	want := func(total int64) int64 { return memLimitBase + int64(float64(total)*memLimitPerByte) }
+	a := newMemBudget(100 << 20)
+	if got := debug.SetMemoryLimit(-1); got != want(100<<20) {
+		t.Fatalf("one project of 100 MiB: limit %d, want %d", got, want(100<<20))
+	}
+	b := newMemBudget(0)
+	b.grow(3 << 20) // under the 4 MiB step: not yet counted
+	if got := debug.SetMemoryLimit(-1); got != want(100<<20) {
+		t.Fatalf("after 3 MiB parsed: limit %d, want %d", got, want(100<<20))
+	}
+	b.grow(2 << 20)
+	if got := debug.SetMemoryLimit(-1); got != want(105<<20) {
+		t.Fatalf("after 5 MiB parsed: limit %d, want %d", got, want(105<<20))
+	}
+	b.set(10 << 20) // the scan's total replaces what was counted
+	if got := debug.SetMemoryLimit(-1); got != want(110<<20) {
+		t.Fatalf("after set: limit %d, want %d", got, want(110<<20))
+	}
+	a.close()
+	a.close()
+	a.set(1 << 30) // closed: ignored
+	if got := debug.SetMemoryLimit(-1); got != want(10<<20) {
+		t.Fatalf("after closing the first: limit %d, want %d", got, want(10<<20))
+	}
+	b.close()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("all closed: limit %d, want none", got)
+	}
+}
+
+func TestMemBudgetLeavesUserLimit(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(1 << 40) // as GOMEMLIMIT would
+	b := newMemBudget(100 << 20)
+	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
+		t.Fatalf("limit %d, want the user's %d", got, int64(1<<40))
+	}
+	b.close()
+	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
+		t.Fatalf("after close: limit %d, want the user's %d", got, int64(1<<40))
+	}
+}

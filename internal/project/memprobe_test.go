@@ -1,0 +1,158 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/retrieve"
+)
+
+// memSample is one reading of the process's memory: RSS from
+// /proc/self/statm, the Go heap's live objects, and the memory the Go
+// runtime holds from the OS (mapped, not released); RSS minus that is
+// mostly C (tree-sitter, glibc's arenas) and the binary.
+type memSample struct{ rss, heapObjects, goHeld, file uint64 }
+
+var memMetrics = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/memory/classes/heap/released:bytes"},
+}
+
+func readMem() memSample {
+	s := make([]metrics.Sample, len(memMetrics))
+	copy(s, memMetrics)
+	metrics.Read(s)
+	var rss, file uint64
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 1 {
+			n, _ := strconv.ParseUint(f[1], 10, 64)
+			rss = n * uint64(os.Getpagesize())
+			n, _ = strconv.ParseUint(f[2], 10, 64)
+			file = n * uint64(os.Getpagesize())
+		}
+	}
+	return memSample{rss: rss, heapObjects: s[0].Value.Uint64(), goHeld: s[1].Value.Uint64() - s[2].Value.Uint64(), file: file}
+}
+
+// memPeak samples readMem every 10 ms until stop and keeps the maxima.
+type memPeak struct {
+	mu   sync.Mutex
+	max  memSample
+	c    memSample // C-side (rss - goHeld) at the RSS peak
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startPeak() *memPeak {
+	p := &memPeak{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			p.observe()
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *memPeak) observe() {
+	s := readMem()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.rss > p.max.rss {
+		p.max.rss = s.rss
+		p.c = memSample{rss: s.rss - min(s.goHeld+s.file, s.rss), goHeld: s.goHeld, heapObjects: s.heapObjects, file: s.file}
+	}
+	p.max.heapObjects = max(p.max.heapObjects, s.heapObjects)
+	p.max.goHeld = max(p.max.goHeld, s.goHeld)
+}
+
+func (p *memPeak) end() (memSample, memSample) {
+	close(p.stop)
+	<-p.done
+	return p.max, p.c
+}
+
+func mb(n uint64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// TestMemoryProbe (TASK_X_MEM_PROBE=DIR) opens DIR cold with a data
+// folder, builds the graph and the retrieval index and retrieves once, then
+// reopens it from the saved index the same way, and logs each phase's live
+// heap and the peaks of RSS, Go heap and the memory outside Go.
+func TestMemoryProbe(t *testing.T) {
+	dir := os.Getenv("TASK_X_MEM_PROBE")
+	if dir == "" {
+		t.Skip("TASK_X_MEM_PROBE=DIR runs it")
+	}
+	data := os.Getenv("TASK_X_MEM_PROBE_DATA") // set: one open per process (cold, then reopen)
+	twice := data == ""
+	if twice {
+		data = t.TempDir()
+	}
+	ctx := context.Background()
+	live := func(phase string) {
+		runtime.GC()
+		s := readMem()
+		t.Logf("%-28s live heap %s, rss %s, go held %s", phase, mb(s.heapObjects), mb(s.rss), mb(s.goHeld))
+	}
+	run := func(name string) {
+		var ru0 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		wall := time.Now()
+		pk := startPeak()
+		p, err := Open(ctx, dir, &Options{DataDir: data, Home: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Graph()
+		p.BuildRetrieval(ctx)
+		if _, err := p.Retrieve(ctx, retrieve.Query{Text: "parse config"}); err != nil {
+			t.Fatal(err)
+		}
+		m, c := pk.end()
+		var ru1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+		t.Logf("%s: wall %v, cpu %v", name, time.Since(wall).Round(time.Millisecond), cpu.Round(time.Millisecond))
+		t.Logf("%s: peak rss %s (at it: C anon %s, file-backed %s, go held %s, heap objects %s); peak heap objects %s, peak go held %s",
+			name, mb(m.rss), mb(c.rss), mb(c.file), mb(c.goHeld), mb(c.heapObjects), mb(m.heapObjects), mb(m.goHeld))
+		live(name + " after retrieve")
+		if f := os.Getenv("TASK_X_MEM_PROBE_HEAP"); f != "" {
+			out, err := os.Create(f + "." + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pprof.Lookup("heap").WriteTo(out, 0)
+			out.Close()
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		live(name + " closed")
+	}
+	if _, err := os.Stat(IndexPath(data, dir)); err == nil {
+		run("reopen")
+		return
+	}
+	run("cold")
+	if twice {
+		run("reopen")
+	}
+}
