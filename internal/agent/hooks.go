@@ -21,10 +21,15 @@ func (r *run) runHooks(ctx context.Context, in hooks.Input) hooks.Outcome {
 	in.TaskID, in.Cwd = r.p.TaskID, r.env.Root
 	out := r.opts.Hooks.Run(ctx, in)
 	for _, rep := range out.Reports {
-		r.emit(Event{Type: EventHook, HookEvent: rep.Event, Matcher: rep.Matcher, Command: rep.Command,
-			ExitCode: rep.ExitCode, DurationMs: rep.DurationMs, Blocked: rep.Blocked, Output: rep.Output})
+		r.emit(HookEvent(rep))
 	}
 	return out
+}
+
+// HookEvent is the `hook` event of one hook run.
+func HookEvent(rep hooks.Report) Event {
+	return Event{Type: EventHook, HookEvent: rep.Event, Matcher: rep.Matcher, Command: rep.Command,
+		ExitCode: rep.ExitCode, DurationMs: rep.DurationMs, Blocked: rep.Blocked, Output: rep.Output}
 }
 
 // startHooks runs SessionStart (source "startup", or "resume" for a saved
@@ -59,7 +64,7 @@ func (r *run) preToolUse(ctx context.Context, c pendingCall) (bool, string) {
 		return false, ""
 	}
 	r.log.Info("tool call blocked by a PreToolUse hook", "tool", c.Name)
-	return true, "A PreToolUse hook blocked this tool call:\n" + out.Feedback
+	return true, hooks.BlockedCall(out.Feedback)
 }
 
 // postToolUse runs PostToolUse hooks after a successful call; a blocking
@@ -73,7 +78,7 @@ func (r *run) postToolUse(ctx context.Context, c pendingCall, content string, da
 	if !out.Blocked {
 		return content
 	}
-	return content + "\n\nA PostToolUse hook reported a problem with this result:\n" + out.Feedback
+	return hooks.WithPostFeedback(content, out.Feedback)
 }
 
 // stopHook runs Stop hooks when the model ended its turn and nothing else

@@ -205,6 +205,11 @@ func (l *callLog) run(ctx context.Context, job *task.Job, call mcp.ToolCall) mcp
 	if !ok || t.Spec().Permission == tool.ClassInteractive || strings.HasPrefix(call.Name, "mcp__") {
 		return mcp.ToolAnswer{Content: "unknown tool " + call.Name, IsError: true}
 	}
+	// agent/run's config/hooks run around the call as around the agent
+	// loop's (docs/hooks.md); Claude Code asked its approval already.
+	if blocked, msg := job.PreToolUse(ctx, call.Name, call.Input); blocked {
+		return mcp.ToolAnswer{Content: msg, IsError: true}
+	}
 	env := *job.Env
 	env.Sandbox = true
 	ctx, stop := context.WithCancel(ctx)
@@ -251,7 +256,11 @@ func (l *callLog) run(ctx context.Context, job *task.Job, call mcp.ToolCall) mcp
 		l.ops = append(l.ops, res.Operation)
 	}
 	l.mu.Unlock()
-	return mcp.ToolAnswer{Content: res.Content}
+	var data any = res.Content
+	if res.Data != nil {
+		data = res.Data
+	}
+	return mcp.ToolAnswer{Content: job.PostToolUse(ctx, call.Name, call.Input, res.Content, data)}
 }
 
 // take returns the changes of callID not reported yet.

@@ -753,3 +753,74 @@ func TestClaudeRunCancelTaskXCommand(t *testing.T) {
 		t.Errorf("the model was not told the call was stopped: %.2000s", msgs)
 	}
 }
+
+// TestClaudeRunForwardedToolHooks: the mcp__task-x__ calls Claude Code
+// forwards into the runtime run agent/run's config/hooks like the agent
+// loop's calls (docs/hooks.md): a PreToolUse hook that exits 2 blocks
+// replace_text (the file stays, the model gets the hook's stderr, the hook
+// saw the task-x tool name and input), a PostToolUse hook's stderr joins
+// read_file's result, and each run is a hook event.
+func TestClaudeRunForwardedToolHooks(t *testing.T) {
+	cli := claudeCLI(t)
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello world\n"), 0o644)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{{name: "mcp__task-x__read_file", input: map[string]any{"path": "a.txt"}}}},
+		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "goodbye"}}}},
+		{text: "The hook refused the edit."},
+	})
+	p := start(t, "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-e2e-claude-hooks",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	p.onRequest = func(method string, params json.RawMessage) any {
+		if method == "agent/requestApproval" {
+			return map[string]any{"decision": "allow"}
+		}
+		return nil
+	}
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	p.mustCall("config/hooks", map[string]any{"hooks": map[string]any{
+		"PreToolUse": []any{map[string]any{"matcher": "replace_text", "hooks": []any{map[string]any{"type": "command",
+			"command": "cat > pre-input.json; echo 'edits are frozen today' >&2; exit 2"}}}},
+		"PostToolUse": []any{map[string]any{"matcher": "read_file", "hooks": []any{map[string]any{"type": "command",
+			"command": "echo 'the post hook read it' >&2; exit 2"}}}},
+	}})
+	res := p.mustCall("claude/run", map[string]any{"prompt": "change hello to goodbye", "claudePath": cli, "model": "claude-sonnet-4-5"})
+	var sum struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(res, &sum)
+	if sum.Status != "completed" {
+		t.Fatalf("summary: %s", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "hello world\n" {
+		t.Errorf("the blocked edit ran: a.txt = %q", b)
+	}
+	if in, _ := os.ReadFile(filepath.Join(repo, "pre-input.json")); !strings.Contains(string(in), `"tool_name":"replace_text"`) ||
+		!strings.Contains(string(in), `"oldText":"hello"`) {
+		t.Errorf("PreToolUse stdin = %s", in)
+	}
+	bodies := model.bodies()
+	if len(bodies) < 3 {
+		t.Fatalf("%d model requests", len(bodies))
+	}
+	if msgs := mustJSON(bodies[1]["messages"]); !strings.Contains(msgs, "hello world") || !strings.Contains(msgs, "the post hook read it") {
+		t.Errorf("read_file's result lacks the file or the PostToolUse feedback: %.2000s", msgs)
+	}
+	if msgs := mustJSON(bodies[2]["messages"]); !strings.Contains(msgs, "A PreToolUse hook blocked this tool call") || !strings.Contains(msgs, "edits are frozen today") {
+		t.Errorf("the model did not get the PreToolUse hook's stderr: %.2000s", msgs)
+	}
+	var hooksSeen []string
+	for _, n := range p.notifications("agent/event") {
+		var ev struct {
+			Event map[string]any `json:"event"`
+		}
+		json.Unmarshal(n.Params, &ev)
+		if ev.Event["type"] == "hook" {
+			hooksSeen = append(hooksSeen, fmt.Sprintf("%v:%v:%v", ev.Event["event"], ev.Event["matcher"], ev.Event["blocked"]))
+		}
+	}
+	if strings.Join(hooksSeen, ",") != "PostToolUse:read_file:true,PreToolUse:replace_text:true" {
+		t.Errorf("hook events %v", hooksSeen)
+	}
+}

@@ -274,3 +274,15 @@ func Cut(s string, max int) string {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// BlockedCall is the error result the model gets for a tool call a
+// PreToolUse hook blocked: the blocking hooks' feedback.
+func BlockedCall(feedback string) string {
+	return "A PreToolUse hook blocked this tool call:\n" + feedback
+}
+
+// WithPostFeedback is a tool result with a blocking PostToolUse hook's
+// feedback appended.
+func WithPostFeedback(content, feedback string) string {
+	return content + "\n\nA PostToolUse hook reported a problem with this result:\n" + feedback
+}

@@ -105,10 +105,6 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	sandbox := s.sandbox
-	s.mu.Unlock()
-
 	var engine task.Engine = &task.AgentEngine{Provider: prov, Routes: loop.routes, Fallbacks: loop.fallbacks, Prices: loop.prices,
 		Limits: loop.limits, Windows: s.windows, Classify: retrieve.Classify,
 		Validation: loop.validation, WaitTools: s.waitMCPTools, Redact: s.secrets.Redact}
@@ -125,7 +121,7 @@ func (s *Server) agentRun(ctx context.Context, params json.RawMessage) (any, err
 		Model: prov.Config().Model, Project: proj, Env: s.toolEnv(proj, ""),
 		Engine:  engine,
 		Approve: s.approver(),
-		Hooks:   s.hookRunner(proj.Root(), sandbox), // hooks.go
+		Hooks:   s.hookRunner(proj.Root(), s.sandboxOn()), // hooks.go
 	}, emitter)
 	if err != nil {
 		return nil, err

@@ -73,6 +73,7 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 	sum, err := s.runTask(ctx, &task.Request{
 		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: claudecode.ChatMode, Model: p.Model, Editor: editor,
 		Project: proj, Env: s.toolEnv(proj, ""), Engine: eng, Approve: s.approver(),
+		Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), // the forwarded mcp__task-x__ calls run them
 	})
 	if err != nil {
 		return nil, err

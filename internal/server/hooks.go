@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/task-x/task-x-runtime/internal/hooks"
+	"github.com/task-x/task-x-runtime/internal/task"
 )
 
 // hooksState is the hooks configuration of this session: the user's hooks
@@ -67,20 +68,23 @@ func (s *Server) workspaceHooks() (hooks.Config, error) {
 	return c, nil
 }
 
-// hookRunner returns the hooks of a task, or nil when none is configured.
-// A malformed workspace file is logged and skipped (config/hooks reports
-// it as workspaceError).
+// hookRunner returns the hooks of a task in root (task.NewHooks), or nil
+// when none is configured. A malformed workspace file is logged and skipped
+// (config/hooks reports it as workspaceError).
 func (s *Server) hookRunner(root string, sandboxed bool) *hooks.Runner {
 	s.hookConf.mu.Lock()
-	user := s.hookConf.user
+	conf := task.HookConfig{User: s.hookConf.user, WorkspaceTrusted: s.hookConf.trusted}
 	s.hookConf.mu.Unlock()
-	ws, err := s.workspaceHooks()
+	r, err := task.NewHooks(conf, task.HookOptions{Root: root, Sandboxed: sandboxed, Secrets: s.secrets.List(), Logger: s.log})
 	if err != nil {
 		s.log.Warn("workspace hooks not loaded", "err", err)
 	}
-	if user.Count()+ws.Count() == 0 {
-		return nil
-	}
-	return hooks.NewRunner(hooks.Options{User: user, Workspace: ws, Root: root, Sandboxed: sandboxed,
-		Secrets: s.secrets.List(), Logger: s.log})
+	return r
+}
+
+// sandboxOn is initialize's sandbox setting.
+func (s *Server) sandboxOn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sandbox
 }

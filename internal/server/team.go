@@ -80,12 +80,7 @@ func (s *Server) teamFor(proj *project.Project) *team.Runner {
 			env.Ask = nil
 			return env
 		},
-		Hooks: func(root string) *hooks.Runner {
-			s.mu.Lock()
-			sandbox := s.sandbox
-			s.mu.Unlock()
-			return s.hookRunner(root, sandbox)
-		},
+		Hooks:  func(root string) *hooks.Runner { return s.hookRunner(root, s.sandboxOn()) },
 		Logger: s.log,
 	}
 	return t.runner
@@ -168,7 +163,7 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 	emit := s.teamEmitter(ctx, taskID)
 	jsonrpc.Async(ctx)
 	out, err := runner.BestOf(ctx, team.BestOfRequest{TaskID: taskID, Prompt: p.Prompt, Contenders: contenders,
-		Policy: pol, Editor: editor, Approve: s.approver(), Emit: emit})
+		Policy: pol, Editor: editor, Approve: s.approver(), Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), Emit: emit})
 	if err != nil {
 		return nil, err
 	}
