@@ -107,7 +107,7 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 			}
 			continue
 		}
-		sc.entry(rel, w.abs(rel), fs.FileInfoToDirEntry(fi))
+		sc.entry(rel, w.abs(rel), fs.FileInfoToDirEntry(fi), 0, nil)
 	}
 	sc.flush()
 	if err := sc.g.Wait(); err != nil {

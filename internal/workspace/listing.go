@@ -23,19 +23,50 @@ type dirListing struct {
 	size    int64
 	id      fileID
 	entries []fs.DirEntry
+	// cls[i] is entries[i]'s path and exclude answer under the ignore
+	// rules identified by rules (a rulesKey); complete when every entry
+	// was classified (a scan cut by MaxFiles leaves it incomplete). A
+	// listing held by a snapshot is read only once complete.
+	cls      []classified
+	rules    uint64
+	complete bool
+}
+
+// classified is one entry of a listing as the walk classified it: its
+// root-relative path and, for a folder or regular file, whether the rules
+// exclude it (known set once asked).
+type classified struct {
+	rel             string
+	known, excluded bool
+}
+
+// excludedSelf is r.excludedSelf(rel, isDir), answered from c when known
+// and recorded in c otherwise; c may be nil (no cache).
+func (c *classified) excludedSelf(r *rules, rel string, isDir bool) bool {
+	if c != nil && c.known {
+		return c.excluded
+	}
+	ex := r.excludedSelf(rel, isDir)
+	if c != nil {
+		c.known, c.excluded = true, ex
+	}
+	return ex
 }
 
 // remember keeps the listing of d for the next scan when the folder was
-// last modified well before it was listed (racyListing).
-func (sc *scanner) remember(d dirJob, entries []fs.DirEntry, listedAt time.Time) {
+// last modified well before it was listed (racyListing), and returns it
+// (nil when not kept).
+func (sc *scanner) remember(d dirJob, entries []fs.DirEntry, listedAt time.Time) *dirListing {
 	if d.fi == nil || !d.fi.ModTime().Before(listedAt.Add(-racyListing)) {
-		return
+		return nil
 	}
 	id, ok := idOf(d.fi)
 	if !ok {
-		return
+		return nil
 	}
-	sc.listings[d.rel] = &dirListing{modTime: d.fi.ModTime(), size: d.fi.Size(), id: id, entries: entries}
+	l := &dirListing{modTime: d.fi.ModTime(), size: d.fi.Size(), id: id, entries: entries}
+	sc.listings[d.rel] = l
+	return l
 }
 
 // oldListing returns the previous scan's listing of d when the folder's

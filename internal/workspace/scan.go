@@ -3,7 +3,9 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -36,6 +38,10 @@ var sniffPool = sync.Pool{New: func() any { b := make([]byte, BinarySniffSize); 
 type dirJob struct {
 	rel, abs string
 	fi       fs.FileInfo
+	// parentRules identifies the ignore rules that apply in the parent
+	// folder (rulesKey); 0 when unknown, and then the folder's entries are
+	// classified without the cache of its listing.
+	parentRules uint64
 }
 
 type fileJob struct {
@@ -186,7 +192,7 @@ func (sc *scanner) run(rel, abs string) error {
 	} else {
 		fi = nil
 	}
-	sc.stack = append(sc.stack, dirJob{rel: rel, abs: abs, fi: fi})
+	sc.stack = append(sc.stack, dirJob{rel: rel, abs: abs, fi: fi, parentRules: rootRules})
 	err = sc.walk()
 	sc.flush()
 	if werr := sc.g.Wait(); err == nil {
@@ -285,7 +291,7 @@ func (sc *scanner) dir(d dirJob) error {
 	if l := sc.oldListing(d); l != nil {
 		// Unchanged since it was listed: its names and types are the same.
 		sc.listings[d.rel] = l
-		sc.dirEntries(d, l.entries)
+		sc.dirEntries(d, l.entries, l, true)
 		return nil
 	}
 	// os.ReadDir, keeping the folder open for the lstat of its files.
@@ -307,46 +313,92 @@ func (sc *scanner) dir(d dirJob) error {
 		return nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	sc.remember(d, entries, listedAt)
+	l := sc.remember(d, entries, listedAt)
 	h := &dirHandle{f: f, fd: int(f.Fd())}
 	h.refs.Store(1)
 	sc.curDir = h
 	defer func() { sc.curDir = nil; h.release() }()
-	sc.dirEntries(d, entries)
+	sc.dirEntries(d, entries, l, false)
 	return nil
 }
 
 // dirEntries classifies the sorted entries of the folder d: its ignore
-// files first, then each entry.
-func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry) {
-	sc.loadIgnores(d, entries)
-	for _, e := range entries {
-		name := e.Name()
-		rel := name
-		if d.rel != "" {
-			rel = d.rel + "/" + name
+// files first, then each entry. l is the folder's listing for the new
+// snapshot (nil when it keeps none), reused when it is the last scan's.
+// The listing caches each entry's path and exclude answer (classified)
+// under the rules it was classified with: when they are the rules of now
+// (same rulesKey: the same ignore files in this folder and every parent,
+// the same .git/info/exclude), the entries are not matched against the
+// ignore rules again.
+func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, reused bool) {
+	key := sc.loadIgnores(d, entries)
+	var cls []classified
+	switch {
+	case l == nil || key == 0:
+	case reused && l.rules == key && l.complete:
+		cls = l.cls // read only: the last snapshot holds it too
+	default:
+		if reused { // other rules: a new listing, classified again
+			nl := *l
+			l = &nl
+			sc.listings[d.rel] = l
 		}
-		// d.abs is clean and name is one element: no filepath.Join (its
-		// Clean was 7% of a refresh's CPU).
-		sc.entry(rel, d.abs+string(filepath.Separator)+name, e)
+		l.rules, l.complete = key, false
+		l.cls = make([]classified, len(entries))
+		cls = l.cls
+	}
+	ro := reused && cls != nil && l.complete
+	for i, e := range entries {
+		var c *classified
+		var rel string
+		if cls != nil {
+			c = &cls[i]
+			rel = c.rel
+		}
+		if rel == "" {
+			rel = e.Name()
+			if d.rel != "" {
+				rel = d.rel + "/" + rel
+			}
+		}
+		if ro {
+			cc := cls[i] // a copy: entry may record into it
+			c = &cc
+		} else if c != nil {
+			c.rel = rel
+		}
+		// d.abs is clean and the name is one element: no filepath.Join
+		// (its Clean was 7% of a refresh's CPU).
+		sc.entry(rel, d.abs+string(filepath.Separator)+e.Name(), e, key, c)
 		if sc.truncated {
 			break
 		}
+	}
+	if cls != nil && !ro && !sc.truncated {
+		l.complete = true
 	}
 	sc.flush()
 }
 
 // loadIgnores reads the folder's .gitignore, .ignore and .task-xignore (in
 // that precedence order) and, at the root, .git/info/exclude. It also notes
-// build manifests (for outputDirs) and instruction file candidates.
-func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) {
+// build manifests (for outputDirs) and instruction file candidates. It
+// returns the rulesKey of the folder: a hash of d.parentRules and the
+// ignore files read here (0 when d.parentRules is 0).
+func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) uint64 {
 	var list ignore.List
 	manifest := false
+	var h maphash.Hash
+	h.SetSeed(rulesSeed)
+	var kb [8]byte
+	binary.LittleEndian.PutUint64(kb[:], d.parentRules)
+	h.Write(kb[:])
 	for _, want := range ignoreFileNames {
 		for _, e := range entries {
 			if e.Name() == want && !e.IsDir() {
 				if data, err := readSmall(filepath.Join(d.abs, want)); err == nil {
 					list = append(list, ignore.Parse(data, d.rel)...)
+					hashPart(&h, want, data)
 				}
 			}
 		}
@@ -377,10 +429,30 @@ func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) {
 	if d.rel == "" {
 		if data, err := readSmall(filepath.Join(d.abs, ".git", "info", "exclude")); err == nil {
 			sc.rules.info = ignore.Parse(data, "")
+			hashPart(&h, "info/exclude", data)
 		} else {
 			sc.rules.info = nil
 		}
 	}
+	if d.parentRules == 0 {
+		return 0
+	}
+	return h.Sum64() | 1 // never 0
+}
+
+// rootRules is the parentRules of a full scan's root folder: the built-in
+// excludes and the request's globs, which a workspace keeps for its life.
+const rootRules = 1
+
+var rulesSeed = maphash.MakeSeed()
+
+// hashPart adds one ignore file (its name and content) to h.
+func hashPart(h *maphash.Hash, name string, data []byte) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(data)))
+	h.WriteString(name)
+	h.Write(n[:])
+	h.Write(data)
 }
 
 // readSmall reads at most 1 MiB of a file (ignore files, manifests).
@@ -395,7 +467,11 @@ func readSmall(abs string) ([]byte, error) {
 
 // entry classifies one listed path: folder (walk or exclude), symlink
 // (resolve), regular file (queue a check), anything else (ignored).
-func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
+//
+// rules is the rulesKey of rel's folder, handed to a subfolder's walk; c,
+// when not nil, caches the exclude answer of a folder or regular file
+// (symlinks are classified each time: their target's type decides).
+func (sc *scanner) entry(rel, abs string, e fs.DirEntry, rules uint64, c *classified) {
 	if !utf8.ValidString(rel) {
 		sc.skip(rel, skipEntry{reason: skipInvalidName})
 		return
@@ -403,7 +479,7 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 	typ := e.Type()
 	switch {
 	case typ.IsDir():
-		if sc.rules.excludedSelf(rel, true) {
+		if sc.excludedSelf(c, rel, true) {
 			sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
 			return
 		}
@@ -417,7 +493,7 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 			sc.skip(rel, skipEntry{reason: skipSymlinkLoop})
 			return
 		}
-		sc.stack = append(sc.stack, dirJob{rel: rel, abs: abs, fi: fi})
+		sc.stack = append(sc.stack, dirJob{rel: rel, abs: abs, fi: fi, parentRules: rules})
 	case typ&fs.ModeSymlink != 0:
 		fi, err := os.Stat(abs)
 		if err != nil {
@@ -463,7 +539,7 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 		}
 		sc.queue(fileJob{rel: rel, abs: abs, info: fi})
 	case typ.IsRegular():
-		if sc.rules.excludedSelf(rel, false) {
+		if sc.excludedSelf(c, rel, false) {
 			sc.skip(rel, skipEntry{reason: skipExcludedFile})
 			return
 		}
@@ -474,6 +550,16 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry) {
 		}
 		sc.queue(j)
 	}
+}
+
+// excludedSelf is the rules' answer for rel, from c's cache when it has
+// one (c.excludedSelf); rulesMatched counts the answers computed.
+func (sc *scanner) excludedSelf(c *classified, rel string, isDir bool) bool {
+	if c != nil && c.known {
+		return c.excluded
+	}
+	sc.w.rulesMatched.Add(1)
+	return c.excludedSelf(sc.rules, rel, isDir)
 }
 
 func isLoopErr(err error) bool {

@@ -210,6 +210,10 @@ type Workspace struct {
 	// dirReads counts folders listed from disk (a test hook that proves a
 	// refresh reuses the listings of unchanged folders).
 	dirReads atomic.Int64
+	// rulesMatched counts entries matched against the exclude rules by
+	// full scans (a test hook that proves a listing's cached answers are
+	// used).
+	rulesMatched atomic.Int64
 }
 
 // Open scans root and returns the workspace with its first snapshot. root
