@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/fsx"
 )
 
 // Several runtimes may share one dataDir and one workspace (two VS Code
@@ -71,12 +73,12 @@ func (l *Log) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("editlog: lock: %w", err)
 	}
-	if err := lockFile(f); err != nil {
+	if err := fsx.LockFile(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("editlog: lock %s: %w", lockPath(l.file), err)
 	}
 	return func() {
-		if err := unlockFile(f); err != nil {
+		if err := fsx.UnlockFile(f); err != nil {
 			l.log.Warn("edit log: releasing the checkpoint lock", "err", err)
 		}
 		f.Close()

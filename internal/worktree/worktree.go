@@ -853,10 +853,27 @@ func (m *Manager) loadLocked() (map[string]*Worktree, error) {
 	return reg, nil
 }
 
-// update changes the registry under its lock and saves it atomically.
+func (m *Manager) regLockPath() string { return filepath.Join(m.dir, "registry.lock") }
+
+// update changes the registry under its locks and saves it atomically. The
+// read-modify-write holds regMu (this process) and an exclusive flock on
+// registry.lock next to it (other runtimes on the same data folder, or
+// another Manager), so no update loses another's entries; readers need no
+// lock, since the file is only ever replaced whole (a rename).
 func (m *Manager) update(fn func(map[string]*Worktree) error) error {
 	m.regMu.Lock()
 	defer m.regMu.Unlock()
+	if err := os.MkdirAll(m.dir, 0o700); err != nil {
+		return fmt.Errorf("worktree registry: %w", err)
+	}
+	lock, err := os.OpenFile(m.regLockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("worktree registry: lock: %w", err)
+	}
+	defer lock.Close() // closing releases the flock
+	if err := fsx.LockFile(lock); err != nil {
+		return fmt.Errorf("worktree registry: lock %s: %w", m.regLockPath(), err)
+	}
 	reg, err := m.loadLocked()
 	if err != nil {
 		return err
@@ -872,9 +889,6 @@ func (m *Manager) update(fn func(map[string]*Worktree) error) error {
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(m.dir, 0o700); err != nil {
-		return fmt.Errorf("worktree registry: %w", err)
 	}
 	if err := fsx.WriteFileAtomic(m.regPath(), b, 0o600); err != nil {
 		return fmt.Errorf("worktree registry: %w", err)

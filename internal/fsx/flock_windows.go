@@ -1,6 +1,6 @@
 //go:build windows
 
-package editlog
+package fsx
 
 import (
 	"os"
@@ -8,14 +8,15 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive LockFileEx lock on the first byte of f,
+// LockFile takes an exclusive LockFileEx lock on the first byte of f,
 // waiting for other holders; closing f or the process ending releases it.
-func lockFile(f *os.File) error {
+func LockFile(f *os.File) error {
 	ol := new(windows.Overlapped)
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol)
 }
 
-func unlockFile(f *os.File) error {
+// UnlockFile releases LockFile's lock.
+func UnlockFile(f *os.File) error {
 	ol := new(windows.Overlapped)
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
 }
