@@ -13,7 +13,7 @@ import (
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
-const Version = "1"
+const Version = "2"
 
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.
@@ -80,6 +80,16 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if language == "go" && isGeneratedGo(src) {
+		if info, ok := parseGoAST(src); ok {
+			return info, nil
+		}
+	}
+	return parseTreeSitter(ctx, g, language, src, opts)
+}
+
+// parseTreeSitter is Parse with tree-sitter and the lang_*.go walks.
+func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byte, opts *Options) (*FileInfo, error) {
 	timeout := DefaultTimeout
 	if opts != nil && opts.Timeout > 0 {
 		timeout = opts.Timeout
