@@ -337,14 +337,14 @@ func (p *Project) neighbours() func(rel string) []retrieve.Neighbour {
 			if d.Kind == graph.KindReference {
 				rel = "used by"
 			}
-			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel})
+			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel, Weight: max(1, len(d.Symbols))})
 		}
 		for _, d := range deps.UsedBy {
 			rel := "imports"
 			if d.Kind == graph.KindReference {
 				rel = "uses"
 			}
-			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel})
+			out = append(out, retrieve.Neighbour{Path: d.Path, Relation: rel, Weight: max(1, len(d.Symbols))})
 		}
 		return out
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
@@ -81,6 +82,7 @@ func TestLocalizeSet(t *testing.T) {
 	type built struct {
 		r  row
 		ix *Index
+		nb func(string) []Neighbour
 	}
 	var rowsIx []built
 	ctx := context.Background()
@@ -99,7 +101,9 @@ func TestLocalizeSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rowsIx = append(rowsIx, built{r, ix})
+		// The graph as project builds it (graph.Build on the same
+		// parses), so graph use in Search is measured here too.
+		rowsIx = append(rowsIx, built{r, ix, graphNeighbours(graph.Build(w.Snapshot()))})
 	}
 	pc.save()
 	variants := strings.Split(os.Getenv("RETRIEVE_LOCALIZE_VARIANTS"), ",")
@@ -123,7 +127,7 @@ func TestLocalizeSet(t *testing.T) {
 			enc = nil
 		}
 		fmt.Printf("\nvariant %q\n", v)
-		scoreLocalize(rowsIx2(rowsIx, func(b built) (row, *Index) { return b.r, b.ix }), bm, enc)
+		scoreLocalize(rowsIx2(rowsIx, func(b built) (row, *Index, func(string) []Neighbour) { return b.r, b.ix, b.nb }), bm, enc)
 	}
 }
 
@@ -160,6 +164,7 @@ var localizeVariants = map[string]func(*tuning){
 	"wink30":  func(t *tuning) { t.winK = 30 },
 	"def03":   func(t *tuning) { t.defScale = 0.3 },
 	"ex2":     func(t *tuning) { t.exC = 2 },
+	"qcommit": func(t *tuning) { t.qDef, t.qWin = t.defScale, t.winW },
 }
 
 type lrow = struct {
@@ -170,22 +175,54 @@ type lrow = struct {
 	Gold   []string `json:"gold"`
 }
 
-func rowsIx2[T any](xs []T, f func(T) (lrow, *Index)) []func() (lrow, *Index) {
-	out := make([]func() (lrow, *Index), len(xs))
+type lget = func() (lrow, *Index, func(string) []Neighbour)
+
+func rowsIx2[T any](xs []T, f lget1[T]) []lget {
+	out := make([]lget, len(xs))
 	for i, x := range xs {
-		out[i] = func() (lrow, *Index) { return f(x) }
+		out[i] = func() (lrow, *Index, func(string) []Neighbour) { return f(x) }
 	}
 	return out
 }
 
-func scoreLocalize(rows []func() (lrow, *Index), bm map[string]map[string]float64, out *json.Encoder) {
+type lget1[T any] func(T) (lrow, *Index, func(string) []Neighbour)
+
+// graphNeighbours is project's Query.Neighbours over g: the files a file
+// depends on ("imported by", "used by" it) and the files using it
+// ("imports", "uses"), with the edge's weight.
+func graphNeighbours(g *graph.Graph) func(string) []Neighbour {
+	return func(rel string) []Neighbour {
+		deps, err := g.File(rel)
+		if err != nil {
+			return nil
+		}
+		out := make([]Neighbour, 0, len(deps.DependsOn)+len(deps.UsedBy))
+		for _, d := range deps.DependsOn {
+			r := "imported by"
+			if d.Kind == graph.KindReference {
+				r = "used by"
+			}
+			out = append(out, Neighbour{Path: d.Path, Relation: r, Weight: max(1, len(d.Symbols))})
+		}
+		for _, d := range deps.UsedBy {
+			r := "imports"
+			if d.Kind == graph.KindReference {
+				r = "uses"
+			}
+			out = append(out, Neighbour{Path: d.Path, Relation: r, Weight: max(1, len(d.Symbols))})
+		}
+		return out
+	}
+}
+
+func scoreLocalize(rows []lget, bm map[string]map[string]float64, out *json.Encoder) {
 	type agg struct{ n, recall, all, hit1, hit3, tok, bRecall, bHit1, bHit3 float64 }
 	per := map[string]*agg{}
 	var order []string
 	ctx := context.Background()
 	for _, get := range rows {
-		r, ix := get()
-		res, err := Search(ctx, ix, Query{Text: r.Query, BudgetTokens: 8000})
+		r, ix, nb := get()
+		res, err := Search(ctx, ix, Query{Text: r.Query, BudgetTokens: 8000, Neighbours: nb})
 		if err != nil {
 			panic(err)
 		}
@@ -235,7 +272,19 @@ func scoreLocalize(rows []func() (lrow, *Index), bm map[string]map[string]float6
 			for _, s := range res.Snippets[:min(5, len(res.Snippets))] {
 				reasons = append(reasons, fmt.Sprintf("%s %.1f %s", s.Path, s.Score, s.Reason))
 			}
-			out.Encode(map[string]any{"repo": r.Repo, "commit": r.Commit, "gold": r.Gold, "ranks": ranks,
+			// For each gold file, the first of the top 5 paths it is a graph
+			// neighbour of (1-based; 0 = none): how far spreading could reach.
+			near := make([]int, len(r.Gold))
+			if nb != nil {
+				for i, p := range paths[:min(5, len(paths))] {
+					for _, n := range nb(p) {
+						if k := slices.Index(r.Gold, n.Path); k >= 0 && near[k] == 0 {
+							near[k] = i + 1
+						}
+					}
+				}
+			}
+			out.Encode(map[string]any{"repo": r.Repo, "commit": r.Commit, "gold": r.Gold, "ranks": ranks, "near": near,
 				"files": len(paths), "tokens": res.UsedTokens, "top": reasons, "terms": res.Terms})
 		}
 	}

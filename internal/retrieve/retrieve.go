@@ -65,10 +65,11 @@ type tuning struct {
 	k1, b, fullShare, pathW, nameW, defScale float64
 	mapMax, winK                             int
 	winW, exC, bodyW, scopeB, proseF         float64
+	qDef, qWin                               float64
 	on                                       map[string]bool
 }
 
-var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 30, winW: 4, exC: 4, bodyW: bodyWeight, scopeB: scopeBoost, proseF: proseFactor}
+var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 30, winW: 4, exC: 4, bodyW: bodyWeight, scopeB: scopeBoost, proseF: proseFactor, qDef: 1, qWin: 0}
 
 // Errors of Search; the server maps them to -32602.
 var (
@@ -82,6 +83,9 @@ var (
 type Neighbour struct {
 	Path     string
 	Relation string
+	// Weight is the edge's number of linked symbols (at least 1; 0 when
+	// the caller does not know it, read as 1).
+	Weight int
 }
 
 // Query is one retrieval request.
@@ -350,6 +354,13 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			unitKeys[u.key] = i
 		}
 	}
+	// A user's question names behaviour in words, where a commit message
+	// names the code it changes; the passage weight and the half weight of
+	// definitions were tuned on commit messages (docs/index.md).
+	defScale, winW := tune.defScale, tune.winW
+	if shape.question {
+		defScale, winW = tune.qDef, tune.qWin
+	}
 	for id, c := range cands {
 		f := ix.files[id]
 		base := c.content
@@ -358,7 +369,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		if mayDefine[id] {
 			var defScore float64
 			defScore, s = matchSymbols(symbolsOf(f), units)
-			base += tune.defScale * defScore
+			base += defScale * defScore
 		}
 		if s != nil {
 			c.sym = s
@@ -458,9 +469,9 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		})
 	}
 	byScore()
-	if tune.winK > 0 && len(units) >= 2 {
+	if tune.winK > 0 && len(units) >= 2 && winW > 0 {
 		var sc snipScratch
-		ix.passageRerank(ranked, units, &sc)
+		ix.passageRerank(ranked, units, winW, &sc)
 		k := min(len(ranked), tune.winK)
 		top := ranked[:k]
 		sort.Slice(top, func(i, j int) bool {
@@ -542,6 +553,28 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		res.UsedTokens += t
 		res.Snippets = append(res.Snippets, sn)
 		mapped++
+	}
+	// Every file matching a term is placed and budget is left (a small
+	// repository): the graph neighbours of the best hits that match no
+	// term follow, the files the hits use or that use them.
+	if q.Neighbours != nil && !tune.on["nogfill"] && next >= len(ranked) && len(tail) == 0 {
+		for _, c := range ix.graphFill(ranked, q.Neighbours, lookup, cands) {
+			if mapped >= tune.mapMax || remaining < minMapTokens {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
+			sn, ok := ix.mapEntry(c, units, remaining, &scratch)
+			if !ok {
+				continue
+			}
+			t := Tokens(sn.Text)
+			remaining -= t
+			res.UsedTokens += t
+			res.Snippets = append(res.Snippets, sn)
+			mapped++
+		}
 	}
 	return res, nil
 }

@@ -387,3 +387,55 @@ func TestFocusFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphFill: when every file matching a term is placed and budget is
+// left, the graph neighbours of the best hits that match no term follow,
+// heaviest edge first, each once, with the hit they are next to as the
+// reason; files the index does not hold (skipped secrets) never appear.
+func TestGraphFill(t *testing.T) {
+	_, ix := fixture(t)
+	nb := func(rel string) []Neighbour {
+		if rel != "server/router.go" {
+			return nil
+		}
+		return []Neighbour{
+			{Path: "config/config.go", Relation: "uses", Weight: 1},
+			{Path: "secret/keys.go", Relation: "imported by", Weight: 9},
+			{Path: "store/user_store.go", Relation: "imported by", Weight: 3},
+			{Path: "server/router.go", Relation: "uses", Weight: 1},
+		}
+	}
+	q := Query{Text: "healthz route", Neighbours: nb}
+	res, err := Search(context.Background(), ix, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range res.Snippets {
+		got = append(got, s.Path+": "+s.Reason)
+	}
+	want := []string{
+		"server/router.go: mentions `healthz` once; mentions `route` once; lines 1-15 hold `healthz`, `route`",
+		"store/user_store.go: map entry: type `User`; imported by `server/router.go`, a hit",
+		"config/config.go: map entry: type `Config`; uses `server/router.go`, a hit",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("snippets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	plain, err := Search(context.Background(), ix, Query{Text: "healthz route"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Snippets) != 1 || res.UsedTokens <= plain.UsedTokens {
+		t.Errorf("without the graph: %d snippets, %d tokens (with: %d)", len(plain.Snippets), plain.UsedTokens, res.UsedTokens)
+	}
+	// A budget the matching file fills leaves nothing for the graph.
+	budget := Tokens(plain.Snippets[0].Text) + 2
+	res, err = Search(context.Background(), ix, Query{Text: "healthz route", Neighbours: nb, BudgetTokens: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Snippets) != 1 || res.UsedTokens > budget {
+		t.Errorf("budget %d: %d snippets, %d tokens", budget, len(res.Snippets), res.UsedTokens)
+	}
+}

@@ -14,6 +14,13 @@ type queryShape struct {
 	head      map[string]bool // stemmed terms of the first line
 	ticked    map[string]bool // stemmed parts and joined forms of `code` spans
 	scope     []string        // stemmed scope words
+	question  bool            // one line asking how, where, what... or ending in "?"
+}
+
+// questionWords open a question a user asks about the code ("where are
+// TLS certificates verified"); commit subjects never start with them.
+var questionWords = map[string]bool{
+	"how": true, "where": true, "what": true, "which": true, "why": true, "when": true, "who": true,
 }
 
 // conventionalTypes are the change types of conventional subjects; a
@@ -29,6 +36,9 @@ func shapeOf(text string) queryShape {
 	text = strings.TrimSpace(text)
 	first, rest, multi := strings.Cut(text, "\n")
 	sh.multiLine = multi && strings.TrimSpace(rest) != ""
+	if f := strings.Fields(first); !sh.multiLine && len(f) > 0 {
+		sh.question = questionWords[strings.ToLower(f[0])] || strings.HasSuffix(first, "?")
+	}
 	sh.head = map[string]bool{}
 	for _, t := range Terms(first) {
 		for _, w := range strings.Fields(t) {

@@ -147,3 +147,18 @@ func TestScopeNamesALanguage(t *testing.T) {
 		}
 	}
 }
+
+func TestShapeQuestion(t *testing.T) {
+	for q, want := range map[string]bool{
+		"where are TLS certificates verified":       true,
+		"How does the scheduler steal work":         true,
+		"is the cache cleared on refresh?":          true,
+		"gzip writer":                               false,
+		"fix(css): keep the order of imports":       false,
+		"where clause\n\nThe planner drops it now.": false,
+	} {
+		if got := shapeOf(q).question; got != want {
+			t.Errorf("%q: question %v, want %v", q, got, want)
+		}
+	}
+}

@@ -136,9 +136,9 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 	return best, at*half + 1, min(at*half+windowLines, lines), found, buf
 }
 
-// passageRerank adds tune.winW times the passage score to the first
-// tune.winK ranked candidates (reading their files) and sorts them again.
-func (ix *Index) passageRerank(ranked []*candidate, units []unit, sc *snipScratch) {
+// passageRerank adds weight times the passage score to the first
+// tune.winK ranked candidates (reading their files).
+func (ix *Index) passageRerank(ranked []*candidate, units []unit, weight float64, sc *snipScratch) {
 	k := min(len(ranked), tune.winK)
 	if k == 0 {
 		return
@@ -163,7 +163,7 @@ func (ix *Index) passageRerank(ranked []*candidate, units []unit, sc *snipScratc
 		}
 		p, from, to, found, b := passageScore(data, units, keyUnit, buf, counts)
 		buf = b
-		c.score += tune.winW * p * c.factor
+		c.score += weight * p * c.factor
 		if len(found) >= 2 {
 			names := make([]string, 0, 4)
 			for _, k := range found[:min(len(found), 4)] {
