@@ -25,7 +25,7 @@ type visitFunc func(i int32, container string) (descend bool, inner string)
 // definitions after a syntax error often end up inside one.
 func (x *extractor) walk(i int32, container string, fn visitFunc) {
 	for c := x.t.nodes[i].first; c >= 0; c = x.t.nodes[c].next {
-		if x.t.nodes[c].kind == "ERROR" {
+		if x.t.kind(c) == "ERROR" {
 			x.walk(c, container, fn)
 			continue
 		}
@@ -87,10 +87,15 @@ func (x *extractor) collectRefs() {
 	if len(x.refKinds) == 0 {
 		return
 	}
+	// By kind id, so the loop over every node does no map look-up.
+	isRef := make([]bool, len(x.t.kindTab)+1)
+	for id, k := range x.t.kindTab {
+		isRef[id] = x.refKinds[k]
+	}
 	seen := map[string]bool{}
 	for i := range x.t.nodes {
 		n := &x.t.nodes[i]
-		if !x.refKinds[n.kind] || x.defNames[int32(i)] || n.end-n.start < 2 || n.end-n.start > 128 {
+		if !isRef[min(int(n.sym), len(x.t.kindTab))] || x.defNames[int32(i)] || n.end-n.start < 2 || n.end-n.start > 128 {
 			continue
 		}
 		b := x.t.bytes(int32(i))

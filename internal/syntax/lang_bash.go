@@ -10,7 +10,7 @@ func extractBash(x *extractor) {
 	x.stop = set("echo", "printf", "cd", "test", "exit", "return", "local", "export",
 		"set", "shift", "read", "true", "false", "source", "eval", "exec")
 	for i := range t.nodes {
-		switch t.nodes[i].kind {
+		switch t.kind(int32(i)) {
 		case "function_definition":
 			x.def(int32(i), t.field(int32(i), "name"), KindFunction, "", true)
 		case "command":

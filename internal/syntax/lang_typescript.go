@@ -165,7 +165,7 @@ func jsClauseNames(t *tree, stmt int32) []string {
 func jsRequires(x *extractor) {
 	t := x.t
 	for i := range t.nodes {
-		if t.nodes[i].kind != "call_expression" {
+		if t.kind(int32(i)) != "call_expression" {
 			continue
 		}
 		fn := t.field(int32(i), "function")

@@ -53,7 +53,7 @@ func TestMirrorMatchesAPI(t *testing.T) {
 // passes during the copy (a file with millions of nodes).
 func buildTree(g *grammar, t *sitter.Tree, src []byte, deadline time.Time) *tree {
 	root := t.RootNode()
-	out := &tree{src: src, hasError: root.HasError(), nodes: make([]node, 0, len(src)/8+16)}
+	out := &tree{src: src, hasError: root.HasError(), nodes: make([]node, 0, len(src)/8+16), kindTab: g.kinds, fieldTab: g.fields}
 	c := t.Walk()
 	defer c.Close()
 	// last[d] is the index of the last named node appended at named depth d.
@@ -70,16 +70,8 @@ func buildTree(g *grammar, t *sitter.Tree, src []byte, deadline time.Time) *tree
 		}
 		sp, ep := n.StartPosition(), n.EndPosition()
 		idx := int32(len(out.nodes))
-		field := ""
-		if fid := c.FieldId(); fid != 0 && int(fid) < len(g.fields) {
-			field = g.fields[fid]
-		}
-		kind := "ERROR" // ts_builtin_sym_error is 65535, outside the table
-		if id := n.KindId(); int(id) < len(g.kinds) {
-			kind = g.kinds[id]
-		}
 		out.nodes = append(out.nodes, node{
-			kind: kind, field: field,
+			sym: n.KindId(), fld: c.FieldId(),
 			start: uint32(n.StartByte()), end: uint32(n.EndByte()),
 			startRow: uint32(sp.Row), endRow: uint32(ep.Row),
 			parent: parent, first: -1, next: -1,
@@ -126,5 +118,13 @@ func buildTree(g *grammar, t *sitter.Tree, src []byte, deadline time.Time) *tree
 				lastChild = lastChild[:len(lastChild)-1]
 			}
 		}
+	}
+}
+
+// TestNodeLayout: node is read in place over C's tsx_flat, so their sizes
+// and field offsets must be the same.
+func TestNodeLayout(t *testing.T) {
+	if cFlatLayout != goNodeLayout {
+		t.Fatalf("tsx_flat %v, node %v", cFlatLayout, goNodeLayout)
 	}
 }

@@ -128,6 +128,7 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 		info.TimedOut = true
 		return info, nil
 	}
+	defer t.release()
 	info.HasErrors = t.hasError
 	x := &extractor{t: t, info: info, defNames: map[int32]bool{}}
 	g.extract(x)

@@ -77,9 +77,11 @@ uint32_t ts_node_end_byte(tsx_node);
 tsx_point ts_node_start_point(tsx_node);
 tsx_point ts_node_end_point(tsx_node);
 
+// tsx_flat is one named node; the Go side reads the array in place as
+// []node (tree.go, same layout: TestNodeLayout).
 typedef struct {
 	uint32_t start, end, start_row, end_row;
-	int32_t parent;
+	int32_t parent, first, next; // nearest named ancestor, first named child, next named sibling; -1 if none
 	uint16_t symbol, field;
 } tsx_flat;
 
@@ -164,7 +166,7 @@ static int tsx_flatten(tsx_node *root, int64_t budget_ns, tsx_flat **out, uint32
 			}
 			tsx_point sp = ts_node_start_point(node), ep = ts_node_end_point(node);
 			tsx_flat f = { ts_node_start_byte(node), ts_node_end_byte(node), sp.row, ep.row,
-				anc, ts_node_symbol(node), ts_tree_cursor_current_field_id(&c) };
+				anc, -1, -1, ts_node_symbol(node), ts_tree_cursor_current_field_id(&c) };
 			nodes[n] = f;
 			self = (int32_t)n++;
 		}
@@ -189,6 +191,21 @@ static int tsx_flatten(tsx_node *root, int64_t budget_ns, tsx_flat **out, uint32
 		if (end) break;
 	}
 	ts_tree_cursor_delete(&c);
+	if (rc == 0 && n > 0) {
+		// Child links: a node's children follow it in document order, so
+		// one pass with the last child linked per node (reusing named as
+		// that array) sets first and next.
+		int32_t *last = realloc(named, n * sizeof(int32_t));
+		if (!last) { rc = 2; goto done; }
+		named = last;
+		for (uint32_t i = 0; i < n; i++) {
+			last[i] = -1;
+			int32_t p = nodes[i].parent;
+			if (p < 0 || p >= (int32_t)i) continue;
+			if (last[p] >= 0) nodes[last[p]].next = (int32_t)i; else nodes[p].first = (int32_t)i;
+			last[p] = (int32_t)i;
+		}
+	}
 done:
 	free(named);
 	if (rc == 2 || rc == 1) { free(nodes); nodes = NULL; n = 0; }
@@ -202,6 +219,7 @@ import "C"
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -296,10 +314,28 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 	case 3:
 		return nil, false, errors.New("syntax: parser returned no tree")
 	}
-	defer C.free(unsafe.Pointer(flat))
-	t = mirror(g, unsafe.Slice(flat, int(count)), src)
+	t = inPlace(g, flat, count, src)
 	t.hasError = bool(hasError)
 	return t, false, nil
+}
+
+// inPlace is the tree over the C array flat (count nodes), read where C
+// wrote it; t.release frees it.
+func inPlace(g *grammar, flat *C.tsx_flat, count C.uint32_t, src []byte) *tree {
+	t := &tree{src: src, kindTab: g.kinds, fieldTab: g.fields, cmem: unsafe.Pointer(flat)}
+	if count > 0 {
+		t.nodes = unsafe.Slice((*node)(unsafe.Pointer(flat)), int(count))
+	}
+	return t
+}
+
+// release frees the C memory of a tree made by inPlace; t.nodes is gone.
+func (t *tree) release() {
+	if t.cmem != nil {
+		C.free(t.cmem)
+		t.cmem = nil
+	}
+	t.nodes = nil
 }
 
 // flattenNode flattens the tree under root, a pointer to a TSNode (such as
@@ -312,38 +348,20 @@ func flattenNode(g *grammar, root unsafe.Pointer, src []byte) (*tree, error) {
 	if rc != 0 {
 		return nil, errTreeTooLarge
 	}
-	defer C.free(unsafe.Pointer(flat))
-	t := mirror(g, unsafe.Slice(flat, int(count)), src)
+	t := inPlace(g, flat, count, src)
+	nodes := slices.Clone(t.nodes) // a Go copy the caller may keep
+	t.release()
+	t.nodes = nodes
 	t.hasError = bool(C.ts_node_has_error(*(*C.tsx_node)(root)))
 	return t, nil
 }
 
-// mirror converts the flat C nodes into the Go tree with child links.
-func mirror(g *grammar, fs []C.tsx_flat, src []byte) *tree {
-	out := &tree{src: src, nodes: make([]node, len(fs))}
-	last := make([]int32, len(fs)) // last child linked per node
-	for i := range fs {
-		f := &fs[i]
-		kind := "ERROR" // ts_builtin_sym_error is 65535, outside the table
-		if int(f.symbol) < len(g.kinds) {
-			kind = g.kinds[f.symbol]
-		}
-		field := ""
-		if int(f.field) < len(g.fields) {
-			field = g.fields[f.field]
-		}
-		p := int32(f.parent)
-		out.nodes[i] = node{kind: kind, field: field, start: uint32(f.start), end: uint32(f.end),
-			startRow: uint32(f.start_row), endRow: uint32(f.end_row), parent: p, first: -1, next: -1}
-		last[i] = -1
-		if p >= 0 && p < int32(i) {
-			if prev := last[p]; prev >= 0 {
-				out.nodes[prev].next = int32(i)
-			} else {
-				out.nodes[p].first = int32(i)
-			}
-			last[p] = int32(i)
-		}
-	}
-	return out
+// Layout of tsx_flat, checked against node by TestNodeLayout.
+var cFlatLayout = [...]uintptr{
+	unsafe.Sizeof(C.tsx_flat{}),
+	unsafe.Offsetof(C.tsx_flat{}.start), unsafe.Offsetof(C.tsx_flat{}.end),
+	unsafe.Offsetof(C.tsx_flat{}.start_row), unsafe.Offsetof(C.tsx_flat{}.end_row),
+	unsafe.Offsetof(C.tsx_flat{}.parent), unsafe.Offsetof(C.tsx_flat{}.first),
+	unsafe.Offsetof(C.tsx_flat{}.next), unsafe.Offsetof(C.tsx_flat{}.symbol),
+	unsafe.Offsetof(C.tsx_flat{}.field),
 }
