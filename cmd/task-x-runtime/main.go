@@ -18,10 +18,12 @@ import (
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/server"
+	taskxversion "github.com/task-x/task-x-runtime/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0"
+// version is internal/version's (one for both binaries; release builds set
+// it there with -ldflags).
+var version = taskxversion.Version
 
 func main() {
 	// The command helper of internal/sandbox (the runtime re-executes

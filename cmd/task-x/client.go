@@ -129,7 +129,7 @@ func (c *client) initialize(ctx context.Context, params map[string]any) error {
 		params = map[string]any{}
 	}
 	params["protocolVersion"] = 1
-	params["clientInfo"] = map[string]string{"name": "task-x", "version": "0.1.0"}
+	params["clientInfo"] = map[string]string{"name": "task-x", "version": version}
 	return c.call(ctx, "initialize", params, nil)
 }
 

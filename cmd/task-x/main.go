@@ -19,10 +19,13 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	taskxversion "github.com/task-x/task-x-runtime/internal/version"
 )
 
-// version is set with -ldflags "-X main.version=..." by release builds.
-var version = "0.1.0-dev"
+// version is internal/version's (one for both binaries; release builds set
+// it there with -ldflags).
+var version = taskxversion.Version
 
 func main() {
 	os.Exit(execute(os.Args[1:]))

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/version"
 )
 
 // Defaults of Options.
@@ -77,7 +78,7 @@ type Options struct {
 	// HTTPClient is used for http and sse servers. Default: a client with
 	// no overall timeout (streams are long-lived).
 	HTTPClient *http.Client
-	// Version is sent as clientInfo.version. Default "0.0.0-dev".
+	// Version is sent as clientInfo.version. Default internal/version's.
 	Version string
 }
 
@@ -139,7 +140,7 @@ func NewManager(opts *Options) *Manager {
 		o.HTTPClient = &http.Client{}
 	}
 	if o.Version == "" {
-		o.Version = "0.0.0-dev"
+		o.Version = version.Version
 	}
 	return &Manager{opts: o, log: o.Logger, servers: map[string]*server{}}
 }

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/version"
 )
 
 // ApproveTool is the name of the permission-prompt tool the task-x MCP
@@ -62,7 +63,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Version == "" {
-		o.Version = "0.0.0-dev"
+		o.Version = version.Version
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "task-x", Version: o.Version}, nil)
 	if o.Registry != nil && !o.NoTools {

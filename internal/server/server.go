@@ -26,6 +26,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+	"github.com/task-x/task-x-runtime/internal/version"
 )
 
 // Options configure a Server. A nil *Options is valid.
@@ -102,7 +103,7 @@ func New(opts *Options) *Server {
 		o.Secrets = &logx.Secrets{}
 	}
 	if o.Version == "" {
-		o.Version = "0.0.0-dev"
+		o.Version = version.Version
 	}
 	if o.NewProvider == nil {
 		o.NewProvider = func(cfg provider.Config) (provider.Provider, error) {
