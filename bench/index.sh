@@ -2,9 +2,13 @@
 # bench/index.sh DIR [DIR...]: measures the workspace index of task-x-runtime
 # on each folder against ctags, git status and rg (see bench/indexbench):
 # cold open, reopen from the saved index, reopen after touching 1% of the
-# files (their modification times are put back), refresh, retrieve p50 and
-# peak RSS. INDEXBENCH_FLAGS adds flags (e.g. -scale=false skips the x1/x2/x4
-# copies). Downloads nothing and installs nothing.
+# files (their modification times are put back), refresh (and the size of
+# its ready notification), retrieve p50 and peak RSS, each with its ratio
+# and goal, and the load average at the start and end. Several folders
+# (e.g. a git-initialised copy of $(go env GOROOT)/src and a mixed tree)
+# are measured one after the other. INDEXBENCH_FLAGS adds flags (e.g.
+# -scale=false skips the x1/x2/x4 copies). Downloads nothing and installs
+# nothing.
 set -eu
 if [ $# -lt 1 ]; then
 	echo "usage: bench/index.sh DIR [DIR...]" >&2

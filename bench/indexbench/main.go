@@ -52,7 +52,8 @@ func main() {
 		fmt.Fprintf(os.Stderr, "indexbench: %s is not a folder\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	fmt.Printf("folder: %s\n\n", dir)
+	fmt.Printf("folder: %s\nload average at start: %s\n\n", dir, loadAvg())
+	defer func() { fmt.Printf("\nload average at end: %s\n", loadAvg()) }()
 	fmt.Printf("%-34s %14s   %-28s %12s %8s  %s\n", "measure", "task-x", "compared with", "", "ratio", "goal")
 
 	dataDir, err := os.MkdirTemp("", "indexbench-data")
@@ -109,10 +110,11 @@ func main() {
 		if refErr != nil {
 			gitErr = refErr
 		}
-		row(fmt.Sprintf("refresh, nothing changed (p50, %d)", refreshRuns), p50(refreshes), "git status --porcelain", p50(statuses), gitErr, 1.5)
+		row(fmt.Sprintf("refresh, nothing changed (p50, %d)", refreshRuns), p50(refreshes), "git status --porcelain", p50(statuses), gitErr, 1.0)
 	} else {
 		fmt.Printf("%-34s %14s   %s\n", "refresh, nothing changed", ms(p50(refreshes)), "git status: not a git repository, no comparison")
 	}
+	fmt.Printf("%-34s   ready notification of a refresh: %.1f KB\n", "", float64(r.lastReady)/1e3)
 
 	first, err := r.timed("context/retrieve", map[string]any{"query": terms[0]})
 	if err != nil {
@@ -290,6 +292,16 @@ func timeCmd(name string, args ...string) (time.Duration, error) {
 	return d, err
 }
 
+// loadAvg is the 1-, 5- and 15-minute load average (/proc/loadavg), or
+// "unknown".
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
@@ -334,11 +346,12 @@ func openCopies(bin, dir string, n int) (time.Duration, int, error) {
 
 // rt is a runtime process spoken to over stdio, one JSON object a line.
 type rt struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	next   int
-	stderr *headBuffer
+	cmd       *exec.Cmd
+	in        io.WriteCloser
+	out       *bufio.Reader
+	next      int
+	stderr    *headBuffer
+	lastReady int // bytes of the last workspace/progress ready line
 }
 
 // headBuffer keeps the first 2 KiB written to it: the runtime's stderr,
@@ -405,13 +418,20 @@ func (r *rt) call(method string, params any) (json.RawMessage, error) {
 		var m struct {
 			ID     *int            `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Phase string `json:"phase"`
+			} `json:"params"`
 			Result json.RawMessage `json:"result"`
 			Error  *struct {
 				Code    int    `json:"code"`
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		if json.Unmarshal(l, &m) != nil || m.ID == nil || m.Method != "" || *m.ID != id {
+		err = json.Unmarshal(l, &m)
+		if err == nil && m.Method == "workspace/progress" && m.Params.Phase == "ready" {
+			r.lastReady = len(l)
+		}
+		if err != nil || m.ID == nil || m.Method != "" || *m.ID != id {
 			continue // notifications and requests from the runtime
 		}
 		if m.Error != nil {
