@@ -184,16 +184,40 @@ func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph 
 	g.indexed = func(rel string) bool { return all[rel] }
 
 	r := newResolver(g, all, readFile)
-	at := map[edgeKey]int32{} // edge index by (from, to, kind)
+	// Edges are added file by file and kind by kind (the imports of each
+	// file, then the references of each file), so the edge index is looked
+	// up by target in a small map of the current (from, kind); a (from,
+	// kind) seen before and left is looked up in all edges (the map by
+	// (from, to, kind) this replaces was a third of the build).
+	var (
+		at      = map[int32]int32{} // edge index by target, for cur
+		cur     = edgeKey{from: -1}
+		visited = map[edgeKey]bool{} // (from, kind) phases left
+	)
 	add := func(from, to int32, kind string, names ...string) {
 		if kind == KindReference && from == to {
 			return
 		}
-		k := edgeKey{from, to, kind}
-		ei, ok := at[k]
+		if from != cur.from || kind != cur.kind {
+			visited[cur] = true
+			cur = edgeKey{from: from, kind: kind}
+			if len(at) > 256 {
+				at = map[int32]int32{}
+			} else {
+				clear(at)
+			}
+			if visited[cur] { // not added this way today; kept correct
+				for ei, e := range g.edges {
+					if e.from == from && e.kind == kind {
+						at[e.to] = int32(ei)
+					}
+				}
+			}
+		}
+		ei, ok := at[to]
 		if !ok {
 			ei = int32(len(g.edges))
-			at[k] = ei
+			at[to] = ei
 			g.edges = append(g.edges, edge{from: from, to: to, kind: kind})
 		}
 		g.edges[ei].symbols = append(g.edges[ei].symbols, names...)

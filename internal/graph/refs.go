@@ -22,31 +22,38 @@ func family(lang string) string {
 // (goImports) and the name is exported: Go refs are bare identifiers, so
 // this keeps x.Name from linking to an unrelated package's Name.
 func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc) {
-	type def struct {
-		file     int32
-		exported bool
+	// defs: family → name → its defining files, kept in place (no slice
+	// per name) up to one past MaxDefiningFiles, which marks a name too
+	// common to link; the maps are sized from the symbol counts up front
+	// (their growth was a third of this function).
+	perFamily := map[string]int{}
+	for _, n := range g.nodes {
+		perFamily[family(n.lang)] += len(n.info.Symbols)
 	}
-	defs := map[string]map[string][]def{} // family → name → defining files
+	defs := make(map[string]map[string]defList, len(perFamily))
+	for fam, k := range perFamily {
+		defs[fam] = make(map[string]defList, k/2)
+	}
 	for i, n := range g.nodes {
-		fam := family(n.lang)
-		m := defs[fam]
-		if m == nil {
-			m = map[string][]def{}
-			defs[fam] = m
-		}
+		m := defs[family(n.lang)]
 		for _, s := range n.info.Symbols {
 			if s.Name == "" {
 				continue
 			}
 			list := m[s.Name]
-			if k := len(list); k > 0 && list[k-1].file == int32(i) {
-				list[k-1].exported = list[k-1].exported || s.Exported
+			if k := int(list.n); k > 0 && list.d[k-1].file == int32(i) {
+				if s.Exported && !list.d[k-1].exported {
+					list.d[k-1].exported = true
+					m[s.Name] = list
+				}
 				continue
 			}
-			if len(list) > MaxDefiningFiles {
+			if int(list.n) > MaxDefiningFiles {
 				continue // already too common; keep the list short
 			}
-			m[s.Name] = append(list, def{file: int32(i), exported: s.Exported})
+			list.d[list.n] = def{file: int32(i), exported: s.Exported}
+			list.n++
+			m[s.Name] = list
 		}
 	}
 	for i, n := range g.nodes {
@@ -54,23 +61,23 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc) 
 		if len(m) == 0 || len(n.info.Refs) == 0 {
 			continue
 		}
-		own := make(map[string]bool, len(n.info.Symbols))
-		for _, s := range n.info.Symbols {
-			own[s.Name] = true
-		}
 		dir := dirOf(n.path)
+	refs:
 		for _, ref := range n.info.Refs {
-			if own[ref] {
+			l := m[ref]
+			if l.n == 0 || int(l.n) > MaxDefiningFiles {
 				continue
 			}
-			list := m[ref]
-			if len(list) == 0 || len(list) > MaxDefiningFiles {
-				continue
-			}
+			list := l.d[:l.n]
+			// A list of at most MaxDefiningFiles is every file of the
+			// family defining ref: the file defines it itself when it
+			// is in the list, and then ref links nowhere.
 			for _, d := range list {
 				if d.file == int32(i) {
-					continue
+					continue refs
 				}
+			}
+			for _, d := range list {
 				t := &g.nodes[d.file]
 				if n.lang == "go" && t.lang == "go" && dirOf(t.path) != dir &&
 					(!d.exported || !goImports[int32(i)][dirOf(t.path)] || strings.HasSuffix(t.path, "_test.go")) {
@@ -80,4 +87,18 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc) 
 			}
 		}
 	}
+}
+
+// def is one file defining a name; exported when any of its definitions
+// of the name is.
+type def struct {
+	file     int32
+	exported bool
+}
+
+// defList holds the first n files defining a name, in file order; n is
+// at most MaxDefiningFiles+1.
+type defList struct {
+	n uint8
+	d [MaxDefiningFiles + 1]def
 }

@@ -23,6 +23,7 @@ type resolver struct {
 	goDefs map[string]map[string][]int32
 	// unresolved counts local-looking imports that matched no file.
 	unresolved int
+	buf        []byte // pyModuleAt's scratch path
 }
 
 type goModule struct {
@@ -273,7 +274,7 @@ func (r *resolver) pyFrom(i int32, base string, segs, names []string, add addFun
 		if n == "*" {
 			continue
 		}
-		if f := r.pyModule(join(modDir, n)); f != "" {
+		if f := r.pyModuleAt(modDir, n); f != "" {
 			r.link(i, f, add, nil)
 			found = true
 		}
@@ -282,34 +283,65 @@ func (r *resolver) pyFrom(i int32, base string, segs, names []string, add addFun
 		return true
 	}
 	if len(segs) == 0 {
-		if f := r.pyModule(join(base, "__init__")); f != "" {
+		if f := r.pyModuleAt(base, "__init__"); f != "" {
 			return r.link(i, f, add, names)
 		}
 		return false
 	}
 	// The deepest module of the dotted path that is a file.
 	for k := len(segs); k >= 1; k-- {
-		if f := r.pyModule(join(base, strings.Join(segs[:k], "/"))); f != "" {
+		if f := r.pyModuleAt(base, segs[:k]...); f != "" {
 			return r.link(i, f, add, names)
 		}
 	}
 	return false
 }
 
-// pyModule returns the file of module p ("a/b"): a/b.py, a/b.pyi or
-// a/b/__init__.py; "" when none is indexed.
-func (r *resolver) pyModule(p string) string {
-	if strings.HasSuffix(p, "/__init__") {
-		if r.all[p+".py"] {
-			return p + ".py"
+// pyModuleAt returns the file of module p = join(base, strings.Join(segs,
+// "/")) ("a/b"): a/b.py, a/b.pyi or a/b/__init__.py (p "a/__init__":
+// a/__init__.py only); "" when none is indexed. The candidates are made
+// in a scratch buffer and looked up as they are (a map lookup of
+// string(b) does not allocate), so only a hit allocates: building them as
+// strings was the largest part of the graph build on the mixed bench tree.
+func (r *resolver) pyModuleAt(base string, segs ...string) string {
+	b := append(r.buf[:0], base...)
+	if base != "" {
+		b = append(b, '/')
+	}
+	mark := len(b)
+	for k, seg := range segs {
+		if k > 0 {
+			b = append(b, '/')
+		}
+		b = append(b, seg...)
+	}
+	if len(b) == mark && base != "" {
+		b = b[:mark-1] // join(base, "") is base
+	}
+	r.buf = b
+	return r.pyModuleBuf()
+}
+
+// pyModuleBuf is pyModuleAt of the path in r.buf.
+func (r *resolver) pyModuleBuf() string {
+	p := r.buf
+	n := len(p)
+	if bytes.HasSuffix(p, []byte("/__init__")) {
+		p = append(p, ".py"...)
+		r.buf = p
+		if r.all[string(p)] {
+			return string(p)
 		}
 		return ""
 	}
-	for _, c := range []string{p + ".py", p + ".pyi", p + "/__init__.py"} {
-		if r.all[c] {
-			return c
+	for _, ext := range [...]string{".py", ".pyi", "/__init__.py"} {
+		p = append(p[:n], ext...)
+		if r.all[string(p)] {
+			r.buf = p
+			return string(p)
 		}
 	}
+	r.buf = p
 	return ""
 }
 
