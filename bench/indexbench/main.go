@@ -416,8 +416,8 @@ func (r *rt) call(method string, params any) (json.RawMessage, error) {
 			return nil, fmt.Errorf("runtime closed its output (%v): %w; its stderr starts with:\n%s", r.cmd.ProcessState, err, r.stderr.b)
 		}
 		var m struct {
-			ID     *int            `json:"id"`
-			Method string          `json:"method"`
+			ID     *int   `json:"id"`
+			Method string `json:"method"`
 			Params struct {
 				Phase string `json:"phase"`
 			} `json:"params"`
