@@ -1,0 +1,208 @@
+package binx
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+)
+
+// Every value written by the Append functions reads back, in order, and
+// the input is used up exactly.
+func TestRoundTrip(t *testing.T) {
+	var b []byte
+	uints := []uint64{0, 1, 127, 128, 300, math.MaxUint32, math.MaxUint64}
+	ints := []int64{0, -1, 1, -64, 64, math.MinInt64, math.MaxInt64}
+	for _, v := range uints {
+		b = AppendUint(b, v)
+	}
+	for _, v := range ints {
+		b = AppendInt(b, v)
+	}
+	b = AppendBool(b, true)
+	b = AppendBool(b, false)
+	b = AppendBytes(b, []byte{0, 1, 2, 255})
+	b = AppendBytes(b, nil)
+	b = AppendString(b, "héllo")
+	b = AppendUint(b, 3)                  // a count of 3 one-byte items
+	b = append(b, 7, 8, 9)                // the items
+	b = AppendInt(b, math.MinInt32)       // Int32 bounds
+	b = AppendInt(b, math.MaxInt32)       //
+	b = append(b, 1, 2, 3, 4, 5, 6, 7, 8) // Uint64LE
+	b = AppendUint(b, 10)                 // Max(10)
+	b = append(b, "raw!"...)
+
+	r := NewReader(b)
+	for _, want := range uints {
+		if got := r.Uint(); got != want {
+			t.Errorf("Uint = %d, want %d", got, want)
+		}
+	}
+	for _, want := range ints {
+		if got := r.Int(); got != want {
+			t.Errorf("Int = %d, want %d", got, want)
+		}
+	}
+	if !r.Bool() || r.Bool() {
+		t.Error("Bool")
+	}
+	if got := r.Bytes(); !bytes.Equal(got, []byte{0, 1, 2, 255}) {
+		t.Errorf("Bytes = %v", got)
+	}
+	if got := r.Bytes(); len(got) != 0 {
+		t.Errorf("empty Bytes = %v", got)
+	}
+	if got := r.String(); got != "héllo" {
+		t.Errorf("String = %q", got)
+	}
+	if n := r.Count(1); n != 3 || !bytes.Equal(r.Raw(n), []byte{7, 8, 9}) {
+		t.Errorf("Count = %d", n)
+	}
+	if lo, hi := r.Int32(), r.Int32(); lo != math.MinInt32 || hi != math.MaxInt32 {
+		t.Errorf("Int32 = %d, %d", lo, hi)
+	}
+	if got := r.Uint64LE(); got != 0x0807060504030201 {
+		t.Errorf("Uint64LE = %#x", got)
+	}
+	if got := r.Max(10); got != 10 {
+		t.Errorf("Max = %d", got)
+	}
+	if got := string(r.Raw(4)); got != "raw!" {
+		t.Errorf("Raw = %q", got)
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		t.Fatalf("after reading everything: err %v, %d bytes left", r.Err(), r.Len())
+	}
+}
+
+// Each kind of corrupt input fails with ErrCorrupt, and the failure
+// sticks: every later read returns its zero value and Len is 0.
+func TestCorruptInputFailsAndSticks(t *testing.T) {
+	over := func(v uint64) []byte { return AppendUint(nil, v) }
+	for name, tc := range map[string]struct {
+		in   []byte
+		read func(r *Reader)
+	}{
+		"uint empty":           {nil, func(r *Reader) { r.Uint() }},
+		"uint truncated":       {[]byte{0x80, 0x80}, func(r *Reader) { r.Uint() }},
+		"uint overlong":        {bytes.Repeat([]byte{0xff}, 11), func(r *Reader) { r.Uint() }},
+		"int truncated":        {[]byte{0xff}, func(r *Reader) { r.Int() }},
+		"bool empty":           {nil, func(r *Reader) { r.Bool() }},
+		"bool two":             {[]byte{2}, func(r *Reader) { r.Bool() }},
+		"max exceeded":         {over(11), func(r *Reader) { r.Max(10) }},
+		"count over the input": {append(over(4), 1, 2, 3), func(r *Reader) { r.Count(1) }},
+		"count of wide items":  {append(over(2), 1, 2, 3), func(r *Reader) { r.Count(2) }},
+		"count huge":           {over(math.MaxUint64), func(r *Reader) { r.Count(0) }},
+		"int32 over":           {AppendInt(nil, math.MaxInt32+1), func(r *Reader) { r.Int32() }},
+		"int32 under":          {AppendInt(nil, math.MinInt32-1), func(r *Reader) { r.Int32() }},
+		"uint64le short":       {[]byte{1, 2, 3}, func(r *Reader) { r.Uint64LE() }},
+		"bytes over the input": {append(over(5), 'a', 'b'), func(r *Reader) { r.Bytes() }},
+		"bytes huge length":    {over(math.MaxUint64), func(r *Reader) { r.Bytes() }},
+		"raw negative":         {[]byte{1}, func(r *Reader) { r.Raw(-1) }},
+		"raw over the input":   {[]byte{1}, func(r *Reader) { r.Raw(2) }},
+		"strings count":        {over(3), func(r *Reader) { r.ReadStrings() }},
+		"strings lengths":      {append(AppendUint(over(1), 9), "abc"...), func(r *Reader) { r.ReadStrings() }},
+		"strings no text":      {AppendUint(AppendUint(over(2), 1), 1), func(r *Reader) { r.ReadStrings() }},
+		"ref out of range": {append(AppendStrings(nil, []string{"a", "b"}), 2), func(r *Reader) {
+			r.Ref(r.ReadStrings())
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := NewReader(tc.in)
+			tc.read(r)
+			if !errors.Is(r.Err(), ErrCorrupt) {
+				t.Fatalf("Err = %v, want ErrCorrupt", r.Err())
+			}
+			if r.Len() != 0 || r.Uint() != 0 || r.Int() != 0 || r.Bool() || r.String() != "" || r.Bytes() != nil ||
+				r.Raw(0) != nil || r.Count(1) != 0 || r.ReadStrings().Len() != 0 || r.Uint64LE() != 0 {
+				t.Fatal("a read after the failure returned data")
+			}
+			if !errors.Is(r.Err(), ErrCorrupt) {
+				t.Fatalf("the first failure was replaced: %v", r.Err())
+			}
+		})
+	}
+}
+
+// A failure with input left drops it: the read after it does not decode
+// the bytes that follow the corrupt value.
+func TestFailureDropsTheRest(t *testing.T) {
+	r := NewReader(append([]byte{2}, AppendString(nil, "next")...))
+	if r.Bool() || r.Err() == nil {
+		t.Fatal("Bool of 2 decoded")
+	}
+	if r.Len() != 0 || r.String() != "" {
+		t.Fatal("the bytes after the failure were read")
+	}
+}
+
+// Fail keeps the first error, and nil means ErrCorrupt.
+func TestFailKeepsFirst(t *testing.T) {
+	mine := errors.New("version mismatch")
+	r := NewReader([]byte{1, 2, 3})
+	r.Fail(mine)
+	r.Fail(nil)
+	if r.Err() != mine || r.Len() != 0 {
+		t.Fatalf("Err = %v, Len %d", r.Err(), r.Len())
+	}
+	r = NewReader([]byte{1})
+	r.Fail(nil)
+	if !errors.Is(r.Err(), ErrCorrupt) {
+		t.Fatalf("Fail(nil) = %v", r.Err())
+	}
+}
+
+// Bytes and Raw return sub-slices of the input whose capacity ends with
+// them: appending to one never writes over the input that follows.
+func TestSubSlicesDoNotAlias(t *testing.T) {
+	in := append(AppendBytes(nil, []byte("ab")), "cd"...)
+	r := NewReader(in)
+	p := r.Bytes()
+	if cap(p) != 2 {
+		t.Fatalf("cap(Bytes) = %d, want 2", cap(p))
+	}
+	_ = append(p, 'X')
+	q := r.Raw(1)
+	_ = append(q, 'Y')
+	if string(in[len(in)-2:]) != "cd" {
+		t.Fatalf("the input was overwritten: %q", in)
+	}
+}
+
+// A string table round-trips with StringIndex numbering, shares one
+// string, and Ref reads indexes into it.
+func TestStringsTable(t *testing.T) {
+	var x StringIndex
+	words := []string{"alpha", "", "beta", "alpha", "γ", "beta"}
+	var refs []uint64
+	for _, w := range words {
+		refs = append(refs, x.Add(w))
+	}
+	if got := x.List(); len(got) != 4 || got[0] != "alpha" || got[1] != "" || got[2] != "beta" || got[3] != "γ" {
+		t.Fatalf("List = %q", got)
+	}
+	if refs[0] != refs[3] || refs[2] != refs[5] {
+		t.Fatalf("Add numbered a repeated string twice: %v", refs)
+	}
+	b := AppendStrings(nil, x.List())
+	for _, id := range refs {
+		b = AppendUint(b, id)
+	}
+	r := NewReader(b)
+	tab := r.ReadStrings()
+	if tab.Len() != 4 {
+		t.Fatalf("Len = %d", tab.Len())
+	}
+	for i, w := range words {
+		if got := r.Ref(tab); got != w {
+			t.Errorf("Ref %d = %q, want %q", i, got, w)
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		t.Fatalf("err %v, %d left", r.Err(), r.Len())
+	}
+	empty := NewReader(AppendStrings(nil, nil)).ReadStrings()
+	if empty.Len() != 0 {
+		t.Fatalf("empty table Len = %d", empty.Len())
+	}
+}
