@@ -287,7 +287,9 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint()}
 	}
 	if r.Bool() {
-		ix.retrieval = r.Bytes()
+		// A copy: the file's bytes (25 MB for GOROOT/src) are then free
+		// while the retrieval index loads and the graph builds.
+		ix.retrieval = bytes.Clone(r.Bytes())
 	}
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail(errors.New("trailing bytes"))

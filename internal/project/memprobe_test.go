@@ -47,11 +47,12 @@ func readMem() memSample {
 
 // memPeak samples readMem every 10 ms until stop and keeps the maxima.
 type memPeak struct {
-	mu   sync.Mutex
-	max  memSample
-	c    memSample // C-side (rss - goHeld) at the RSS peak
-	stop chan struct{}
-	done chan struct{}
+	mu     sync.Mutex
+	max    memSample
+	c      memSample // C-side (rss - goHeld) at the RSS peak
+	lapMax uint64
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 func startPeak() *memPeak {
@@ -81,7 +82,18 @@ func (p *memPeak) observe() {
 		p.c = memSample{rss: s.rss - min(s.goHeld+s.file, s.rss), goHeld: s.goHeld, heapObjects: s.heapObjects, file: s.file}
 	}
 	p.max.heapObjects = max(p.max.heapObjects, s.heapObjects)
+	p.lapMax = max(p.lapMax, s.heapObjects)
 	p.max.goHeld = max(p.max.goHeld, s.goHeld)
+}
+
+// lap returns the peak heap objects since the last lap and starts anew.
+func (p *memPeak) lap() uint64 {
+	p.observe()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := p.lapMax
+	p.lapMax = 0
+	return v
 }
 
 func (p *memPeak) end() (memSample, memSample) {
@@ -121,11 +133,16 @@ func TestMemoryProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		laps := []string{"open " + mb(pk.lap())}
 		p.Graph()
+		laps = append(laps, "graph "+mb(pk.lap()))
 		p.BuildRetrieval(ctx)
+		laps = append(laps, "retrieval "+mb(pk.lap()))
 		if _, err := p.Retrieve(ctx, retrieve.Query{Text: "parse config"}); err != nil {
 			t.Fatal(err)
 		}
+		laps = append(laps, "retrieve "+mb(pk.lap()))
+		t.Logf("%s: peak heap objects by phase: %s", name, strings.Join(laps, ", "))
 		m, c := pk.end()
 		var ru1 syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)

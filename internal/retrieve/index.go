@@ -104,12 +104,27 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 		return nil, err
 	}
 
-	// Merge: count postings per global term, then fill.
-	ix.termIDs = make(map[string]int32)
-	var counts []uint32
-	locals := make([][]int32, len(workers)) // local term id → global
+	// Merge: count postings per global term, then fill. The largest
+	// shard's dictionary becomes the global one (its local ids are the
+	// global ids), so the merge builds no third map of every term (~15
+	// MB at the peak of GOROOT/src's build).
+	big := 0
+	for w, sh := range workers {
+		if len(sh.terms) > len(workers[big].terms) {
+			big = w
+		}
+	}
+	ix.termIDs = workers[big].dict
+	counts := make([]uint32, len(workers[big].terms), len(workers[big].terms)+len(workers[big].terms)/4)
+	locals := make([][]int32, len(workers)) // local term id → global (nil: the same)
 	for w, sh := range workers {
 		ix.bytes += sh.bytes
+		if w == big {
+			for lid, ps := range sh.posts {
+				counts[lid] += uint32(len(ps))
+			}
+			continue
+		}
 		locals[w] = make([]int32, len(sh.terms))
 		for lid, t := range sh.terms {
 			g, ok := ix.termIDs[t]
@@ -121,6 +136,7 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 			locals[w][lid] = g
 			counts[g] += uint32(len(sh.posts[lid]))
 		}
+		sh.dict = nil
 	}
 	ix.offsets = make([]uint32, len(counts)+1)
 	for i, c := range counts {
@@ -130,9 +146,13 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	fill := slicesClone(ix.offsets[:len(counts)])
 	for w, sh := range workers {
 		for lid, ps := range sh.posts {
-			g := locals[w][lid]
+			g := int32(lid)
+			if locals[w] != nil {
+				g = locals[w][lid]
+			}
 			copy(ix.posts[fill[g]:], ps)
 			fill[g] += uint32(len(ps))
+			sh.posts[lid] = nil // the GC may take it during the copy
 		}
 		workers[w] = nil
 	}

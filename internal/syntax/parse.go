@@ -8,7 +8,21 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
+
+// Big files share a budget of source bytes parsing at once: a parse holds
+// its tree in C (tens of bytes per source byte: ~50 MB for a 1 MB Go file)
+// and its Go mirror until extraction ends, so two workers on two 1 MB
+// files doubled the peak. Files under bigParse are not counted; a file
+// weighs at most bigInFlight (one always fits).
+const (
+	bigParse    = 128 << 10
+	bigInFlight = 1 << 20
+)
+
+var bigParses = semaphore.NewWeighted(bigInFlight)
 
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
@@ -95,6 +109,13 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 		timeout = opts.Timeout
 	}
 	g.init()
+	if len(src) >= bigParse {
+		w := int64(min(len(src), bigInFlight))
+		if err := bigParses.Acquire(ctx, w); err != nil {
+			return nil, err
+		}
+		defer bigParses.Release(w)
+	}
 
 	pp, _ := g.pool.Get().(*pooledParser)
 	if pp == nil {
