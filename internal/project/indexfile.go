@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -244,10 +245,8 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 				for i := range info.Symbols {
 					s := &info.Symbols[i]
 					s.Name, s.Kind = ref(), ref()
-					s.StartLine = r.Int32()
-					s.EndLine = s.StartLine + r.Int32()
-					s.StartByte = r.Int32()
-					s.EndByte = s.StartByte + r.Int32()
+					s.StartLine, s.EndLine = span(r)
+					s.StartByte, s.EndByte = span(r)
 					s.Container = ref()
 					s.Exported = r.Bool()
 				}
@@ -298,6 +297,18 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 		return nil, fmt.Errorf("corrupt: %w", err)
 	}
 	return ix, nil
+}
+
+// span reads a start and a length (int32 each) and returns start and
+// start+length, failing r when the end leaves int32.
+func span(r *binx.Reader) (int32, int32) {
+	start := r.Int32()
+	end := start + r.Int32()
+	if end < math.MinInt32 || end > math.MaxInt32 {
+		r.Fail(nil)
+		return 0, 0
+	}
+	return int32(start), int32(end)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

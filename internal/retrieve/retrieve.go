@@ -615,7 +615,7 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 		if err != nil {
 			return Snippet{}, false
 		}
-		at, text = sym.StartLine, line
+		at, text = int(sym.StartLine), line
 		reasons = append(reasons, fmt.Sprintf("map entry: %s `%s`", kindWord(sym.Kind), sym.Name))
 	} else if c.tail {
 		// A file past the scored candidates with no function or type
@@ -1055,7 +1055,7 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 	hasSym := c.sym != nil && c.sym.StartLine >= 1 && c.sym.EndLine >= c.sym.StartLine
 	limit := -1
 	if hasSym {
-		limit = max(c.sym.EndLine, c.sym.StartLine+40)
+		limit = int(max(c.sym.EndLine, c.sym.StartLine+40))
 	}
 	sc.lines = splitLinesInto(sc.lines[:0], sc.data, limit)
 	lines := sc.lines
@@ -1066,8 +1066,8 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 	start, end := 0, 0
 	// A definition may take up to half the budget, never more than is left.
 	defCap := min(remaining, max(budget/2, 200))
-	if hasSym && c.sym.StartLine <= len(lines) {
-		s, e := c.sym.StartLine, min(c.sym.EndLine, len(lines))
+	if hasSym && int(c.sym.StartLine) <= len(lines) {
+		s, e := int(c.sym.StartLine), min(int(c.sym.EndLine), len(lines))
 		if Tokens(joinLines(lines, s, e)) <= defCap {
 			start, end = s, e
 		} else {

@@ -58,14 +58,14 @@ func (x *extractor) defText(def, name int32, text, kind, container string, expor
 		x.defNames[name] = true
 	}
 	n := &x.t.nodes[def]
-	endLine := int(n.endRow) + 1
+	endLine := int32(n.endRow) + 1
 	if n.end > n.start && n.endRow > n.startRow && x.t.src[n.end-1] == '\n' {
 		endLine-- // a #define's node ends after its newline
 	}
 	x.info.Symbols = append(x.info.Symbols, Symbol{
 		Name: text, Kind: kind,
-		StartLine: int(n.startRow) + 1, EndLine: endLine,
-		StartByte: int(n.start), EndByte: int(n.end),
+		StartLine: int32(n.startRow) + 1, EndLine: endLine,
+		StartByte: int32(n.start), EndByte: int32(n.end),
 		Container: intern(container), Exported: exported,
 	})
 }

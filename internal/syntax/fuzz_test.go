@@ -15,7 +15,7 @@ func fuzzLang(f *testing.F, lang string, seeds ...string) {
 			t.Fatal(err)
 		}
 		for _, s := range info.Symbols {
-			if s.StartByte < 0 || s.EndByte > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
+			if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
 				t.Fatalf("bad range %+v", s)
 			}
 		}

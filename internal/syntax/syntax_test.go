@@ -79,7 +79,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("golden mismatch for %s\n--- got\n%s\n--- want\n%s", f, got, want)
 				}
 				for _, s := range info.Symbols {
-					if s.StartLine < 1 || s.EndLine < s.StartLine || s.StartByte >= s.EndByte || s.EndByte > len(src) {
+					if s.StartLine < 1 || s.EndLine < s.StartLine || s.StartByte >= s.EndByte || int(s.EndByte) > len(src) {
 						t.Errorf("bad range %+v", s)
 					}
 					if !strings.Contains(string(src[s.StartByte:s.EndByte]), s.Name) && s.Kind != KindModule {

@@ -27,13 +27,17 @@ const (
 // enclosing type, class, module or impl name ("" at top level). Exported
 // follows the language's rule (Go upper case, Rust pub, JS/TS export,
 // Python no leading underscore, Java/C# public, ...).
+//
+// Lines and offsets are int32 (a parsed file is at most 1 MiB; the
+// workspace skips larger ones): 72 bytes a symbol instead of 88, ~6 MB of
+// the ~370 k symbols of Go's source tree.
 type Symbol struct {
 	Name      string `json:"name"`
 	Kind      string `json:"kind"`
-	StartLine int    `json:"startLine"`
-	EndLine   int    `json:"endLine"`
-	StartByte int    `json:"startByte"`
-	EndByte   int    `json:"endByte"`
+	StartLine int32  `json:"startLine"`
+	EndLine   int32  `json:"endLine"`
+	StartByte int32  `json:"startByte"`
+	EndByte   int32  `json:"endByte"`
 	Container string `json:"container,omitempty"`
 	Exported  bool   `json:"exported"`
 }

@@ -282,8 +282,8 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 	if budget <= 0 {
 		return nil, true, nil
 	}
-	if len(src) >= 1<<32-1 {
-		return nil, false, errors.New("syntax: source over 4 GiB")
+	if len(src) >= 1<<31-1 {
+		return nil, false, errors.New("syntax: source over 2 GiB") // Symbol offsets are int32
 	}
 	flag := (*int32)(unsafe.Pointer(cp.cancel))
 	atomic.StoreInt32(flag, 0)

@@ -95,8 +95,8 @@ func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMess
 			if rank == 0 {
 				continue
 			}
-			hits = append(hits, symbolHit{Name: sym.Name, Kind: sym.Kind, Path: rel, StartLine: sym.StartLine,
-				EndLine: sym.EndLine, Container: sym.Container, rank: rank})
+			hits = append(hits, symbolHit{Name: sym.Name, Kind: sym.Kind, Path: rel, StartLine: int(sym.StartLine),
+				EndLine: int(sym.EndLine), Container: sym.Container, rank: rank})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
