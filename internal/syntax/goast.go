@@ -97,8 +97,8 @@ func (x *goAST) def(from, to token.Pos, id *ast.Ident, kind, container string) {
 	x.defNames[id.Pos()] = true
 	x.info.Symbols = append(x.info.Symbols, Symbol{
 		Name: intern(id.Name), Kind: kind,
-		StartLine: x.line(from), EndLine: x.line(to),
-		StartByte: x.off(from), EndByte: x.off(to),
+		StartLine: int32(x.line(from)), EndLine: int32(x.line(to)),
+		StartByte: int32(x.off(from)), EndByte: int32(x.off(to)),
 		Container: intern(container), Exported: upperFirst(id.Name),
 	})
 }

@@ -116,6 +116,7 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 		}
 		defer bigParses.Release(w)
 	}
+	defer releaseCMemory(len(src)) // after t.release below: the node array is C memory
 
 	pp, _ := g.pool.Get().(*pooledParser)
 	if pp == nil {
@@ -125,7 +126,6 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 		}
 	}
 	t, stopped, err := pp.cp.parse(g, src, timeout, ctx.Done())
-	releaseCMemory(len(src))
 	if stopped || err != nil {
 		// A parse stopped by the progress callback can leave the parser
 		// half-reset: tree-sitter 0.25's ts_parser_reset does not clear
