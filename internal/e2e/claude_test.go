@@ -41,13 +41,8 @@ func TestClaudeRunReadEdit(t *testing.T) {
 	cli := claudeCLI(t)
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello world\n"), 0o644)
-	model, srv := newClaudeModel(t, []step{
-		{calls: []scriptedCall{{name: "mcp__task-x__read_file", input: map[string]any{"path": "a.txt"}}}},
-		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "goodbye"}}}},
-		{text: "Edited a.txt."},
-	})
-	p := start(t, "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-e2e-claude",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	model, srv := newClaudeModel(t, readThenReplace("Edited a.txt."))
+	p := start(t, claudeEnv(t, srv.URL)...)
 	var asked []map[string]any
 	p.onRequest = func(method string, params json.RawMessage) any {
 		if method == "agent/requestApproval" {
@@ -365,6 +360,16 @@ func TestClaudeRunBlockedAndAsked(t *testing.T) {
 		if !strings.Contains(last, want) {
 			t.Errorf("the model did not get %s: %.2000s", want, last)
 		}
+	}
+}
+
+// readThenReplace is a Claude script that reads a.txt with the task-x
+// tools, replaces "hello" by "goodbye" in it and answers final.
+func readThenReplace(final string) []step {
+	return []step{
+		{calls: []scriptedCall{{name: "mcp__task-x__read_file", input: map[string]any{"path": "a.txt"}}}},
+		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "goodbye"}}}},
+		{text: final},
 	}
 }
 
@@ -764,13 +769,8 @@ func TestClaudeRunForwardedToolHooks(t *testing.T) {
 	cli := claudeCLI(t)
 	repo := t.TempDir()
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello world\n"), 0o644)
-	model, srv := newClaudeModel(t, []step{
-		{calls: []scriptedCall{{name: "mcp__task-x__read_file", input: map[string]any{"path": "a.txt"}}}},
-		{calls: []scriptedCall{{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "goodbye"}}}},
-		{text: "The hook refused the edit."},
-	})
-	p := start(t, "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-e2e-claude-hooks",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	model, srv := newClaudeModel(t, readThenReplace("The hook refused the edit."))
+	p := start(t, claudeEnv(t, srv.URL)...)
 	p.onRequest = func(method string, params json.RawMessage) any {
 		if method == "agent/requestApproval" {
 			return map[string]any{"decision": "allow"}
