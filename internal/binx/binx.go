@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 )
 
 // ErrCorrupt is the Reader's error for input that does not decode.
@@ -265,6 +266,15 @@ func (x *StringIndex) Add(s string) uint64 {
 		x.list = append(x.list, s)
 	}
 	return uint64(id)
+}
+
+// Grow makes room for n more strings (a caller that knows about how many
+// it will add spares the map's and the list's doublings).
+func (x *StringIndex) Grow(n int) {
+	if x.ids == nil {
+		x.ids = make(map[string]uint32, n)
+	}
+	x.list = slices.Grow(x.list, n)
 }
 
 // List is the strings in index order.

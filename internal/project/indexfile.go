@@ -80,6 +80,10 @@ type savedIndex struct {
 	files        map[string]*workspace.File
 	skipped      map[string]workspace.SkippedFile
 	retrieval    []byte // retrieve.AppendSaved's bytes, nil when not saved
+	// strings and bodyBytes are the sizes of the string table and of the
+	// file records (decoded, or of the last save): the next encode sizes
+	// its map and buffer from them instead of growing by doubling.
+	strings, bodyBytes int
 }
 
 // encodeIndex returns the file's bytes.
@@ -90,7 +94,8 @@ func encodeIndex(ix *savedIndex, paths []string) []byte {
 // encodeParts returns the file's bytes in parts to be written in order.
 func encodeParts(ix *savedIndex, paths []string) [][]byte {
 	var strs binx.StringIndex
-	body := make([]byte, 0, 1<<20)
+	strs.Grow(ix.strings + ix.strings/16)
+	body := make([]byte, 0, max(1<<20, ix.bodyBytes+ix.bodyBytes/16))
 	ref := func(s string) { body = binx.AppendUint(body, strs.Add(s)) }
 	count := func(n int, isNil bool) {
 		if isNil {
@@ -166,6 +171,7 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 	// The payload is prefix, body and the retrieval bytes, written one
 	// after the other rather than copied into one buffer (a save of
 	// GOROOT/src would hold three copies of 25 MB).
+	ix.strings, ix.bodyBytes = len(strs.List()), len(body)
 	prefix := binx.AppendString(nil, ix.engine)
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
@@ -213,6 +219,8 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 	}
 	ix.savedAt = time.Unix(0, r.Int())
 	strs := r.ReadStrings()
+	ix.strings = strs.Len()
+	bodyStart := r.Len()
 	ref := func() string { return r.Ref(strs) }
 	// count reads n+1 (0 for a nil list), bounded by the bytes left.
 	count := func(minBytes int) (int, bool) {
@@ -279,6 +287,7 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 		}
 		ix.files[f.Path] = f
 	}
+	ix.bodyBytes = bodyStart - r.Len()
 	nSkipped := r.Count(5)
 	ix.skipped = make(map[string]workspace.SkippedFile, nSkipped)
 	for range nSkipped {

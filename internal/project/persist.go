@@ -49,6 +49,9 @@ type saver struct {
 	// with nothing new writes nothing.
 	lastSnap      *workspace.Snapshot
 	lastRetrieval bool
+	// sizes of the last save or load (string table entries, record and
+	// retrieval bytes), which the next save allocates at once.
+	strings, bodyBytes, retrievalBytes int
 }
 
 // loadSaved reads and checks the saved index of root, nil (after a log
@@ -203,7 +206,8 @@ func (p *Project) SaveIndex() error {
 	start := time.Now()
 	ix := &savedIndex{
 		engine: s.engine, root: p.Root(), savedAt: start,
-		files: map[string]*workspace.File{}, skipped: snap.SkippedFiles(),
+		files: make(map[string]*workspace.File, snap.Len()), skipped: snap.SkippedFiles(),
+		strings: s.strings, bodyBytes: s.bodyBytes,
 	}
 	paths := snap.Files()
 	for _, rel := range paths {
@@ -211,9 +215,11 @@ func (p *Project) SaveIndex() error {
 		ix.files[rel] = f
 	}
 	if rix != nil {
-		ix.retrieval = rix.AppendSaved(nil)
+		ix.retrieval = rix.AppendSaved(make([]byte, 0, s.retrievalBytes+s.retrievalBytes/16))
 	}
 	parts := encodeParts(ix, paths)
+	ix.files = nil
+	s.strings, s.bodyBytes, s.retrievalBytes = ix.strings, ix.bodyBytes, len(ix.retrieval)
 	size := 0
 	for _, p := range parts {
 		size += len(p)

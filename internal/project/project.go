@@ -102,6 +102,9 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 			sv = &saver{path: IndexPath(o.DataDir, resolved), engine: engineKey(!o.NoParse)}
 			removeStaleTemps(sv.path)
 			saved = loadSaved(sv.path, sv.engine, resolved, o.Logger)
+			if saved != nil {
+				sv.strings, sv.bodyBytes, sv.retrievalBytes = saved.strings, saved.bodyBytes, len(saved.retrieval)
+			}
 		}
 	}
 	// The heap limit follows the bytes indexed: the saved ones at once,
