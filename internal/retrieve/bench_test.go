@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,34 @@ import (
 // benchTerms are bench/indexbench's retrieve terms.
 var benchTerms = []string{"buffer", "parse", "timeout", "config", "socket", "encode", "hash", "thread", "format", "cache",
 	"request", "signal", "path", "lock", "json", "token", "iterator", "compress", "checksum", "deadline"}
+
+// benchQuestions are bench/localize/lat.py's questions.
+var benchQuestions = []string{"how does the garbage collector mark roots", "where are TLS certificates verified",
+	"where is the HTTP/2 frame parsed", "json decoder token", "how does the scheduler steal work",
+	"parse a URL query string", "net/http: fix a race when the client closes an idle connection",
+	"runtime: reduce lock contention in the memory allocator",
+	"cmd/go: module cache is not cleaned when the download fails",
+	"encoding/json: Unmarshal into an embedded pointer to an unexported struct"}
+
+// benchCommits reads bench/localize/commits.txt: commit messages, one per
+// block, blocks separated by a line "----" (before the first one, comments).
+func benchCommits(tb testing.TB) []string {
+	data, err := os.ReadFile(filepath.Join("..", "..", "bench", "localize", "commits.txt"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	blocks := strings.Split(string(data), "\n----\n")[1:]
+	var qs []string
+	for _, b := range blocks {
+		if b = strings.Trim(b, "\n"); b != "" {
+			qs = append(qs, b)
+		}
+	}
+	if len(qs) < 10 {
+		tb.Fatalf("commits.txt holds %d queries", len(qs))
+	}
+	return qs
+}
 
 // syntaxParser parses with tree-sitter like the server does.
 func syntaxParser(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
@@ -33,10 +62,11 @@ func syntaxParser(ctx context.Context, abs string, f *workspace.File) (workspace
 	return workspace.ParseResult{Symbols: len(info.Symbols), Data: info}, nil
 }
 
-// BenchmarkSearchGoSource measures one Search (bench/indexbench's terms in
-// turn) over $(go env GOROOT)/src (or $RETRIEVE_BENCH_ROOT) parsed with
-// tree-sitter. With
-// RETRIEVE_DUMP=FILE it writes every term's result as JSON lines to FILE
+// BenchmarkSearchGoSource measures one Search over $(go env GOROOT)/src (or
+// $RETRIEVE_BENCH_ROOT) parsed with tree-sitter, per query kind:
+// bench/indexbench's terms, lat.py's questions and the commit messages of
+// bench/localize/commits.txt, each in turn at the default budget. With
+// RETRIEVE_DUMP=FILE it writes every query's result as JSON lines to FILE
 // first, so two versions of Search can be compared on a real tree.
 func BenchmarkSearchGoSource(b *testing.B) {
 	out, err := exec.Command("go", "env", "GOROOT").Output()
@@ -81,6 +111,15 @@ func BenchmarkSearchGoSource(b *testing.B) {
 			}
 			enc.Encode(res)
 		}
+		for _, q := range append(slices.Clone(benchQuestions), benchCommits(b)...) {
+			for _, budget := range []int{0, 500, 50000} {
+				res, err := Search(ctx, ix, Query{Text: q, BudgetTokens: budget})
+				if err != nil {
+					b.Fatal(err)
+				}
+				enc.Encode(res)
+			}
+		}
 		f.Close()
 	}
 	// RETRIEVE_BENCH_VARIANT names a localizeVariants tuning to time
@@ -97,16 +136,22 @@ func BenchmarkSearchGoSource(b *testing.B) {
 			}
 		}
 	}
-	b.ResetTimer()
-	i := 0
-	for b.Loop() {
-		res, err := Search(ctx, ix, Query{Text: benchTerms[i%len(benchTerms)]})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := json.Marshal(res); err != nil {
-			b.Fatal(err)
-		}
-		i++
+	for _, kind := range []struct {
+		name    string
+		queries []string
+	}{{"terms", benchTerms}, {"questions", benchQuestions}, {"commits", benchCommits(b)}} {
+		b.Run(kind.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				res, err := Search(ctx, ix, Query{Text: kind.queries[i%len(kind.queries)]})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := json.Marshal(res); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
 	}
 }
