@@ -160,3 +160,55 @@ func TestSplitLinesInto(t *testing.T) {
 		}
 	}
 }
+
+// TestMatcherScanFindsEveryNeedle pins the matcher's one-pass scan (byte
+// pair bitmap) to a bytes.Contains of each unit's needle in the lower-cased
+// name, for many units at once, names with and without "_", and short keys.
+func TestMatcherScanFindsEveryNeedle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := "aAbBsSeE_0.x"
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 300 {
+		var units []unit
+		for range 1 + rng.IntN(70) {
+			k := strings.ToLower(strings.NewReplacer("_", "", ".", "").Replace(word(1 + rng.IntN(5))))
+			units = append(units, unit{key: k})
+		}
+		var m matcher
+		m.init(units)
+		for range 50 {
+			name := word(rng.IntN(14))
+			low := strings.ToLower(name)
+			if strings.Contains(name, "_") {
+				low = strings.ToLower(strings.NewReplacer("_", "", ".", "").Replace(name))
+			}
+			any := m.scan(name, true)
+			wantAny := false
+			for k, u := range units {
+				needle := u.key
+				if len(needle) > 2 {
+					needle = needle[:len(needle)-1]
+				}
+				want := strings.Contains(low, needle)
+				wantAny = wantAny || want
+				if m.found[k] != want {
+					t.Fatalf("scan(%q) found[%q] = %v, want %v", name, needle, m.found[k], want)
+				}
+			}
+			if any != wantAny || m.mayMatch(name) != wantAny {
+				t.Fatalf("scan(%q) = %v, mayMatch %v, want %v", name, any, m.mayMatch(name), wantAny)
+			}
+		}
+	}
+	var m matcher
+	m.init([]unit{{key: "buffer"}})
+	if !m.scan("naïve", true) || !m.found[0] {
+		t.Error("a non-ASCII name must be let through for every unit")
+	}
+}

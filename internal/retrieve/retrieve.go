@@ -758,7 +758,7 @@ func matchSymbols(syms []syntax.Symbol, units []unit) (float64, *syntax.Symbol) 
 	mm.init(units)
 	for i := range syms {
 		s := &syms[i]
-		if !mm.mayMatch(s.Name) {
+		if !mm.scan(s.Name, true) {
 			continue
 		}
 		// ASCII names (nearly all) are split into a reused buffer; others
@@ -773,6 +773,11 @@ func matchSymbols(syms []syntax.Symbol, units []unit) (float64, *syntax.Symbol) 
 		score, sum, matched := 0.0, 0.0, 0
 		dw := defWeight(s)
 		for k, u := range units {
+			if !mm.found[k] {
+				// Its needle is not in the name: no level but matchNone
+				// (mayMatch's premise, per unit).
+				continue
+			}
 			lvl := matchNone
 			if ascii {
 				lvl = sp.level(u.key)
@@ -972,29 +977,65 @@ func mayMatch(name string, units []unit) bool {
 
 // matcher runs mayMatch for many names: the needles (each unit's key less
 // its last byte) are made once, and each name is lower-cased once into a
-// reused buffer (letters and digits only for a name with "_") that
-// bytes.Contains searches.
+// reused buffer (letters and digits only for a name with "_"). The name is
+// then scanned once: a needle of two or more bytes can only start where the
+// name holds its first two bytes, so each position's byte pair is tested in
+// a bitmap of the needles' first pairs and only the needles starting with a
+// set pair are compared there (the same answer as a bytes.Contains per
+// needle). found marks, per unit, whether its needle occurs in the name.
 type matcher struct {
 	needles [][]byte
 	buf     []byte
+	pairs   [1 << 16 / 64]uint64 // first byte pairs of the needles of 2+ bytes
+	byPair  map[uint16][]int     // first pair → units whose needle starts with it
+	short   []int                // units whose needle is shorter than two bytes
+	found   []bool               // per unit: its needle is in the last name scanned
+	hits    []int                // the units found, in no particular order
 }
 
 func (m *matcher) init(units []unit) {
 	m.needles = make([][]byte, len(units))
+	m.byPair = make(map[uint16][]int, len(units))
+	m.found = make([]bool, len(units))
 	for i, u := range units {
 		k := u.key
 		if len(k) > 2 {
 			k = k[:len(k)-1]
 		}
 		m.needles[i] = []byte(k)
+		if len(k) < 2 {
+			m.short = append(m.short, i)
+			continue
+		}
+		p := uint16(k[0])<<8 | uint16(k[1])
+		m.pairs[p>>6] |= 1 << (p & 63)
+		m.byPair[p] = append(m.byPair[p], i)
 	}
 }
 
 // mayMatch is mayMatch(name, units) for the units of init.
 func (m *matcher) mayMatch(name string) bool {
+	return m.scan(name, false)
+}
+
+// scan lower-cases name and reports whether any needle occurs in it; with
+// all it also fills found and hits for every needle that occurs (else it
+// stops at the first). A name with a non-ASCII byte may match anything:
+// every unit is marked found.
+func (m *matcher) scan(name string, all bool) bool {
+	for _, k := range m.hits {
+		m.found[k] = false
+	}
+	m.hits = m.hits[:0]
 	under := false
 	for i := 0; i < len(name); i++ {
 		if name[i] >= 0x80 {
+			if all {
+				for k := range m.found {
+					m.found[k] = true
+					m.hits = append(m.hits, k)
+				}
+			}
 			return true
 		}
 		if name[i] == '_' {
@@ -1013,12 +1054,35 @@ func (m *matcher) mayMatch(name string) bool {
 		b = append(b, c)
 	}
 	m.buf = b
-	for _, k := range m.needles {
-		if bytes.Contains(b, k) {
-			return true
+	any := false
+	for _, k := range m.short {
+		if bytes.Contains(b, m.needles[k]) {
+			if !all {
+				return true
+			}
+			any = true
+			m.found[k] = true
+			m.hits = append(m.hits, k)
 		}
 	}
-	return false
+	for i := 0; i+1 < len(b); i++ {
+		p := uint16(b[i])<<8 | uint16(b[i+1])
+		if m.pairs[p>>6]&(1<<(p&63)) == 0 {
+			continue
+		}
+		for _, k := range m.byPair[p] {
+			if m.found[k] || !bytes.HasPrefix(b[i:], m.needles[k]) {
+				continue
+			}
+			if !all {
+				return true
+			}
+			any = true
+			m.found[k] = true
+			m.hits = append(m.hits, k)
+		}
+	}
+	return any
 }
 
 // symbolWeight weighs match levels when choosing the definition to show:
