@@ -17,8 +17,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/syntax"
@@ -361,18 +363,15 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	if shape.question {
 		defScale, winW = tune.qDef, tune.qWin
 	}
+	defScores := ix.scoreDefinitions(cands, mayDefine, units)
 	for id, c := range cands {
-		f := ix.files[id]
 		base := c.content
 		// Definitions.
-		s := (*syntax.Symbol)(nil)
-		if mayDefine[id] {
-			var defScore float64
-			defScore, s = matchSymbols(symbolsOf(f), units)
-			base += defScale * defScore
-		}
-		if s != nil {
-			c.sym = s
+		if d, ok := defScores[id]; ok {
+			base += defScale * d.score
+			if d.sym != nil {
+				c.sym = d.sym
+			}
 		}
 		// A file named by a whole identifier of the query
 		// (cluster_with_columns.rs for `cluster_with_columns`): path terms
@@ -532,26 +531,50 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		}
 		return nil
 	}
+	// Map entries are made a batch at a time, two goroutines each making
+	// every other entry of the batch (an entry depends only on its file
+	// and the units), and taken in order while the budget lasts: the same
+	// entries as one at a time, with at most one batch made in vain.
 	mapped := 0
+	var batch []*candidate
+	var entries []mapResult
+	var other snipScratch
 	for mapped < tune.mapMax && remaining >= minMapTokens {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		var c *candidate
-		if next < len(ranked) {
-			c = ranked[next]
-			next++
-		} else if c = tailNext(); c == nil {
-			break
+		if len(batch) == 0 {
+			want := mapBatch
+			if mapped == 0 {
+				want = mapBatch / 4
+			}
+			for len(batch) < want {
+				var c *candidate
+				if next < len(ranked) {
+					c = ranked[next]
+					next++
+				} else if c = tailNext(); c == nil {
+					break
+				}
+				batch = append(batch, c)
+			}
+			if len(batch) == 0 {
+				break
+			}
+			entries = ix.mapEntries(batch, units, entries[:0], &scratch, &other)
 		}
-		sn, ok := ix.mapEntry(c, units, remaining, &scratch)
-		if !ok {
+		e := entries[0]
+		batch, entries = batch[1:], entries[1:]
+		if !e.ok {
 			continue
 		}
-		t := Tokens(sn.Text)
+		t := Tokens(e.sn.Text)
+		if t > remaining {
+			continue
+		}
 		remaining -= t
 		res.UsedTokens += t
-		res.Snippets = append(res.Snippets, sn)
+		res.Snippets = append(res.Snippets, e.sn)
 		mapped++
 	}
 	// Every file matching a term is placed and budget is left (a small
@@ -577,6 +600,47 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// mapBatch is how many map entries are made at a time (a quarter of it
+// first: a small budget takes only a few).
+const mapBatch = 64
+
+// mapResult is one made map entry.
+type mapResult struct {
+	sn Snippet
+	ok bool
+}
+
+// mapEntries appends to dst the map entries of cs (mapEntry with no
+// budget limit; the caller checks the budget), two goroutines making
+// every other one when there are enough, the second with scratch other.
+func (ix *Index) mapEntries(cs []*candidate, units []unit, dst []mapResult, sc, other *snipScratch) []mapResult {
+	n := len(dst)
+	for range cs {
+		dst = append(dst, mapResult{})
+	}
+	out := dst[n:]
+	run := func(from int, sc *snipScratch) {
+		for i := from; i < len(cs); i += 2 {
+			out[i].sn, out[i].ok = ix.mapEntry(cs[i], units, math.MaxInt, sc)
+		}
+	}
+	if len(cs) < 8 || runtime.GOMAXPROCS(0) < 2 {
+		for i, c := range cs {
+			out[i].sn, out[i].ok = ix.mapEntry(c, units, math.MaxInt, sc)
+		}
+		return dst
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		run(1, other)
+	}()
+	run(0, sc)
+	wg.Wait()
+	return dst
 }
 
 // Map section limits: the share of the budget full snippets may take, the
@@ -750,12 +814,33 @@ func (ix *Index) known(key string) bool {
 // adds half of its own sum again: markRoots is better evidence for "mark
 // roots" than a field root and a variable mark.
 func matchSymbols(syms []syntax.Symbol, units []unit) (float64, *syntax.Symbol) {
-	gain := make([]float64, len(units))
+	return newSymMatch(units).match(syms)
+}
+
+// symMatch is matchSymbols' state for one query's units, reused over many
+// files by one goroutine.
+type symMatch struct {
+	units []unit
+	mm    matcher
+	sp    asciiSplit
+	gain  []float64
+}
+
+func newSymMatch(units []unit) *symMatch {
+	m := &symMatch{units: units, gain: make([]float64, len(units))}
+	m.mm.init(units)
+	return m
+}
+
+// match is matchSymbols(syms, m.units).
+func (m *symMatch) match(syms []syntax.Symbol) (float64, *syntax.Symbol) {
+	units := m.units
+	gain := m.gain
+	clear(gain)
 	bestScore, at := 0.0, -1
 	together := 0.0
-	var sp asciiSplit
-	var mm matcher
-	mm.init(units)
+	sp := &m.sp
+	mm := &m.mm
 	for i := range syms {
 		s := &syms[i]
 		if !mm.scan(s.Name, true) {
@@ -822,6 +907,63 @@ func matchSymbols(syms []syntax.Symbol, units []unit) (float64, *syntax.Symbol) 
 	}
 	return total, &syms[at]
 }
+
+// defScore is one file's definition evidence and the symbol to show.
+type defScore struct {
+	score float64
+	sym   *syntax.Symbol
+}
+
+// scoreDefinitions runs matchSymbols on every candidate that may define a
+// unit, split over up to two goroutines (the files are independent; each
+// goroutine has its own matcher), and returns the results by file id.
+func (ix *Index) scoreDefinitions(cands map[uint32]*candidate, mayDefine []bool, units []unit) map[uint32]defScore {
+	ids := make([]uint32, 0, len(cands))
+	work := 0
+	for id := range cands {
+		if mayDefine[id] {
+			ids = append(ids, id)
+			work += len(symbolsOf(ix.files[id]))
+		}
+	}
+	res := make([]defScore, len(ids))
+	run := func(from, to int) {
+		m := newSymMatch(units)
+		for i := from; i < to; i++ {
+			res[i].score, res[i].sym = m.match(symbolsOf(ix.files[ids[i]]))
+		}
+	}
+	if work < parallelSymbols || runtime.GOMAXPROCS(0) < 2 {
+		run(0, len(ids))
+	} else {
+		// Two halves of about equal symbol counts.
+		half, acc := len(ids), 0
+		for i, id := range ids {
+			acc += len(symbolsOf(ix.files[id]))
+			if 2*acc >= work {
+				half = i + 1
+				break
+			}
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(half, len(ids))
+		}()
+		run(0, half)
+		wg.Wait()
+	}
+	out := make(map[uint32]defScore, len(ids))
+	for i, id := range ids {
+		out[id] = res[i]
+	}
+	return out
+}
+
+// parallelSymbols is the least number of symbols to match for
+// scoreDefinitions to use a second goroutine.
+const parallelSymbols = 20000
 
 // levelScore is the definition evidence of one match level for a unit of
 // weighted idf w.

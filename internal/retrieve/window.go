@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"sort"
+	"runtime"
+	"sync"
 )
 
 // windowLines is the height of the passage windows the passage score
@@ -25,10 +26,30 @@ const passageMaxBytes = 256 << 10
 // It also returns the best window's lines (from..to, 1-based) and the
 // units found in it.
 func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte, counts []float64) (best float64, from, to int, found []int, _ []byte) {
+	ps := &passScratch{buf: buf, counts: counts}
+	ps.m.init(units)
+	best, from, to, found = ps.score(data, units, keyUnit)
+	return best, from, to, found, ps.buf
+}
+
+// passScratch is passageScore's state, reused over the files of one query
+// by one goroutine: the matcher of the query's units and the buffers.
+type passScratch struct {
+	m          matcher
+	buf        []byte
+	counts     []float64
+	low        []byte
+	bounds     []int
+	lowStarts  []int
+	origStarts []int
+	marked     []bool
+}
+
+// score is passageScore with ps's matcher (made from units).
+func (ps *passScratch) score(data []byte, units []unit, keyUnit map[string]int) (best float64, from, to int, found []int) {
 	half := windowLines / 2
 	// Line starts of each half window.
-	var bounds []int
-	bounds = append(bounds, 0)
+	bounds := append(ps.bounds[:0], 0)
 	lines := 0
 	for i, c := range data {
 		if c == '\n' {
@@ -39,21 +60,24 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 		}
 	}
 	bounds = append(bounds, len(data))
+	ps.bounds = bounds
 	nh := len(bounds) - 1
 	// tf of each unit in each half window. Only the lines that can hold a
 	// unit are tokenized: a token stems to a key only where the line,
 	// lower-cased without "_", holds the key less its last byte (the
-	// matcher's premise), which bytes.Index finds much faster than the
-	// tokenizer reads.
+	// matcher's premise), which one scan of the text finds much faster
+	// than the tokenizer reads.
 	nu := len(units)
+	counts := ps.counts
 	if cap(counts) < nh*nu {
 		counts = make([]float64, nh*nu)
 	}
 	counts = counts[:nh*nu]
 	clear(counts)
-	low := make([]byte, 0, len(data))
-	lowStarts := []int{0}
-	origStarts := []int{0}
+	ps.counts = counts
+	low := ps.low[:0]
+	lowStarts := append(ps.lowStarts[:0], 0)
+	origStarts := append(ps.origStarts[:0], 0)
 	for i, c := range data {
 		switch {
 		case c == '_':
@@ -68,29 +92,14 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 		}
 		low = append(low, c)
 	}
-	marked := make([]bool, len(lowStarts))
-	for _, u := range units {
-		needle := u.key
-		if len(needle) > 2 {
-			needle = needle[:len(needle)-1]
-		}
-		if needle == "" {
-			continue
-		}
-		for off := 0; off < len(low); {
-			j := bytes.Index(low[off:], []byte(needle))
-			if j < 0 {
-				break
-			}
-			line := sort.SearchInts(lowStarts, off+j+1) - 1
-			marked[line] = true
-			if line+1 < len(lowStarts) {
-				off = lowStarts[line+1]
-			} else {
-				break
-			}
-		}
+	ps.low, ps.lowStarts, ps.origStarts = low, lowStarts, origStarts
+	marked := ps.marked[:0]
+	for range lowStarts {
+		marked = append(marked, false)
 	}
+	ps.marked = marked
+	ps.markLines(low, lowStarts, marked)
+	buf := ps.buf
 	for line, m := range marked {
 		if !m {
 			continue
@@ -106,6 +115,7 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 			}
 		})
 	}
+	ps.buf = buf
 	at := -1
 	for h := 0; h < nh; h++ {
 		s := 0.0
@@ -123,7 +133,7 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 		}
 	}
 	if at < 0 {
-		return 0, 0, 0, nil, buf
+		return 0, 0, 0, nil
 	}
 	for k := range units {
 		if counts[at*nu+k] > 0 || at+1 < nh && counts[(at+1)*nu+k] > 0 {
@@ -133,11 +143,59 @@ func passageScore(data []byte, units []unit, keyUnit map[string]int, buf []byte,
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		lines++
 	}
-	return best, at*half + 1, min(at*half+windowLines, lines), found, buf
+	return best, at*half + 1, min(at*half+windowLines, lines), found
+}
+
+// markLines sets marked[l] for every line l of low (lowStarts[l] is where
+// it starts) that holds a non-empty needle of ps.m, as a bytes.Index per
+// needle would find them (no needle holds "\n"), in one pass: at each
+// byte, the needles of one byte and, when the byte pair is a needle's
+// first pair, the needles starting with it are compared; the rest of a
+// marked line is skipped.
+func (ps *passScratch) markLines(low []byte, lowStarts []int, marked []bool) {
+	m := &ps.m
+	var single [256]bool
+	for _, k := range m.short {
+		if len(m.needles[k]) == 1 {
+			single[m.needles[k][0]] = true
+		}
+	}
+	line := 0
+	for i := 0; i < len(low); i++ {
+		c := low[i]
+		if c == '\n' {
+			line++
+			continue
+		}
+		hit := single[c]
+		if !hit && i+1 < len(low) {
+			p := uint16(c)<<8 | uint16(low[i+1])
+			if m.pairs[p>>6]&(1<<(p&63)) != 0 {
+				for _, k := range m.byPair[p] {
+					if bytes.HasPrefix(low[i:], m.needles[k]) {
+						hit = true
+						break
+					}
+				}
+			}
+		}
+		if !hit {
+			continue
+		}
+		marked[line] = true
+		if line+1 >= len(lowStarts) {
+			return
+		}
+		// On to the next line: this one is counted.
+		i = lowStarts[line+1] - 1
+		line++
+	}
 }
 
 // passageRerank adds weight times the passage score to the first
 // tune.winK ranked candidates (reading their files).
+// The files are scored by two goroutines (every other file each), each
+// with its own buffers; a candidate is changed only by the one scoring it.
 func (ix *Index) passageRerank(ranked []*candidate, units []unit, weight float64, sc *snipScratch) {
 	k := min(len(ranked), tune.winK)
 	if k == 0 {
@@ -147,29 +205,47 @@ func (ix *Index) passageRerank(ranked []*candidate, units []unit, weight float64
 	for i, u := range units {
 		keyUnit[u.key] = i
 	}
-	var buf []byte
-	var counts []float64
-	for _, c := range ranked[:k] {
-		var err error
-		sc.data, err = readInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(ix.paths[c.id])))
-		if err != nil {
-			continue
+	run := func(from, step int, sc *snipScratch) {
+		ps := &passScratch{}
+		ps.m.init(units)
+		for i := from; i < k; i += step {
+			ix.passageOne(ranked[i], units, keyUnit, weight, sc, ps)
 		}
-		data := sc.data
-		if len(data) > passageMaxBytes {
-			// A passage beyond the first 256 KiB is not looked for: it
-			// bounds the cost of a huge file on every query.
-			data = data[:passageMaxBytes]
+	}
+	if k < 4 || runtime.GOMAXPROCS(0) < 2 {
+		run(0, 1, sc)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		run(1, 2, &snipScratch{})
+	}()
+	run(0, 2, sc)
+	wg.Wait()
+}
+
+// passageOne adds weight times candidate c's passage score (passageRerank).
+func (ix *Index) passageOne(c *candidate, units []unit, keyUnit map[string]int, weight float64, sc *snipScratch, ps *passScratch) {
+	var err error
+	sc.data, err = readInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(ix.paths[c.id])))
+	if err != nil {
+		return
+	}
+	data := sc.data
+	if len(data) > passageMaxBytes {
+		// A passage beyond the first 256 KiB is not looked for: it
+		// bounds the cost of a huge file on every query.
+		data = data[:passageMaxBytes]
+	}
+	p, from, to, found := ps.score(data, units, keyUnit)
+	c.score += weight * p * c.factor
+	if len(found) >= 2 {
+		names := make([]string, 0, 4)
+		for _, k := range found[:min(len(found), 4)] {
+			names = append(names, units[k].display)
 		}
-		p, from, to, found, b := passageScore(data, units, keyUnit, buf, counts)
-		buf = b
-		c.score += weight * p * c.factor
-		if len(found) >= 2 {
-			names := make([]string, 0, 4)
-			for _, k := range found[:min(len(found), 4)] {
-				names = append(names, units[k].display)
-			}
-			c.boosts = append(c.boosts, fmt.Sprintf("lines %d-%d hold %s", from, to, quoteList(names)))
-		}
+		c.boosts = append(c.boosts, fmt.Sprintf("lines %d-%d hold %s", from, to, quoteList(names)))
 	}
 }
