@@ -423,7 +423,14 @@ func symbolsOf(f *workspace.File) []syntax.Symbol {
 			syms = fi.Symbols
 		}
 	}
-	if !sort.SliceIsSorted(syms, func(i, j int) bool { return syms[i].StartLine < syms[j].StartLine }) {
+	sorted := true
+	for i := 1; i < len(syms); i++ {
+		if syms[i].StartLine < syms[i-1].StartLine {
+			sorted = false
+			break
+		}
+	}
+	if !sorted {
 		syms = append([]syntax.Symbol(nil), syms...)
 		sort.SliceStable(syms, func(i, j int) bool { return syms[i].StartLine < syms[j].StartLine })
 	}

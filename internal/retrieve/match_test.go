@@ -109,6 +109,7 @@ func TestBestLineMatchesPerLineSearch(t *testing.T) {
 		{key: "config", display: "Config", weight: 0.5, idf: 3},
 		{key: "retrypolicy", display: "retry policy", weight: 0.8, idf: 1.5},
 		{key: "ab", display: "ab", weight: 1, idf: 0.25},
+		{key: "x", display: "X", weight: 0.3, idf: 0.7},
 	}
 	for range 2000 {
 		var b strings.Builder

@@ -18,6 +18,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -919,18 +920,21 @@ type defScore struct {
 // goroutine has its own matcher), and returns the results by file id.
 func (ix *Index) scoreDefinitions(cands map[uint32]*candidate, mayDefine []bool, units []unit) map[uint32]defScore {
 	ids := make([]uint32, 0, len(cands))
+	syms := make([][]syntax.Symbol, 0, len(cands))
 	work := 0
 	for id := range cands {
 		if mayDefine[id] {
+			ss := symbolsOf(ix.files[id])
 			ids = append(ids, id)
-			work += len(symbolsOf(ix.files[id]))
+			syms = append(syms, ss)
+			work += len(ss)
 		}
 	}
 	res := make([]defScore, len(ids))
 	run := func(from, to int) {
 		m := newSymMatch(units)
 		for i := from; i < to; i++ {
-			res[i].score, res[i].sym = m.match(symbolsOf(ix.files[ids[i]]))
+			res[i].score, res[i].sym = m.match(syms[i])
 		}
 	}
 	if work < parallelSymbols || runtime.GOMAXPROCS(0) < 2 {
@@ -938,8 +942,8 @@ func (ix *Index) scoreDefinitions(cands map[uint32]*candidate, mayDefine []bool,
 	} else {
 		// Two halves of about equal symbol counts.
 		half, acc := len(ids), 0
-		for i, id := range ids {
-			acc += len(symbolsOf(ix.files[id]))
+		for i := range ids {
+			acc += len(syms[i])
 			if 2*acc >= work {
 				half = i + 1
 				break
@@ -1339,57 +1343,86 @@ func (ix *Index) mentions(id uint32, units []unit) []string {
 // bestLine returns the 1-based line that holds the most distinct units
 // (weighted by rarity), the first on ties; 1 when none matches.
 func bestLine(lines [][]byte, units []unit) int {
-	// The lines are lower-cased once into one buffer joined by "\n"
-	// (starts[i] is where line i begins) and each needle is searched in it
-	// with bytes.Index: no needle holds "\n", so an occurrence lies within
-	// one line, as with a bytes.Contains per line. Scores add the units in
-	// their order, so the sums are the same.
+	// The lines are lower-cased once into one buffer joined by "\n" and
+	// the needles are searched in it: no needle holds "\n", so an
+	// occurrence lies within one line, as with a bytes.Contains per line.
 	n := len(lines)
 	for _, l := range lines {
 		n += len(l)
 	}
 	low := make([]byte, 0, n)
-	starts := make([]int, len(lines))
-	for i, l := range lines {
-		starts[i] = len(low)
+	for _, l := range lines {
 		low = append(low, l...)
 		low = append(low, '\n')
 	}
 	lowerASCII(low)
 	score := make([]float64, len(lines))
-	seen := make([]int, len(lines)) // 1 + the last unit counted on each line
+	// Each unit has two needles, its display lower-cased and its key. They
+	// are all found in one scan of low: at each byte, the needles of one
+	// byte and the needles starting with the byte pair there (a bitmap
+	// says which pairs start one) are compared. Each (line, unit) found is
+	// kept once; a line's score is then summed in unit order, as a search
+	// per unit adds it.
+	type needle struct {
+		b []byte
+		k int
+	}
+	var pairs [1 << 16 / 64]uint64
+	var found []uint64 // line<<32 | unit
+	byPair := map[uint16][]needle{}
+	var single [256][]int
 	for k, u := range units {
-		for _, needle := range [2][]byte{[]byte(strings.ToLower(u.display)), []byte(u.key)} {
-			if len(needle) == 0 {
+		for _, nb := range [2][]byte{[]byte(strings.ToLower(u.display)), []byte(u.key)} {
+			switch len(nb) {
+			case 0:
 				// bytes.Contains(line, "") holds for every line.
 				for i := range lines {
-					if seen[i] != k+1 {
-						seen[i] = k + 1
-						score[i] += u.idf * u.weight
-					}
+					found = append(found, uint64(i)<<32|uint64(k))
 				}
-				continue
+			case 1:
+				single[nb[0]] = append(single[nb[0]], k)
+			default:
+				p := uint16(nb[0])<<8 | uint16(nb[1])
+				pairs[p>>6] |= 1 << (p & 63)
+				byPair[p] = append(byPair[p], needle{nb, k})
 			}
-			for off := 0; ; {
-				j := bytes.Index(low[off:], needle)
-				if j < 0 {
-					break
-				}
-				at := off + j
-				i := sort.SearchInts(starts, at+1) - 1 // the line holding at
-				if seen[i] != k+1 {
-					seen[i] = k + 1
-					score[i] += u.idf * u.weight
-				}
-				// Next search from the next line: this one is counted.
-				if i+1 < len(starts) {
-					off = starts[i+1]
-				} else {
-					break
+		}
+	}
+	line := 0
+	for i := 0; i < len(low); i++ {
+		c := low[i]
+		if c == '\n' {
+			line++
+			continue
+		}
+		for _, k := range single[c] {
+			found = append(found, uint64(line)<<32|uint64(k))
+		}
+		if i+1 < len(low) {
+			p := uint16(c)<<8 | uint16(low[i+1])
+			if pairs[p>>6]&(1<<(p&63)) != 0 {
+				for _, nd := range byPair[p] {
+					if bytes.HasPrefix(low[i:], nd.b) {
+						found = append(found, uint64(line)<<32|uint64(nd.k))
+					}
 				}
 			}
 		}
 	}
+	slices.Sort(found)
+	for j, f := range found {
+		if j > 0 && found[j-1] == f {
+			continue
+		}
+		i, k := int(f>>32), int(f&(1<<32-1))
+		score[i] += units[k].idf * units[k].weight
+	}
+	return bestOf(score)
+}
+
+// bestOf is the 1-based index of the highest score, the first on ties; 1
+// when none is above 0.
+func bestOf(score []float64) int {
 	best, bestScore := 1, 0.0
 	for i, s := range score {
 		if s > bestScore {
