@@ -89,6 +89,13 @@ func BenchmarkSearchGoSource(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if os.Getenv("RETRIEVE_BENCH_NONAMES") != "" {
+		ix.nt = nil // time Search without the name table
+	} else {
+		ix.waitNameTable()
+		nt := ix.nameTable()
+		b.Logf("name table: %d names, %d symbols, %d bytes", nt.names, len(nt.ids), nt.bytes())
+	}
 	if dump := os.Getenv("RETRIEVE_DUMP"); dump != "" {
 		f, err := os.Create(dump)
 		if err != nil {

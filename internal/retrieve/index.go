@@ -42,6 +42,9 @@ type Index struct {
 	defKeys []string            // sorted keys of defs, for prefix look-ups
 	bytes   int64
 	elapsed time.Duration
+	// nt holds the name table (nametable.go), built in the background
+	// after the index; a copy of the index for the same files shares it.
+	nt *nameHolder
 }
 
 // BuildOptions tune Build. A nil *BuildOptions means defaults.
@@ -166,6 +169,7 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 
 	ix.finish()
 	ix.elapsed = time.Since(start)
+	ix.startNameTable()
 	return ix, nil
 }
 

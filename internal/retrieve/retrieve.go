@@ -825,6 +825,10 @@ type symMatch struct {
 	mm    matcher
 	sp    asciiSplit
 	gain  []float64
+	// With ids (the name id of each symbol, nameTable), a symbol whose
+	// name is not set in mask is skipped: it cannot match.
+	mask []uint64
+	ids  []uint32
 }
 
 func newSymMatch(units []unit) *symMatch {
@@ -843,6 +847,11 @@ func (m *symMatch) match(syms []syntax.Symbol) (float64, *syntax.Symbol) {
 	sp := &m.sp
 	mm := &m.mm
 	for i := range syms {
+		if m.ids != nil {
+			if n := m.ids[i]; m.mask[n>>6]&(1<<(n&63)) == 0 {
+				continue
+			}
+		}
 		s := &syms[i]
 		if !mm.scan(s.Name, true) {
 			continue
@@ -930,10 +939,28 @@ func (ix *Index) scoreDefinitions(cands map[uint32]*candidate, mayDefine []bool,
 			work += len(ss)
 		}
 	}
+	// With the name table, only the symbols whose name may match a unit
+	// are looked at (the others would match nothing).
+	var mask []uint64
+	t := ix.nameTable()
+	if t != nil {
+		mask = ix.nameMask(t, units)
+	}
+	nameIDs := func(id uint32, n int) []uint32 {
+		if mask == nil {
+			return nil
+		}
+		ns := t.ids[t.symOff[id]:t.symOff[id+1]]
+		if len(ns) != n {
+			return nil
+		}
+		return ns
+	}
 	res := make([]defScore, len(ids))
 	run := func(from, to int) {
 		m := newSymMatch(units)
 		for i := from; i < to; i++ {
+			m.mask, m.ids = mask, nameIDs(ids[i], len(syms[i]))
 			res[i].score, res[i].sym = m.match(syms[i])
 		}
 	}

@@ -218,6 +218,7 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchan
 		ix.pathTrm, ix.defs, ix.defKeys = pathTrm, defs, defKeys
 		ix.setAvgLen()
 		ix.elapsed = time.Since(start)
+		ix.startNameTable()
 		return ix, nil
 	}
 	if unchanged == nil {
@@ -349,6 +350,7 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchan
 	}
 	ix.sizeNames()
 	ix.elapsed = time.Since(start)
+	ix.startNameTable()
 	return ix, nil
 }
 
