@@ -24,6 +24,10 @@ func TestMentionsFollowReadPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A link with an innocent name that resolves to .env is .env (QA D1).
+	if err := os.Symlink(".env", filepath.Join(repo, "envlink")); err != nil {
+		t.Fatal(err)
+	}
 	model, srv := newScriptedModel(t, "openai", []step{{text: "Seen."}, {text: "Seen again."}})
 	p := start(t)
 	type asked struct {
@@ -51,7 +55,7 @@ func TestMentionsFollowReadPolicy(t *testing.T) {
 	p.initialize(map[string]any{"sandbox": false})
 	p.mustCall("workspace/open", map[string]any{"root": repo})
 	prov := openaiProvider(srv.URL, "sk-mentions-key")
-	editor := map[string]any{"mentions": []string{".env", "deploy.pem", "notes.txt", "README.md"}}
+	editor := map[string]any{"mentions": []string{".env", "deploy.pem", "envlink", "notes.txt", "README.md"}}
 	var sum struct {
 		TaskID string `json:"taskId"`
 		Status string `json:"status"`
@@ -61,8 +65,8 @@ func TestMentionsFollowReadPolicy(t *testing.T) {
 	if sum.Status != "completed" {
 		t.Fatalf("summary: %+v", sum)
 	}
-	if len(requests) != 2 || requests[0].Input.Path != ".env" || requests[1].Input.Path != "deploy.pem" {
-		t.Fatalf("approval requests: %+v; want .env then deploy.pem", requests)
+	if len(requests) != 3 || requests[0].Input.Path != ".env" || requests[1].Input.Path != "deploy.pem" || requests[2].Input.Path != "envlink" {
+		t.Fatalf("approval requests: %+v; want .env, deploy.pem, envlink", requests)
 	}
 	for _, r := range requests {
 		if r.Tool != "read_file" || r.Permission != "read" || r.TaskID != sum.TaskID || r.CallID == "" {
@@ -70,7 +74,7 @@ func TestMentionsFollowReadPolicy(t *testing.T) {
 		}
 	}
 	body := plainJSON(t, model.bodies()[0])
-	for _, want := range []string{"PEM-CONTENT-APPROVED", "The demo project.", `.env\">not attached: `,
+	for _, want := range []string{"PEM-CONTENT-APPROVED", "The demo project.", `.env\">not attached: `, `envlink\">not attached: `,
 		`notes.txt\">not attached: denied by policy: deny rule \"read_file(notes.txt)\"`, "Check the config"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("first request lacks %q", want)

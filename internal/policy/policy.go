@@ -194,7 +194,7 @@ func (p Policy) Decide(spec tool.Spec, input json.RawMessage) (Decision, string)
 	if p.AllowAll {
 		return Allow, "allowAll"
 	}
-	if spec.Name == "read_file" && secretPath(input) {
+	if spec.Name == "read_file" && secretPath(input, p.root) {
 		return Ask, "reading a file that may hold secrets"
 	}
 	if spec.Permission == tool.ClassRead || spec.Permission == tool.ClassInteractive {
@@ -260,14 +260,32 @@ func (p Policy) OfferedTool(spec tool.Spec, chatMode string) bool {
 // secretNames are the base-name globs of addendum §11.
 var secretNames = []string{".env*", "*.pem", "*.key", "id_rsa*", ".npmrc", ".netrc", "credentials*"}
 
-func secretPath(input json.RawMessage) bool {
+// secretPath reports whether a read_file input names a secret-looking file
+// (secretNames), by the name as written or, with a root, by the name of the
+// file a symbolic link there resolves to (what read_file will read).
+func secretPath(input json.RawMessage, root string) bool {
 	var in struct {
 		Path string `json:"path"`
 	}
 	if json.Unmarshal(input, &in) != nil || in.Path == "" {
 		return false
 	}
-	base := strings.ToLower(path.Base(filepath.ToSlash(in.Path)))
+	if secretName(in.Path) {
+		return true
+	}
+	if root == "" {
+		return false
+	}
+	abs := filepath.FromSlash(in.Path)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, abs)
+	}
+	target, err := filepath.EvalSymlinks(abs)
+	return err == nil && secretName(target)
+}
+
+func secretName(p string) bool {
+	base := strings.ToLower(path.Base(filepath.ToSlash(p)))
 	for _, g := range secretNames {
 		if ok, _ := path.Match(g, base); ok {
 			return true

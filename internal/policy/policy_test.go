@@ -2,6 +2,8 @@ package policy
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -191,5 +193,35 @@ func TestOffered(t *testing.T) {
 	}
 	if !p.OfferedTool(writeFile, "agent") {
 		t.Error("a pattern deny rule must not hide the tool")
+	}
+}
+
+// TestDecideAsksForLinksToSecrets: read_file of a link whose target is
+// secret-looking asks like the target itself (QA D1), by root-relative and
+// absolute path; a link to an ordinary file runs.
+func TestDecideAsksForLinksToSecrets(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"envlink": ".env", "readme": "README.md"} {
+		if err := os.WriteFile(filepath.Join(root, target), []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := mustParse(t, `{}`).WithRoot(root)
+	for _, in := range []string{`{"path":"envlink"}`, `{"path":"` + filepath.Join(root, "envlink") + `"}`, `{"path":".env"}`} {
+		if d, r := p.Decide(readFile, json.RawMessage(in)); d != Ask {
+			t.Errorf("read_file %s = %v (%s), want Ask", in, d, r)
+		}
+	}
+	if d, r := p.Decide(readFile, json.RawMessage(`{"path":"readme"}`)); d != Allow {
+		t.Errorf("read_file of a link to README.md = %v (%s), want Allow", d, r)
+	}
+	if d, _ := mustParse(t, `{}`).Decide(readFile, json.RawMessage(`{"path":"envlink"}`)); d != Allow {
+		t.Errorf("without a root the name alone decides: got %v", d)
 	}
 }

@@ -257,7 +257,8 @@ func (p *Project) retrievalIndex(ctx context.Context) (*retrieve.Index, error) {
 }
 
 func (p *Project) retrievalOptions() *retrieve.BuildOptions {
-	return &retrieve.BuildOptions{Skip: builtin.IsSecretPath}
+	root := p.Root()
+	return &retrieve.BuildOptions{Skip: func(rel string) bool { return builtin.IsSecretFile(root, rel) }}
 }
 
 func (p *Project) retrievalCache() *retrieve.Cache {

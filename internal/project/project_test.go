@@ -65,3 +65,30 @@ func TestOpenServesTools(t *testing.T) {
 		t.Fatalf("excerpts = %q", ex)
 	}
 }
+
+// TestRetrieveSkipsLinksToSecrets: retrieval leaves out a link with an
+// innocent name that resolves to .env, as it leaves out .env (QA D1).
+func TestRetrieveSkipsLinksToSecrets(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".env"), []byte("ROOTENV_LEAK=quokka\n"), 0o600)
+	os.WriteFile(filepath.Join(root, "notes.txt"), []byte("quokka notes\n"), 0o644)
+	if err := os.Symlink(".env", filepath.Join(root, "envlink")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(context.Background(), root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Snapshot().File("envlink"); !ok {
+		t.Fatal("envlink is not indexed: the test needs it indexed")
+	}
+	res, err := p.Retrieve(context.Background(), retrieve.Query{Text: "quokka ROOTENV_LEAK"})
+	if err != nil || len(res.Snippets) == 0 {
+		t.Fatalf("retrieve = %+v, %v", res, err)
+	}
+	for _, s := range res.Snippets {
+		if s.Path != "notes.txt" {
+			t.Errorf("retrieved %s (%q); want only notes.txt", s.Path, s.Text)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -122,6 +123,27 @@ func IsSecretPath(rel string) bool {
 		return true
 	}
 	return false
+}
+
+// IsSecretFile is IsSecretPath for the root-relative rel or, when rel is a
+// symbolic link inside root, for the file it resolves to: a link named
+// notes.txt that points at .env holds the same secrets, and read_file, which
+// follows the link, treats it as .env. Only a link as the last component can
+// change the name (a linked folder keeps the file's own name).
+func IsSecretFile(root, rel string) bool {
+	if IsSecretPath(rel) {
+		return true
+	}
+	if root == "" {
+		return false
+	}
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return false
+	}
+	target, err := filepath.EvalSymlinks(abs)
+	return err == nil && IsSecretPath(filepath.ToSlash(target))
 }
 
 // inGitDir reports whether any component of rel (root-relative, "/" or "\\"

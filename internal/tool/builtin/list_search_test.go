@@ -229,3 +229,27 @@ func TestSearchTextSkipsSecrets(t *testing.T) {
 		t.Fatalf("approved: %+v", d.Matches)
 	}
 }
+
+// TestSearchTextSkipsLinksToSecrets: a link with an innocent name that
+// resolves to .env is searched only as .env would be (QA D1: search_text
+// printed its lines without approval while it skipped .env itself).
+func TestSearchTextSkipsLinksToSecrets(t *testing.T) {
+	env := workspace(t, map[string]string{".env": "TOKEN=needle-secret\n", "envlink": "", "a.txt": "needle\n"})
+	link := filepath.Join(env.Root, "envlink")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".env", link); err != nil {
+		t.Fatal(err)
+	}
+	if !IsSecretFile(env.Root, "envlink") || IsSecretFile(env.Root, "a.txt") || !IsSecretFile("", ".env") {
+		t.Fatal("IsSecretFile: want envlink and .env secret, a.txt not")
+	}
+	res := runOK(t, env, "search_text", map[string]any{"query": "needle"})
+	if d := res.Data.(searchTextData); len(d.Matches) != 1 || d.Matches[0].Path != "a.txt" || strings.Contains(res.Content, "needle-secret") {
+		t.Fatalf("a link to a secret was searched: %+v", d.Matches)
+	}
+	if d := runCtxOK(t, WithSecretApproved(context.Background()), env, "search_text", map[string]any{"query": "needle"}).Data.(searchTextData); len(d.Matches) != 3 {
+		t.Fatalf("approved: %+v; want a.txt, .env and envlink", d.Matches)
+	}
+}

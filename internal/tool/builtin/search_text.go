@@ -134,7 +134,7 @@ func (*searchText) Run(ctx context.Context, env *tool.Env, input json.RawMessage
 		if env.Index.Excluded(f, false) || (in.Glob != "" && !globMatch(in.Glob, f)) {
 			continue
 		}
-		if IsSecretPath(f) && !secretApproved(ctx) {
+		if IsSecretFile(env.Root, f) && !secretApproved(ctx) {
 			skippedSecrets++
 			continue
 		}

@@ -78,7 +78,7 @@ func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		if i%1024 == 0 && ctx.Err() != nil {
 			return tool.Result{}, tool.Errorf(tool.ErrCancelled, "cancelled")
 		}
-		if IsSecretPath(rel) {
+		if IsSecretFile(env.Root, rel) {
 			continue
 		}
 		f, _ := snap.File(rel)
