@@ -8,36 +8,45 @@ import (
 )
 
 // The Go heap's soft limit (debug.SetMemoryLimit) follows the bytes the
-// open projects index: memLimitBase plus memLimitPerByte per indexed byte,
-// summed over the open projects, and during a cold open over the bytes
-// parsed so far. Without it the GC lets the heap reach twice the live data
-// (GOGC 100): 370-500 MB of peak RSS for the ~125 MB live after opening
-// Go's source tree. With it the GC runs more often only while the heap is
-// near the limit; the live data never waits on it (the limit is soft: the
-// runtime bounds the GC's share of CPU). A limit the user set (GOMEMLIMIT
-// or an earlier SetMemoryLimit) is left alone.
+// open projects index: memLimitBase plus memLimitPerByte per indexed byte
+// while a project opens (during a cold open, of the bytes parsed so far)
+// and memLimitSteady per byte once its retrieval index is built (relax),
+// summed over the open projects. Without it the GC lets the heap reach
+// twice the live data (GOGC 100): 370-500 MB of peak RSS for the ~125 MB
+// live after opening Go's source tree. With it the GC runs more often only
+// while the heap is near the limit; the live data never waits on it (the
+// limit is soft: the runtime bounds the GC's share of CPU). The steady
+// share is looser: at 1.25x a GOROOT/src refresh cost 136 ms, 78 without
+// a limit (the GC ran every few refreshes with ~125 MB live). A limit the
+// user set (GOMEMLIMIT or an earlier SetMemoryLimit) is left alone.
 const (
 	memLimitBase    = 48 << 20
 	memLimitPerByte = 1.25
+	memLimitSteady  = 1.5
 )
 
 var memLimits struct {
-	mu      sync.Mutex
-	owned   bool // the limit is ours (none was set when the first project opened)
-	checked bool
-	total   int64 // indexed bytes of every registered budget
+	mu       sync.Mutex
+	owned    bool // the limit is ours (none was set when the first project opened)
+	checked  bool
+	open     int     // budgets not closed
+	weighted float64 // sum of bytes × factor over the open budgets
 }
 
 // memBudget is one project's share of the limit.
 type memBudget struct {
 	bytes  int64        // registered share (guarded by memLimits.mu)
+	factor float64      // limit bytes per indexed byte (guarded by memLimits.mu)
 	closed bool         // guarded by memLimits.mu
 	step   atomic.Int64 // parsed bytes not yet registered (grow)
 }
 
 // newMemBudget registers a project's budget of bytes indexed bytes.
 func newMemBudget(bytes int64) *memBudget {
-	b := &memBudget{}
+	b := &memBudget{factor: memLimitPerByte}
+	memLimits.mu.Lock()
+	memLimits.open++
+	memLimits.mu.Unlock()
 	b.set(bytes)
 	return b
 }
@@ -52,7 +61,7 @@ func (b *memBudget) set(bytes int64) {
 	if b.closed {
 		return
 	}
-	memLimits.total += bytes - b.bytes
+	memLimits.weighted += float64(bytes-b.bytes) * b.factor
 	b.bytes = bytes
 	applyMemLimit()
 }
@@ -66,14 +75,28 @@ func (b *memBudget) grow(n int64) {
 	if s := b.step.Add(n); s >= 4<<20 {
 		b.step.Add(-s)
 		memLimits.mu.Lock()
-		add := !b.closed
-		if add {
+		if !b.closed {
 			b.bytes += s
-			memLimits.total += s
+			memLimits.weighted += float64(s) * b.factor
 			applyMemLimit()
 		}
 		memLimits.mu.Unlock()
 	}
+}
+
+// relax moves the project to the steady share (its index is built).
+func (b *memBudget) relax() {
+	if b == nil {
+		return
+	}
+	memLimits.mu.Lock()
+	defer memLimits.mu.Unlock()
+	if b.closed || b.factor == memLimitSteady {
+		return
+	}
+	memLimits.weighted += float64(b.bytes) * (memLimitSteady - b.factor)
+	b.factor = memLimitSteady
+	applyMemLimit()
 }
 
 // close removes the project's share (the limit is lifted with the last).
@@ -87,12 +110,13 @@ func (b *memBudget) close() {
 		return
 	}
 	b.closed = true
-	memLimits.total -= b.bytes
+	memLimits.open--
+	memLimits.weighted -= float64(b.bytes) * b.factor
 	b.bytes = 0
 	applyMemLimit()
 }
 
-// applyMemLimit sets the limit from memLimits.total (mu held).
+// applyMemLimit sets the limit from the open budgets (mu held).
 func applyMemLimit() {
 	if !memLimits.checked {
 		memLimits.checked = true
@@ -102,8 +126,10 @@ func applyMemLimit() {
 		return
 	}
 	limit := int64(math.MaxInt64)
-	if memLimits.total > 0 {
-		limit = memLimitBase + int64(float64(memLimits.total)*memLimitPerByte)
+	if memLimits.open > 0 {
+		limit = memLimitBase + int64(max(memLimits.weighted, 0))
+	} else {
+		memLimits.weighted = 0
 	}
 	debug.SetMemoryLimit(limit)
 }

@@ -11,13 +11,13 @@ import (
 func resetMemLimits(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	memLimits.mu.Lock()
-	owned, checked, total := memLimits.owned, memLimits.checked, memLimits.total
-	memLimits.owned, memLimits.checked, memLimits.total = false, false, 0
+	owned, checked, open, weighted := memLimits.owned, memLimits.checked, memLimits.open, memLimits.weighted
+	memLimits.owned, memLimits.checked, memLimits.open, memLimits.weighted = false, false, 0, 0
 	memLimits.mu.Unlock()
 	t.Cleanup(func() {
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
-		memLimits.owned, memLimits.checked, memLimits.total = owned, checked, total
+		memLimits.owned, memLimits.checked, memLimits.open, memLimits.weighted = owned, checked, open, weighted
 		memLimits.mu.Unlock()
 	})
 }
@@ -43,11 +43,20 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != want(110<<20) {
 		t.Fatalf("after set: limit %d, want %d", got, want(110<<20))
 	}
+	b.relax() // b's 10 MiB now count at the steady share
+	steady := memLimitBase + int64(float64(100<<20)*memLimitPerByte+float64(10<<20)*memLimitSteady)
+	if got := debug.SetMemoryLimit(-1); got != steady {
+		t.Fatalf("after relax: limit %d, want %d", got, steady)
+	}
+	b.relax()
+	if got := debug.SetMemoryLimit(-1); got != steady {
+		t.Fatalf("after a second relax: limit %d, want %d", got, steady)
+	}
 	a.close()
 	a.close()
 	a.set(1 << 30) // closed: ignored
-	if got := debug.SetMemoryLimit(-1); got != want(10<<20) {
-		t.Fatalf("after closing the first: limit %d, want %d", got, want(10<<20))
+	if want := memLimitBase + int64(float64(10<<20)*memLimitSteady); debug.SetMemoryLimit(-1) != want {
+		t.Fatalf("after closing the first: limit %d, want %d", debug.SetMemoryLimit(-1), want)
 	}
 	b.close()
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
