@@ -63,9 +63,11 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 	p1 := start(t)
 	p1.initialize(map[string]any{"dataDir": dataDir})
 	first := indexAnswers(t, p1, repo)
-	if ph, _ := phases(p1); slices.Contains(ph, "loading") || !slices.Contains(ph, "ready") {
-		t.Fatalf("first open phases %v", ph)
+	ph1, params1 := phases(p1)
+	if slices.Contains(ph1, "loading") || !slices.Contains(ph1, "ready") {
+		t.Fatalf("first open phases %v", ph1)
 	}
+	progressInOrder(t, "first open", ph1, params1)
 	p1.mustCall("shutdown", nil) // saves the index
 	p1.notify("exit", nil)
 	p1.wait(10 * time.Second)
@@ -81,6 +83,7 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 	if len(ph) == 0 || ph[0] != "loading" || slices.Contains(ph, "indexing") || ph[len(ph)-1] != "ready" {
 		t.Errorf("reopen phases %v, want loading first, no indexing, ready last", ph)
 	}
+	progressInOrder(t, "reopen", ph, params)
 	var files int
 	json.Unmarshal(params[0]["files"], &files)
 	if files == 0 {
@@ -108,6 +111,7 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 	if len(ph) < 2 || ph[0] != "loading" || !slices.Contains(ph, "indexing") {
 		t.Errorf("phases after a change %v, want loading then indexing", ph)
 	}
+	progressInOrder(t, "reopen after a change", ph, params)
 	for i, name := range ph {
 		if name == "indexing" {
 			var parsed int
@@ -120,5 +124,30 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 	raw := p3.mustCall("context/retrieve", map[string]any{"query": "ChangedWhileDownMarker", "budgetTokens": 2000})
 	if !strings.Contains(string(raw), "internal/binx/binx.go") {
 		t.Errorf("changed file's new symbol not retrieved: %.500s", raw)
+	}
+}
+
+// progressInOrder checks one open's workspace/progress notifications: their
+// elapsedMs never go back in time across phases (QA D2: the loading phase
+// counted from the open's start, the scan's ticks from the scan's, and graph
+// from neither), and files never pass a total.
+func progressInOrder(t *testing.T, what string, names []string, params []map[string]json.RawMessage) {
+	t.Helper()
+	last := int64(-1)
+	for i, m := range params {
+		var n struct {
+			Files     int   `json:"files"`
+			Total     int   `json:"total"`
+			ElapsedMs int64 `json:"elapsedMs"`
+		}
+		b, _ := json.Marshal(m)
+		json.Unmarshal(b, &n)
+		if n.ElapsedMs < last {
+			t.Errorf("%s: %s elapsedMs %d after %d (phases %v)", what, names[i], n.ElapsedMs, last, names)
+		}
+		last = n.ElapsedMs
+		if n.Total > 0 && n.Files > n.Total {
+			t.Errorf("%s: %s files %d over total %d", what, names[i], n.Files, n.Total)
+		}
 	}
 }

@@ -94,7 +94,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress}
+	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress, Since: start}
 	var sv *saver
 	var saved *savedIndex
 	if o.DataDir != "" {

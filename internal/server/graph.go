@@ -76,6 +76,7 @@ func (s *Server) graphFile(ctx context.Context, params json.RawMessage) (any, er
 // parsed again), builds the graph and answers the workspace summary. It
 // emits workspace/progress indexing (from the scan), graph and ready.
 func (s *Server) workspaceRefresh(ctx context.Context, params json.RawMessage) (any, error) {
+	start := time.Now()
 	proj, err := s.project()
 	if err != nil {
 		return nil, err
@@ -85,29 +86,29 @@ func (s *Server) workspaceRefresh(ctx context.Context, params json.RawMessage) (
 		s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "failed", "error": err.Error()})
 		return nil, err
 	}
-	s.graphReady(ctx, proj, sum.Stats.ElapsedMs)
+	s.graphReady(ctx, proj, start)
 	return sum, nil
 }
 
 // graphReady builds the graph of ws's current snapshot, announcing it with
-// the graph phase, then sends the ready phase with both stats. scanMs is
-// the scan's elapsed time; elapsedMs adds the graph build to it.
-func (s *Server) graphReady(ctx context.Context, proj *project.Project, scanMs int64) {
-	start := time.Now()
+// the graph phase, then sends the ready phase with both stats. Every
+// elapsedMs counts from since, the request's start, like the open's own
+// loading and indexing phases (so they never go back in time).
+func (s *Server) graphReady(ctx context.Context, proj *project.Project, since time.Time) {
 	snap := proj.Snapshot()
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
-		"phase": "graph", "files": snap.Len(), "elapsedMs": scanMs,
+		"phase": "graph", "files": snap.Len(), "elapsedMs": time.Since(since).Milliseconds(),
 	})
 	g := proj.Graph()
 	// The retrieval index is built here too, so the first context/retrieve
 	// does not pay for it.
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
-		"phase": "retrieval", "files": snap.Len(), "elapsedMs": scanMs + time.Since(start).Milliseconds(),
+		"phase": "retrieval", "files": snap.Len(), "elapsedMs": time.Since(since).Milliseconds(),
 	})
 	proj.BuildRetrieval(ctx)
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
 		"phase": "ready", "stats": snap.Summary().Stats, "graph": g.ReadyStats(), // importCycles as a preview
-		"elapsedMs": scanMs + time.Since(start).Milliseconds(),
+		"elapsedMs": time.Since(since).Milliseconds(),
 	})
 }
 

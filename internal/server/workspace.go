@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -26,6 +27,7 @@ type openParams struct {
 // order with other requests, so a request sent after it sees the new
 // workspace. Progress goes out as workspace/progress notifications.
 func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any, error) {
+	start := time.Now()
 	var p openParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 	if prev != nil {
 		go closeProject(prev, s.log) // saves what changed since its last save
 	}
-	s.graphReady(ctx, proj, sum.Stats.ElapsedMs) // graph.go: graph, then ready
+	s.graphReady(ctx, proj, start) // graph.go: graph, then ready
 	return sum, nil
 }
 

@@ -750,6 +750,10 @@ func (sc *scanner) startProgress() (stop func()) {
 	} else {
 		total = gitIndexEntries(sc.w.root) // a first scan: git's tracked files, if any
 	}
+	since := sc.start
+	if sc.old == nil && !sc.w.opts.Since.IsZero() {
+		since = sc.w.opts.Since
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -766,12 +770,16 @@ func (sc *scanner) startProgress() (stop func()) {
 				if sc.saved != nil && sc.parsed.Load() == 0 {
 					phase = "loading"
 				}
+				files := int(sc.seen.Load())
+				if total > 0 && files > total {
+					total = files // an estimate; never report past 100%
+				}
 				cb(Progress{
 					Phase:     phase,
-					Files:     int(sc.seen.Load()),
+					Files:     files,
 					Parsed:    int(sc.parsed.Load()),
 					Total:     total,
-					ElapsedMs: time.Since(sc.start).Milliseconds(),
+					ElapsedMs: time.Since(since).Milliseconds(),
 				})
 				t.Reset(ProgressInterval)
 			}

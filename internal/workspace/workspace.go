@@ -93,6 +93,11 @@ type Options struct {
 	// Progress is called with phase "indexing" while a scan runs, at most
 	// once per ProgressInterval and never concurrently.
 	Progress func(Progress)
+	// Since, when set, is when the caller's operation began (workspace/open
+	// loads a saved index before the scan): the first scan's Progress
+	// ElapsedMs counts from it, so the phases of one open never go back in
+	// time. Refreshes count from their own start.
+	Since time.Time
 	// Parse, when set, is called for each new or changed indexed file.
 	Parse Parser
 	// GitTimeout bounds the git commands of project detection; default 3s.

@@ -501,8 +501,15 @@ func TestProgressTotalFromGitIndex(t *testing.T) {
 			t.Fatalf("%s: no progress", c.dir)
 		}
 		for _, p := range got {
-			if p.Total != c.want {
-				t.Errorf("%s: progress %+v, want total %d", c.dir, p, c.want)
+			// The total is git's count until the scan passes it (an
+			// untracked file): then it follows the files seen, never
+			// below them.
+			want := c.want
+			if want > 0 && p.Files > want {
+				want = p.Files
+			}
+			if p.Total != want {
+				t.Errorf("%s: progress %+v, want total %d", c.dir, p, want)
 			}
 		}
 		mu.Unlock()
