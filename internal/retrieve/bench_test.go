@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
@@ -148,6 +149,36 @@ func BenchmarkSearchGoSource(b *testing.B) {
 		queries []string
 	}{{"terms", benchTerms}, {"questions", benchQuestions}, {"commits", benchCommits(b)}} {
 		b.Run(kind.name, func(b *testing.B) {
+			if os.Getenv("RETRIEVE_BENCH_AB") != "" {
+				// Each query with and without the name table in turn:
+				// the two figures share the machine's load.
+				without := &Index{}
+				*without = *ix
+				without.nt = nil
+				var with, none time.Duration
+				i := 0
+				for b.Loop() {
+					q := Query{Text: kind.queries[i%len(kind.queries)]}
+					for k, x := range []*Index{ix, without} {
+						if i%2 == 1 {
+							x = []*Index{without, ix}[k]
+						}
+						t0 := time.Now()
+						if _, err := Search(ctx, x, q); err != nil {
+							b.Fatal(err)
+						}
+						if x == ix {
+							with += time.Since(t0)
+						} else {
+							none += time.Since(t0)
+						}
+					}
+					i++
+				}
+				b.ReportMetric(float64(with.Microseconds())/1000/float64(i), "ms-table/op")
+				b.ReportMetric(float64(none.Microseconds())/1000/float64(i), "ms-none/op")
+				return
+			}
 			i := 0
 			for b.Loop() {
 				res, err := Search(ctx, ix, Query{Text: kind.queries[i%len(kind.queries)]})
