@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +28,11 @@ func fuzzLang(f *testing.F, lang string, seeds ...string) {
 
 // FuzzParseGo: any bytes parse without panic and give in-range symbols.
 func FuzzParseGo(f *testing.F) {
-	fuzzLang(f, "go", "package p\nfunc (r *T[K]) M() {}\ntype S struct{ A, B int }\n", "import (\n\"x\"\n", "type (")
+	fuzzLang(f, "go", "package p\nfunc (r *T[K]) M() {}\ntype S struct{ A, B int }\n", "import (\n\"x\"\n", "type (",
+		// Valid Go (go/parser reads it) and Go nested past go/parser's
+		// depth limit (rejected, then read by tree-sitter).
+		"package p\nfunc f() { _ = (*atomic.Pointer[T])(p); _ = make(map[K]V) }\n",
+		"package p\nvar x = "+strings.Repeat("[]", 60000)+strings.Repeat("(", 60000)+"\n")
 }
 
 // FuzzParseTypeScript: as FuzzParseGo for TypeScript.

@@ -1,7 +1,6 @@
 package syntax
 
 import (
-	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -9,38 +8,17 @@ import (
 	"sort"
 )
 
-// Generated Go files (`// Code generated ... DO NOT EDIT.` before the
-// package clause: syscall's zerrors/ztypes, unicode's tables, the
-// compiler's rewrite rules) are 37% of the Go bytes of Go's own tree and
-// cost tree-sitter ~4 MB/s per core. They are read with go/parser instead
-// (~25 MB/s per core) and turned into the FileInfo the tree-sitter walk
-// gives: the same symbols, imports, refs and package.
-// TestGoASTMatchesTreeSitter compares the two on every Go fixture and, when
-// a Go source tree is at hand, on every Go file of it. A file go/parser
-// reports an error in goes to tree-sitter, whose error recovery the
-// symbols of a broken file depend on.
-
-// isGeneratedGo reports whether src has a line `// Code generated ... DO NOT
-// EDIT.` before its package clause (the convention of `go generate`,
-// ast.IsGenerated's rule read from the bytes, without parsing).
-func isGeneratedGo(src []byte) bool {
-	for len(src) > 0 {
-		line := src
-		if i := bytes.IndexByte(src, '\n'); i >= 0 {
-			line, src = src[:i], src[i+1:]
-		} else {
-			src = nil
-		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if bytes.HasPrefix(line, []byte("package ")) || bytes.HasPrefix(line, []byte("package\t")) {
-			return false
-		}
-		if bytes.HasPrefix(line, []byte("// Code generated ")) && bytes.HasSuffix(line, []byte(" DO NOT EDIT.")) {
-			return true
-		}
-	}
-	return false
-}
+// Every Go file go/parser accepts (up to maxGoAST bytes) is read with
+// go/parser, Go's reference grammar, instead of tree-sitter, and turned into
+// the FileInfo the tree-sitter walk gives: the same symbols, imports, refs
+// and package. go/parser costs ~1/6 of tree-sitter's CPU per byte and
+// reads valid Go tree-sitter misparses (ERROR nodes in valid files, `map`,
+// `func` or `type` read as identifiers) as the compiler does.
+// TestGoASTMatchesTreeSitter compares the two on every Go fixture and
+// TestGoASTMatchesTreeSitterOnTree on every Go file of a tree, naming the
+// side at fault for each difference. A file go/parser reports an error in
+// goes to tree-sitter, whose error recovery the symbols of a broken file
+// depend on.
 
 // parseGoAST extracts src with go/parser; ok is false when the file has a
 // syntax error (then the caller parses it with tree-sitter).
@@ -394,6 +372,17 @@ func (r *refWalker) Visit(n ast.Node) ast.Visitor {
 		switch fun := n.Fun.(type) {
 		case *ast.ArrayType, *ast.MapType, *ast.ChanType, *ast.FuncType, *ast.InterfaceType, *ast.StructType:
 			r.typ(fun)
+		case *ast.ParenExpr:
+			// (*pkg.T[K])(x), ((pkg.T[K]))(x): with one operand
+			// tree-sitter reads a parenthesised, possibly pointer,
+			// generic instance as a conversion to that type (pkg is a
+			// package_identifier); without brackets, or with other
+			// operands, as an expression.
+			if len(n.Args) == 1 && !n.Ellipsis.IsValid() && parenGeneric(fun) {
+				r.typ(fun)
+			} else {
+				r.expr(fun)
+			}
 		case *ast.IndexExpr, *ast.IndexListExpr:
 			// F[T](x): tree-sitter reads the brackets as type arguments,
 			// and with one operand the whole as a conversion to a generic
@@ -420,6 +409,23 @@ func (r *refWalker) Visit(n ast.Node) ast.Visitor {
 		return nil
 	}
 	return r
+}
+
+// parenGeneric reports whether e, under its parentheses and stars, is a
+// generic instance F[T].
+func parenGeneric(e ast.Expr) bool {
+	for {
+		switch t := e.(type) {
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr, *ast.IndexListExpr:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // genericParts splits F[A, B] into F and its brackets.

@@ -27,7 +27,7 @@ var bigParses = semaphore.NewWeighted(bigInFlight)
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
-const Version = "2"
+const Version = "3"
 
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.
@@ -50,7 +50,9 @@ type Options struct {
 	// parsing thread's clock, so parses are not stopped early on a loaded
 	// machine); default DefaultTimeout (2 s). A parse that runs longer is
 	// stopped through tree-sitter's progress callback and reported as
-	// FileInfo.TimedOut. The context's deadline bounds wall time.
+	// FileInfo.TimedOut. The context's deadline bounds wall time. Go files
+	// go/parser accepts (at most maxGoAST bytes) are not timed: go/parser
+	// is linear in its input.
 	Timeout time.Duration
 }
 
@@ -86,6 +88,9 @@ func (pp *pooledParser) discard() {
 // kept. A parse that runs past opts.Timeout stops with FileInfo.TimedOut set
 // and no symbols. Errors: ErrUnsupported (wrapped) for an unknown language,
 // ctx.Err() when ctx ends first. Parse is safe for concurrent use.
+// Go source that go/parser accepts (up to maxGoAST bytes) is read with
+// go/parser (goast.go), Go's reference grammar; Go with a syntax error and
+// every other language with tree-sitter.
 func Parse(ctx context.Context, language string, src []byte, opts *Options) (*FileInfo, error) {
 	g, ok := grammars[language]
 	if !ok {
@@ -94,12 +99,38 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if language == "go" && isGeneratedGo(src) {
-		if info, ok := parseGoAST(src); ok {
-			return info, nil
+	if language == "go" && len(src) <= maxGoAST {
+		info, ok, err := parseGoFile(ctx, src)
+		if err != nil || ok {
+			return info, err
 		}
 	}
 	return parseTreeSitter(ctx, g, language, src, opts)
+}
+
+// maxGoAST is the largest Go file read with go/parser (goast.go). go/parser
+// has no time limit, but it is linear in the input, stops at a nesting
+// depth of 100 000 with an error, and its tree is ~30 bytes of Go heap per
+// byte of source: a bigger file goes to tree-sitter, whose parse
+// Options.Timeout stops.
+const maxGoAST = 4 << 20
+
+// parseGoFile is Parse for Go with go/parser; ok is false when go/parser
+// finds a syntax error (the caller then uses tree-sitter). Big files share
+// bigParses with tree-sitter's, so a few of them at once bound the heap.
+func parseGoFile(ctx context.Context, src []byte) (*FileInfo, bool, error) {
+	if len(src) >= bigParse {
+		w := int64(min(len(src), bigInFlight))
+		if err := bigParses.Acquire(ctx, w); err != nil {
+			return nil, false, err
+		}
+		defer bigParses.Release(w)
+	}
+	info, ok := parseGoAST(src)
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	return info, ok, nil
 }
 
 // parseTreeSitter is Parse with tree-sitter and the lang_*.go walks.
