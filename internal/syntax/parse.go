@@ -110,8 +110,8 @@ func Parse(ctx context.Context, language string, src []byte, opts *Options) (*Fi
 
 // maxGoAST is the largest Go file read with go/parser (goast.go). go/parser
 // has no time limit, but it is linear in the input, stops at a nesting
-// depth of 100 000 with an error, and its tree is ~30 bytes of Go heap per
-// byte of source: a bigger file goes to tree-sitter, whose parse
+// depth of 100 000 with an error, and its tree is Go heap several times
+// the source's size (not measured per byte): a bigger file goes to tree-sitter, whose parse
 // Options.Timeout stops.
 const maxGoAST = 4 << 20
 
