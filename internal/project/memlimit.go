@@ -11,14 +11,23 @@ import (
 // open projects index: memLimitBase plus memLimitPerByte per indexed byte
 // while a project opens (during a cold open, of the bytes parsed so far)
 // and memLimitSteady per byte once its retrieval index is built (relax),
-// summed over the open projects. Without it the GC lets the heap reach
+// summed over the open projects, and only while some project is opening:
+// once every open project is built the limit is lifted. Without it the GC lets the heap reach
 // twice the live data (GOGC 100): 370-500 MB of peak RSS for the ~125 MB
 // live after opening Go's source tree. With it the GC runs more often only
 // while the heap is near the limit; the live data never waits on it (the
 // limit is soft: the runtime bounds the GC's share of CPU). The steady
 // share is looser: at 1.25x a GOROOT/src refresh cost 136 ms, 78 without
-// a limit (the GC ran every few refreshes with ~125 MB live). A limit the
-// user set (GOMEMLIMIT or an earlier SetMemoryLimit) is left alone.
+// a limit (the GC ran every few refreshes with ~125 MB live), and even at
+// 1.5x context/retrieve on GOROOT/src took p50 41 / 70 / 118 ms for terms,
+// questions and commit messages against 14 / 29 / 49 ms without a limit
+// (Search allocates 4-17 MB a query, so a GC of the whole heap ran every
+// few queries): so the limit holds only while a project opens, where the
+// peak is (parse, graph, retrieval index and, with a dataDir, the first
+// background save after it), and is lifted when the last opening project
+// is done. After that the GC's own pacing (GOGC) bounds the heap: up to
+// about twice the live data over a long session. A limit
+// the user set (GOMEMLIMIT or an earlier SetMemoryLimit) is left alone.
 const (
 	memLimitBase    = 48 << 20
 	memLimitPerByte = 1.25
@@ -30,6 +39,7 @@ var memLimits struct {
 	owned    bool // the limit is ours (none was set when the first project opened)
 	checked  bool
 	open     int     // budgets not closed
+	opening  int     // budgets neither closed nor relaxed
 	weighted float64 // sum of bytes × factor over the open budgets
 }
 
@@ -46,6 +56,7 @@ func newMemBudget(bytes int64) *memBudget {
 	b := &memBudget{factor: memLimitPerByte}
 	memLimits.mu.Lock()
 	memLimits.open++
+	memLimits.opening++
 	memLimits.mu.Unlock()
 	b.set(bytes)
 	return b
@@ -96,6 +107,7 @@ func (b *memBudget) relax() {
 	}
 	memLimits.weighted += float64(b.bytes) * (memLimitSteady - b.factor)
 	b.factor = memLimitSteady
+	memLimits.opening--
 	applyMemLimit()
 }
 
@@ -111,6 +123,9 @@ func (b *memBudget) close() {
 	}
 	b.closed = true
 	memLimits.open--
+	if b.factor != memLimitSteady {
+		memLimits.opening--
+	}
 	memLimits.weighted -= float64(b.bytes) * b.factor
 	b.bytes = 0
 	applyMemLimit()
@@ -126,10 +141,10 @@ func applyMemLimit() {
 		return
 	}
 	limit := int64(math.MaxInt64)
-	if memLimits.open > 0 {
-		limit = memLimitBase + int64(max(memLimits.weighted, 0))
-	} else {
+	if memLimits.open == 0 {
 		memLimits.weighted = 0
+	} else if memLimits.opening > 0 {
+		limit = memLimitBase + int64(max(memLimits.weighted, 0))
 	}
 	debug.SetMemoryLimit(limit)
 }

@@ -11,13 +11,13 @@ import (
 func resetMemLimits(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	memLimits.mu.Lock()
-	owned, checked, open, weighted := memLimits.owned, memLimits.checked, memLimits.open, memLimits.weighted
-	memLimits.owned, memLimits.checked, memLimits.open, memLimits.weighted = false, false, 0, 0
+	owned, checked, open, opening, weighted := memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted
+	memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = false, false, 0, 0, 0
 	memLimits.mu.Unlock()
 	t.Cleanup(func() {
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
-		memLimits.owned, memLimits.checked, memLimits.open, memLimits.weighted = owned, checked, open, weighted
+		memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = owned, checked, open, opening, weighted
 		memLimits.mu.Unlock()
 	})
 }
@@ -43,7 +43,7 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != want(110<<20) {
 		t.Fatalf("after set: limit %d, want %d", got, want(110<<20))
 	}
-	b.relax() // b's 10 MiB now count at the steady share
+	b.relax() // b is built: its 10 MiB count at the steady share while a opens
 	steady := memLimitBase + int64(float64(100<<20)*memLimitPerByte+float64(10<<20)*memLimitSteady)
 	if got := debug.SetMemoryLimit(-1); got != steady {
 		t.Fatalf("after relax: limit %d, want %d", got, steady)
@@ -55,9 +55,18 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	a.close()
 	a.close()
 	a.set(1 << 30) // closed: ignored
-	if want := memLimitBase + int64(float64(10<<20)*memLimitSteady); debug.SetMemoryLimit(-1) != want {
-		t.Fatalf("after closing the first: limit %d, want %d", debug.SetMemoryLimit(-1), want)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("no project opening (a closed, b built): limit %d, want none", got)
 	}
+	c := newMemBudget(20 << 20) // another opens: the built one's bytes count again
+	if want := memLimitBase + int64(float64(10<<20)*memLimitSteady+float64(20<<20)*memLimitPerByte); debug.SetMemoryLimit(-1) != want {
+		t.Fatalf("while a third opens: limit %d, want %d", debug.SetMemoryLimit(-1), want)
+	}
+	c.relax()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("every open project built: limit %d, want none", got)
+	}
+	c.close()
 	b.close()
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Fatalf("all closed: limit %d, want none", got)

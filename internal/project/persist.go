@@ -159,6 +159,12 @@ func (p *Project) scheduledSave() {
 	if err := p.SaveIndex(); err != nil {
 		p.log.Warn("saving the index", "err", err)
 	}
+	// The save of the built index is the open's last big transient
+	// allocation (the string table and records): the heap limit is lifted
+	// after it, saved or not (memlimit.go).
+	if p.retrievalCache().Current() != nil {
+		p.mem.relax()
+	}
 }
 
 // Close saves the index when it changed since the last save and stops

@@ -272,8 +272,10 @@ func (p *Project) retrievalCache() *retrieve.Cache {
 // saved with the rest (a dataDir).
 func (p *Project) BuildRetrieval(ctx context.Context) {
 	if _, err := p.retrievalIndex(ctx); err == nil {
-		p.mem.relax() // opened: the steady heap limit (memlimit.go)
-		p.saveSoon()
+		if p.saver == nil {
+			p.mem.relax() // opened: the limit is lifted (memlimit.go)
+		}
+		p.saveSoon() // with a dataDir, after it (scheduledSave)
 	}
 }
 
