@@ -676,8 +676,8 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 	var text string
 	at := 0
 	if sym != nil && sym.StartLine >= 1 && sym.StartByte >= 0 {
-		line, err := readLineAt(abs, int64(sym.StartByte), sc)
-		if err != nil {
+		line, ok, err := readLineAt(abs, int64(sym.StartByte), sc)
+		if err != nil || !ok {
 			return Snippet{}, false
 		}
 		at, text = int(sym.StartLine), line
@@ -686,7 +686,7 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 		// A file past the scored candidates with no function or type
 		// (prose, data, assembly): its first line, read alone, stands for
 		// it; finding its best line would read the whole file.
-		line, err := readLineAt(abs, 0, sc)
+		line, _, err := readLineAt(abs, 0, sc)
 		if err != nil {
 			return Snippet{}, false
 		}
@@ -1594,27 +1594,39 @@ func isTestPath(rel string) bool {
 		strings.Contains("/"+rel, "/testdata/") || strings.Contains("/"+rel, "/__tests__/")
 }
 
-// readLineAt returns the text from byte off of the file at abs to the end
-// of that line (at most 512 bytes read).
-func readLineAt(abs string, off int64, sc *snipScratch) (string, error) {
+// readLineAt returns the line of the file at abs that holds byte off,
+// from the start of that line (a symbol's start byte may lie inside its
+// line: TS `export function f`, whose function starts after `export `)
+// to its end, reading at most 512 bytes on either side of off. A line
+// whose start lies more than 512 bytes before off is longer than any map
+// line and is returned as "" with ok false.
+func readLineAt(abs string, off int64, sc *snipScratch) (string, bool, error) {
 	f, err := os.Open(abs)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	defer f.Close()
-	if cap(sc.data) < 512 {
-		sc.data = make([]byte, 512)
+	const side = 512
+	from := max(off-side, 0)
+	if cap(sc.data) < 2*side {
+		sc.data = make([]byte, 2*side)
 	}
-	buf := sc.data[:512]
-	n, err := f.ReadAt(buf, off)
+	buf := sc.data[:int(off-from)+side]
+	n, err := f.ReadAt(buf, from)
 	if n == 0 && err != nil {
-		return "", err
+		return "", false, err
 	}
 	buf = buf[:n]
+	at := min(int(off-from), len(buf))
+	if i := bytes.LastIndexByte(buf[:at], '\n'); i >= 0 {
+		buf = buf[i+1:]
+	} else if from > 0 {
+		return "", false, nil
+	}
 	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 		buf = buf[:i]
 	}
-	return string(bytes.TrimSuffix(buf, []byte("\r"))), nil
+	return string(bytes.TrimSuffix(buf, []byte("\r"))), true, nil
 }
 
 // fileKey is a file name without its extension as a joined index key
