@@ -94,7 +94,8 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress, Since: start}
+	wo := &workspace.Options{Exclude: o.Exclude, Home: o.Home, Logger: o.Logger, Progress: o.Progress, Since: start,
+		Private: privateDirs(o.DataDir)}
 	var sv *saver
 	var saved *savedIndex
 	if o.DataDir != "" {
@@ -163,6 +164,25 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	}
 	p.saveAfter(SaveDelay)
 	return p, nil
+}
+
+// dataFolders are the folders the runtime writes in a data folder
+// (addendum §7, and task worktrees).
+var dataFolders = []string{"checkpoints", "index", "tasks", "worktrees"}
+
+// privateDirs are the runtime's own folders that the scan of a root
+// must leave out (workspace.Options.Private): the data folder when it
+// lies inside the root, and its folders when it is the root itself. Its
+// index.bin and checkpoints are then never indexed, listed or retrieved.
+func privateDirs(dataDir string) []string {
+	if dataDir == "" {
+		return nil
+	}
+	out := []string{dataDir}
+	for _, f := range dataFolders {
+		out = append(out, filepath.Join(dataDir, f))
+	}
+	return out
 }
 
 // DataDir is the data folder the edit log's checkpoint lives in ("" when

@@ -82,6 +82,10 @@ type rules struct {
 	info          ignore.List            // .git/info/exclude
 	perDir        map[string]ignore.List // folder → its .gitignore, .ignore, .task-xignore rules in that order
 	outputParents map[string]bool        // folders holding a build manifest
+	// private are the runtime's own folders inside the root
+	// (Options.Private, root-relative): always excluded, not listed in
+	// Summary.Excludes.
+	private map[string]bool
 }
 
 var builtinDirSet = func() map[string]bool {
@@ -92,13 +96,13 @@ var builtinDirSet = func() map[string]bool {
 	return m
 }()
 
-func newRules(globs []string) (*rules, error) {
+func newRules(globs []string, private map[string]bool) (*rules, error) {
 	for _, g := range globs {
 		if g == "" || !doublestar.ValidatePattern(g) {
 			return nil, fmt.Errorf("workspace: invalid exclude glob %q", g)
 		}
 	}
-	return &rules{globs: globs, perDir: map[string]ignore.List{}, outputParents: map[string]bool{}}, nil
+	return &rules{globs: globs, perDir: map[string]ignore.List{}, outputParents: map[string]bool{}, private: private}, nil
 }
 
 func (r *rules) clone() *rules {
@@ -127,7 +131,7 @@ func (r *rules) excludedSelf(rel string, isDir bool) bool {
 		name, parent = rel[i+1:], rel[:i]
 	}
 	if isDir {
-		if builtinDirSet[name] {
+		if builtinDirSet[name] || r.private[rel] {
 			return true
 		}
 		if r.outputParents[parent] {

@@ -136,7 +136,7 @@ func newScanner(ctx context.Context, w *Workspace, old *Snapshot, r *rules) *sca
 // fullScan walks the whole root and builds a new snapshot. old, when not
 // nil, provides entries to reuse and the previous version.
 func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, error) {
-	r, err := newRules(w.opts.Exclude)
+	r, err := newRules(w.opts.Exclude, w.private)
 	if err != nil {
 		return nil, err
 	}

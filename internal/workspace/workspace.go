@@ -102,6 +102,14 @@ type Options struct {
 	Parse Parser
 	// GitTimeout bounds the git commands of project detection; default 3s.
 	GitTimeout time.Duration
+	// Private are absolute folders the runtime itself writes (the data
+	// folder, its worktrees): one inside the root is excluded like a
+	// built-in folder (never indexed, listed or returned by a tool) but,
+	// not being the user's rule, is not listed in Summary.Excludes. A
+	// folder that does not exist yet is resolved through its nearest
+	// existing parent; one outside the root, the root itself or a parent
+	// of it is ignored.
+	Private []string
 	// Saved, when set, holds the entries of a saved index. Open's scan
 	// reuses a saved entry, without reading or parsing the file, when the
 	// file's size, modification time and inode are the saved ones and,
@@ -202,6 +210,9 @@ type Workspace struct {
 	root string
 	opts Options
 	log  *slog.Logger
+	// private holds Options.Private as root-relative folders (only those
+	// strictly inside the root).
+	private map[string]bool
 
 	snap atomic.Pointer[Snapshot]
 	mu   sync.Mutex // serializes writers (Refresh, FilesChanged)
@@ -259,10 +270,11 @@ func Open(ctx context.Context, root string, opts *Options) (*Workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace: root %q is not a folder: %w", root, ErrInvalidRoot)
 	}
-	if _, err := newRules(o.Exclude); err != nil {
+	if _, err := newRules(o.Exclude, nil); err != nil {
 		return nil, err
 	}
 	w := &Workspace{root: filepath.Clean(resolved), opts: o, log: o.Logger}
+	w.private = privateRels(w.root, o.Private)
 	s, err := w.fullScan(ctx, nil)
 	w.opts.Saved = nil // only the first scan may use it
 	if err != nil {
@@ -293,6 +305,45 @@ func (w *Workspace) Refresh(ctx context.Context) (Summary, error) {
 	}
 	w.snap.Store(s)
 	return s.summary, nil
+}
+
+// privateRels turns the absolute folders of Options.Private into
+// root-relative folder paths, keeping those strictly inside root
+// (resolved).
+func privateRels(root string, dirs []string) map[string]bool {
+	var out map[string]bool
+	for _, d := range dirs {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		rel, err := filepath.Rel(root, resolvePartial(filepath.Clean(d)))
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		out[filepath.ToSlash(rel)] = true
+	}
+	return out
+}
+
+// resolvePartial resolves the symlinks of abs's longest existing prefix
+// and appends the rest: a data folder the runtime has not created yet
+// still maps to where it will be.
+func resolvePartial(abs string) string {
+	rest := ""
+	for p := abs; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // cleanRel turns a root-relative path into the index's form: "/"-separated,
