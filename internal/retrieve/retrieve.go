@@ -166,6 +166,7 @@ type candidate struct {
 	sym     *syntax.Symbol
 	boosts  []string
 	factor  float64 // the file class and scope factors applied to the score
+	pass    passage // the best passage window (passageOne), its reason
 	tail    bool    // past the scored candidates (content score only)
 }
 
@@ -716,6 +717,9 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 	}
 	reasons = append(reasons, ix.mentions(c.id, units)...)
 	reasons = append(reasons, c.boosts...)
+	if r := c.pass.reason(at, at); r != "" {
+		reasons = append(reasons, r)
+	}
 	return Snippet{
 		Path: rel, StartLine: at, EndLine: at, Text: text,
 		Score: math.Round(c.score*100) / 100, Reason: strings.Join(reasons, "; "),
@@ -1330,6 +1334,9 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 	}
 	reasons = append(reasons, ix.mentions(c.id, units)...)
 	reasons = append(reasons, c.boosts...)
+	if r := c.pass.reason(start, end); r != "" {
+		reasons = append(reasons, r)
+	}
 	if len(reasons) == 0 {
 		reasons = append(reasons, "matches the query")
 	}

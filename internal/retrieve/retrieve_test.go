@@ -415,7 +415,7 @@ func TestGraphFill(t *testing.T) {
 		got = append(got, s.Path+": "+s.Reason)
 	}
 	want := []string{
-		"server/router.go: mentions `healthz` once; mentions `route` once; lines 1-15 hold `healthz`, `route`",
+		"server/router.go: mentions `healthz` once; mentions `route` once; the file's lines 1-15 hold `healthz`, `route`",
 		"store/user_store.go: map entry: type `User`; imported by `server/router.go`, a hit",
 		"config/config.go: map entry: type `Config`; uses `server/router.go`, a hit",
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,5 +87,41 @@ func TestSnippetTextIsItsLines(t *testing.T) {
 	}
 	if checked == 0 || exported == 0 {
 		t.Fatalf("checked %d snippets, %d starting with `export `: the fixture no longer tests TS exports", checked, exported)
+	}
+}
+
+var passageReasonRE = regexp.MustCompile("(the file's )?lines ([0-9]+)-([0-9]+) hold ")
+
+// TestPassageReasonInSnippet checks that a passage reason ("lines A-B
+// hold …") names lines its snippet holds, or says they are the file's:
+// the passage window was named whatever the snippet showed (a definition
+// at lines 13-31 with "lines 101-140 hold …").
+func TestPassageReasonInSnippet(t *testing.T) {
+	_, ix := realFixture(t, nil)
+	inside, outside := 0, 0
+	for _, c := range readQueries(t) {
+		for _, budget := range []int{400, 800, 8000} {
+			res, err := Search(context.Background(), ix, Query{Text: c.query, BudgetTokens: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range res.Snippets {
+				for _, m := range passageReasonRE.FindAllStringSubmatch(s.Reason, -1) {
+					from, _ := strconv.Atoi(m[2])
+					to, _ := strconv.Atoi(m[3])
+					switch {
+					case m[1] != "":
+						outside++
+					case s.StartLine <= from && to <= s.EndLine:
+						inside++
+					default:
+						t.Errorf("%q: %s:%d-%d says %q", c.query, s.Path, s.StartLine, s.EndLine, strings.TrimSpace(m[0]))
+					}
+				}
+			}
+		}
+	}
+	if inside == 0 || outside == 0 {
+		t.Fatalf("%d passage reasons inside their snippet, %d named as the file's: the fixture no longer tests both", inside, outside)
 	}
 }

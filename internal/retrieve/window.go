@@ -246,6 +246,27 @@ func (ix *Index) passageOne(c *candidate, units []unit, keyUnit map[string]int, 
 		for _, k := range found[:min(len(found), 4)] {
 			names = append(names, units[k].display)
 		}
-		c.boosts = append(c.boosts, fmt.Sprintf("lines %d-%d hold %s", from, to, quoteList(names)))
+		c.pass = passage{from, to, quoteList(names)}
 	}
+}
+
+// passage is a candidate's best passage window (lines from..to, 1-based)
+// and the query terms it holds, quoted.
+type passage struct {
+	from, to int
+	names    string
+}
+
+// reason words the passage for a snippet of lines start..end: "lines
+// 101-140 hold …" only when the snippet holds all of those lines, else
+// "the file's lines 101-140 hold …", which says where the evidence is
+// without claiming the snippet shows it; "" without a passage.
+func (p passage) reason(start, end int) string {
+	if p.names == "" {
+		return ""
+	}
+	if start <= p.from && p.to <= end {
+		return fmt.Sprintf("lines %d-%d hold %s", p.from, p.to, p.names)
+	}
+	return fmt.Sprintf("the file's lines %d-%d hold %s", p.from, p.to, p.names)
 }
