@@ -2,6 +2,8 @@ package project
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -78,5 +80,89 @@ func TestDataDirInsideRootIsNotIndexed(t *testing.T) {
 				t.Errorf("refresh indexed %d files, open %d", got, sum.Stats.IndexedFiles)
 			}
 		})
+	}
+}
+
+// chmodTree sets every folder under dir to dirMode and every file to
+// fileMode.
+func chmodTree(t *testing.T, dir string, dirMode, fileMode os.FileMode) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, dirMode)
+		}
+		return os.Chmod(p, fileMode)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadOnlyDataDir (QA D4): with a valid saved index in a data folder
+// that cannot be written to, open succeeds from the saved index with one
+// warning; edits work in memory (undo within the session) and nothing is
+// written to the data folder.
+func TestReadOnlyDataDir(t *testing.T) {
+	root := copyTree(t, "../graph/testdata/go")
+	data := t.TempDir()
+	saveAndClose(t, open(t, root, data))
+	chmodTree(t, data, 0o555, 0o444)
+	t.Cleanup(func() { chmodTree(t, data, 0o755, 0o644) })
+	writable := func() bool {
+		f, err := os.CreateTemp(filepath.Join(data, "checkpoints"), "probe-*")
+		if err != nil {
+			return false
+		}
+		f.Close()
+		os.Remove(f.Name())
+		return true
+	}
+	if writable() && (!bindReadOnly(t, data) || writable()) {
+		t.Skip("chmod does not stop writes here (running as root) and no read-only bind mount")
+	}
+	listing := func() string {
+		var b strings.Builder
+		filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+			if fi, err := d.Info(); err == nil {
+				fmt.Fprintf(&b, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+			}
+			return nil
+		})
+		return b.String()
+	}
+	before := listing()
+	o := open(t, root, data)
+	if ph := o.phases(); len(ph) == 0 || ph[0] != "loading" {
+		t.Errorf("phases = %v, want the saved index loaded", ph)
+	}
+	if n := strings.Count(o.log.String(), "level=WARN"); n != 1 || !strings.Contains(o.log.String(), "data folder is not writable") {
+		t.Errorf("%d warnings, want one about the data folder:\n%s", n, o.log)
+	}
+	if got, want := answers(t, o.p), cold(t, root); got != want {
+		t.Fatalf("read-only reopen differs from cold: %s", diff(got, want))
+	}
+	op, err := o.p.Edits().Apply(context.Background(), editlog.OpSpec{Tool: "test",
+		Files: []editlog.FileSpec{{Path: "new.txt", After: []byte("in memory\n"), Mode: 0o644}}})
+	if err != nil {
+		t.Fatalf("edit with a read-only data folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := o.p.Edits().Undo(op.ID); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("undo left new.txt: %v", err)
+	}
+	o.p.Changed(context.Background(), []string{"new.txt"})
+	if err := o.p.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if after := listing(); after != before {
+		t.Errorf("data folder changed:\n%s\nwas\n%s", after, before)
 	}
 }

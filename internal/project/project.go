@@ -16,12 +16,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/editlog"
@@ -38,7 +40,10 @@ import (
 type Options struct {
 	// DataDir holds the edit log's checkpoint
 	// (dataDir/checkpoints/<workspace id>.json) and the saved index
-	// (IndexPath); "" keeps both in memory.
+	// (IndexPath); "" keeps both in memory. A data folder that cannot be
+	// written to (permissions, a read-only mount) is only read: its saved
+	// index is used, the edit log is kept in memory and nothing is saved
+	// (one warning in the log).
 	DataDir string
 	// Exclude are the extra exclude globs (workspace/open exclude).
 	Exclude []string
@@ -143,9 +148,16 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		o.Progress(workspace.Progress{Phase: "indexing", Files: st.Files, Parsed: int(parsed.Load()),
 			Total: st.Files, ElapsedMs: time.Since(start).Milliseconds()})
 	}
-	file := ""
-	if o.DataDir != "" {
-		file = editlog.CheckpointPath(o.DataDir, ws.Root())
+	file, dataDir := "", o.DataDir
+	if dataDir != "" {
+		file = editlog.CheckpointPath(dataDir, ws.Root())
+		if err := probeWritable(filepath.Dir(file)); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			// A read-only data folder (QA D4): the saved index was read
+			// above; nothing is written to it.
+			o.Logger.Warn("data folder is not writable: checkpoints and the saved index are off for this project; edits are kept in memory",
+				"dataDir", dataDir, "err", err)
+			file, dataDir = "", ""
+		}
 	}
 	l, err := editlog.Open(ws.Root(), file, &editlog.Options{Logger: o.Logger, Redact: o.Redact})
 	if err != nil {
@@ -158,12 +170,32 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if sv != nil && sv.path != IndexPath(o.DataDir, ws.Root()) {
 		sv = nil // the root moved under us: save nothing rather than under another id
 	}
-	p := &Project{ws: ws, edits: l, dataDir: o.DataDir, log: o.Logger, saver: sv, mem: mem}
+	p := &Project{ws: ws, edits: l, dataDir: dataDir, log: o.Logger, saver: sv, mem: mem}
 	if saved != nil && sv != nil {
 		p.restore(saved, parsed.Load(), start)
 	}
+	if dataDir == "" {
+		p.saver = nil // read-only data folder: no saves
+	}
 	p.saveAfter(SaveDelay)
 	return p, nil
+}
+
+// probeWritable creates and removes a file in dir (made when missing):
+// an error wrapping fs.ErrPermission or EROFS means the data folder is
+// read-only (its mode, a read-only mount). Other errors are left to the
+// edit log's open, as before.
+func probeWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // dataFolders are the folders the runtime writes in a data folder
@@ -186,7 +218,7 @@ func privateDirs(dataDir string) []string {
 }
 
 // DataDir is the data folder the edit log's checkpoint lives in ("" when
-// the log is in memory): another process opening the project with it
+// the log is in memory, also for a read-only data folder): another process opening the project with it
 // shares the log (--mcp-server --data-dir).
 func (p *Project) DataDir() string { return p.dataDir }
 
