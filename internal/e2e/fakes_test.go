@@ -20,6 +20,9 @@ type step struct {
 	// hung, when set, receives a value each time this hang step is reached
 	// (the request is then in flight until it is cancelled).
 	hung chan struct{}
+	// gate, when set, holds the answer until it is closed (or the request
+	// is cancelled): a test orders its own request before the model's.
+	gate chan struct{}
 }
 
 type scriptedCall struct {
@@ -89,6 +92,13 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := m.script[turn]
+	if st.gate != nil {
+		select {
+		case <-st.gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if st.hang {
 		if st.hung != nil {
 			select {

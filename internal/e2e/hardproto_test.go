@@ -161,14 +161,17 @@ func TestCrashSweptTaskHasFailedSummary(t *testing.T) {
 // arrives is accepted (protocol.md agent/steer) and joins the conversation:
 // before the first model request when it arrives during set-up, else before
 // the task would end (which of the two depends on scheduling, so the script
-// has an answer for both).
+// has an answer for both). The first answer waits for the steer's reply:
+// otherwise, under load, the task could finish before the runtime read the
+// steer, and false would be the right answer (CI failed so at load 14).
 func TestSteerRightAfterStarted(t *testing.T) {
-	model, srv := newScriptedModel(t, "openai", []step{{text: "ok"}, {text: "ok, with tabs"}})
+	steered := make(chan struct{})
+	model, srv := newScriptedModel(t, "openai", []step{{text: "ok", gate: steered}, {text: "ok, with tabs"}})
 	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-steer-1"}
 	p := start(t)
 	p.initialize(map[string]any{"sandbox": false})
 	p.mustCall("workspace/open", map[string]any{"root": t.TempDir()})
-	steerID, answer := "", ""
+	steerID, answer, gotSteer := "", "", false
 	res := runDriven(t, p, map[string]any{"prompt": "hello", "provider": prov, "chatMode": "agent"},
 		func(ev agentEvent) {
 			if ev.Event["type"] == "started" {
@@ -176,15 +179,16 @@ func TestSteerRightAfterStarted(t *testing.T) {
 			}
 		},
 		func(id string, m *message) {
-			if id == steerID {
-				answer = string(m.Result)
+			if id == steerID && !gotSteer {
+				gotSteer, answer = true, string(m.Result)
+				close(steered) // the model may answer now
 			}
 		})
 	if res.Error != nil {
 		t.Fatalf("agent/run: %v", res.Error)
 	}
-	if answer == "" && steerID != "" { // its reply may come after agent/run's
-		answer = string(p.waitFor(steerID, 10*time.Second).Result)
+	if !gotSteer {
+		t.Fatalf("agent/run ended before agent/steer (id %q) was answered, though the model waited for it", steerID)
 	}
 	if answer != "true" {
 		t.Fatalf("agent/steer right after started answered %q", answer)
