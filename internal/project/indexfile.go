@@ -33,7 +33,7 @@ import (
 // the workspace's stamp check (workspace.Options.Saved).
 const (
 	indexMagic           = "task-x index\n"
-	indexFormat   uint32 = 1
+	indexFormat   uint32 = 2 // 2: inode change time in the stamps
 	headerLen            = len(indexMagic) + 4 + 8 + 4
 	indexFileName        = "index.bin"
 )
@@ -112,6 +112,7 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 		body = binx.AppendInt(body, f.Size)
 		body = binx.AppendInt(body, f.ModTime.UnixNano())
 		body = binx.AppendUint(body, f.Inode)
+		body = binx.AppendInt(body, f.CTime)
 		body = binx.AppendBool(body, f.Hashed)
 		if f.Hashed {
 			body = binary.LittleEndian.AppendUint64(body, f.Hash)
@@ -162,6 +163,7 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 		body = binx.AppendInt(body, e.Size)
 		body = binx.AppendInt(body, e.ModTime.UnixNano())
 		body = binx.AppendUint(body, e.Inode)
+		body = binx.AppendInt(body, e.CTime)
 	}
 	body = binx.AppendBool(body, ix.retrieval != nil)
 	if ix.retrieval != nil {
@@ -240,7 +242,7 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 		if r.Err() != nil {
 			break
 		}
-		f := &workspace.File{Path: ref(), Language: ref(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint()}
+		f := &workspace.File{Path: ref(), Language: ref(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint(), CTime: r.Int()}
 		if f.Hashed = r.Bool(); f.Hashed {
 			f.Hash = r.Uint64LE()
 		}
@@ -292,7 +294,7 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 	ix.skipped = make(map[string]workspace.SkippedFile, nSkipped)
 	for range nSkipped {
 		p := ref()
-		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint()}
+		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint(), CTime: r.Int()}
 	}
 	if r.Bool() {
 		// A copy: the file's bytes (25 MB for GOROOT/src) are then free

@@ -519,8 +519,8 @@ func TestCodecRoundTrip(t *testing.T) {
 // testdata/fuzz/FuzzDecodeIndex (a real small index among its seeds).
 func FuzzDecodeIndex(f *testing.F) {
 	ix := &savedIndex{engine: "e", root: "/r", files: map[string]*workspace.File{
-		"a.go": {Path: "a.go", Language: "go", Size: 10, ModTime: time.Unix(5, 0), Inode: 7, Hashed: true, Hash: 9},
-	}, skipped: map[string]workspace.SkippedFile{"b.bin": {Binary: true, Size: 3}}}
+		"a.go": {Path: "a.go", Language: "go", Size: 10, ModTime: time.Unix(5, 0), Inode: 7, CTime: 11, Hashed: true, Hash: 9},
+	}, skipped: map[string]workspace.SkippedFile{"b.bin": {Binary: true, Size: 3, CTime: 4}}}
 	file := encodeIndex(ix, []string{"a.go"})
 	f.Add(file)
 	f.Add(file[headerLen:])

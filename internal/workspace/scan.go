@@ -647,23 +647,23 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	if !info.Mode().IsRegular() {
 		return result{skip: skipEntry{reason: skipVanished}}
 	}
-	size, mtime, ino := info.Size(), info.ModTime(), inodeOf(info)
+	size, mtime, ino, ctime := info.Size(), info.ModTime(), inodeOf(info), ctimeOf(info)
 	if sc.saved != nil {
-		if r, ok := sc.reuseSaved(j, size, mtime, ino); ok {
+		if r, ok := sc.reuseSaved(j, size, mtime, ino, ctime); ok {
 			return r
 		}
 	}
 	if sc.old != nil {
-		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) {
+		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) && f.CTime == ctime {
 			return result{file: f}
 		}
 		if e, ok := sc.old.skipped[j.rel]; ok && (e.reason == skipBinary || e.reason == skipTooLarge) &&
-			e.size == size && e.modTime.Equal(mtime) {
+			e.size == size && e.modTime.Equal(mtime) && e.ctime == ctime {
 			return result{skip: e}
 		}
 	}
 	if size > MaxFileSize {
-		return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime, ino: ino}}
+		return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime, ino: ino, ctime: ctime}}
 	}
 	sc.w.contentReads.Add(1)
 	ambiguous := time.Since(mtime) < AmbiguousWindow
@@ -678,9 +678,9 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	}
 	head := buf[:n]
 	if bytes.IndexByte(head, 0) >= 0 {
-		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ambiguous: ambiguous}}
+		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ctime: ctime, ambiguous: ambiguous}}
 	}
-	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino}
+	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino, CTime: ctime}
 	if ambiguous {
 		// Hashed before the parser reads it: should it change in between,
 		// the hash is of the older content and the next check reads again.
@@ -702,8 +702,8 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 
 // reuseSaved returns the saved entry of j when the file's stamp is the
 // saved one (and, for a hashed entry, its content hashes the same).
-func (sc *scanner) reuseSaved(j *fileJob, size int64, mtime time.Time, ino uint64) (result, bool) {
-	if f, ok := sc.saved.Files[j.rel]; ok && f.Path == j.rel && f.Size == size && f.ModTime.Equal(mtime) && f.Inode == ino {
+func (sc *scanner) reuseSaved(j *fileJob, size int64, mtime time.Time, ino uint64, ctime int64) (result, bool) {
+	if f, ok := sc.saved.Files[j.rel]; ok && f.Path == j.rel && f.Size == size && f.ModTime.Equal(mtime) && f.Inode == ino && f.CTime == ctime {
 		if !f.Hashed {
 			return result{file: f}, true
 		}
@@ -713,15 +713,15 @@ func (sc *scanner) reuseSaved(j *fileJob, size int64, mtime time.Time, ino uint6
 		}
 		return result{}, false
 	}
-	if e, ok := sc.saved.Skipped[j.rel]; ok && e.Size == size && e.ModTime.Equal(mtime) && e.Inode == ino {
+	if e, ok := sc.saved.Skipped[j.rel]; ok && e.Size == size && e.ModTime.Equal(mtime) && e.Inode == ino && e.CTime == ctime {
 		// A binary file stays binary only while its head is unchanged,
 		// which the stamp vouches for as it does for indexed files; a file
 		// over the limit is over it by its size alone.
 		if !e.Binary && size > MaxFileSize {
-			return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime, ino: ino}}, true
+			return result{skip: skipEntry{reason: skipTooLarge, size: size, modTime: mtime, ino: ino, ctime: ctime}}, true
 		}
 		if e.Binary {
-			return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino}}, true
+			return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ctime: ctime}}, true
 		}
 	}
 	return result{}, false

@@ -26,9 +26,15 @@ type File struct {
 	// ParseErr is the parser's error text, "" when it succeeded.
 	ParseErr string
 	// Inode is the file's inode when it was read (0 where the platform
-	// gives none). With Size and ModTime it is the stamp a saved index is
-	// revalidated by (Options.Saved).
+	// gives none). With Size, ModTime and CTime it is the stamp a saved
+	// index is revalidated by (Options.Saved).
 	Inode uint64
+	// CTime is the file's inode change time in ns when it was read (0
+	// where the platform gives none; Linux only for now). A user cannot
+	// set it, so a file rewritten with the same size and its mtime put
+	// back (cp -p, rsync -t, os.Chtimes) has a new one: Refresh and a
+	// saved index reuse an entry only when it is unchanged too.
+	CTime int64
 	// Hash, when Hashed, is ContentHash of the content that was read. It
 	// is taken when the stamp is ambiguous: the modification time was less
 	// than AmbiguousWindow before the read, so a later write could keep the
@@ -45,6 +51,7 @@ type SkippedFile struct {
 	Size    int64
 	ModTime time.Time
 	Inode   uint64
+	CTime   int64 // as File.CTime
 }
 
 // SkippedFiles returns the binary and too-large files of s by
@@ -54,7 +61,7 @@ func (s *Snapshot) SkippedFiles() map[string]SkippedFile {
 	out := map[string]SkippedFile{}
 	for p, e := range s.skipped {
 		if (e.reason == skipBinary && !e.ambiguous) || e.reason == skipTooLarge {
-			out[p] = SkippedFile{Binary: e.reason == skipBinary, Size: e.size, ModTime: e.modTime, Inode: e.ino}
+			out[p] = SkippedFile{Binary: e.reason == skipBinary, Size: e.size, ModTime: e.modTime, Inode: e.ino, CTime: e.ctime}
 		}
 	}
 	return out
@@ -82,6 +89,7 @@ type skipEntry struct {
 	size    int64
 	modTime time.Time
 	ino     uint64
+	ctime   int64
 	// ambiguous marks a binary file whose stamp was ambiguous when it was
 	// read (File.Hash): it is not offered to a saved index.
 	ambiguous bool

@@ -12,7 +12,8 @@ import (
 // statAt is lstat of name inside the open folder dirfd (fstatat with
 // AT_SYMLINK_NOFOLLOW): the kernel resolves one name instead of the whole
 // absolute path, and no path string is built. It gives the mode, size and
-// modification time os.Lstat would give.
+// modification time os.Lstat would give, the inode and the inode change
+// time.
 func statAt(dirfd int, name string) (fs.FileInfo, error) {
 	var st unix.Stat_t
 	for {
@@ -25,7 +26,8 @@ func statAt(dirfd int, name string) (fs.FileInfo, error) {
 		}
 		break
 	}
-	fi := &statInfo{name: name, size: st.Size, modTime: time.Unix(st.Mtim.Unix()), mode: fs.FileMode(st.Mode & 0o777), ino: st.Ino}
+	fi := &statInfo{name: name, size: st.Size, modTime: time.Unix(st.Mtim.Unix()), mode: fs.FileMode(st.Mode & 0o777), ino: st.Ino,
+		ctime: st.Ctim.Nano()}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
@@ -51,6 +53,7 @@ type statInfo struct {
 	modTime time.Time
 	mode    fs.FileMode
 	ino     uint64
+	ctime   int64 // inode change time, ns
 }
 
 func (s *statInfo) Name() string       { return s.name }
@@ -60,3 +63,4 @@ func (s *statInfo) ModTime() time.Time { return s.modTime }
 func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
 func (s *statInfo) Sys() any           { return nil }
 func (s *statInfo) inode() uint64      { return s.ino }
+func (s *statInfo) changeTime() int64  { return s.ctime }

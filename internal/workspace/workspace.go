@@ -72,8 +72,8 @@ type ParseResult struct {
 // being built (Path, Language, Size and ModTime are set; do not keep or
 // modify f). It is called in parallel for different files and must be safe
 // for concurrent use. An error counts in stats.parseErrors; the file stays
-// indexed. Unchanged files (same size and modification time) are not parsed
-// again by Refresh.
+// indexed. Unchanged files (same size, modification time and inode change
+// time) are not parsed again by Refresh.
 type Parser func(ctx context.Context, abs string, f *File) (ParseResult, error)
 
 // Options configure Open. A nil *Options means all defaults.
@@ -112,7 +112,8 @@ type Options struct {
 	Private []string
 	// Saved, when set, holds the entries of a saved index. Open's scan
 	// reuses a saved entry, without reading or parsing the file, when the
-	// file's size, modification time and inode are the saved ones and,
+	// file's size, modification time, inode and inode change time
+	// (File.CTime) are the saved ones and,
 	// for an entry with a hash (File.Hashed), its content hashes the same;
 	// anything else is read as new. While nothing had to be parsed, the
 	// scan's progress phase is "loading" instead of "indexing".
@@ -294,8 +295,8 @@ func (w *Workspace) Snapshot() *Snapshot { return w.snap.Load() }
 func (w *Workspace) Summary() Summary { return w.snap.Load().summary }
 
 // Refresh scans the root again and publishes a new snapshot. Files with the
-// same size and modification time keep their entry (they are not read or
-// parsed again). On error the current snapshot stays.
+// same size, modification time and inode change time keep their entry
+// (they are not read or parsed again). On error the current snapshot stays.
 func (w *Workspace) Refresh(ctx context.Context) (Summary, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
