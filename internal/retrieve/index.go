@@ -262,16 +262,30 @@ func newIndex(snap *workspace.Snapshot, o *BuildOptions) *Index {
 // readInto reads the file at abs into buf (reused across files so the
 // build makes no garbage per file) and returns it.
 func readInto(buf []byte, abs string) ([]byte, error) {
+	return readPrefixInto(buf, abs, -1)
+}
+
+// readPrefixInto is readInto reading at most limit bytes when limit >= 0:
+// the first min(limit, size) bytes of the file.
+func readPrefixInto(buf []byte, abs string, limit int) ([]byte, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return buf, err
 	}
 	defer f.Close()
+	start := len(buf)
 	for {
+		if limit >= 0 && len(buf)-start >= limit {
+			return buf, nil
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		end := cap(buf)
+		if limit >= 0 {
+			end = min(end, start+limit)
+		}
+		n, err := f.Read(buf[len(buf):end])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			return buf, nil

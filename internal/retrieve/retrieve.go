@@ -214,6 +214,8 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		res.Terms = []string{}
 	}
 	units := ix.units(text, terms)
+	ss := getScratch()
+	defer putScratch(ss)
 	shape := shapeOf(q.Text)
 	for i := range units {
 		u := &units[i]
@@ -471,8 +473,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	}
 	byScore()
 	if tune.winK > 0 && len(units) >= 2 && winW > 0 {
-		var sc snipScratch
-		ix.passageRerank(ranked, units, winW, &sc)
+		ix.passageRerank(ranked, units, winW, ss)
 		k := min(len(ranked), tune.winK)
 		top := ranked[:k]
 		sort.Slice(top, func(i, j int) bool {
@@ -491,7 +492,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	if budget < 4*minSnippetTokens*mapMinFiles {
 		fullBudget = budget // too small a budget for a map
 	}
-	var scratch snipScratch
+	scratch := &ss.snip
 	next := 0
 	for ; next < len(ranked); next++ {
 		c := ranked[next]
@@ -502,7 +503,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			return Result{}, err
 		}
 		room := min(remaining, max(fullBudget-res.UsedTokens, minSnippetTokens*4))
-		sn, ok := ix.snippet(c, units, room, fullBudget, &scratch)
+		sn, ok := ix.snippet(c, units, room, fullBudget, scratch)
 		if !ok {
 			continue
 		}
@@ -540,7 +541,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	mapped := 0
 	var batch []*candidate
 	var entries []mapResult
-	var other snipScratch
+	other := &ss.other
 	for mapped < tune.mapMax && remaining >= minMapTokens {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -563,7 +564,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			if len(batch) == 0 {
 				break
 			}
-			entries = ix.mapEntries(batch, units, entries[:0], &scratch, &other)
+			entries = ix.mapEntries(batch, units, entries[:0], scratch, other)
 		}
 		e := entries[0]
 		batch, entries = batch[1:], entries[1:]
@@ -590,7 +591,7 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			if err := ctx.Err(); err != nil {
 				return Result{}, err
 			}
-			sn, ok := ix.mapEntry(c, units, remaining, &scratch)
+			sn, ok := ix.mapEntry(c, units, remaining, scratch)
 			if !ok {
 				continue
 			}
@@ -1506,6 +1507,49 @@ type snipScratch struct {
 	lines [][]byte
 }
 
+// searchScratch is the buffers of one Search, kept in scratchPool between
+// Searches so that a query does not grow them again from nothing (with
+// file reads that double up to the largest file read, that was most of
+// the bytes a query allocated): the snippets' and the map's two
+// goroutines' file reads and lines, and the passage score's two.
+type searchScratch struct {
+	snip, other snipScratch
+	pass        [2]snipScratch
+	ps          [2]passScratch
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(searchScratch) }}
+
+func getScratch() *searchScratch { return scratchPool.Get().(*searchScratch) }
+
+// maxKeptScratch is the largest buffer putScratch keeps: a huge file read
+// once is not held on to for every later query.
+const maxKeptScratch = 1 << 20
+
+// putScratch returns ss to the pool, dropping buffers over maxKeptScratch.
+// Nothing a Search returns points into ss (snippet texts are copies).
+func putScratch(ss *searchScratch) {
+	for _, sc := range []*snipScratch{&ss.snip, &ss.other, &ss.pass[0], &ss.pass[1]} {
+		if cap(sc.data) > maxKeptScratch {
+			sc.data = nil
+		}
+		if cap(sc.lines) > maxKeptScratch/16 {
+			sc.lines = nil
+		}
+	}
+	for i := range ss.ps {
+		ps := &ss.ps[i]
+		if cap(ps.low) > maxKeptScratch {
+			ps.low, ps.marked = nil, nil
+		}
+		if cap(ps.lowStarts) > maxKeptScratch/8 {
+			ps.lowStarts, ps.origStarts, ps.marked = nil, nil, nil
+		}
+		ps.m = matcher{}
+	}
+	scratchPool.Put(ss)
+}
+
 // splitLinesInto is splitLines appending to dst (reused across files),
 // stopping after limit lines when limit >= 0: the first min(limit, all)
 // lines of splitLines.
@@ -1597,8 +1641,25 @@ func underDir(rel string, dirs []string) string {
 func isTestPath(rel string) bool {
 	base := path.Base(rel)
 	return strings.Contains(base, "_test.") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
-		strings.HasPrefix(base, "test_") || strings.Contains("/"+rel, "/tests/") || strings.Contains("/"+rel, "/test/") ||
-		strings.Contains("/"+rel, "/testdata/") || strings.Contains("/"+rel, "/__tests__/")
+		strings.HasPrefix(base, "test_") || hasDir(rel, "tests/") || hasDir(rel, "test/") ||
+		hasDir(rel, "testdata/") || hasDir(rel, "__tests__/")
+}
+
+// hasDir reports whether "/"+rel holds "/"+dir (dir ends in "/"), without
+// building "/"+rel.
+func hasDir(rel, dir string) bool {
+	i := strings.Index(rel, dir)
+	for i >= 0 {
+		if i == 0 || rel[i-1] == '/' {
+			return true
+		}
+		j := strings.Index(rel[i+1:], dir)
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // readLineAt returns the line of the file at abs that holds byte off,

@@ -196,7 +196,7 @@ func (ps *passScratch) markLines(low []byte, lowStarts []int, marked []bool) {
 // tune.winK ranked candidates (reading their files).
 // The files are scored by two goroutines (every other file each), each
 // with its own buffers; a candidate is changed only by the one scoring it.
-func (ix *Index) passageRerank(ranked []*candidate, units []unit, weight float64, sc *snipScratch) {
+func (ix *Index) passageRerank(ranked []*candidate, units []unit, weight float64, ss *searchScratch) {
 	k := min(len(ranked), tune.winK)
 	if k == 0 {
 		return
@@ -205,40 +205,37 @@ func (ix *Index) passageRerank(ranked []*candidate, units []unit, weight float64
 	for i, u := range units {
 		keyUnit[u.key] = i
 	}
-	run := func(from, step int, sc *snipScratch) {
-		ps := &passScratch{}
+	run := func(from, step int, sc *snipScratch, ps *passScratch) {
+		ps.m = matcher{}
 		ps.m.init(units)
 		for i := from; i < k; i += step {
 			ix.passageOne(ranked[i], units, keyUnit, weight, sc, ps)
 		}
 	}
 	if k < 4 || runtime.GOMAXPROCS(0) < 2 {
-		run(0, 1, sc)
+		run(0, 1, &ss.pass[0], &ss.ps[0])
 		return
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		run(1, 2, &snipScratch{})
+		run(1, 2, &ss.pass[1], &ss.ps[1])
 	}()
-	run(0, 2, sc)
+	run(0, 2, &ss.pass[0], &ss.ps[0])
 	wg.Wait()
 }
 
 // passageOne adds weight times candidate c's passage score (passageRerank).
 func (ix *Index) passageOne(c *candidate, units []unit, keyUnit map[string]int, weight float64, sc *snipScratch, ps *passScratch) {
 	var err error
-	sc.data, err = readInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(ix.paths[c.id])))
+	// A passage beyond the first 256 KiB is not looked for (nor read): it
+	// bounds the cost of a huge file on every query.
+	sc.data, err = readPrefixInto(sc.data[:0], filepath.Join(ix.snap.Root(), filepath.FromSlash(ix.paths[c.id])), passageMaxBytes)
 	if err != nil {
 		return
 	}
 	data := sc.data
-	if len(data) > passageMaxBytes {
-		// A passage beyond the first 256 KiB is not looked for: it
-		// bounds the cost of a huge file on every query.
-		data = data[:passageMaxBytes]
-	}
 	p, from, to, found := ps.score(data, units, keyUnit)
 	c.score += weight * p * c.factor
 	if len(found) >= 2 {
