@@ -274,6 +274,17 @@ func readPrefixInto(buf []byte, abs string, limit int) ([]byte, error) {
 	}
 	defer f.Close()
 	start := len(buf)
+	// Grown once to the file's size (one byte more, to see EOF without
+	// growing), not doubled up to it.
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		want := int(fi.Size()) + 1
+		if limit >= 0 {
+			want = min(want, limit)
+		}
+		if cap(buf)-start < want {
+			buf = slices.Grow(buf, want)
+		}
+	}
 	for {
 		if limit >= 0 && len(buf)-start >= limit {
 			return buf, nil

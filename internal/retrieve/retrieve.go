@@ -704,7 +704,7 @@ func (ix *Index) mapEntry(c *candidate, units []unit, remaining int, sc *snipScr
 		if len(sc.lines) == 0 {
 			return Snippet{}, false
 		}
-		at = bestLine(sc.lines, units)
+		at = bestLineInto(sc.lines, units, sc)
 		text = string(sc.lines[at-1])
 		reasons = append(reasons, "map entry: the line matching most terms")
 	}
@@ -1324,7 +1324,7 @@ func (ix *Index) snippet(c *candidate, units []unit, remaining, budget int, sc *
 			sc.lines = splitLinesInto(sc.lines[:0], sc.data, -1)
 			lines = sc.lines
 		}
-		best := bestLine(lines, units)
+		best := bestLineInto(lines, units, sc)
 		start, end = fitWindow(lines, best, best-6, best+14, remaining)
 		if start == 0 {
 			return Snippet{}, false
@@ -1378,20 +1378,26 @@ func (ix *Index) mentions(id uint32, units []unit) []string {
 // bestLine returns the 1-based line that holds the most distinct units
 // (weighted by rarity), the first on ties; 1 when none matches.
 func bestLine(lines [][]byte, units []unit) int {
+	return bestLineInto(lines, units, &snipScratch{})
+}
+
+// bestLineInto is bestLine with its buffers taken from (and kept in) sc.
+func bestLineInto(lines [][]byte, units []unit, sc *snipScratch) int {
 	// The lines are lower-cased once into one buffer joined by "\n" and
 	// the needles are searched in it: no needle holds "\n", so an
 	// occurrence lies within one line, as with a bytes.Contains per line.
-	n := len(lines)
-	for _, l := range lines {
-		n += len(l)
-	}
-	low := make([]byte, 0, n)
+	low := sc.low[:0]
 	for _, l := range lines {
 		low = append(low, l...)
 		low = append(low, '\n')
 	}
+	sc.low = low
 	lowerASCII(low)
-	score := make([]float64, len(lines))
+	score := sc.score[:0]
+	for range lines {
+		score = append(score, 0)
+	}
+	sc.score = score
 	// Each unit has two needles, its display lower-cased and its key. They
 	// are all found in one scan of low: at each byte, the needles of one
 	// byte and the needles starting with the byte pair there (a bitmap
@@ -1403,7 +1409,8 @@ func bestLine(lines [][]byte, units []unit) int {
 		k int
 	}
 	var pairs [1 << 16 / 64]uint64
-	var found []uint64 // line<<32 | unit
+	found := sc.found[:0] // line<<32 | unit
+	defer func() { sc.found = found[:0] }()
 	byPair := map[uint16][]needle{}
 	var single [256][]int
 	for k, u := range units {
@@ -1505,6 +1512,10 @@ func fitWindow(lines [][]byte, at, from, to, tokens int) (int, int) {
 type snipScratch struct {
 	data  []byte
 	lines [][]byte
+	// bestLineInto's lower-cased lines, line scores and (line, unit) hits
+	low   []byte
+	score []float64
+	found []uint64
 }
 
 // searchScratch is the buffers of one Search, kept in scratchPool between
@@ -1535,6 +1546,9 @@ func putScratch(ss *searchScratch) {
 		}
 		if cap(sc.lines) > maxKeptScratch/16 {
 			sc.lines = nil
+		}
+		if cap(sc.low) > maxKeptScratch {
+			sc.low, sc.score, sc.found = nil, nil, nil
 		}
 	}
 	for i := range ss.ps {
