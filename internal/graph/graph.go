@@ -241,14 +241,7 @@ func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph 
 		}
 		return a.kind < b.kind
 	})
-	g.out = make([][]int32, len(g.nodes))
-	g.in = make([][]int32, len(g.nodes))
-	for i, e := range g.edges {
-		g.out[e.from] = append(g.out[e.from], int32(i))
-		g.in[e.to] = append(g.in[e.to], int32(i))
-	}
-	g.computeCycles()
-	g.computeStats(r.unresolved)
+	g.finish(r.unresolved)
 	g.stats.BuildMs = time.Since(start).Milliseconds()
 	return g
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/binx"
 	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
@@ -27,13 +28,14 @@ import (
 // The payload is binx-encoded: the engine key, the root, the save time,
 // one string table (every path, name, kind and ref), the indexed files
 // with their stamps and parse results, the binary and too-large files'
-// stamps, and optionally the retrieval index (retrieve.AppendSaved).
+// stamps, optionally the graph's edges (graph.Saved) and optionally the
+// retrieval index (retrieve.AppendSaved).
 // Nothing in it is trusted before the checksum, the format version, the
 // engine key and the root match; file entries are then trusted only after
 // the workspace's stamp check (workspace.Options.Saved).
 const (
 	indexMagic           = "task-x index\n"
-	indexFormat   uint32 = 2 // 2: inode change time in the stamps
+	indexFormat   uint32 = 3 // 2: inode change time in the stamps; 3: the graph's edges
 	headerLen            = len(indexMagic) + 4 + 8 + 4
 	indexFileName        = "index.bin"
 )
@@ -70,7 +72,7 @@ func engineKey(parse bool) string {
 			}
 		}
 	}
-	return fmt.Sprintf("format %d; syntax %s; parse %v; build %s", indexFormat, syntax.Version, parse, build)
+	return fmt.Sprintf("format %d; syntax %s; graph %s; parse %v; build %s", indexFormat, syntax.Version, graph.Version, parse, build)
 }
 
 // savedIndex is a decoded index file.
@@ -80,6 +82,9 @@ type savedIndex struct {
 	files        map[string]*workspace.File
 	skipped      map[string]workspace.SkippedFile
 	retrieval    []byte // retrieve.AppendSaved's bytes, nil when not saved
+	// graph is the graph of exactly these files, nil when not saved; it is
+	// used only when every file passed its stamp check.
+	graph *graph.Saved
 	// strings and bodyBytes are the sizes of the string table and of the
 	// file records (decoded, or of the last save): the next encode sizes
 	// its map and buffer from them instead of growing by doubling.
@@ -164,6 +169,23 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 		body = binx.AppendInt(body, e.ModTime.UnixNano())
 		body = binx.AppendUint(body, e.Inode)
 		body = binx.AppendInt(body, e.CTime)
+	}
+	body = binx.AppendBool(body, ix.graph != nil)
+	if g := ix.graph; g != nil {
+		body = binx.AppendUint(body, uint64(g.Nodes))
+		body = binx.AppendUint(body, uint64(g.Unresolved))
+		body = binx.AppendUint(body, uint64(len(g.Edges)))
+		var last int32
+		for _, e := range g.Edges {
+			body = binx.AppendUint(body, uint64(e.From-last)) // edges are sorted by from
+			last = e.From
+			body = binx.AppendUint(body, uint64(e.To))
+			body = binx.AppendBool(body, e.Kind == graph.KindImport)
+			body = binx.AppendUint(body, uint64(len(e.Symbols)))
+			for _, sym := range e.Symbols {
+				ref(sym)
+			}
+		}
 	}
 	body = binx.AppendBool(body, ix.retrieval != nil)
 	if ix.retrieval != nil {
@@ -295,6 +317,35 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 	for range nSkipped {
 		p := ref()
 		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint(), CTime: r.Int()}
+	}
+	if r.Bool() {
+		g := &graph.Saved{Nodes: int(r.Max(math.MaxInt32)), Unresolved: int(r.Max(math.MaxInt32))}
+		nEdges := r.Count(4)
+		g.Edges = make([]graph.SavedEdge, 0, nEdges)
+		var from uint64
+		for range nEdges {
+			if r.Err() != nil {
+				break
+			}
+			from += r.Uint()
+			e := graph.SavedEdge{To: int32(r.Max(math.MaxInt32)), Kind: graph.KindReference}
+			if from > math.MaxInt32 {
+				r.Fail(errors.New("bad edge"))
+				break
+			}
+			e.From = int32(from)
+			if r.Bool() {
+				e.Kind = graph.KindImport
+			}
+			if c := r.Count(1); c > 0 {
+				e.Symbols = make([]string, c)
+				for k := range e.Symbols {
+					e.Symbols[k] = ref()
+				}
+			}
+			g.Edges = append(g.Edges, e)
+		}
+		ix.graph = g
 	}
 	if r.Bool() {
 		// A copy: the file's bytes (25 MB for GOROOT/src) are then free

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
@@ -49,6 +50,7 @@ type saver struct {
 	// with nothing new writes nothing.
 	lastSnap      *workspace.Snapshot
 	lastRetrieval bool
+	lastGraph     bool // lastSnap's graph is in the file
 	// sizes of the last save or load (string table entries, record and
 	// retrieval bytes), which the next save allocates at once.
 	strings, bodyBytes, retrievalBytes int
@@ -98,12 +100,25 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		}
 	}
 	same := reused == snap.Len() && reused == len(saved.files)
-	restored := false
+	restored, graphRestored := false, false
+	if same && saved.graph != nil {
+		// Every file is its saved record, so the saved edges are the ones
+		// a build would make (go.mod files are indexed files too).
+		if g, err := graph.Restore(snap, saved.graph); err != nil {
+			p.log.Info("saved graph not used; building it", "reason", err.Error())
+		} else {
+			p.graph.Put(g)
+			graphRestored = true
+		}
+	}
+	saved.graph = nil
 	if saved.retrieval != nil {
 		// The graph is built from the loaded records on the other core
 		// meanwhile (graph.Cache shares the build with the front end's
 		// first Graph call).
-		go p.Graph()
+		if !graphRestored {
+			go p.Graph()
+		}
 		unchanged := func(rel string) bool {
 			f, _ := snap.File(rel)
 			return f != nil && saved.files[rel] == f
@@ -116,13 +131,13 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 			restored = true
 		}
 	}
-	if same && restored && len(snap.SkippedFiles()) == len(saved.skipped) {
+	if same && restored && graphRestored && len(snap.SkippedFiles()) == len(saved.skipped) {
 		p.saver.writeMu.Lock()
-		p.saver.lastSnap, p.saver.lastRetrieval = snap, true
+		p.saver.lastSnap, p.saver.lastRetrieval, p.saver.lastGraph = snap, true, true
 		p.saver.writeMu.Unlock()
 	}
 	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "parsed", parsed,
-		"retrieval", restored, "elapsedMs", time.Since(start).Milliseconds())
+		"retrieval", restored, "graph", graphRestored, "elapsedMs", time.Since(start).Milliseconds())
 }
 
 // saveSoon schedules a save of the index after an update (no-op without
@@ -206,7 +221,8 @@ func (p *Project) SaveIndex() error {
 	if cur := p.retrievalCache().Current(); cur != nil && cur.Snapshot().SameFiles(snap) {
 		rix = cur
 	}
-	if s.lastSnap != nil && s.lastSnap.SameFiles(snap) && (s.lastRetrieval || rix == nil) {
+	g := p.graph.Cached(snap)
+	if s.lastSnap != nil && s.lastSnap.SameFiles(snap) && (s.lastRetrieval || rix == nil) && (s.lastGraph || g == nil) {
 		return nil
 	}
 	start := time.Now()
@@ -219,6 +235,9 @@ func (p *Project) SaveIndex() error {
 	for _, rel := range paths {
 		f, _ := snap.File(rel)
 		ix.files[rel] = f
+	}
+	if g != nil {
+		ix.graph = g.Saved()
 	}
 	if rix != nil {
 		ix.retrieval = rix.AppendSaved(make([]byte, 0, s.retrievalBytes+s.retrievalBytes/16))
@@ -233,7 +252,7 @@ func (p *Project) SaveIndex() error {
 	if err := writeAtomic(s.path, parts); err != nil {
 		return err
 	}
-	s.lastSnap, s.lastRetrieval = snap, rix != nil
+	s.lastSnap, s.lastRetrieval, s.lastGraph = snap, rix != nil, g != nil
 	p.log.Debug("index saved", "files", len(paths), "bytes", size, "retrievalBytes", len(ix.retrieval),
 		"elapsedMs", time.Since(start).Milliseconds())
 	return nil

@@ -206,7 +206,7 @@ func TestReopenAnswersAsCold(t *testing.T) {
 				t.Errorf("phases of an unchanged reopen = %v, want loading and no indexing", ph)
 			}
 			if !strings.Contains(second.log.String(), "saved index loaded") || !strings.Contains(second.log.String(), "parsed=0") ||
-				!strings.Contains(second.log.String(), "retrieval=true") {
+				!strings.Contains(second.log.String(), "retrieval=true") || !strings.Contains(second.log.String(), "graph=true") {
 				t.Errorf("log of an unchanged reopen: %s", second.log)
 			}
 			if got := answers(t, second.p); got != want {
@@ -221,7 +221,9 @@ func TestReopenAnswersAsCold(t *testing.T) {
 func TestReopenPicksUpChanges(t *testing.T) {
 	root := copyTree(t, "../graph/testdata/go")
 	data := t.TempDir()
-	saveAndClose(t, open(t, root, data))
+	first := open(t, root, data)
+	first.p.Graph() // the graph is saved too, and must not be used
+	saveAndClose(t, first)
 	files := open(t, root, "").p.Snapshot().Files()
 	var goFiles []string
 	for _, f := range files {
@@ -256,6 +258,9 @@ func TestReopenPicksUpChanges(t *testing.T) {
 	}
 	if !strings.Contains(o.log.String(), "retrieval=true") {
 		t.Errorf("the retrieval index was not taken from the saved one (changed files tokenized again): %s", o.log)
+	}
+	if !strings.Contains(o.log.String(), "graph=false") {
+		t.Errorf("the saved graph was used though files changed: %s", o.log)
 	}
 	last := o.progress[len(o.progress)-1]
 	if last.Parsed != 3 {
@@ -504,13 +509,52 @@ func TestCodecRoundTrip(t *testing.T) {
 		ix.files[rel] = f
 	}
 	ix.retrieval = []byte{1, 2, 3}
+	ix.graph = p.Graph().Saved()
+	if len(ix.graph.Edges) == 0 {
+		t.Fatalf("fixture graph is empty: %+v", ix.graph)
+	}
 	got, err := decodeIndex(encodeIndex(ix, snap.Files()), "e", p.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got.files, ix.files) || !reflect.DeepEqual(got.skipped, ix.skipped) ||
-		!bytes.Equal(got.retrieval, ix.retrieval) || !got.savedAt.Equal(ix.savedAt) {
+		!bytes.Equal(got.retrieval, ix.retrieval) || !got.savedAt.Equal(ix.savedAt) || !reflect.DeepEqual(got.graph, ix.graph) {
 		t.Fatal("round trip differs")
+	}
+}
+
+// TestSavedGraphNotTrusted: a saved graph whose edges break the graph's
+// invariants (behind a valid checksum, engine and root) is not used: the
+// graph is built from the records and answers as a cold one.
+func TestSavedGraphNotTrusted(t *testing.T) {
+	root := copyTree(t, "../graph/testdata/go")
+	data := t.TempDir()
+	want := cold(t, root)
+	first := open(t, root, data)
+	first.p.Graph() // as workspace/open does before the save
+	saveAndClose(t, first)
+	path := IndexPath(data, first.p.Root())
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := decodeIndex(file, engineKey(true), first.p.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.graph == nil || len(ix.graph.Edges) < 2 {
+		t.Fatalf("saved graph: %+v", ix.graph)
+	}
+	ix.graph.Edges[0], ix.graph.Edges[1] = ix.graph.Edges[1], ix.graph.Edges[0]
+	if err := os.WriteFile(path, encodeIndex(ix, sortedKeys(ix.files)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := open(t, root, data)
+	if log := o.log.String(); !strings.Contains(log, "saved graph not used") || !strings.Contains(log, "graph=false") || !strings.Contains(log, "parsed=0") {
+		t.Errorf("log: %s", log)
+	}
+	if got := answers(t, o.p); got != want {
+		t.Fatalf("reopen with a bad saved graph differs from cold: %s", diff(got, want))
 	}
 }
 
@@ -520,7 +564,8 @@ func TestCodecRoundTrip(t *testing.T) {
 func FuzzDecodeIndex(f *testing.F) {
 	ix := &savedIndex{engine: "e", root: "/r", files: map[string]*workspace.File{
 		"a.go": {Path: "a.go", Language: "go", Size: 10, ModTime: time.Unix(5, 0), Inode: 7, CTime: 11, Hashed: true, Hash: 9},
-	}, skipped: map[string]workspace.SkippedFile{"b.bin": {Binary: true, Size: 3, CTime: 4}}}
+	}, skipped: map[string]workspace.SkippedFile{"b.bin": {Binary: true, Size: 3, CTime: 4}},
+		graph: &graph.Saved{Nodes: 1, Unresolved: 2, Edges: []graph.SavedEdge{{Kind: graph.KindImport, Symbols: []string{"a.go"}}}}}
 	file := encodeIndex(ix, []string{"a.go"})
 	f.Add(file)
 	f.Add(file[headerLen:])
@@ -553,7 +598,9 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	root := copyTree(t, "../graph/testdata/python")
 	data := t.TempDir()
-	saveAndClose(t, open(t, root, data))
+	first := open(t, root, data)
+	first.p.Graph() // saved with the index
+	saveAndClose(t, first)
 	good, err := os.ReadFile(IndexPath(data, open(t, root, "").p.Root()))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,139 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/syntax"
+	"github.com/task-x/task-x-runtime/internal/workspace"
+)
+
+// SavedEdge is one edge of a saved graph: From and To are node indexes
+// (file nodes in path order), Kind KindImport or KindReference, Symbols
+// the linked names, sorted and distinct.
+type SavedEdge struct {
+	From, To int32
+	Kind     string
+	Symbols  []string
+}
+
+// Saved is what a saved index keeps of a graph (Graph.Saved, Restore):
+// the node count, the edges in graph order and the unresolved imports.
+type Saved struct {
+	Nodes      int
+	Edges      []SavedEdge
+	Unresolved int
+}
+
+// Saved returns g's edges for a saved index. The symbol slices are
+// shared: do not modify.
+func (g *Graph) Saved() *Saved {
+	s := &Saved{Nodes: len(g.nodes), Edges: make([]SavedEdge, len(g.edges)), Unresolved: g.stats.UnresolvedImports}
+	for i, e := range g.edges {
+		s.Edges[i] = SavedEdge{From: e.from, To: e.to, Kind: e.kind, Symbols: e.symbols}
+	}
+	return s
+}
+
+// Restore returns the graph of snap from the edges Saved returned for a
+// snapshot with exactly the same files (same paths and parse results);
+// only the caller can know that (a saved index whose every record passed
+// its stamp check). The edges are not trusted: node indexes out of range,
+// an unknown kind, a self reference, edges out of order or repeated, and
+// symbols out of order or repeated are errors, and the graph must then be
+// built (Build). Nodes, cycles and stats are computed as Build does.
+func Restore(snap *workspace.Snapshot, s *Saved) (*Graph, error) {
+	start := time.Now()
+	if s == nil {
+		return nil, errors.New("no saved graph")
+	}
+	paths := snap.Files()
+	g := &Graph{byPath: make(map[string]int32, len(paths))}
+	for _, p := range paths {
+		f, _ := snap.File(p)
+		if info, _ := f.Parsed.(*syntax.FileInfo); info != nil {
+			g.nodes = append(g.nodes, fileNode{path: p, lang: f.Language, symbols: len(info.Symbols), info: info})
+		}
+	}
+	slices.SortFunc(g.nodes, func(a, b fileNode) int {
+		switch {
+		case a.path < b.path:
+			return -1
+		case a.path > b.path:
+			return 1
+		}
+		return 0
+	})
+	for i, n := range g.nodes {
+		g.byPath[n.path] = int32(i)
+	}
+	if s.Nodes != len(g.nodes) {
+		return nil, fmt.Errorf("saved graph has %d nodes, the snapshot %d", s.Nodes, len(g.nodes))
+	}
+	if s.Unresolved < 0 {
+		return nil, errors.New("negative unresolved count")
+	}
+	n := int32(len(g.nodes))
+	g.edges = make([]edge, len(s.Edges))
+	for i, se := range s.Edges {
+		var kind string
+		switch se.Kind {
+		case KindImport:
+			kind = KindImport
+		case KindReference:
+			kind = KindReference
+		default:
+			return nil, fmt.Errorf("edge %d: kind %q", i, se.Kind)
+		}
+		if se.From < 0 || se.From >= n || se.To < 0 || se.To >= n {
+			return nil, fmt.Errorf("edge %d: node out of range", i)
+		}
+		if kind == KindReference && se.From == se.To {
+			return nil, fmt.Errorf("edge %d: self reference", i)
+		}
+		if i > 0 {
+			p := &g.edges[i-1]
+			if p.from > se.From || p.from == se.From && (p.to > se.To || p.to == se.To && p.kind >= kind) {
+				return nil, fmt.Errorf("edge %d: out of order", i)
+			}
+		}
+		for k := 1; k < len(se.Symbols); k++ {
+			if se.Symbols[k-1] >= se.Symbols[k] {
+				return nil, fmt.Errorf("edge %d: symbols out of order", i)
+			}
+		}
+		g.edges[i] = edge{from: se.From, to: se.To, kind: kind, symbols: slices.Clip(se.Symbols)}
+	}
+	g.finish(s.Unresolved)
+	g.snap = snap
+	g.snapVersion = snap.Version()
+	g.indexed = func(rel string) bool { _, ok := snap.File(rel); return ok }
+	g.stats.BuildMs = time.Since(start).Milliseconds()
+	return g, nil
+}
+
+// finish computes what follows from the sorted edges: the adjacency
+// lists, the import cycles and the stats.
+func (g *Graph) finish(unresolved int) {
+	g.out = make([][]int32, len(g.nodes))
+	g.in = make([][]int32, len(g.nodes))
+	for i, e := range g.edges {
+		g.out[e.from] = append(g.out[e.from], int32(i))
+		g.in[e.to] = append(g.in[e.to], int32(i))
+	}
+	g.computeCycles()
+	g.computeStats(unresolved)
+}
+
+// Put makes g the cached graph (a graph Restore made for the snapshot the
+// cache is about to be asked about). A nil g does nothing.
+func (c *Cache) Put(g *Graph) {
+	if g == nil || g.snap == nil {
+		return
+	}
+	c.mu.Lock()
+	c.g = g
+	c.mu.Unlock()
+}
