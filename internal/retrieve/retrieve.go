@@ -1362,7 +1362,17 @@ func (ix *Index) mentions(id uint32, units []unit) []string {
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].w > hits[j].w })
 	var out []string
-	for _, h := range hits[:min(2, len(hits))] {
+	var told []string
+	for _, h := range hits {
+		if len(told) == 2 {
+			break
+		}
+		// One word is counted once: `mi` is a part of `MiB`, and "retry"
+		// of "retry policy", whose mentions are the same text.
+		if slices.ContainsFunc(told, func(d string) bool { return sameWord(d, h.display) }) {
+			continue
+		}
+		told = append(told, h.display)
 		switch {
 		case h.tf == 1:
 			out = append(out, fmt.Sprintf("mentions `%s` once", h.display))
@@ -1373,6 +1383,37 @@ func (ix *Index) mentions(id uint32, units []unit) []string {
 		}
 	}
 	return out
+}
+
+// sameWord reports whether query units displayed a and b name one word:
+// equal, or one is a part of the other (SplitIdentifier's parts, a
+// phrase's words), compared stemmed and lower-cased.
+func sameWord(a, b string) bool {
+	pa, pb := wordParts(a), wordParts(b)
+	if len(pa) > len(pb) {
+		pa, pb = pb, pa
+	}
+	for _, p := range pa {
+		if !slices.Contains(pb, p) {
+			return false
+		}
+	}
+	return len(pa) > 0
+}
+
+// wordParts is the stemmed parts of a unit's display, and the display
+// joined as the index keys it (MiB → mi, b, mib).
+func wordParts(d string) []string {
+	var ps []string
+	for _, w := range strings.Fields(d) {
+		for _, p := range SplitIdentifier(w) {
+			ps = append(ps, stem(p))
+		}
+	}
+	if len(ps) > 1 {
+		ps = append(ps, stem(joined(ps)))
+	}
+	return ps
 }
 
 // bestLine returns the 1-based line that holds the most distinct units

@@ -14,7 +14,7 @@ import (
 // savedVersion changes whenever the saved layout or the content terms
 // (tokenizing, splitting, stemming) change: a saved index of another
 // version is rebuilt.
-const savedVersion = 2
+const savedVersion = 3
 
 // ErrSavedMismatch is LoadSaved's error for a saved index that is not of
 // the snapshot's files (or of this version).

@@ -85,9 +85,10 @@ func Terms(query string) []string {
 
 // splitWords splits free text into lower-cased identifier parts without
 // stop words. A number written right after a word with "/", "-" or "."
-// between them is also joined to the word's last part, as identifiers
-// spell it: "HTTP/2" → http, http2; "utf-8" → utf, utf8 ("base64" is one
-// identifier and stays whole).
+// between them is joined to the word's last part, as identifiers spell
+// it: "HTTP/2" → http, http2; "utf-8" → utf, utf8; "sha-256" → sha,
+// sha256 ("base64" is one identifier and stays whole). Any other number
+// of 3 to 10 digits is a term of its own (32004, -32004, port 8080).
 func splitWords(s string) []string {
 	var out []string
 	prevEnd, prevLast := -1, ""
@@ -106,9 +107,11 @@ func splitWords(s string) []string {
 			end += size
 		}
 		tok := s[start:end]
+		joinedNum := false
 		if isDigits(tok) && prevLast != "" && prevEnd == start-1 && strings.IndexByte("/-.", s[prevEnd]) >= 0 {
 			if j := prevLast + tok; !stopWords[j] {
 				out = append(out, j)
+				joinedNum = true
 			}
 		}
 		parts := SplitIdentifier(tok)
@@ -119,7 +122,7 @@ func splitWords(s string) []string {
 			}
 		}
 		for _, p := range parts {
-			if len(p) < 2 || stopWords[p] || isDigits(p) {
+			if len(p) < 2 || stopWords[p] || isDigits(p) && (joinedNum || !isNumberTerm(p)) {
 				continue
 			}
 			out = append(out, p)
@@ -175,6 +178,28 @@ func SplitIdentifier(id string) []string {
 	return out
 }
 
+// Numbers of minNumberLen..maxNumberLen digits are terms (error codes
+// such as 32004, ports, issue numbers, HTTP statuses); shorter ones are
+// everywhere and say nothing, longer ones are mostly data (test vectors,
+// tables) that would only grow the index.
+const (
+	minNumberLen = 3
+	maxNumberLen = 10
+)
+
+// isNumberTerm reports whether b is a number that is a term.
+func isNumberTerm[T string | []byte](b T) bool {
+	if len(b) < minNumberLen || len(b) > maxNumberLen {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] < '0' || b[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -208,6 +233,21 @@ func tokenizeASCII(src []byte, buf []byte, fn func(term []byte)) []byte {
 	n := len(src)
 	for i < n {
 		c := src[i]
+		if isDigit(c) {
+			// A number standing alone (an error code, a port, an issue
+			// number) is a term of its digits; digits running into an
+			// identifier ("0x1f", "1e9") are skipped as before.
+			j := i + 1
+			for j < n && isDigit(src[j]) {
+				j++
+			}
+			if (j == n || !isIdentStart(src[j])) && isNumberTerm(src[i:j]) {
+				buf = append(buf[:0], src[i:j]...)
+				fn(buf)
+			}
+			i = j
+			continue
+		}
 		if !isIdentStart(c) {
 			i++
 			continue
@@ -248,7 +288,7 @@ func identParts(id []byte, buf []byte, fn func([]byte)) []byte {
 		if start >= 0 && end > start {
 			p := id[start:end]
 			parts++
-			if len(p) >= 2 && !isDigits(string(p)) {
+			if len(p) >= 2 && !isDigits(string(p)) || isNumberTerm(p) {
 				buf = append(buf[:0], p...)
 				lowerASCII(buf)
 				fn(stemBytes(buf))

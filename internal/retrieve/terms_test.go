@@ -17,13 +17,16 @@ func TestTerms(t *testing.T) {
 		{`find "retry policy" in the client`, []string{"retry policy", "client"}},
 		{"`Backoff` jitter", []string{"backoff", "jitter"}},
 		{"The the THE of", nil},
-		{"v2Client 404 x", []string{"v2", "client"}},
+		{"v2Client 404 x", []string{"v2", "client", "404"}},
+		{"32004", []string{"32004"}},
+		{"error -32004 from the server", []string{"error", "32004", "server"}},
+		{"ERR_32004 on port 8080, not 12345678901 or 42", []string{"err", "32004", "port", "8080"}},
 		{"Config config CONFIG", []string{"config"}},
 		{`unclosed "quote here`, []string{"unclosed", "quote"}},
 		{"where is the HTTP/2 frame parsed", []string{"http", "http2", "frame", "parsed"}},
 		{"utf-8 decoding", []string{"utf", "utf8", "decoding"}},
 		{"base64 of sha-256", []string{"base64", "sha", "sha256"}},
-		{"HTTP/1.1 status 200", []string{"http", "http1", "status"}},
+		{"HTTP/1.1 status 200", []string{"http", "http1", "status", "200"}},
 		{"go 1.22", []string{"go"}},
 	}
 	for _, c := range cases {
@@ -81,5 +84,19 @@ func TestTokenizeMatchesQuerySide(t *testing.T) {
 		if string(stemBytes(b)) != stem(w) {
 			t.Errorf("stemBytes(%q) = %q, stem = %q", w, stemBytes([]byte(w)), stem(w))
 		}
+	}
+}
+
+// TestTokenizeNumbers checks that numbers of 3 to 10 digits standing
+// alone or as an identifier's part are indexed, and that digits running
+// into an identifier, short numbers and long digit runs are not.
+func TestTokenizeNumbers(t *testing.T) {
+	var got []string
+	tokenizeASCII([]byte(`return -32004, ":8080" 0x1f3 1e100 42 12345678901 ERR_32004 v404`), nil, func(b []byte) {
+		got = append(got, string(b))
+	})
+	want := []string{"return", "32004", "8080", "x1f3", "e100", "err", "32004", "err32004", "v404"}
+	if !slices.Equal(got, want) {
+		t.Errorf("tokens = %q, want %q", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -240,8 +241,11 @@ func (ix *Index) passageOne(c *candidate, units []unit, keyUnit map[string]int, 
 	c.score += weight * p * c.factor
 	if len(found) >= 2 {
 		names := make([]string, 0, 4)
-		for _, k := range found[:min(len(found), 4)] {
-			names = append(names, units[k].display)
+		for _, k := range found {
+			d := units[k].display
+			if len(names) < 4 && !slices.ContainsFunc(names, func(n string) bool { return sameWord(n, d) }) {
+				names = append(names, d)
+			}
 		}
 		c.pass = passage{from, to, quoteList(names)}
 	}
