@@ -39,7 +39,14 @@ func gitIndexEntries(root string) int {
 			gitDir = filepath.Join(root, gitDir)
 		}
 	}
-	f, err := os.Open(filepath.Join(gitDir, "index"))
+	// The folder is untrusted: .git/index (or a gitdir's) could be a FIFO
+	// or a device, whose open would block the scan. Only a regular file
+	// is read.
+	index := filepath.Join(gitDir, "index")
+	if st, err := os.Stat(index); err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	f, err := os.Open(index)
 	if err != nil {
 		return 0
 	}
