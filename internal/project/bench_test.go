@@ -86,3 +86,46 @@ func BenchmarkReopenGoSource(b *testing.B) {
 		b.ReportMetric(float64(len(touched)), "files-touched")
 	})
 }
+
+// BenchmarkColdOpen measures what a cold workspace/open does before it
+// answers on TASK_X_BENCH_DIR (else $(go env GOROOT)/src), without a
+// dataDir: the scan with every file parsed, the graph and the retrieval
+// index. It reports the process's CPU seconds per open and, per phase,
+// the wall milliseconds.
+func BenchmarkColdOpen(b *testing.B) {
+	src := os.Getenv("TASK_X_BENCH_DIR")
+	if src == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			b.Skip("go env GOROOT:", err)
+		}
+		src = filepath.Join(strings.TrimSpace(string(out)), "src")
+	}
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no source tree:", err)
+	}
+	ctx := context.Background()
+	var scan, graph, retrieval time.Duration
+	cpu0 := processCPU()
+	for b.Loop() {
+		t0 := time.Now()
+		p, err := Open(ctx, src, &Options{Home: "-"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		p.Graph()
+		t2 := time.Now()
+		p.BuildRetrieval(ctx)
+		t3 := time.Now()
+		p.Close()
+		scan += t1.Sub(t0)
+		graph += t2.Sub(t1)
+		retrieval += t3.Sub(t2)
+	}
+	n := float64(b.N)
+	b.ReportMetric((processCPU()-cpu0).Seconds()/n, "cpu-s/op")
+	b.ReportMetric(float64(scan.Milliseconds())/n, "scan-ms/op")
+	b.ReportMetric(float64(graph.Milliseconds())/n, "graph-ms/op")
+	b.ReportMetric(float64(retrieval.Milliseconds())/n, "retrieval-ms/op")
+}

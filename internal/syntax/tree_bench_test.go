@@ -1,0 +1,86 @@
+//go:build unix
+
+package syntax
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchExt maps the extensions of the mixed benchmark tree to language ids
+// (a subset of internal/workspace's table).
+var benchExt = map[string]string{
+	".rs": "rust", ".py": "python", ".pyi": "python", ".ts": "typescript", ".mts": "typescript",
+	".cts": "typescript", ".tsx": "tsx", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".jsx": "javascript", ".go": "go",
+}
+
+// BenchmarkParseTree parses every Rust, Python, TypeScript, JavaScript and
+// Go file (up to 1 MiB, as the workspace) under TASK_X_BENCH_DIR serially
+// per iteration, and reports the process's CPU seconds per pass.
+// TASK_X_BENCH_EVERY=n keeps every n-th file only (a sample for callgrind).
+func BenchmarkParseTree(b *testing.B) {
+	dir := os.Getenv("TASK_X_BENCH_DIR")
+	if dir == "" {
+		b.Skip("TASK_X_BENCH_DIR not set")
+	}
+	every, _ := strconv.Atoi(os.Getenv("TASK_X_BENCH_EVERY"))
+	seen := 0
+	type file struct {
+		lang string
+		src  []byte
+	}
+	var files []file
+	var total int64
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		lang, ok := benchExt[strings.ToLower(filepath.Ext(path))]
+		if !ok {
+			return nil
+		}
+		if seen++; every > 1 && seen%every != 0 {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil || len(src) > 1<<20 {
+			return nil
+		}
+		files = append(files, file{lang, src})
+		total += int64(len(src))
+		return nil
+	})
+	b.SetBytes(total)
+	cpu0 := benchCPU()
+	for b.Loop() {
+		for _, f := range files {
+			if _, err := Parse(context.Background(), f.lang, f.src, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric((benchCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(len(files)), "files")
+}
+
+func benchCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
