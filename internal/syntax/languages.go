@@ -21,7 +21,7 @@ import (
 
 // grammar is one supported language: its tree-sitter grammar, the kind and
 // field name tables read once (so the walk compares Go strings instead of
-// crossing cgo per name), a pool of parsers and the extractor.
+// crossing cgo per name) and the extractor.
 type grammar struct {
 	name    string
 	load    func() unsafe.Pointer // TSLanguage*
@@ -32,7 +32,6 @@ type grammar struct {
 	lang   *sitter.Language
 	kinds  []string // kind id -> name
 	fields []string // field id -> name
-	pool   sync.Pool
 }
 
 func (g *grammar) init() {

@@ -1,9 +1,11 @@
 package syntax
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,74 @@ func buildTree(g *grammar, t *sitter.Tree, src []byte, deadline time.Time) *tree
 func TestNodeLayout(t *testing.T) {
 	if cFlatLayout != goNodeLayout {
 		t.Fatalf("tsx_flat %v, node %v", cFlatLayout, goNodeLayout)
+	}
+}
+
+// TestArenaParseMatchesLibc parses every fixture, and sources big enough
+// to need the arena's medium and large blocks and several chunks, both
+// through Parse's path (a TSParser in a parse arena, arena.c) and with
+// go-tree-sitter's parser (libc malloc, outside any arena): the flattened
+// trees must be equal. Each arena is reused for the next file, so a block
+// left behind by a reset would show here.
+func TestArenaParseMatchesLibc(t *testing.T) {
+	type input struct {
+		lang string
+		src  []byte
+	}
+	var inputs []input
+	for _, lang := range Languages() {
+		files, _ := filepath.Glob(filepath.Join("testdata", lang, "*"))
+		for _, f := range files {
+			if strings.HasSuffix(f, ".golden") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, input{lang, src})
+		}
+	}
+	var rs, py, flat strings.Builder
+	for i := 0; rs.Len() < 600<<10; i++ {
+		fmt.Fprintf(&rs, "pub fn f%d(a: u32) -> u32 { let v = vec![%d, a]; v.iter().sum() }\n", i, i)
+	}
+	for i := 0; py.Len() < 300<<10; i++ {
+		fmt.Fprintf(&py, "class C%d:\n    def m(self, x):\n        if x:\n            return [%d, x]\n", i, i)
+	}
+	// One statement list of 40 000 children: a children array far over
+	// the medium classes.
+	for i := 0; i < 40000; i++ {
+		fmt.Fprintf(&flat, "x%d=%d;", i, i)
+	}
+	inputs = append(inputs, input{"rust", []byte(rs.String())}, input{"python", []byte(py.String())},
+		input{"javascript", []byte(flat.String())}, input{"rust", []byte("fn broken( {")})
+	cp, err := newCParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.close()
+	for i, in := range inputs {
+		g := grammars[in.lang]
+		g.init()
+		got, stopped, err := cp.parse(g, in.src, time.Minute, nil)
+		if err != nil || stopped {
+			t.Fatalf("input %d (%s): arena parse: stopped %v, %v", i, in.lang, stopped, err)
+		}
+		p := sitter.NewParser()
+		if err := p.SetLanguage(g.lang); err != nil {
+			t.Fatal(err)
+		}
+		tr := p.Parse(in.src, nil)
+		want, err := flattenNode(g, unsafe.Pointer(tr.RootNode()), in.src)
+		tr.Close()
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.nodes, want.nodes) || got.hasError != want.hasError {
+			t.Errorf("input %d (%s, %d bytes): arena tree differs from libc tree (%d vs %d nodes)", i, in.lang, len(in.src), len(got.nodes), len(want.nodes))
+		}
+		got.release()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -57,27 +58,24 @@ type Options struct {
 }
 
 // pooledParser wraps a cParser for sync.Pool: the pool drops idle entries
-// at GC without telling anyone, so a cleanup frees the C parser when the
+// at GC without telling anyone, so a cleanup frees the C memory when the
 // wrapper becomes unreachable.
 type pooledParser struct {
 	cp      *cParser
 	cleanup runtime.Cleanup
 }
 
-func newPooledParser(g *grammar) (*pooledParser, error) {
-	cp, err := newCParser(g.raw)
+// parsers holds idle parse arenas; any grammar parses in any of them.
+var parsers sync.Pool
+
+func newPooledParser() (*pooledParser, error) {
+	cp, err := newCParser()
 	if err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, g.name)
+		return nil, err
 	}
 	pp := &pooledParser{cp: cp}
 	pp.cleanup = runtime.AddCleanup(pp, func(cp *cParser) { cp.close() }, cp)
 	return pp, nil
-}
-
-// discard frees the C parser now; pp must not be used or pooled again.
-func (pp *pooledParser) discard() {
-	pp.cleanup.Stop()
-	pp.cp.close()
 }
 
 // Parse parses src as language (an internal/workspace language id, see
@@ -149,25 +147,20 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	}
 	defer releaseCMemory(len(src)) // after t.release below: the node array is C memory
 
-	pp, _ := g.pool.Get().(*pooledParser)
+	pp, _ := parsers.Get().(*pooledParser)
 	if pp == nil {
 		var err error
-		if pp, err = newPooledParser(g); err != nil {
+		if pp, err = newPooledParser(); err != nil {
 			return nil, err
 		}
 	}
+	// A parse stopped by the progress callback leaves its TSParser
+	// half-reset (tree-sitter 0.25's ts_parser_reset does not clear
+	// canceled_balancing, and the next parse on it would abort the
+	// process); every parse makes a new TSParser in the arena, and the
+	// arena is emptied after each, so the arena is always reusable.
 	t, stopped, err := pp.cp.parse(g, src, timeout, ctx.Done())
-	if stopped || err != nil {
-		// A parse stopped by the progress callback can leave the parser
-		// half-reset: tree-sitter 0.25's ts_parser_reset does not clear
-		// canceled_balancing, so the next parse on it would jump to
-		// balancing with no tree and abort the process
-		// (parser.c "Assertion `self->finished_tree.ptr' failed").
-		// Such a parser is never reused.
-		pp.discard()
-	} else {
-		g.pool.Put(pp)
-	}
+	parsers.Put(pp)
 
 	info := &FileInfo{Language: language, Symbols: []Symbol{}, Imports: []Import{}, Refs: []string{}}
 	if err != nil {

@@ -14,14 +14,6 @@ import (
 	"time"
 )
 
-// benchExt maps the extensions of the mixed benchmark tree to language ids
-// (a subset of internal/workspace's table).
-var benchExt = map[string]string{
-	".rs": "rust", ".py": "python", ".pyi": "python", ".ts": "typescript", ".mts": "typescript",
-	".cts": "typescript", ".tsx": "tsx", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-	".jsx": "javascript", ".go": "go",
-}
-
 // BenchmarkParseTree parses every Rust, Python, TypeScript, JavaScript and
 // Go file (up to 1 MiB, as the workspace) under TASK_X_BENCH_DIR serially
 // per iteration, and reports the process's CPU seconds per pass.

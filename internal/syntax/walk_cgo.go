@@ -15,6 +15,7 @@ package syntax
 #if defined(__GLIBC__) || defined(__linux__)
 #include <malloc.h>
 #endif
+#include "arena.h"
 
 typedef struct { uint32_t row; uint32_t column; } tsx_point;
 typedef struct { uint32_t context[4]; const void *id; const void *tree; } tsx_node;
@@ -49,9 +50,9 @@ void ts_set_allocator(void *(*)(size_t), void *(*)(size_t, size_t), void *(*)(vo
 
 // go-tree-sitter routes every tree-sitter allocation through a Go callback
 // (go_malloc -> C.malloc); that crossing cost as much as the parse itself.
-// Both end in libc malloc/free, so memory from either path can be freed by
-// the other.
-static void tsx_use_libc_allocator(void) { ts_set_allocator(malloc, calloc, realloc, free); }
+// arena.c's allocator is libc malloc outside tsx_parse (go-tree-sitter's
+// API, the tests) and the parse's arena inside it.
+static void tsx_use_arena_allocator(void) { ts_set_allocator(tsa_malloc, tsa_calloc, tsa_realloc, tsa_free); }
 
 // tsx_limit_arenas caps glibc's malloc arenas (default 8 per core). Parse
 // trees are allocated and freed on whatever threads the Go scheduler runs
@@ -120,10 +121,16 @@ static const char *tsx_read(void *payload, uint32_t i, tsx_point pos, uint32_t *
 
 static int tsx_flatten(tsx_node *root, int64_t budget_ns, tsx_flat **out, uint32_t *count);
 
-// tsx_parse parses src with parser and flattens the tree, all within
-// budget_ns. Returns 0, 1 (stopped: deadline or cancel), 2 (out of memory)
-// or 3 (no tree for another reason).
-static int tsx_parse(void *parser, const char *src, uint32_t len, int64_t budget_ns,
+// tsx_parse parses src as language with a new parser in arena and
+// flattens the tree, all within budget_ns. The parser and the tree are
+// arena memory, dropped at once by tsa_reset instead of freed node by node
+// (ts_tree_delete, ts_parser_delete); the external scanner's state, which a
+// grammar may allocate with libc, is freed by ts_parser_reset, which the
+// parse runs on its way out (and this function when there is no tree).
+// *out is libc memory. Returns 0, 1 (stopped: deadline or cancel), 2 (out
+// of memory), 3 (no tree for another reason) or 4 (grammar ABI not
+// supported).
+static int tsx_parse(const void *language, tsa_arena *arena, const char *src, uint32_t len, int64_t budget_ns,
 		volatile int32_t *cancel, tsx_flat **out, uint32_t *count, bool *has_error) {
 	int64_t start = tsx_now_ns();
 	tsx_source s = { src, len };
@@ -131,16 +138,26 @@ static int tsx_parse(void *parser, const char *src, uint32_t len, int64_t budget
 	tsx_progress pr = { start + budget_ns, cancel, 0 };
 	tsx_parse_options opts = { &pr, tsx_progress_cb };
 	*out = NULL; *count = 0; *has_error = false;
+	int rc = 0;
+	tsa_begin(arena);
+	void *parser = ts_parser_new();
+	if (!ts_parser_set_language(parser, language)) {
+		rc = 4;
+		goto done;
+	}
 	void *tree = ts_parser_parse_with_options(parser, NULL, in, opts);
 	if (!tree) {
-		ts_parser_reset(parser); // drop the state kept for resuming
-		return (*cancel != 0 || tsx_now_ns() > pr.deadline) ? 1 : 3;
+		ts_parser_reset(parser); // frees the scanner's state
+		rc = (*cancel != 0 || tsx_now_ns() > pr.deadline) ? 1 : 3;
+		goto done;
 	}
 	tsx_node root = ts_tree_root_node(tree);
 	*has_error = ts_node_has_error(root);
 	int64_t left = pr.deadline - tsx_now_ns();
-	int rc = left <= 0 ? 1 : tsx_flatten(&root, left, out, count);
-	ts_tree_delete(tree);
+	rc = left <= 0 ? 1 : tsx_flatten(&root, left, out, count);
+done:
+	tsa_end();
+	tsa_reset(arena);
 	return rc;
 }
 
@@ -223,6 +240,7 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -232,7 +250,7 @@ import (
 
 func init() {
 	// After go-tree-sitter's own init (imported package), before any parse.
-	C.tsx_use_libc_allocator()
+	C.tsx_use_arena_allocator()
 	C.tsx_limit_arenas(C.int(max(runtime.NumCPU(), 2)))
 }
 
@@ -258,25 +276,29 @@ func releaseCMemory(n int) {
 	}
 }
 
-// cParser is one C TSParser set to a grammar, with the cancel flag its
-// progress callback reads. It is used by one goroutine at a time.
+// arenaKeep is how many bytes of its chunks a parse arena keeps mapped
+// between parses: the tree of a source file of a few tens of KB, so the
+// usual file is parsed without mapping (and faulting in) new memory.
+const arenaKeep = 2 << 20
+
+// cParser is a parse arena (arena.c) with the cancel flag the progress
+// callback reads; each parse makes its own TSParser in the arena. It is
+// used by one goroutine at a time.
 type cParser struct {
-	p      unsafe.Pointer // TSParser*
-	cancel *C.int32_t     // C memory: the Go side writes it from AfterFunc
+	arena  *C.tsa_arena
+	cancel *C.int32_t // C memory: the Go side writes it when ctx ends
 }
 
-func newCParser(raw unsafe.Pointer) (*cParser, error) {
-	p := C.ts_parser_new()
-	if !C.ts_parser_set_language(p, raw) {
-		C.ts_parser_delete(p)
-		return nil, errors.New("syntax: grammar ABI not supported by the tree-sitter runtime")
+func newCParser() (*cParser, error) {
+	a := C.tsa_new(arenaKeep)
+	if a == nil {
+		return nil, errTreeTooLarge
 	}
-	cp := &cParser{p: p, cancel: (*C.int32_t)(C.calloc(1, 4))}
-	return cp, nil
+	return &cParser{arena: a, cancel: (*C.int32_t)(C.calloc(1, 4))}, nil
 }
 
 func (cp *cParser) close() {
-	C.ts_parser_delete(cp.p)
+	C.tsa_delete(cp.arena)
 	C.free(unsafe.Pointer(cp.cancel))
 }
 
@@ -310,7 +332,7 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 	if len(src) > 0 {
 		ptr = (*C.char)(unsafe.Pointer(&src[0]))
 	}
-	rc := C.tsx_parse(cp.p, ptr, C.uint32_t(len(src)), C.int64_t(budget), cp.cancel, &flat, &count, &hasError)
+	rc := C.tsx_parse(g.raw, cp.arena, ptr, C.uint32_t(len(src)), C.int64_t(budget), cp.cancel, &flat, &count, &hasError)
 	switch rc {
 	case 1:
 		return nil, true, nil
@@ -318,6 +340,8 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 		return nil, false, errTreeTooLarge
 	case 3:
 		return nil, false, errors.New("syntax: parser returned no tree")
+	case 4:
+		return nil, false, fmt.Errorf("syntax: grammar ABI not supported by the tree-sitter runtime (%s)", g.name)
 	}
 	t = inPlace(g, flat, count, src)
 	t.hasError = bool(hasError)
