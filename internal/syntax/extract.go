@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"strings"
+	"sync"
 	"unique"
 )
 
@@ -11,6 +12,7 @@ type extractor struct {
 	t        *tree
 	info     *FileInfo
 	defNames map[int32]bool // name nodes of definitions (not references)
+	in       internCache
 
 	refKinds map[string]bool // node kinds that are identifiers
 	stop     map[string]bool // keywords and predeclared names never refs
@@ -41,13 +43,50 @@ func (x *extractor) def(def, name int32, kind, container string, exported bool) 
 	if name < 0 {
 		return
 	}
-	x.defText(def, name, intern(x.t.text(name)), kind, container, exported)
+	x.defText(def, name, x.in.bytes(x.t.bytes(name)), kind, container, exported)
 }
 
 // intern returns the canonical copy of s (unique.Make): names and
 // identifiers repeat across the files of a workspace, and every FileInfo is
 // kept for as long as its snapshot, so each distinct string is stored once.
 func intern(s string) string { return unique.Make(s).Value() }
+
+// internCache is a map of canonical strings in front of unique.Make, which
+// (a concurrent trie and a weak handle per call) was ~6% of a mixed-tree
+// cold open's CPU: most names recur from file to file. A parse takes one
+// from internCaches and puts it back, so workers never share one; the
+// pool drops idle caches at GC. Its strings are intern's, so a hit is the
+// same string a miss would return.
+type internCache map[string]string
+
+// maxInternCache bounds a cache (it is emptied when full): about 0.5 MB.
+const maxInternCache = 8192
+
+var internCaches = sync.Pool{New: func() any { return internCache(make(map[string]string, 1024)) }}
+
+func getInternCache() internCache  { return internCaches.Get().(internCache) }
+func putInternCache(c internCache) { internCaches.Put(c) }
+
+// str is intern(s) through c.
+func (c internCache) str(s string) string {
+	if v, ok := c[s]; ok {
+		return v
+	}
+	v := intern(s)
+	if len(c) >= maxInternCache {
+		clear(c)
+	}
+	c[v] = v
+	return v
+}
+
+// bytes is intern(string(b)) through c; a hit allocates nothing.
+func (c internCache) bytes(b []byte) string {
+	if v, ok := c[string(b)]; ok {
+		return v
+	}
+	return c.str(string(b))
+}
 
 // defText is def with the name given as text (a qualified or cleaned name).
 func (x *extractor) defText(def, name int32, text, kind, container string, exported bool) {
@@ -66,7 +105,7 @@ func (x *extractor) defText(def, name int32, text, kind, container string, expor
 		Name: text, Kind: kind,
 		StartLine: int32(n.startRow) + 1, EndLine: endLine,
 		StartByte: int32(n.start), EndByte: int32(n.end),
-		Container: intern(container), Exported: exported,
+		Container: x.in.str(container), Exported: exported,
 	})
 }
 
@@ -102,7 +141,7 @@ func (x *extractor) collectRefs() {
 		if seen[string(b)] || x.stop[string(b)] || !isIdent(string(b)) { // no allocation
 			continue
 		}
-		s := intern(string(b))
+		s := x.in.bytes(b)
 		seen[s] = true
 		x.info.Refs = append(x.info.Refs, s)
 		if len(x.info.Refs) >= MaxRefs {

@@ -34,7 +34,9 @@ func parseGoAST(src []byte) (info *FileInfo, ok bool) {
 		defNames: map[token.Pos]bool{},
 		notRef:   map[token.Pos]bool{},
 		keyword:  map[token.Pos]bool{},
+		in:       getInternCache(),
 	}
+	defer putInternCache(x.in)
 	if x.file == nil {
 		return nil, false
 	}
@@ -59,6 +61,7 @@ type goAST struct {
 	defNames map[token.Pos]bool // name identifiers of recorded symbols
 	notRef   map[token.Pos]bool // package_identifier and label_name positions
 	keyword  map[token.Pos]bool // nil, true, false, iota as expressions
+	in       internCache
 }
 
 func (x *goAST) off(p token.Pos) int { return x.file.Offset(p) }
@@ -74,10 +77,10 @@ func (x *goAST) def(from, to token.Pos, id *ast.Ident, kind, container string) {
 	}
 	x.defNames[id.Pos()] = true
 	x.info.Symbols = append(x.info.Symbols, Symbol{
-		Name: intern(id.Name), Kind: kind,
+		Name: x.in.str(id.Name), Kind: kind,
 		StartLine: int32(x.line(from)), EndLine: int32(x.line(to)),
 		StartByte: int32(x.off(from)), EndByte: int32(x.off(to)),
-		Container: intern(container), Exported: upperFirst(id.Name),
+		Container: x.in.str(container), Exported: upperFirst(id.Name),
 	})
 }
 
@@ -236,7 +239,7 @@ func (x *goAST) collectRefs() {
 		if seen[name] || goStop[name] || x.keyword[id.Pos()] || !isIdent(name) {
 			continue
 		}
-		s := intern(name)
+		s := x.in.str(name)
 		seen[s] = true
 		x.info.Refs = append(x.info.Refs, s)
 		if len(x.info.Refs) >= MaxRefs {

@@ -175,7 +175,8 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	}
 	defer t.release()
 	info.HasErrors = t.hasError
-	x := &extractor{t: t, info: info, defNames: map[int32]bool{}}
+	x := &extractor{t: t, info: info, defNames: map[int32]bool{}, in: getInternCache()}
+	defer putInternCache(x.in)
 	g.extract(x)
 	x.collectRefs()
 	// Exactly sized: the FileInfo lives as long as its snapshot, and
