@@ -16,6 +16,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/binx"
 	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/graph"
+	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
@@ -25,18 +26,25 @@ import (
 //	magic "task-x index\n", format version (uint32 LE), payload length
 //	(uint64 LE), CRC-32C of the payload (uint32 LE), payload.
 //
-// The payload is binx-encoded: the engine key, the root, the save time,
-// one string table (every path, name, kind and ref), the indexed files
-// with their stamps and parse results, the binary and too-large files'
-// stamps, optionally the graph's edges (graph.Saved) and optionally the
-// retrieval index (retrieve.AppendSaved).
+// The payload is the length of its main part (uint64 LE), the main part
+// and the retrieval part. The main part is binx-encoded: the engine key,
+// the root, the save time, one string table (every path, name, kind and
+// ref), the indexed files with their stamps and parse results, the binary
+// and too-large files' stamps, optionally the graph's edges (graph.Saved)
+// and whether the retrieval part (retrieve.AppendSaved's bytes, the rest
+// of the payload) is there. The two parts are read into buffers of their
+// own and decoded at the same time (loadSaved), the retrieval part on the
+// other core while the files are decoded and revalidated.
 // Nothing in it is trusted before the checksum, the format version, the
 // engine key and the root match; file entries are then trusted only after
 // the workspace's stamp check (workspace.Options.Saved).
 const (
-	indexMagic           = "task-x index\n"
-	indexFormat   uint32 = 3 // 2: inode change time in the stamps; 3: the graph's edges
+	indexMagic = "task-x index\n"
+	// 2: inode change time in the stamps; 3: the graph's edges; 4: the
+	// main part's length, the retrieval part read on its own.
+	indexFormat   uint32 = 4
 	headerLen            = len(indexMagic) + 4 + 8 + 4
+	mainLenLen           = 8 // the payload's first field
 	indexFileName        = "index.bin"
 )
 
@@ -82,6 +90,11 @@ type savedIndex struct {
 	files        map[string]*workspace.File
 	skipped      map[string]workspace.SkippedFile
 	retrieval    []byte // retrieve.AppendSaved's bytes, nil when not saved
+	// rdone is closed when the retrieval bytes are decoded (rsaved or
+	// rerr), nil before startRetrieval.
+	rdone  chan struct{}
+	rsaved *retrieve.Saved
+	rerr   error
 	// graph is the graph of exactly these files, nil when not saved; it is
 	// used only when every file passed its stamp check.
 	graph *graph.Saved
@@ -187,19 +200,19 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 			}
 		}
 	}
-	body = binx.AppendBool(body, ix.retrieval != nil)
-	if ix.retrieval != nil {
-		body = binx.AppendUint(body, uint64(len(ix.retrieval)))
-	}
+	body = binx.AppendBool(body, len(ix.retrieval) > 0)
 
-	// The payload is prefix, body and the retrieval bytes, written one
-	// after the other rather than copied into one buffer (a save of
-	// GOROOT/src would hold three copies of 25 MB).
+	// The payload is the main part's length, prefix and body (the main
+	// part) and the retrieval bytes, written one after the other rather
+	// than copied into one buffer (a save of GOROOT/src would hold three
+	// copies of 25 MB).
 	ix.strings, ix.bodyBytes = len(strs.List()), len(body)
-	prefix := binx.AppendString(nil, ix.engine)
+	prefix := make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
+	prefix = binx.AppendString(prefix, ix.engine)
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
 	prefix = binx.AppendStrings(prefix, strs.List())
+	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+len(body)))
 	parts := [][]byte{nil, prefix, body, ix.retrieval}
 	var n uint64
 	var crc uint32
@@ -218,21 +231,55 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 // decodeIndex checks and decodes a saved index file for root and engine.
 // Any error means the file is not to be used at all.
 func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
-	if len(data) < headerLen || string(data[:len(indexMagic)]) != indexMagic {
-		return nil, errors.New("not an index file")
+	head := data[:min(len(data), headerLen+mainLenLen)]
+	n, mainLen, err := checkHeader(head, uint64(len(data)))
+	if err != nil {
+		return nil, err
 	}
-	h := data[len(indexMagic):]
+	rest := data[headerLen+mainLenLen:]
+	if uint64(len(rest)) != n-mainLenLen {
+		return nil, errors.New("truncated or padded")
+	}
+	return decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, nil)
+}
+
+// checkHeader checks the file's header and the main part's length (head:
+// the first headerLen+mainLenLen bytes or fewer) against the file's size,
+// and returns the payload's length and the main part's.
+func checkHeader(head []byte, size uint64) (n, mainLen uint64, err error) {
+	if len(head) < headerLen || string(head[:len(indexMagic)]) != indexMagic {
+		return 0, 0, errors.New("not an index file")
+	}
+	h := head[len(indexMagic):]
 	if v := binary.LittleEndian.Uint32(h); v != indexFormat {
-		return nil, fmt.Errorf("%w: format %d", errForeign, v)
+		return 0, 0, fmt.Errorf("%w: format %d", errForeign, v)
 	}
-	n := binary.LittleEndian.Uint64(h[4:])
-	payload := data[headerLen:]
-	if n != uint64(len(payload)) {
-		return nil, fmt.Errorf("truncated or padded: %d payload bytes, header says %d", len(payload), n)
+	n = binary.LittleEndian.Uint64(h[4:])
+	if n != size-uint64(headerLen) {
+		return 0, 0, fmt.Errorf("truncated or padded: %d payload bytes, header says %d", size-uint64(headerLen), n)
 	}
-	if crc32Checksum(payload) != binary.LittleEndian.Uint32(h[12:]) {
+	if len(head) < headerLen+mainLenLen || n < mainLenLen {
+		return 0, 0, errors.New("truncated: no main part")
+	}
+	mainLen = binary.LittleEndian.Uint64(head[headerLen:])
+	if mainLen > n-mainLenLen {
+		return 0, 0, fmt.Errorf("corrupt: main part of %d bytes in a payload of %d", mainLen, n)
+	}
+	return n, mainLen, nil
+}
+
+// decodeParts checks the payload's checksum and decodes the main part;
+// head is the header and the main part's length, retr the retrieval
+// part. early, when set, is called with the index once its engine and
+// root are known to match (loadSaved starts the retrieval part's decode
+// there).
+func decodeParts(head, main, retr []byte, engine, root string, early func(*savedIndex)) (*savedIndex, error) {
+	crc := crc32.Update(0, crcTable, head[headerLen:])
+	crc = crc32.Update(crc, crcTable, main)
+	if crc32.Update(crc, crcTable, retr) != binary.LittleEndian.Uint32(head[len(indexMagic)+12:]) {
 		return nil, errors.New("checksum mismatch")
 	}
+	payload := main
 	r := binx.NewReader(payload)
 	ix := &savedIndex{engine: r.String(), root: r.String()}
 	if r.Err() == nil && ix.engine != engine {
@@ -240,6 +287,10 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 	}
 	if r.Err() == nil && ix.root != root {
 		return nil, fmt.Errorf("%w: root %q", errForeign, ix.root)
+	}
+	if r.Err() == nil && early != nil && len(retr) > 0 {
+		ix.retrieval = retr
+		early(ix)
 	}
 	ix.savedAt = time.Unix(0, r.Int())
 	strs := r.ReadStrings()
@@ -347,10 +398,12 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 		}
 		ix.graph = g
 	}
-	if r.Bool() {
-		// A copy: the file's bytes (25 MB for GOROOT/src) are then free
-		// while the retrieval index loads and the graph builds.
-		ix.retrieval = bytes.Clone(r.Bytes())
+	if hasRetrieval := r.Bool(); r.Err() == nil && hasRetrieval != (len(retr) > 0) {
+		r.Fail(errors.New("retrieval part"))
+	} else if hasRetrieval {
+		ix.retrieval = retr
+	} else {
+		ix.retrieval = nil
 	}
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail(errors.New("trailing bytes"))
@@ -380,4 +433,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// startRetrieval starts decoding the retrieval part on another goroutine
+// (retrieve.DecodeSaved needs no snapshot: it runs while the files are
+// decoded and the workspace is scanned). No-op without a retrieval part or
+// when started.
+func (ix *savedIndex) startRetrieval() {
+	if ix.retrieval == nil || ix.rdone != nil {
+		return
+	}
+	ix.rdone = make(chan struct{})
+	data := ix.retrieval
+	go func() {
+		defer close(ix.rdone)
+		defer func() {
+			if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
+				ix.rsaved, ix.rerr = nil, fmt.Errorf("decoder panic: %v", r)
+			}
+		}()
+		ix.rsaved, ix.rerr = retrieve.DecodeSaved(data)
+	}()
+}
+
+// retrievalSaved is the decoded retrieval part (waiting for the decode
+// startRetrieval started, or decoding now); nil, nil without one.
+func (ix *savedIndex) retrievalSaved() (*retrieve.Saved, error) {
+	if ix.retrieval == nil {
+		return nil, nil
+	}
+	ix.startRetrieval()
+	<-ix.rdone
+	return ix.rsaved, ix.rerr
 }

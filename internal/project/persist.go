@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -57,34 +58,60 @@ type saver struct {
 }
 
 // loadSaved reads and checks the saved index of root, nil (after a log
-// line saying why) when there is none to use.
+// line saying why) when there is none to use. The main part and the
+// retrieval part are read into buffers of their own; once the engine and
+// root match, the retrieval part is decoded on another goroutine
+// (savedIndex.startRetrieval) while the files are decoded here and then
+// revalidated by the scan.
 func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err == nil && fi.Size() > maxIndexFile {
-		err = fmt.Errorf("%d bytes", fi.Size())
-	}
-	var data []byte
 	if err == nil {
-		data, err = os.ReadFile(path)
-	}
-	if err == nil {
-		func() {
-			defer func() {
-				if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
-					ix, err = nil, fmt.Errorf("decoder panic: %v", r)
-				}
-			}()
-			ix, err = decodeIndex(data, engine, root)
-		}()
+		defer f.Close()
+		ix, err = readSaved(f, engine, root)
 	}
 	if err != nil {
 		log.Warn("saved index ignored; indexing from scratch", "path", path, "reason", err.Error())
 		return nil
 	}
 	return ix
+}
+
+// readSaved reads and decodes the index file f (see loadSaved).
+func readSaved(f *os.File, engine, root string) (ix *savedIndex, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxIndexFile {
+		return nil, fmt.Errorf("%d bytes", fi.Size())
+	}
+	head := make([]byte, min(fi.Size(), int64(headerLen+mainLenLen)))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return nil, err
+	}
+	// The file is replaced by rename, never written in place: its size
+	// does not change while it is read.
+	n, mainLen, err := checkHeader(head, uint64(fi.Size()))
+	if err != nil {
+		return nil, err
+	}
+	main := make([]byte, mainLen)
+	retr := make([]byte, n-mainLenLen-mainLen)
+	if _, err := io.ReadFull(f, main); err != nil {
+		return nil, err
+	}
+	if _, err := io.ReadFull(f, retr); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
+			ix, err = nil, fmt.Errorf("decoder panic: %v", r)
+		}
+	}()
+	return decodeParts(head, main, retr, engine, root, (*savedIndex).startRetrieval)
 }
 
 // restore finishes an open from a saved index: the retrieval index is
@@ -123,7 +150,13 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 			f, _ := snap.File(rel)
 			return f != nil && saved.files[rel] == f
 		}
-		ix, err := retrieve.LoadSaved(saved.retrieval, snap, p.retrievalOptions(), unchanged)
+		// Decoded meanwhile (startRetrieval in loadSaved).
+		rs, err := saved.retrievalSaved()
+		var ix *retrieve.Index
+		if err == nil {
+			ix, err = rs.Load(snap, p.retrievalOptions(), unchanged)
+		}
+		saved.retrieval, saved.rsaved = nil, nil
 		if err != nil {
 			p.log.Info("saved retrieval index not used; rebuilding it", "reason", err.Error())
 		} else {

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/task-x/task-x-runtime/internal/binx"
 )
 
 // nameTable lets matchSymbols skip, without reading them, the symbols whose
@@ -16,9 +18,10 @@ import (
 // or more bytes, under every key starting with it are all the names that
 // may match. Names with a non-ASCII byte, and any name a key of which is
 // not in defKeys, are always checked. The table is derived from the
-// index's symbols and defKeys (nothing of it is saved) in the background
-// after Build or LoadSaved; Search uses it once it is there and checks
-// every symbol before, with the same results.
+// index's symbols and defKeys in the background after Build or a LoadSaved
+// with changed files; Search uses it once it is there and checks every
+// symbol before, with the same results. It is saved with the index
+// (appendSaved) and taken from there when nothing changed.
 //
 // Size on GOROOT/src (368 k symbols): see BenchmarkSearchGoSource's log.
 type nameTable struct {
@@ -182,4 +185,115 @@ func (ix *Index) nameMask(t *nameTable, units []unit) []uint64 {
 		}
 	}
 	return mask
+}
+
+// appendSaved appends the table: the name count, each file's symbol count
+// and its symbols' name ids, each key's name count and its names (as
+// increasing gaps), and the always-checked names (gaps).
+func (t *nameTable) appendSaved(b []byte) []byte {
+	b = binx.AppendUint(b, uint64(t.names))
+	b = binx.AppendUint(b, uint64(len(t.symOff)-1))
+	for id := range len(t.symOff) - 1 {
+		b = binx.AppendUint(b, uint64(t.symOff[id+1]-t.symOff[id]))
+	}
+	for _, n := range t.ids {
+		b = binx.AppendUint(b, uint64(n))
+	}
+	b = binx.AppendUint(b, uint64(len(t.keyOff)-1))
+	b = binx.AppendUint(b, uint64(len(t.keyNames)))
+	for k := range len(t.keyOff) - 1 {
+		b = appendIncreasing(b, t.keyNames[t.keyOff[k]:t.keyOff[k+1]])
+	}
+	return appendIncreasing(b, t.always)
+}
+
+// appendIncreasing appends the count and the gaps of an increasing list.
+func appendIncreasing(b []byte, l []uint32) []byte {
+	b = binx.AppendUint(b, uint64(len(l)))
+	prev := uint32(0)
+	for i, v := range l {
+		if i == 0 {
+			b = binx.AppendUint(b, uint64(v))
+		} else {
+			b = binx.AppendUint(b, uint64(v-prev))
+		}
+		prev = v
+	}
+	return b
+}
+
+// readNameTable reads what appendSaved wrote for files files and keys
+// keys, failing r on anything out of form: a file or key count that is
+// not files or keys, a name id not below the name count, names of a key
+// not strictly increasing. (That each file's count is its symbols' is
+// checked by Load, which has the files.)
+func readNameTable(r *binx.Reader, files, keys int) *nameTable {
+	t := &nameTable{names: int(r.Max(1 << 31))}
+	if r.Count(1) != files || r.Err() != nil {
+		r.Fail(nil)
+		return nil
+	}
+	t.symOff = make([]uint32, files+1)
+	total := 0
+	for id := range files {
+		total += r.Count(1)
+		if total > r.Len() { // each id takes at least one byte
+			r.Fail(nil)
+			return nil
+		}
+		t.symOff[id+1] = uint32(total)
+	}
+	if t.names == 0 && total > 0 {
+		r.Fail(nil)
+		return nil
+	}
+	t.ids = make([]uint32, total)
+	for i := range t.ids {
+		t.ids[i] = uint32(r.Max(uint64(t.names) - 1))
+	}
+	if r.Count(1) != keys || r.Err() != nil {
+		r.Fail(nil)
+		return nil
+	}
+	t.keyOff = make([]uint32, keys+1)
+	t.keyNames = make([]uint32, 0, r.Count(1))
+	for k := range keys {
+		t.keyNames = readIncreasing(r, t.keyNames, t.names)
+		if r.Err() != nil {
+			return nil
+		}
+		t.keyOff[k+1] = uint32(len(t.keyNames))
+	}
+	if len(t.keyNames) != cap(t.keyNames) {
+		r.Fail(nil)
+		return nil
+	}
+	t.always = readIncreasing(r, nil, t.names)
+	if r.Err() != nil {
+		return nil
+	}
+	return t
+}
+
+// readIncreasing appends to l a list appendIncreasing wrote: strictly
+// increasing values below n. The list must fit l's capacity when l is
+// not nil.
+func readIncreasing(r *binx.Reader, l []uint32, n int) []uint32 {
+	cnt := r.Count(1)
+	if l != nil && cnt > cap(l)-len(l) {
+		r.Fail(nil)
+		return l
+	}
+	var prev uint64
+	for k := range cnt {
+		d := r.Uint()
+		v := prev + d
+		if (k > 0 && d == 0) || v >= uint64(n) || r.Err() != nil {
+			r.Fail(nil)
+			return l
+		}
+		l = append(l, uint32(v))
+		prev = v
+	}
+	return l
 }

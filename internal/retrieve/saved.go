@@ -14,17 +14,18 @@ import (
 // savedVersion changes whenever the saved layout or the content terms
 // (tokenizing, splitting, stemming) change: a saved index of another
 // version is rebuilt.
-const savedVersion = 3
+// 4: the total posting count, the name table.
+const savedVersion = 4
 
 // ErrSavedMismatch is LoadSaved's error for a saved index that is not of
 // the snapshot's files (or of this version).
 var ErrSavedMismatch = errors.New("retrieve: saved index does not match the snapshot")
 
 // AppendSaved appends the index to b, for LoadSaved: the indexed paths,
-// the file lengths, the content postings (what Build reads files for) and
-// the path and symbol-definition terms (derived from the paths and the
-// parse results, saved because deriving them costs more than reading
-// them).
+// the file lengths, the content postings (what Build reads files for),
+// the path and symbol-definition terms and the name table (derived from
+// the paths and the parse results, saved because deriving them costs more
+// than reading them).
 func (ix *Index) AppendSaved(b []byte) []byte {
 	b = binx.AppendUint(b, savedVersion)
 	b = binx.AppendStrings(b, ix.paths)
@@ -37,6 +38,7 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 		terms[id] = t
 	}
 	b = binx.AppendStrings(b, terms)
+	b = binx.AppendUint(b, uint64(len(ix.posts)))
 	for g := range terms {
 		ps := ix.posts[ix.offsets[g]:ix.offsets[g+1]]
 		b = binx.AppendUint(b, uint64(len(ps)))
@@ -47,7 +49,16 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 		}
 	}
 	b = appendIDLists(b, ix.pathTrm, nil)
-	return appendIDLists(b, ix.defs, ix.defKeys)
+	b = appendIDLists(b, ix.defs, ix.defKeys)
+	// The name table (built in the background: waited for here, as the
+	// save runs in the background too).
+	ix.waitNameTable()
+	t := ix.nameTable()
+	b = binx.AppendBool(b, t != nil)
+	if t != nil {
+		b = t.appendSaved(b)
+	}
+	return b
 }
 
 // appendIDLists appends the keys of m (sorted: keys when given, which
@@ -112,45 +123,63 @@ func readIDLists(r *binx.Reader, n int) (map[string][]uint32, []string) {
 	return m, keys
 }
 
-// LoadSaved restores the index of snap from data written by AppendSaved.
-// unchanged reports whether a file (root-relative path) still has the
-// content the saved index was made from (the caller knows: same entry,
-// unchanged stamp); nil means every file of snap is unchanged. Files that
-// changed or are new are read and tokenized again, files gone are dropped
-// from the postings, the rest is taken as saved, so the result is the
-// index Build would make. More than a quarter of the files changed, or
-// anything that does not fit (another version, a posting of a file that
-// is not there, corrupt data), is an error; the caller then uses Build.
+// Saved is a decoded saved index (DecodeSaved), not yet checked against a
+// snapshot: Load makes the index of one.
+type Saved struct {
+	paths    *binx.Strings
+	oldLen   []uint32
+	oldBytes int64
+	terms    *binx.Strings
+	termIDs  map[string]int32
+	offsets  []uint32
+	posts    []uint32
+	pathTrm  map[string][]uint32
+	defs     map[string][]uint32
+	defKeys  []string
+	nt       *nameTable // nil when not saved
+	used     bool
+}
+
+// LoadSaved restores the index of snap from data written by AppendSaved:
+// DecodeSaved, then Load.
 func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchanged func(rel string) bool) (*Index, error) {
-	start := time.Now()
-	var o BuildOptions
-	if opts != nil {
-		o = *opts
+	s, err := DecodeSaved(data)
+	if err != nil {
+		return nil, err
 	}
-	ix := newIndex(snap, &o)
-	n := len(ix.paths)
+	return s.Load(snap, opts, unchanged)
+}
+
+// DecodeSaved decodes data written by AppendSaved without a snapshot (so
+// it can run while the workspace is scanned). Everything in data is
+// checked for form (counts against the bytes left, ids in range, postings
+// and keys in order, no duplicate term); an error means the saved bytes
+// are not to be used.
+func DecodeSaved(data []byte) (*Saved, error) {
 	r := binx.NewReader(data)
 	if v := r.Uint(); r.Err() == nil && v != savedVersion {
 		return nil, fmt.Errorf("%w: version %d", ErrSavedMismatch, v)
 	}
-	paths := r.ReadStrings()
-	oldN := paths.Len()
-	oldLen := make([]uint32, oldN)
-	for i := range oldLen {
-		oldLen[i] = uint32(r.Max(1<<32 - 1))
+	s := &Saved{paths: r.ReadStrings()}
+	oldN := s.paths.Len()
+	s.oldLen = make([]uint32, oldN)
+	for i := range s.oldLen {
+		s.oldLen[i] = uint32(r.Max(1<<32 - 1))
 	}
-	oldBytes := int64(r.Max(1 << 62))
-	terms := r.ReadStrings()
+	s.oldBytes = int64(r.Max(1 << 62))
+	s.terms = r.ReadStrings()
+	// The total posting count sizes the array exactly (each posting
+	// takes at least one byte, which bounds it).
+	total := r.Count(1)
 	if r.Err() != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSavedMismatch, r.Err())
 	}
-	nt := terms.Len()
-	offsets := make([]uint32, nt+1)
-	// Each posting takes at least one byte, which bounds the array.
-	posts := make([]uint32, 0, min(r.Len()/2, 1<<28))
+	nt := s.terms.Len()
+	s.offsets = make([]uint32, nt+1)
+	s.posts = make([]uint32, 0, total)
 	for g := range nt {
 		cnt := r.Count(1)
-		if cnt > oldN {
+		if cnt > oldN || cnt > total-len(s.posts) {
 			r.Fail(nil)
 		}
 		var prev uint64
@@ -161,22 +190,64 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchan
 				r.Fail(nil)
 				break
 			}
-			posts = append(posts, uint32(p))
+			s.posts = append(s.posts, uint32(p))
 			prev = p
 		}
 		if r.Err() != nil {
 			break
 		}
-		offsets[g+1] = uint32(len(posts))
+		s.offsets[g+1] = uint32(len(s.posts))
 	}
-	pathTrm, _ := readIDLists(r, oldN)
-	defs, defKeys := readIDLists(r, oldN)
+	if r.Err() == nil && len(s.posts) != total {
+		r.Fail(nil)
+	}
+	s.pathTrm, _ = readIDLists(r, oldN)
+	s.defs, s.defKeys = readIDLists(r, oldN)
+	if r.Bool() {
+		s.nt = readNameTable(r, oldN, len(s.defKeys))
+	}
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail(nil)
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSavedMismatch, err)
 	}
+	s.termIDs = make(map[string]int32, nt)
+	for g := range nt {
+		t := s.terms.At(g)
+		if _, dup := s.termIDs[t]; dup {
+			return nil, fmt.Errorf("%w: duplicate term", ErrSavedMismatch)
+		}
+		s.termIDs[t] = int32(g)
+	}
+	return s, nil
+}
+
+// Load makes the index of snap from s (once: s is taken apart).
+// unchanged reports whether a file (root-relative path) still has the
+// content the saved index was made from (the caller knows: same entry,
+// unchanged stamp); nil means every file of snap is unchanged. Files that
+// changed or are new are read and tokenized again, files gone are dropped
+// from the postings, the rest is taken as saved, so the result is the
+// index Build would make. More than a quarter of the files changed, or
+// anything that does not fit (a posting of a file that is not there, a
+// saved name table of other symbols), is an error; the caller then uses
+// Build.
+func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged func(rel string) bool) (*Index, error) {
+	start := time.Now()
+	if s.used {
+		return nil, errors.New("retrieve: Saved.Load called twice")
+	}
+	s.used = true
+	var o BuildOptions
+	if opts != nil {
+		o = *opts
+	}
+	ix := newIndex(snap, &o)
+	n := len(ix.paths)
+	paths, oldN, oldLen, oldBytes := s.paths, s.paths.Len(), s.oldLen, s.oldBytes
+	nt, terms, offsets, posts := s.terms.Len(), s.terms, s.offsets, s.posts
+	pathTrm, defs, defKeys := s.pathTrm, s.defs, s.defKeys
 
 	// Saved id → new id (-1: gone or changed). Both path lists are sorted,
 	// so the mapping is increasing and remapped postings stay sorted.
@@ -203,21 +274,25 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchan
 	}
 	if kept == n && oldN == n {
 		// Nothing changed: the saved index as it is.
-		ix.docLen, ix.bytes, ix.offsets, ix.posts = oldLen, oldBytes, offsets, slices.Clip(posts)
-		if cap(posts) > len(posts)+len(posts)/8 {
-			ix.posts = slices.Clone(posts)
-		}
-		ix.termIDs = make(map[string]int32, nt)
-		for g := range nt {
-			t := terms.At(g)
-			if _, dup := ix.termIDs[t]; dup {
-				return nil, fmt.Errorf("%w: duplicate term", ErrSavedMismatch)
-			}
-			ix.termIDs[t] = int32(g)
-		}
+		ix.docLen, ix.bytes, ix.offsets, ix.posts = oldLen, oldBytes, offsets, posts
+		ix.termIDs = s.termIDs
 		ix.pathTrm, ix.defs, ix.defKeys = pathTrm, defs, defKeys
 		ix.setAvgLen()
 		ix.elapsed = time.Since(start)
+		if s.nt != nil {
+			// The saved name table, when it names exactly the files'
+			// symbols (counted per file; its ids were range-checked).
+			for id, f := range ix.files {
+				if int(s.nt.symOff[id+1]-s.nt.symOff[id]) != len(symbolsOf(f)) {
+					return nil, fmt.Errorf("%w: name table of other symbols", ErrSavedMismatch)
+				}
+			}
+			h := &nameHolder{done: make(chan struct{})}
+			h.t.Store(s.nt)
+			close(h.done)
+			ix.nt = h
+			return ix, nil
+		}
 		ix.startNameTable()
 		return ix, nil
 	}
@@ -258,15 +333,10 @@ func LoadSaved(data []byte, snap *workspace.Snapshot, opts *BuildOptions, unchan
 	// Merge: saved terms first (their postings remapped), then the
 	// shard's new terms; terms left without postings are dropped, as
 	// Build never has them.
-	ids := make(map[string]int32, nt+len(sh.terms))
+	ids := s.termIDs // checked for duplicates by DecodeSaved
 	names := make([]string, nt, nt+len(sh.terms))
 	for g := range nt {
-		t := terms.At(g)
-		if _, dup := ids[t]; dup {
-			return nil, fmt.Errorf("%w: duplicate term", ErrSavedMismatch)
-		}
-		ids[t] = int32(g)
-		names[g] = t
+		names[g] = terms.At(g)
 	}
 	shardOf := make([]int32, nt, nt+len(sh.terms))
 	for g := range shardOf {

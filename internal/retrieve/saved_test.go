@@ -36,6 +36,14 @@ func TestSavedRoundTrip(t *testing.T) {
 			t.Errorf("%s differs after LoadSaved", name)
 		}
 	}
+	// The saved name table is the built one, there at once (not built
+	// again in the background).
+	ix.waitNameTable()
+	if got.nameTable() == nil {
+		t.Error("no name table right after LoadSaved")
+	} else if !reflect.DeepEqual(got.nameTable(), ix.nameTable()) {
+		t.Errorf("name table differs after LoadSaved:\n%+v\nbuilt\n%+v", got.nameTable(), ix.nameTable())
+	}
 	for _, q := range []string{"retry backoff", "load config", "server"} {
 		a, _ := Search(context.Background(), ix, Query{Text: q})
 		b, _ := Search(context.Background(), got, Query{Text: q})
@@ -145,6 +153,11 @@ func TestSavedWithChanges(t *testing.T) {
 			t.Errorf("%s differs from Build", name)
 		}
 	}
+	want.waitNameTable()
+	got.waitNameTable()
+	if !reflect.DeepEqual(got.nameTable(), want.nameTable()) {
+		t.Error("name table differs from Build")
+	}
 	if got.postings("zebracorn") == nil || got.postings("newly") == nil {
 		t.Error("new content not indexed")
 	}
@@ -156,5 +169,51 @@ func TestSavedWithChanges(t *testing.T) {
 		if !bytes.Equal(ja, jb) {
 			t.Errorf("%q answers differently", q)
 		}
+	}
+}
+
+// TestSavedNameTableChecked: a saved name table whose per-file symbol
+// counts do not match the files' symbols (well-formed otherwise) is
+// refused by Load, and one with a name id out of range by DecodeSaved.
+func TestSavedNameTableChecked(t *testing.T) {
+	ws, ix := fixture(t)
+	data := ix.AppendSaved(nil)
+	skipEnv := &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }}
+	s, err := DecodeSaved(data)
+	if err != nil || s.nt == nil {
+		t.Fatalf("decode: %v, name table %v", err, s != nil && s.nt != nil)
+	}
+	// Move one symbol from the first file with symbols to the next file.
+	moved := false
+	for id := 0; id+1 < len(s.nt.symOff)-1; id++ {
+		if s.nt.symOff[id+1] > s.nt.symOff[id] {
+			s.nt.symOff[id+1]--
+			moved = true
+			break
+		}
+	}
+	if !moved {
+		t.Fatal("fixture has no symbols")
+	}
+	if _, err := s.Load(ws.Snapshot(), skipEnv, nil); !errors.Is(err, ErrSavedMismatch) {
+		t.Errorf("name table of other symbols: %v", err)
+	}
+	if _, err := s.Load(ws.Snapshot(), skipEnv, nil); err == nil {
+		t.Error("a Saved loaded twice")
+	}
+	// A name id at the name count (the last id is names-1).
+	ix.waitNameTable()
+	nt := *ix.nameTable()
+	nt.ids = slices.Clone(nt.ids)
+	nt.ids[0] = uint32(nt.names)
+	bad := *ix
+	bad.nt = &nameHolder{done: make(chan struct{})}
+	bad.nt.t.Store(&nt)
+	close(bad.nt.done)
+	if _, err := DecodeSaved(bad.AppendSaved(nil)); !errors.Is(err, ErrSavedMismatch) {
+		t.Errorf("name id out of range: %v", err)
+	}
+	if _, err := DecodeSaved(data); err != nil {
+		t.Errorf("the good bytes: %v", err)
 	}
 }
