@@ -315,9 +315,19 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 	flag := (*int32)(unsafe.Pointer(cp.cancel))
 	atomic.StoreInt32(flag, 0)
 	if done != nil {
-		stop := make(chan struct{})
-		defer close(stop)
+		// The watcher is waited for before the parser goes back to its
+		// pool: one that saw done only after this parse ended (the open's
+		// context ends with its scan) would otherwise set the flag during
+		// the next parse on this parser, which then stops at once and
+		// loses the file's symbols (a cold open after another open in
+		// the same process; parse error "stopped after 2s").
+		stop, exited := make(chan struct{}), make(chan struct{})
+		defer func() {
+			close(stop)
+			<-exited
+		}()
 		go func() {
+			defer close(exited)
 			select {
 			case <-done:
 				atomic.StoreInt32(flag, 1)
