@@ -333,7 +333,10 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	// Merge: saved terms first (their postings remapped), then the
 	// shard's new terms; terms left without postings are dropped, as
 	// Build never has them.
-	ids := s.termIDs // checked for duplicates by DecodeSaved
+	// Saved terms keep their ids (s.termIDs, checked for duplicates by
+	// DecodeSaved); new ones are numbered after them in a map of their
+	// own (adding them to the saved map would grow all of it).
+	ids := map[string]int32{}
 	names := make([]string, nt, nt+len(sh.terms))
 	for g := range nt {
 		names[g] = terms.At(g)
@@ -343,7 +346,10 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 		shardOf[g] = -1
 	}
 	for lid, t := range sh.terms {
-		g, ok := ids[t]
+		g, ok := s.termIDs[t]
+		if !ok {
+			g, ok = ids[t]
+		}
 		if !ok {
 			g = int32(len(names))
 			ids[t] = g
