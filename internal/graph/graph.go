@@ -184,17 +184,31 @@ func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph 
 	g.indexed = func(rel string) bool { return all[rel] }
 
 	r := newResolver(g, all, readFile)
-	// Edges are added file by file and kind by kind (the imports of each
-	// file, then the references of each file), so the edge index is looked
-	// up by target in a small map of the current (from, kind); a (from,
-	// kind) seen before and left is looked up in all edges (the map by
-	// (from, to, kind) this replaces was a third of the build).
+	add := g.adder()
+	for i := range g.nodes {
+		r.imports(int32(i), add)
+	}
+	linkReferences(g, r.goImports, add, nil)
+	g.sortEdges()
+	g.finish(r.unresolved)
+	g.stats.BuildMs = time.Since(start).Milliseconds()
+	return g
+}
+
+// adder returns the function that adds edges to g.edges (appending a
+// new edge or the names to the existing one). Edges are added file by
+// file and kind by kind (the imports of each file, then the references of
+// each file), so the edge index is looked up by target in a small map of
+// the current (from, kind); a (from, kind) seen before and left is looked
+// up in all edges (the map by (from, to, kind) this replaces was a third
+// of the build).
+func (g *Graph) adder() addFunc {
 	var (
 		at      = map[int32]int32{} // edge index by target, for cur
 		cur     = edgeKey{from: -1}
 		visited = map[edgeKey]bool{} // (from, kind) phases left
 	)
-	add := func(from, to int32, kind string, names ...string) {
+	return func(from, to int32, kind string, names ...string) {
 		if kind == KindReference && from == to {
 			return
 		}
@@ -222,28 +236,28 @@ func BuildFrom(files []Input, readFile func(rel string) ([]byte, error)) *Graph 
 		}
 		g.edges[ei].symbols = append(g.edges[ei].symbols, names...)
 	}
-	for i := range g.nodes {
-		r.imports(int32(i), add)
-	}
-	linkReferences(g, r.goImports, add)
+}
+
+// sortEdges sorts and dedupes each edge's symbols and sorts the edges by
+// from, to and kind.
+func (g *Graph) sortEdges() {
 	for i := range g.edges {
 		e := &g.edges[i]
 		sort.Strings(e.symbols)
 		e.symbols = slices.Clip(slices.Compact(e.symbols))
 	}
-	sort.Slice(g.edges, func(i, j int) bool {
-		a, b := &g.edges[i], &g.edges[j]
-		if a.from != b.from {
-			return a.from < b.from
-		}
-		if a.to != b.to {
-			return a.to < b.to
-		}
-		return a.kind < b.kind
-	})
-	g.finish(r.unresolved)
-	g.stats.BuildMs = time.Since(start).Milliseconds()
-	return g
+	sort.Slice(g.edges, func(i, j int) bool { return edgeLess(&g.edges[i], &g.edges[j]) })
+}
+
+// edgeLess orders edges by from, to and kind.
+func edgeLess(a, b *edge) bool {
+	if a.from != b.from {
+		return a.from < b.from
+	}
+	if a.to != b.to {
+		return a.to < b.to
+	}
+	return a.kind < b.kind
 }
 
 type edgeKey struct {

@@ -21,7 +21,10 @@ func family(lang string) string {
 // reference links only when the using file imports the defining package
 // (goImports) and the name is exported: Go refs are bare identifiers, so
 // this keeps x.Name from linking to an unrelated package's Name.
-func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc) {
+//
+// With only set, only the references of the files it marks are linked
+// (Update); the definitions are those of every file either way.
+func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc, only []bool) {
 	// defs: family → name → its defining files, kept in place (no slice
 	// per name) up to one past MaxDefiningFiles, which marks a name too
 	// common to link; the maps are sized from the symbol counts up front
@@ -57,6 +60,9 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc) 
 		}
 	}
 	for i, n := range g.nodes {
+		if only != nil && !only[i] {
+			continue
+		}
 		m := defs[family(n.lang)]
 		if len(m) == 0 || len(n.info.Refs) == 0 {
 			continue

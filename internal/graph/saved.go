@@ -75,37 +75,11 @@ func Restore(snap *workspace.Snapshot, s *Saved) (*Graph, error) {
 	if s.Unresolved < 0 {
 		return nil, errors.New("negative unresolved count")
 	}
-	n := int32(len(g.nodes))
-	g.edges = make([]edge, len(s.Edges))
-	for i, se := range s.Edges {
-		var kind string
-		switch se.Kind {
-		case KindImport:
-			kind = KindImport
-		case KindReference:
-			kind = KindReference
-		default:
-			return nil, fmt.Errorf("edge %d: kind %q", i, se.Kind)
-		}
-		if se.From < 0 || se.From >= n || se.To < 0 || se.To >= n {
-			return nil, fmt.Errorf("edge %d: node out of range", i)
-		}
-		if kind == KindReference && se.From == se.To {
-			return nil, fmt.Errorf("edge %d: self reference", i)
-		}
-		if i > 0 {
-			p := &g.edges[i-1]
-			if p.from > se.From || p.from == se.From && (p.to > se.To || p.to == se.To && p.kind >= kind) {
-				return nil, fmt.Errorf("edge %d: out of order", i)
-			}
-		}
-		for k := 1; k < len(se.Symbols); k++ {
-			if se.Symbols[k-1] >= se.Symbols[k] {
-				return nil, fmt.Errorf("edge %d: symbols out of order", i)
-			}
-		}
-		g.edges[i] = edge{from: se.From, to: se.To, kind: kind, symbols: slices.Clip(se.Symbols)}
+	edges, err := savedEdges(s, int32(len(g.nodes)))
+	if err != nil {
+		return nil, err
 	}
+	g.edges = edges
 	g.finish(s.Unresolved)
 	g.snap = snap
 	g.snapVersion = snap.Version()
@@ -136,4 +110,55 @@ func (c *Cache) Put(g *Graph) {
 	c.mu.Lock()
 	c.g = g
 	c.mu.Unlock()
+}
+
+// savedEdges checks the edges of s for a graph of n nodes (node indexes
+// in range, known kinds, no self reference, edges in order and not
+// repeated, symbols in order and not repeated) and returns them.
+func savedEdges(s *Saved, n int32) ([]edge, error) {
+	edges := make([]edge, len(s.Edges))
+	for i, se := range s.Edges {
+		var kind string
+		switch se.Kind {
+		case KindImport:
+			kind = KindImport
+		case KindReference:
+			kind = KindReference
+		default:
+			return nil, fmt.Errorf("edge %d: kind %q", i, se.Kind)
+		}
+		if se.From < 0 || se.From >= n || se.To < 0 || se.To >= n {
+			return nil, fmt.Errorf("edge %d: node out of range", i)
+		}
+		if kind == KindReference && se.From == se.To {
+			return nil, fmt.Errorf("edge %d: self reference", i)
+		}
+		if i > 0 {
+			p := &edges[i-1]
+			if p.from > se.From || p.from == se.From && (p.to > se.To || p.to == se.To && p.kind >= kind) {
+				return nil, fmt.Errorf("edge %d: out of order", i)
+			}
+		}
+		for k := 1; k < len(se.Symbols); k++ {
+			if se.Symbols[k-1] >= se.Symbols[k] {
+				return nil, fmt.Errorf("edge %d: symbols out of order", i)
+			}
+		}
+		edges[i] = edge{from: se.From, to: se.To, kind: kind, symbols: slices.Clip(se.Symbols)}
+	}
+	return edges, nil
+}
+
+// Fill makes the graph of snap with f on another goroutine and caches
+// it; Get and Cached wait for it meanwhile (a restore computes the graph
+// while it loads the rest). When f returns nil the cache is left as it
+// was (the next Get builds).
+func (c *Cache) Fill(f func() *Graph) {
+	c.mu.Lock()
+	go func() {
+		defer c.mu.Unlock()
+		if g := f(); g != nil && g.snap != nil {
+			c.g = g
+		}
+	}()
 }

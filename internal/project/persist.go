@@ -127,7 +127,7 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		}
 	}
 	same := reused == snap.Len() && reused == len(saved.files)
-	restored, graphRestored := false, false
+	restored, graphRestored, graphFilled := false, false, false
 	if same && saved.graph != nil {
 		// Every file is its saved record, so the saved edges are the ones
 		// a build would make (go.mod files are indexed files too).
@@ -138,12 +138,45 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 			graphRestored = true
 		}
 	}
+	if !same && saved.graph != nil && snap.Len() == len(saved.files) {
+		// The same paths with some files changed: the saved graph is
+		// updated for them (graph.Update), on the other core while the
+		// retrieval index loads; a change it does not update (paths,
+		// languages, go.mod) builds it there instead.
+		prev := map[string]*workspace.File{}
+		samePaths := true
+		for _, rel := range snap.Files() {
+			f, _ := snap.File(rel)
+			old, ok := saved.files[rel]
+			if !ok {
+				samePaths = false
+				break
+			}
+			if old != f {
+				prev[rel] = old
+			}
+		}
+		if samePaths {
+			old := saved.graph
+			p.graph.Fill(func() *graph.Graph {
+				start := time.Now()
+				g, err := graph.Update(snap, old, prev)
+				if err != nil {
+					p.log.Info("saved graph not updated; building it", "reason", err.Error())
+					return graph.Build(snap)
+				}
+				p.log.Info("saved graph updated", "changed", len(prev), "elapsedMs", time.Since(start).Milliseconds())
+				return g
+			})
+			graphFilled = true
+		}
+	}
 	saved.graph = nil
 	if saved.retrieval != nil {
 		// The graph is built from the loaded records on the other core
 		// meanwhile (graph.Cache shares the build with the front end's
 		// first Graph call).
-		if !graphRestored {
+		if !graphRestored && !graphFilled {
 			go p.Graph()
 		}
 		unchanged := func(rel string) bool {

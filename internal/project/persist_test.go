@@ -271,6 +271,52 @@ func TestReopenPicksUpChanges(t *testing.T) {
 	}
 }
 
+// TestReopenUpdatesSavedGraph: with the same paths, files changed while
+// down (content rewritten so a reference moves, or only touched) update
+// the saved graph (graph.Update) rather than build it, and the reopen
+// answers exactly as a cold open, on each graph fixture.
+func TestReopenUpdatesSavedGraph(t *testing.T) {
+	for _, fixture := range []string{"go", "python", "ts", "rust", "c"} {
+		t.Run(fixture, func(t *testing.T) {
+			root := copyTree(t, "../graph/testdata/"+fixture)
+			data := t.TempDir()
+			first := open(t, root, data)
+			first.p.Graph()
+			saveAndClose(t, first)
+			snap := open(t, root, "").p.Snapshot()
+			var parsed []string
+			for _, rel := range snap.Files() {
+				if f, _ := snap.File(rel); f.Parsed != nil {
+					parsed = append(parsed, rel)
+				}
+			}
+			if len(parsed) < 2 {
+				t.Fatalf("fixture has %d parsed files", len(parsed))
+			}
+			abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+			// One file takes another's content (its definitions and
+			// references move), one is only touched.
+			src, err := os.ReadFile(abs(parsed[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(abs(parsed[0]), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			later := time.Now().Add(time.Hour)
+			os.Chtimes(abs(parsed[len(parsed)-1]), later, later)
+			want := cold(t, root)
+			o := open(t, root, data)
+			if got := answers(t, o.p); got != want {
+				t.Fatalf("reopen after changes differs from cold: %s", diff(got, want))
+			}
+			if log := o.log.String(); !strings.Contains(log, "saved graph updated") || strings.Contains(log, "not updated") {
+				t.Errorf("the saved graph was not updated: %s", log)
+			}
+		})
+	}
+}
+
 func pkgName(t *testing.T, src []byte) string {
 	for _, l := range strings.Split(string(src), "\n") {
 		if name, ok := strings.CutPrefix(l, "package "); ok {
