@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,7 +59,7 @@ func TestLocalizeSet(t *testing.T) {
 				Budget int                `json:"budget"`
 				X      map[string]float64 `json:"-"`
 			}
-			if json.Unmarshal(b, &r) == nil && r.Budget == 8000 {
+			if json.Unmarshal(b, &r) == nil && r.Budget == localizeBudget() {
 				m := map[string]float64{}
 				for _, k := range []string{"recall", "all", "hit1", "hit3", "tokens"} {
 					if v, ok := r.BM25[k].(float64); ok {
@@ -164,7 +165,18 @@ var localizeVariants = map[string]func(*tuning){
 	"wink30":  func(t *tuning) { t.winK = 30 },
 	"def03":   func(t *tuning) { t.defScale = 0.3 },
 	"ex2":     func(t *tuning) { t.exC = 2 },
+	"morph03": func(t *tuning) { t.on["morph"] = true; t.morphW = 0.3 },
+	"morph07": func(t *tuning) { t.on["morph"] = true; t.morphW = 0.7 },
 	"qcommit": func(t *tuning) { t.qDef, t.qWin = t.defScale, t.winW },
+}
+
+// localizeBudget is the harness's budget: RETRIEVE_LOCALIZE_BUDGET, else
+// 8000 as in the issue's measurement.
+func localizeBudget() int {
+	if n, err := strconv.Atoi(os.Getenv("RETRIEVE_LOCALIZE_BUDGET")); err == nil && n > 0 {
+		return n
+	}
+	return 8000
 }
 
 type lrow = struct {
@@ -222,7 +234,7 @@ func scoreLocalize(rows []lget, bm map[string]map[string]float64, out *json.Enco
 	ctx := context.Background()
 	for _, get := range rows {
 		r, ix, nb := get()
-		res, err := Search(ctx, ix, Query{Text: r.Query, BudgetTokens: 8000, Neighbours: nb})
+		res, err := Search(ctx, ix, Query{Text: r.Query, BudgetTokens: localizeBudget(), Neighbours: nb})
 		if err != nil {
 			panic(err)
 		}
@@ -284,8 +296,29 @@ func scoreLocalize(rows []lget, bm map[string]map[string]float64, out *json.Enco
 					}
 				}
 			}
-			out.Encode(map[string]any{"repo": r.Repo, "commit": r.Commit, "gold": r.Gold, "ranks": ranks, "near": near,
-				"files": len(paths), "tokens": res.UsedTokens, "top": reasons, "terms": res.Terms})
+			rec := map[string]any{"repo": r.Repo, "commit": r.Commit, "gold": r.Gold, "ranks": ranks, "near": near,
+				"files": len(paths), "tokens": res.UsedTokens, "top": reasons, "terms": res.Terms}
+			// RETRIEVE_LOCALIZE_DEEP=1: each gold file's rank among the
+			// distinct paths of the largest budget, i.e. how far down the
+			// whole ranking it sits (0 = it matches no term at all).
+			if os.Getenv("RETRIEVE_LOCALIZE_DEEP") != "" {
+				deep, err := Search(ctx, ix, Query{Text: r.Query, BudgetTokens: MaxBudgetTokens, MaxSnippets: 100000, Neighbours: nb})
+				if err == nil {
+					var dp []string
+					for _, s := range deep.Snippets {
+						if !slices.Contains(dp, s.Path) {
+							dp = append(dp, s.Path)
+						}
+					}
+					dr := make([]int, len(r.Gold))
+					for i, g := range r.Gold {
+						dr[i] = slices.Index(dp, g) + 1
+					}
+					rec["deep"] = dr
+					rec["deepFiles"] = len(dp)
+				}
+			}
+			out.Encode(rec)
 		}
 	}
 	var tot agg

@@ -90,6 +90,10 @@ func scopeOf(first string) []string {
 		scope = head[i+1 : len(head)-1]
 	} else if !strings.ContainsAny(head, " \t") && !conventionalTypes[strings.ToLower(head)] {
 		scope = head
+	} else if scopeWords(head) {
+		// A scope of a few lower-case words, as cli/cli writes "pr checks:"
+		// and Go writes "net/http, crypto/tls:".
+		scope = head
 	}
 	var out []string
 	for _, w := range strings.FieldsFunc(scope, func(r rune) bool { return strings.ContainsRune("/,-_ .*", r) }) {
@@ -100,6 +104,30 @@ func scopeOf(first string) []string {
 		}
 	}
 	return out
+}
+
+// scopeWords reports whether head, holding spaces, reads as a scope of
+// two to four words ("pr checks", "cmd/go, runtime"): each lower-case
+// letters, digits and path punctuation, none a change type ("fix bug")
+// or a stop word ("the parser").
+func scopeWords(head string) bool {
+	words := strings.Fields(head)
+	if len(words) < 2 || len(words) > 4 {
+		return false
+	}
+	for _, w := range words {
+		w = strings.TrimSuffix(w, ",")
+		if w == "" || conventionalTypes[w] || stopWords[w] {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			c := w[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && strings.IndexByte("/._*-", c) >= 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // scopeHits counts the scope words among the path's terms.

@@ -22,6 +22,11 @@ func TestScopeOf(t *testing.T) {
 		{"printer: finish removal", []string{"printer"}},
 		{"feat(types)!: internal options", []string{"type"}},
 		{"fix: binding time", nil},
+		{"pr checks: fix error message", []string{"pr", "check"}},
+		{"cmd/go, runtime: drop the flag", []string{"cmd", "go", "runtime"}},
+		{"fix bug: it crashes", nil},
+		{"the parser: crashes", nil},
+		{"Run view: prints", nil},
 		{"Fix the bug: it crashes", nil},
 		{"where is the config loaded", nil},
 	} {
