@@ -165,8 +165,6 @@ var localizeVariants = map[string]func(*tuning){
 	"wink30":  func(t *tuning) { t.winK = 30 },
 	"def03":   func(t *tuning) { t.defScale = 0.3 },
 	"ex2":     func(t *tuning) { t.exC = 2 },
-	"morph03": func(t *tuning) { t.on["morph"] = true; t.morphW = 0.3 },
-	"morph07": func(t *tuning) { t.on["morph"] = true; t.morphW = 0.7 },
 	"qcommit": func(t *tuning) { t.qDef, t.qWin = t.defScale, t.winW },
 }
 

@@ -69,11 +69,10 @@ type tuning struct {
 	mapMax, winK                             int
 	winW, exC, bodyW, scopeB, proseF         float64
 	qDef, qWin                               float64
-	morphW                                   float64
 	on                                       map[string]bool
 }
 
-var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 30, winW: 4, exC: 4, bodyW: bodyWeight, scopeB: scopeBoost, proseF: proseFactor, qDef: 1, qWin: 0, morphW: 0.5}
+var tune = tuning{k1: bm25K1, b: bm25B, fullShare: fullShare, pathW: 1.5, nameW: 2, defScale: 0.5, mapMax: maxMapEntries, winK: 30, winW: 4, exC: 4, bodyW: bodyWeight, scopeB: scopeBoost, proseF: proseFactor, qDef: 1, qWin: 0}
 
 // Errors of Search; the server maps them to -32602.
 var (
@@ -764,15 +763,6 @@ func (ix *Index) units(text string, terms []string) []unit {
 				break
 			}
 		}
-		if tune.on["morph"] {
-			if root := morphRoot(t); root != "" {
-				for _, suf := range morphSuffixes {
-					if k := root + suf; ix.known(k) {
-						add(k, k, tune.morphW)
-					}
-				}
-			}
-		}
 	}
 	// Identifiers written whole in the query (parseConfig, retry_policy)
 	// are also looked up joined, as the index holds them.
@@ -795,24 +785,6 @@ func (ix *Index) units(text string, terms []string) []unit {
 		add(stem(joined(terms)), strings.Join(terms, " "), 0.8)
 	}
 	return us
-}
-
-// morphSuffixes are the endings a word's relatives take: serialize,
-// serializer, serializing, serialization.
-var morphSuffixes = []string{"e", "er", "ing", "ed", "ion", "ation", "or"}
-
-// morphRoot strips one derivational ending from a query word of at least
-// 7 letters ("serializing" → "serializ"); "" when it has none.
-func morphRoot(t string) string {
-	if len(t) < 7 {
-		return ""
-	}
-	for _, suf := range []string{"ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "ors", "or", "ed", "es", "e"} {
-		if strings.HasSuffix(t, suf) {
-			return t[:len(t)-len(suf)]
-		}
-	}
-	return ""
 }
 
 // verbForms returns the base forms "loaded", "loading", "parsed",
