@@ -106,6 +106,44 @@ func scopeOf(first string) []string {
 	return out
 }
 
+// dropTypePrefixes removes the change type of each conventional line of a
+// commit message, the subject's and those of a squash merge's bullets
+// ("* fix(editor): copy ..." → "* (editor): copy ..."): the type says what
+// kind of change it is, not where, and as a term it matches changelog
+// scripts and contributing guides. The scope stays a term.
+func dropTypePrefixes(text string) string {
+	if !strings.Contains(text, ":") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	changed := false
+	for i, line := range lines {
+		body := strings.TrimLeft(line, " \t")
+		lead := len(line) - len(body)
+		if len(body) > 2 && (body[0] == '*' || body[0] == '-') && body[1] == ' ' {
+			body = body[2:]
+			lead += 2
+		}
+		colon := strings.IndexByte(body, ':')
+		if colon <= 0 || colon > 40 || colon+1 < len(body) && body[colon+1] != ' ' {
+			continue
+		}
+		word := body[:colon]
+		if j := strings.IndexAny(word, "(!"); j >= 0 {
+			word = word[:j]
+		}
+		if !conventionalTypes[strings.ToLower(word)] {
+			continue
+		}
+		lines[i] = line[:lead] + body[len(word):]
+		changed = true
+	}
+	if !changed {
+		return text
+	}
+	return strings.Join(lines, "\n")
+}
+
 // scopeWords reports whether head, holding spaces, reads as a scope of
 // two to four words ("pr checks", "cmd/go, runtime"): each lower-case
 // letters, digits and path punctuation, none a change type ("fix bug")

@@ -36,6 +36,21 @@ func TestScopeOf(t *testing.T) {
 	}
 }
 
+func TestDropTypePrefixes(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"fix: binding time", ": binding time"},
+		{"feat(editor): laser tool\n\n* fix(editor): copy\n* chore: Trigger build\n- style", "(editor): laser tool\n\n* (editor): copy\n* : Trigger build\n- style"},
+		{"printer: finish removal", "printer: finish removal"},
+		{"Fix: the crash", ": the crash"},
+		{"where is the config: loaded", "where is the config: loaded"},
+		{"fix:this", "fix:this"},
+	} {
+		if got := dropTypePrefixes(c.in); got != c.want {
+			t.Errorf("dropTypePrefixes(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestShapeHeadAndTicks(t *testing.T) {
 	sh := shapeOf("retry: back off longer\n\nThe `parseConfig` helper and the loader change too.")
 	if !sh.multiLine || !sh.head["back"] || sh.head["loader"] {
