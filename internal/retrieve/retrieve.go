@@ -283,18 +283,6 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 			c := get(id)
 			c.pathHit = appendUnique(c.pathHit, u.display)
 		}
-		if tune.on["pathmorph"] {
-			if root := morphRoot(u.key); root != "" {
-				for _, suf := range morphSuffixes {
-					if k := root + suf; k != u.key {
-						for _, id := range ix.pathTrm[k] {
-							c := get(id)
-							c.pathHit = appendUnique(c.pathHit, u.display)
-						}
-					}
-				}
-			}
-		}
 	}
 	focus := map[uint32]bool{}
 	idOf := map[string]uint32{}
@@ -800,24 +788,6 @@ func (ix *Index) units(text string, terms []string) []unit {
 		add(stem(joined(terms)), strings.Join(terms, " "), 0.8)
 	}
 	return us
-}
-
-// morphSuffixes are the endings a word's relatives take: serialize,
-// serializer, serializing, serialization.
-var morphSuffixes = []string{"e", "er", "ing", "ed", "ion", "ation", "or"}
-
-// morphRoot strips one derivational ending from a query word of at least
-// 7 letters ("serializing" → "serializ"); "" when it has none.
-func morphRoot(t string) string {
-	if len(t) < 7 {
-		return ""
-	}
-	for _, suf := range []string{"ation", "ion", "ing", "er", "or", "ed", "e"} {
-		if strings.HasSuffix(t, suf) {
-			return t[:len(t)-len(suf)]
-		}
-	}
-	return ""
 }
 
 // verbForms returns the base forms "loaded", "loading", "parsed",
