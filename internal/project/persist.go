@@ -187,6 +187,8 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		rs, err := saved.retrievalSaved()
 		var ix *retrieve.Index
 		if err == nil {
+			// Touched files keep the saved name terms and name table.
+			rs.Previous = func(rel string) *workspace.File { return saved.files[rel] }
 			ix, err = rs.Load(snap, p.retrievalOptions(), unchanged)
 		}
 		saved.retrieval, saved.rsaved = nil, nil

@@ -138,6 +138,12 @@ type Saved struct {
 	defKeys  []string
 	nt       *nameTable // nil when not saved
 	used     bool
+	// Previous, when set, returns the entry a file (root-relative path)
+	// had when the index was saved: a Load with changed files then keeps
+	// the saved path and definition terms and name table when the paths
+	// are the same and every changed file's symbols have the names they
+	// had (a touched file, code moved within a file).
+	Previous func(rel string) *workspace.File
 }
 
 // LoadSaved restores the index of snap from data written by AppendSaved:
@@ -280,17 +286,9 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 		ix.setAvgLen()
 		ix.elapsed = time.Since(start)
 		if s.nt != nil {
-			// The saved name table, when it names exactly the files'
-			// symbols (counted per file; its ids were range-checked).
-			for id, f := range ix.files {
-				if int(s.nt.symOff[id+1]-s.nt.symOff[id]) != len(symbolsOf(f)) {
-					return nil, fmt.Errorf("%w: name table of other symbols", ErrSavedMismatch)
-				}
+			if err := ix.useNameTable(s.nt); err != nil {
+				return nil, err
 			}
-			h := &nameHolder{done: make(chan struct{})}
-			h.t.Store(s.nt)
-			close(h.done)
-			ix.nt = h
 			return ix, nil
 		}
 		ix.startNameTable()
@@ -410,6 +408,16 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	}
 	ix.offsets = slices.Clip(ix.offsets)
 	ix.setAvgLen()
+	if s.sameNames(ix, fresh) {
+		// The terms of the paths and definitions and the name table
+		// are made of the paths and the symbols' names only.
+		ix.pathTrm, ix.defs, ix.defKeys = pathTrm, defs, defKeys
+		ix.elapsed = time.Since(start)
+		if err := ix.useNameTable(s.nt); err != nil {
+			return nil, err
+		}
+		return ix, nil
+	}
 	// Names: the saved lists remapped, the fresh files' names added.
 	ix.pathTrm, ix.defs = remapIDs(pathTrm, mapping), remapIDs(defs, mapping)
 	for id, isFresh := range fresh {
@@ -428,6 +436,51 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
+}
+
+// sameNames reports whether the saved name table and name terms hold for
+// ix: a saved table, the same paths, and every fresh file's symbols named
+// as its previous entry's (Previous), in symbolsOf order.
+func (s *Saved) sameNames(ix *Index, fresh []bool) bool {
+	if s.nt == nil || s.Previous == nil || s.paths.Len() != len(ix.paths) {
+		return false
+	}
+	for i, p := range ix.paths {
+		if s.paths.At(i) != p {
+			return false
+		}
+	}
+	for id, isFresh := range fresh {
+		if !isFresh {
+			continue
+		}
+		a, b := symbolsOf(s.Previous(ix.paths[id])), symbolsOf(ix.files[id])
+		if len(a) != len(b) {
+			return false
+		}
+		for k := range a {
+			if a[k].Name != b[k].Name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// useNameTable installs t, a saved name table, as ix's when it names
+// exactly the files' symbols (counted per file; its ids were checked
+// when read).
+func (ix *Index) useNameTable(t *nameTable) error {
+	for id, f := range ix.files {
+		if int(t.symOff[id+1]-t.symOff[id]) != len(symbolsOf(f)) {
+			return fmt.Errorf("%w: name table of other symbols", ErrSavedMismatch)
+		}
+	}
+	h := &nameHolder{done: make(chan struct{})}
+	h.t.Store(t)
+	close(h.done)
+	ix.nt = h
+	return nil
 }
 
 // remapIDs returns m with every id mapped (ids mapped to -1 dropped, keys

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
@@ -215,5 +216,82 @@ func TestSavedNameTableChecked(t *testing.T) {
 	}
 	if _, err := DecodeSaved(data); err != nil {
 		t.Errorf("the good bytes: %v", err)
+	}
+}
+
+// TestSavedTouchedKeepsNames: files touched while down (new stamps, the
+// same symbols) load with the saved name terms and name table, there at
+// once, equal to a Build's; a file whose symbols are renamed gets them
+// built again (equal to a Build's too).
+func TestSavedTouchedKeepsNames(t *testing.T) {
+	for _, rename := range []bool{false, true} {
+		ws, ix := fixture(t)
+		old := ws.Snapshot()
+		data := ix.AppendSaved(nil)
+		root := old.Root()
+		var touched []string
+		renamed := false
+		for i, rel := range old.Files() {
+			abs := filepath.Join(root, filepath.FromSlash(rel))
+			if rename && !renamed && strings.HasSuffix(rel, ".go") {
+				src, _ := os.ReadFile(abs)
+				os.WriteFile(abs, append(src, []byte("\nfunc RenamedWhileDown() {}\n")...), 0o644)
+				renamed = true
+			} else if i%3 != 0 {
+				continue
+			}
+			later := time.Now().Add(time.Hour)
+			os.Chtimes(abs, later, later)
+			touched = append(touched, rel)
+		}
+		if _, err := ws.FilesChanged(context.Background(), touched); err != nil {
+			t.Fatal(err)
+		}
+		snap := ws.Snapshot()
+		skipEnv := &BuildOptions{Skip: func(rel string) bool { return strings.HasPrefix(filepath.Base(rel), ".env") }}
+		want, err := Build(context.Background(), snap, skipEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := DecodeSaved(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Previous = func(rel string) *workspace.File { f, _ := old.File(rel); return f }
+		got, err := s.Load(snap, skipEnv, func(rel string) bool {
+			a, _ := old.File(rel)
+			b, _ := snap.File(rel)
+			return a != nil && a == b
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rename && got.nameTable() == nil {
+			t.Error("touched files: the name table is built again")
+		}
+		want.waitNameTable()
+		got.waitNameTable()
+		if !reflect.DeepEqual(got.nameTable(), want.nameTable()) {
+			t.Errorf("rename %v: name table differs from Build", rename)
+		}
+		for name, pair := range map[string][2]any{
+			"pathTrm": {want.pathTrm, got.pathTrm}, "defs": {want.defs, got.defs}, "defKeys": {want.defKeys, got.defKeys},
+			"docLen": {want.docLen, got.docLen},
+		} {
+			if !reflect.DeepEqual(pair[0], pair[1]) {
+				t.Errorf("rename %v: %s differs from Build", rename, name)
+			}
+		}
+		for term := range want.termIDs {
+			if !slices.Equal(got.postings(term), want.postings(term)) {
+				t.Errorf("rename %v: postings of %q differ from Build", rename, term)
+			}
+		}
+		if len(got.termIDs) != len(want.termIDs) {
+			t.Errorf("rename %v: %d terms, Build %d", rename, len(got.termIDs), len(want.termIDs))
+		}
+		if rename == reflect.DeepEqual(want.defKeys, ix.defKeys) {
+			t.Errorf("rename %v: definition keys changed %v", rename, !reflect.DeepEqual(want.defKeys, ix.defKeys))
+		}
 	}
 }
