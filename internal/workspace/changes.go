@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
@@ -107,7 +108,8 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 			}
 			continue
 		}
-		sc.entry(rel, w.abs(rel), fs.FileInfoToDirEntry(fi), 0, nil)
+		abs := w.abs(rel)
+		sc.entry(rel, filepath.Dir(abs), abs, fs.FileInfoToDirEntry(fi), 0, nil)
 	}
 	sc.flush()
 	if err := sc.g.Wait(); err != nil {

@@ -12,6 +12,9 @@ type fileID struct{ dev, ino uint64 }
 
 // idOf returns the device and inode of fi, or false when unknown.
 func idOf(fi fs.FileInfo) (fileID, bool) {
+	if s, ok := fi.(interface{ fileID() fileID }); ok {
+		return s.fileID(), true
+	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fileID{}, false

@@ -45,9 +45,13 @@ type dirJob struct {
 }
 
 type fileJob struct {
-	rel, abs string
-	entry    fs.DirEntry // lstat on demand; nil when info is set
-	info     fs.FileInfo // known already (a symlink's target)
+	rel string
+	// abs is the file's absolute path; "" until absPath builds it from
+	// dirAbs and the entry's name (an unchanged file in a folder open as
+	// dir never needs it: its lstat is relative to dir, and it is not read).
+	abs, dirAbs string
+	entry       fs.DirEntry // lstat on demand; nil when info is set
+	info        fs.FileInfo // known already (a symlink's target)
 	// dir, when set, is the open folder holding the file (entry's name):
 	// the lstat is done relative to it (statAt). check releases it.
 	dir *dirHandle
@@ -57,15 +61,27 @@ type fileJob struct {
 // holds one reference while it lists the folder and each queued file one;
 // the last release closes it.
 type dirHandle struct {
-	f    *os.File
+	f    *os.File // nil: fd is openDirPath's
 	fd   int
 	refs atomic.Int32
 }
 
 func (h *dirHandle) release() {
 	if h.refs.Add(-1) == 0 {
-		h.f.Close()
+		if h.f != nil {
+			h.f.Close()
+		} else {
+			closeFD(h.fd)
+		}
 	}
+}
+
+// absPath is the file's absolute path.
+func (j *fileJob) absPath() string {
+	if j.abs == "" {
+		j.abs = j.dirAbs + string(filepath.Separator) + j.entry.Name()
+	}
+	return j.abs
 }
 
 // done releases the job's folder, once.
@@ -291,6 +307,12 @@ func (sc *scanner) dir(d dirJob) error {
 	if l := sc.oldListing(d); l != nil {
 		// Unchanged since it was listed: its names and types are the same.
 		sc.listings[d.rel] = l
+		if fd, err := openDirPath(d.abs); err == nil {
+			h := &dirHandle{fd: fd}
+			h.refs.Store(1)
+			sc.curDir = h
+			defer func() { sc.curDir = nil; h.release() }()
+		}
 		sc.dirEntries(d, l.entries, l, true)
 		return nil
 	}
@@ -367,9 +389,7 @@ func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, re
 		} else if c != nil {
 			c.rel = rel
 		}
-		// d.abs is clean and the name is one element: no filepath.Join
-		// (its Clean was 7% of a refresh's CPU).
-		sc.entry(rel, d.abs+string(filepath.Separator)+e.Name(), e, key, c)
+		sc.entry(rel, d.abs, "", e, key, c)
 		if sc.truncated {
 			break
 		}
@@ -471,20 +491,28 @@ func readSmall(abs string) ([]byte, error) {
 // rules is the rulesKey of rel's folder, handed to a subfolder's walk; c,
 // when not nil, caches the exclude answer of a folder or regular file
 // (symlinks are classified each time: their target's type decides).
-func (sc *scanner) entry(rel, abs string, e fs.DirEntry, rules uint64, c *classified) {
+//
+// dirAbs is the absolute path of the entry's folder and abs the entry's own
+// ("" to build it from dirAbs and e's name: dirAbs is clean and the name is
+// one element, so no filepath.Join, whose Clean was 7% of a refresh's CPU;
+// a regular file's is built only when needed, see fileJob.absPath).
+func (sc *scanner) entry(rel, dirAbs, abs string, e fs.DirEntry, rules uint64, c *classified) {
 	if !utf8.ValidString(rel) {
 		sc.skip(rel, skipEntry{reason: skipInvalidName})
 		return
 	}
 	typ := e.Type()
+	if abs == "" && !typ.IsRegular() {
+		abs = dirAbs + string(filepath.Separator) + e.Name()
+	}
 	switch {
 	case typ.IsDir():
 		if sc.excludedSelf(c, rel, true) {
 			sc.skipped[rel] = skipEntry{reason: skipExcludedDir}
 			return
 		}
-		// os.Lstat, not e.Info (see check): the folder's own lstat now.
-		fi, err := os.Lstat(abs)
+		// An lstat, not e.Info (see check): the folder's own lstat now.
+		fi, err := sc.lstatEntry(abs, e.Name())
 		if err != nil {
 			sc.skip(rel, skipEntry{reason: skipVanished})
 			return
@@ -543,13 +571,25 @@ func (sc *scanner) entry(rel, abs string, e fs.DirEntry, rules uint64, c *classi
 			sc.skip(rel, skipEntry{reason: skipExcludedFile})
 			return
 		}
-		j := fileJob{rel: rel, abs: abs, entry: e}
+		j := fileJob{rel: rel, abs: abs, dirAbs: dirAbs, entry: e}
 		if h := sc.curDir; h != nil && sc.candidate < sc.w.opts.MaxFiles {
 			h.refs.Add(1)
 			j.dir = h
 		}
 		sc.queue(j)
 	}
+}
+
+// lstatEntry is the lstat of the entry name of the folder being listed
+// (abs is its path): relative to the folder's open handle where there is
+// one, else by path.
+func (sc *scanner) lstatEntry(abs, name string) (fs.FileInfo, error) {
+	if h := sc.curDir; h != nil {
+		if fi, err := statAt(h.fd, name); !errors.Is(err, errors.ErrUnsupported) {
+			return fi, err
+		}
+	}
+	return os.Lstat(abs)
 }
 
 // excludedSelf is the rules' answer for rel, from c's cache when it has
@@ -639,7 +679,7 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		// the lstat taken when the folder was listed, and a reused listing
 		// (dirListing) may be old.
 		var err error
-		info, err = lstatPath(j.abs)
+		info, err = lstatPath(j.absPath())
 		if err != nil {
 			return result{skip: skipEntry{reason: errReason(err)}}
 		}
@@ -667,7 +707,7 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	}
 	sc.w.contentReads.Add(1)
 	ambiguous := time.Since(mtime) < AmbiguousWindow
-	f, err := os.Open(j.abs)
+	f, err := os.Open(j.absPath())
 	if err != nil {
 		return result{skip: skipEntry{reason: errReason(err)}}
 	}
@@ -684,12 +724,12 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	if ambiguous {
 		// Hashed before the parser reads it: should it change in between,
 		// the hash is of the older content and the next check reads again.
-		if data, err := os.ReadFile(j.abs); err == nil {
+		if data, err := os.ReadFile(j.absPath()); err == nil {
 			file.Hash, file.Hashed = ContentHash(data), true
 		}
 	}
 	if p := sc.w.opts.Parse; p != nil {
-		res, err := p(sc.ctx, j.abs, file)
+		res, err := p(sc.ctx, j.absPath(), file)
 		if err != nil {
 			file.ParseErr = err.Error()
 		} else {
@@ -708,7 +748,7 @@ func (sc *scanner) reuseSaved(j *fileJob, size int64, mtime time.Time, ino uint6
 			return result{file: f}, true
 		}
 		sc.w.contentReads.Add(1)
-		if data, err := os.ReadFile(j.abs); err == nil && int64(len(data)) == size && ContentHash(data) == f.Hash {
+		if data, err := os.ReadFile(j.absPath()); err == nil && int64(len(data)) == size && ContentHash(data) == f.Hash {
 			return result{file: f}, true
 		}
 		return result{}, false

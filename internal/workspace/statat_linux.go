@@ -27,7 +27,7 @@ func statAt(dirfd int, name string) (fs.FileInfo, error) {
 		break
 	}
 	fi := &statInfo{name: name, size: st.Size, modTime: time.Unix(st.Mtim.Unix()), mode: fs.FileMode(st.Mode & 0o777), ino: st.Ino,
-		ctime: st.Ctim.Nano()}
+		dev: uint64(st.Dev), ctime: st.Ctim.Nano()}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
@@ -53,6 +53,7 @@ type statInfo struct {
 	modTime time.Time
 	mode    fs.FileMode
 	ino     uint64
+	dev     uint64
 	ctime   int64 // inode change time, ns
 }
 
@@ -64,3 +65,19 @@ func (s *statInfo) IsDir() bool        { return s.mode.IsDir() }
 func (s *statInfo) Sys() any           { return nil }
 func (s *statInfo) inode() uint64      { return s.ino }
 func (s *statInfo) changeTime() int64  { return s.ctime }
+func (s *statInfo) fileID() fileID     { return fileID{dev: s.dev, ino: s.ino} }
+
+// openDirPath opens the folder abs for statAt only (O_PATH: the folder is
+// not read), so the files of a reused listing are stated relative to it
+// and their absolute paths are never built.
+func openDirPath(abs string) (int, error) {
+	for {
+		fd, err := unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+}
+
+func closeFD(fd int) { unix.Close(fd) }
