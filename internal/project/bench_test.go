@@ -91,7 +91,7 @@ func BenchmarkReopenGoSource(b *testing.B) {
 // answers on TASK_X_BENCH_DIR (else $(go env GOROOT)/src), without a
 // dataDir: the scan with every file parsed, the graph and the retrieval
 // index. It reports the process's CPU seconds per open and, per phase,
-// the wall milliseconds.
+// the wall milliseconds and the cores kept busy (CPU / wall).
 func BenchmarkColdOpen(b *testing.B) {
 	src := os.Getenv("TASK_X_BENCH_DIR")
 	if src == "" {
@@ -105,27 +105,34 @@ func BenchmarkColdOpen(b *testing.B) {
 		b.Skip("no source tree:", err)
 	}
 	ctx := context.Background()
-	var scan, graph, retrieval time.Duration
+	var scan, graph, retrieval, scanCPU, graphCPU, retrievalCPU time.Duration
 	cpu0 := processCPU()
 	for b.Loop() {
-		t0 := time.Now()
+		t0, c0 := time.Now(), processCPU()
 		p, err := Open(ctx, src, &Options{Home: "-"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+		t1, c1 := time.Now(), processCPU()
 		p.Graph()
-		t2 := time.Now()
+		t2, c2 := time.Now(), processCPU()
 		p.BuildRetrieval(ctx)
-		t3 := time.Now()
+		t3, c3 := time.Now(), processCPU()
 		p.Close()
 		scan += t1.Sub(t0)
 		graph += t2.Sub(t1)
 		retrieval += t3.Sub(t2)
+		scanCPU += c1 - c0
+		graphCPU += c2 - c1
+		retrievalCPU += c3 - c2
 	}
 	n := float64(b.N)
 	b.ReportMetric((processCPU()-cpu0).Seconds()/n, "cpu-s/op")
 	b.ReportMetric(float64(scan.Milliseconds())/n, "scan-ms/op")
 	b.ReportMetric(float64(graph.Milliseconds())/n, "graph-ms/op")
 	b.ReportMetric(float64(retrieval.Milliseconds())/n, "retrieval-ms/op")
+	// Cores kept busy per phase: CPU time over wall time.
+	b.ReportMetric(scanCPU.Seconds()/scan.Seconds(), "scan-cores")
+	b.ReportMetric(graphCPU.Seconds()/graph.Seconds(), "graph-cores")
+	b.ReportMetric(retrievalCPU.Seconds()/retrieval.Seconds(), "retrieval-cores")
 }
