@@ -35,12 +35,13 @@ const (
 )
 
 var memLimits struct {
-	mu       sync.Mutex
-	owned    bool // the limit is ours (none was set when the first project opened)
-	checked  bool
-	open     int     // budgets not closed
-	opening  int     // budgets neither closed nor relaxed
-	weighted float64 // sum of bytes × factor over the open budgets
+	mu         sync.Mutex
+	owned      bool // the limit is ours (none was set when the first project opened)
+	checked    bool
+	open       int     // budgets not closed
+	opening    int     // budgets neither closed nor relaxed
+	weighted   float64 // sum of bytes × factor over the open budgets
+	afterOpens int     // afterOpen calls (tests)
 }
 
 // memBudget is one project's share of the limit.
@@ -146,5 +147,17 @@ func applyMemLimit() {
 	} else if memLimits.opening > 0 {
 		limit = memLimitBase + int64(max(memLimits.weighted, 0))
 	}
-	debug.SetMemoryLimit(limit)
+	if prev := debug.SetMemoryLimit(limit); prev != math.MaxInt64 && limit == math.MaxInt64 && memLimits.open > 0 {
+		// The open is done: its transients (parse, graph and retrieval
+		// builds, the first save) are garbage now. Without a limit the GC
+		// would next run when the heap is twice what it marked last, and
+		// that mark was near the limit's peak; a GC now marks only the
+		// live data, and the pages it frees go back to the system.
+		memLimits.afterOpens++
+		afterOpen()
+	}
 }
+
+// afterOpen is called (memLimits.mu held) when the limit is lifted with
+// projects open; a variable for tests.
+var afterOpen = func() { go debug.FreeOSMemory() }

@@ -13,8 +13,12 @@ func resetMemLimits(t *testing.T) {
 	memLimits.mu.Lock()
 	owned, checked, open, opening, weighted := memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted
 	memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = false, false, 0, 0, 0
+	memLimits.afterOpens = 0
 	memLimits.mu.Unlock()
+	hook := afterOpen
+	afterOpen = func() {}
 	t.Cleanup(func() {
+		afterOpen = hook
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
 		memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = owned, checked, open, opening, weighted
@@ -52,11 +56,22 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != steady {
 		t.Fatalf("after a second relax: limit %d, want %d", got, steady)
 	}
+	afterOpens := func() int {
+		memLimits.mu.Lock()
+		defer memLimits.mu.Unlock()
+		return memLimits.afterOpens
+	}
+	if n := afterOpens(); n != 0 {
+		t.Fatalf("limit still held: %d releases after open, want 0", n)
+	}
 	a.close()
 	a.close()
 	a.set(1 << 30) // closed: ignored
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Fatalf("no project opening (a closed, b built): limit %d, want none", got)
+	}
+	if n := afterOpens(); n != 1 {
+		t.Fatalf("limit lifted with b open: %d releases after open, want 1", n)
 	}
 	c := newMemBudget(20 << 20) // another opens: the built one's bytes count again
 	if want := memLimitBase + int64(float64(10<<20)*memLimitSteady+float64(20<<20)*memLimitPerByte); debug.SetMemoryLimit(-1) != want {
@@ -70,6 +85,9 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	b.close()
 	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
 		t.Fatalf("all closed: limit %d, want none", got)
+	}
+	if n := afterOpens(); n != 2 {
+		t.Fatalf("after c was built and all closed: %d releases after open, want 2 (not on close)", n)
 	}
 }
 
