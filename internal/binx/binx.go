@@ -13,6 +13,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 )
 
 // ErrCorrupt is the Reader's error for input that does not decode.
@@ -232,6 +233,73 @@ func (t *Strings) At(i int) string {
 		start = t.ends[i-1]
 	}
 	return t.all[start:t.ends[i]]
+}
+
+// NewStrings returns a table of ss (one string holding them all).
+func NewStrings(ss []string) *Strings {
+	return NewStringsFunc(len(ss), func(i int) string { return ss[i] })
+}
+
+// NewStringsFunc returns a table of n entries, entry i being at(i).
+func NewStringsFunc(n int, at func(i int) string) *Strings {
+	size := 0
+	for i := range n {
+		size += len(at(i))
+	}
+	var b strings.Builder
+	b.Grow(size)
+	t := &Strings{ends: make([]uint32, n)}
+	for i := range n {
+		b.WriteString(at(i))
+		t.ends[i] = uint32(b.Len())
+	}
+	t.all = b.String()
+	return t
+}
+
+// AppendTable appends t as AppendStrings appends its entries.
+func AppendTable(b []byte, t *Strings) []byte {
+	b = AppendUint(b, uint64(len(t.ends)))
+	prev := uint32(0)
+	for _, e := range t.ends {
+		b = AppendUint(b, uint64(e-prev))
+		prev = e
+	}
+	return append(b, t.all...)
+}
+
+// Size is the memory the table holds (its string and ends).
+func (t *Strings) Size() int { return len(t.all) + 4*len(t.ends) }
+
+// Sorted reports whether the entries are strictly increasing.
+func (t *Strings) Sorted() bool {
+	for i := 1; i < len(t.ends); i++ {
+		if t.At(i) <= t.At(i-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// Search returns the index of the first entry >= s in a table whose
+// entries are sorted (Len when there is none).
+func (t *Strings) Search(s string) int {
+	lo, hi := 0, len(t.ends)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.At(m) < s {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// Find returns the index of s in a sorted table.
+func (t *Strings) Find(s string) (int, bool) {
+	i := t.Search(s)
+	return i, i < len(t.ends) && t.At(i) == s
 }
 
 // Ref reads an index into t and returns its entry.

@@ -206,3 +206,42 @@ func TestStringsTable(t *testing.T) {
 		t.Fatalf("empty table Len = %d", empty.Len())
 	}
 }
+
+// TestStringsTable: a table made in memory equals the one read back, is
+// written as AppendStrings writes its entries, and finds its entries.
+func TestSortedStringsTable(t *testing.T) {
+	ss := []string{"", "a", "ab", "abc", "b", "ba", "zz"}
+	tab := NewStrings(ss)
+	if !tab.Sorted() || tab.Len() != len(ss) {
+		t.Fatalf("table of %q: len %d, sorted %v", ss, tab.Len(), tab.Sorted())
+	}
+	if got, want := AppendTable(nil, tab), AppendStrings(nil, ss); string(got) != string(want) {
+		t.Fatalf("AppendTable %x, AppendStrings %x", got, want)
+	}
+	back := NewReader(AppendTable(nil, tab)).ReadStrings()
+	for i, s := range ss {
+		if back.At(i) != s || tab.At(i) != s {
+			t.Errorf("entry %d: %q / %q, want %q", i, tab.At(i), back.At(i), s)
+		}
+		if j, ok := tab.Find(s); !ok || j != i {
+			t.Errorf("Find(%q) = %d, %v", s, j, ok)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		want int
+	}{{"aa", 2}, {"abd", 4}, {"c", 6}, {"zzz", 7}} {
+		if i := tab.Search(c.s); i != c.want {
+			t.Errorf("Search(%q) = %d, want %d", c.s, i, c.want)
+		}
+		if _, ok := tab.Find(c.s); ok {
+			t.Errorf("Find(%q) found an absent entry", c.s)
+		}
+	}
+	if NewStrings([]string{"b", "a"}).Sorted() || NewStrings([]string{"a", "a"}).Sorted() {
+		t.Error("unsorted or duplicate entries reported sorted")
+	}
+	if !NewStrings(nil).Sorted() || NewStrings(nil).Search("x") != 0 {
+		t.Error("empty table")
+	}
+}

@@ -1,7 +1,6 @@
 package retrieve
 
 import (
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -10,15 +9,15 @@ import (
 
 // nameTable lets matchSymbols skip, without reading them, the symbols whose
 // name cannot match a query unit. Every distinct symbol name has an id;
-// each definition key (ix.defKeys: a name part or a whole name, stemmed)
+// each definition key (ix.defs's keys: a name part or a whole name, stemmed)
 // lists the names that produce it. A name matches a unit only through one
 // of its keys (exact: its whole-name key is the unit's key; prefix: its
 // whole-name key starts with the unit's key; part: a part's key is the
 // unit's key), so the names listed under the unit's key and, for keys of 3
 // or more bytes, under every key starting with it are all the names that
 // may match. Names with a non-ASCII byte, and any name a key of which is
-// not in defKeys, are always checked. The table is derived from the
-// index's symbols and defKeys in the background after Build or a LoadSaved
+// not in the definition keys, are always checked. The table is derived from the
+// index's symbols and definition keys in the background after Build or a LoadSaved
 // with changed files; Search uses it once it is there and checks every
 // symbol before, with the same results. It is saved with the index
 // (appendSaved) and taken from there when nothing changed.
@@ -27,7 +26,7 @@ import (
 type nameTable struct {
 	symOff   []uint32 // file id → its symbols' name ids are ids[symOff[id]:symOff[id+1]]
 	ids      []uint32 // name id per symbol, in symbolsOf order
-	keyOff   []uint32 // defKeys index → its names are keyNames[keyOff[k]:keyOff[k+1]]
+	keyOff   []uint32 // definition key index → its names are keyNames[keyOff[k]:keyOff[k+1]]
 	keyNames []uint32
 	always   []uint32 // name ids always checked
 	names    int      // distinct names
@@ -93,12 +92,12 @@ func (ix *Index) buildNameTable() *nameTable {
 	}
 	nameID = nil
 	t.names = len(distinct)
-	keyIdx := make(map[string]uint32, len(ix.defKeys))
-	for i, k := range ix.defKeys {
-		keyIdx[k] = uint32(i)
+	keyIdx := make(map[string]uint32, ix.defs.len())
+	for i := range ix.defs.len() {
+		keyIdx[ix.defs.key(i)] = uint32(i)
 	}
 	// Two passes over the names' keys: count per key, then fill.
-	counts := make([]uint32, len(ix.defKeys)+1)
+	counts := make([]uint32, ix.defs.len()+1)
 	var keys []uint32
 	nameKeys := func(name string) (ks []uint32, ok bool) {
 		keys = keys[:0]
@@ -175,9 +174,9 @@ func (ix *Index) nameMask(t *nameTable, units []unit) []uint64 {
 		if len(u.key) < 2 {
 			return nil
 		}
-		i := sort.SearchStrings(ix.defKeys, u.key)
-		for ; i < len(ix.defKeys); i++ {
-			k := ix.defKeys[i]
+		i := ix.defs.search(u.key)
+		for ; i < ix.defs.len(); i++ {
+			k := ix.defs.key(i)
 			if k != u.key && (len(u.key) < 3 || !strings.HasPrefix(k, u.key)) {
 				break
 			}

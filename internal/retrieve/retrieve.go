@@ -274,12 +274,12 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		get(id)
 	}
 	for _, u := range units {
-		if d := ix.defs[u.key]; len(d) <= maxDefCandidates {
+		if d := ix.defs.get(u.key); len(d) <= maxDefCandidates {
 			for _, id := range d {
 				get(id)
 			}
 		}
-		for _, id := range ix.pathTrm[u.key] {
+		for _, id := range ix.pathTrm.get(u.key) {
 			c := get(id)
 			c.pathHit = appendUnique(c.pathHit, u.display)
 		}
@@ -742,7 +742,7 @@ func (ix *Index) units(text string, terms []string) []unit {
 		posts := ix.postings(key)
 		df := float64(len(posts))
 		if df == 0 {
-			df = float64(len(ix.defs[key]) + len(ix.pathTrm[key]))
+			df = float64(len(ix.defs.get(key)) + len(ix.pathTrm.get(key)))
 		}
 		n := float64(len(ix.paths))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
@@ -807,8 +807,7 @@ func verbForms(t string) []string {
 
 // known reports whether the index holds key anywhere.
 func (ix *Index) known(key string) bool {
-	_, ok := ix.termIDs[key]
-	return ok || len(ix.defs[key]) > 0 || len(ix.pathTrm[key]) > 0
+	return ix.hasTerm(key) || len(ix.defs.get(key)) > 0 || len(ix.pathTrm.get(key)) > 0
 }
 
 // matchSymbols returns the definition score of a file with symbols syms

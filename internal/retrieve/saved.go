@@ -14,8 +14,9 @@ import (
 // savedVersion changes whenever the saved layout or the content terms
 // (tokenizing, splitting, stemming) change: a saved index of another
 // version is rebuilt.
-// 4: the total posting count, the name table.
-const savedVersion = 4
+// 4: the total posting count, the name table. 5: the content terms are
+// saved sorted (a term's id is its rank), the id lists' keys as tables.
+const savedVersion = 5
 
 // ErrSavedMismatch is LoadSaved's error for a saved index that is not of
 // the snapshot's files (or of this version).
@@ -33,13 +34,9 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 		b = binx.AppendUint(b, uint64(l))
 	}
 	b = binx.AppendUint(b, uint64(ix.bytes))
-	terms := make([]string, len(ix.termIDs))
-	for t, id := range ix.termIDs {
-		terms[id] = t
-	}
-	b = binx.AppendStrings(b, terms)
+	b = binx.AppendTable(b, ix.terms)
 	b = binx.AppendUint(b, uint64(len(ix.posts)))
-	for g := range terms {
+	for g := range ix.terms.Len() {
 		ps := ix.posts[ix.offsets[g]:ix.offsets[g+1]]
 		b = binx.AppendUint(b, uint64(len(ps)))
 		prev := uint32(0)
@@ -48,8 +45,8 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 			prev = p
 		}
 	}
-	b = appendIDLists(b, ix.pathTrm, nil)
-	b = appendIDLists(b, ix.defs, ix.defKeys)
+	b = appendIDLists(b, &ix.pathTrm)
+	b = appendIDLists(b, &ix.defs)
 	// The name table (built in the background: waited for here, as the
 	// save runs in the background too).
 	ix.waitNameTable()
@@ -61,19 +58,12 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 	return b
 }
 
-// appendIDLists appends the keys of m (sorted: keys when given, which
-// must be m's sorted keys) and each key's increasing id list as gaps.
-func appendIDLists(b []byte, m map[string][]uint32, keys []string) []byte {
-	if keys == nil {
-		keys = make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-	}
-	b = binx.AppendStrings(b, keys)
-	for _, k := range keys {
-		ids := m[k]
+// appendIDLists appends the sorted keys of l and each key's increasing
+// id list as gaps.
+func appendIDLists(b []byte, l *idLists) []byte {
+	b = binx.AppendTable(b, l.keys)
+	for i := range l.len() {
+		ids := l.at(i)
 		b = binx.AppendUint(b, uint64(len(ids)))
 		prev := uint32(0)
 		for i, id := range ids {
@@ -89,38 +79,37 @@ func appendIDLists(b []byte, m map[string][]uint32, keys []string) []byte {
 }
 
 // readIDLists reads what appendIDLists wrote: keys strictly increasing,
-// ids strictly increasing and below n. It returns the map and its keys.
-func readIDLists(r *binx.Reader, n int) (map[string][]uint32, []string) {
-	t := r.ReadStrings()
-	m := make(map[string][]uint32, t.Len())
-	keys := make([]string, t.Len())
-	for i := range keys {
-		keys[i] = t.At(i)
-		if i > 0 && keys[i] <= keys[i-1] {
-			r.Fail(nil)
-			return nil, nil
-		}
+// ids strictly increasing and below n.
+func readIDLists(r *binx.Reader, n int) idLists {
+	keys := r.ReadStrings()
+	if r.Err() != nil || !keys.Sorted() {
+		r.Fail(nil)
+		return idLists{}
+	}
+	l := idLists{keys: keys, off: make([]uint32, keys.Len()+1)}
+	// Each id takes at least one byte, which bounds the array.
+	l.ids = make([]uint32, 0, min(r.Len(), 1<<28))
+	for i := range keys.Len() {
 		cnt := r.Count(1)
 		if cnt > n {
 			r.Fail(nil)
 		}
-		ids := make([]uint32, cnt)
 		var prev uint64
-		for k := range ids {
+		for k := range cnt {
 			d := r.Uint()
 			id := prev + d
 			if (k > 0 && d == 0) || id >= uint64(n) {
 				r.Fail(nil)
 			}
 			if r.Err() != nil {
-				return nil, nil
+				return idLists{}
 			}
-			ids[k] = uint32(id)
+			l.ids = append(l.ids, uint32(id))
 			prev = id
 		}
-		m[keys[i]] = ids
+		l.off[i+1] = uint32(len(l.ids))
 	}
-	return m, keys
+	return l
 }
 
 // Saved is a decoded saved index (DecodeSaved), not yet checked against a
@@ -129,13 +118,11 @@ type Saved struct {
 	paths    *binx.Strings
 	oldLen   []uint32
 	oldBytes int64
-	terms    *binx.Strings
-	termIDs  map[string]int32
+	terms    *binx.Strings // sorted
 	offsets  []uint32
 	posts    []uint32
-	pathTrm  map[string][]uint32
-	defs     map[string][]uint32
-	defKeys  []string
+	pathTrm  idLists
+	defs     idLists
 	nt       *nameTable // nil when not saved
 	used     bool
 	// Previous, when set, returns the entry a file (root-relative path)
@@ -207,10 +194,10 @@ func DecodeSaved(data []byte) (*Saved, error) {
 	if r.Err() == nil && len(s.posts) != total {
 		r.Fail(nil)
 	}
-	s.pathTrm, _ = readIDLists(r, oldN)
-	s.defs, s.defKeys = readIDLists(r, oldN)
+	s.pathTrm = readIDLists(r, oldN)
+	s.defs = readIDLists(r, oldN)
 	if r.Bool() {
-		s.nt = readNameTable(r, oldN, len(s.defKeys))
+		s.nt = readNameTable(r, oldN, s.defs.len())
 	}
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail(nil)
@@ -218,13 +205,8 @@ func DecodeSaved(data []byte) (*Saved, error) {
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSavedMismatch, err)
 	}
-	s.termIDs = make(map[string]int32, nt)
-	for g := range nt {
-		t := s.terms.At(g)
-		if _, dup := s.termIDs[t]; dup {
-			return nil, fmt.Errorf("%w: duplicate term", ErrSavedMismatch)
-		}
-		s.termIDs[t] = int32(g)
+	if !s.terms.Sorted() { // strictly increasing: no duplicate either
+		return nil, fmt.Errorf("%w: terms out of order", ErrSavedMismatch)
 	}
 	return s, nil
 }
@@ -253,7 +235,7 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	n := len(ix.paths)
 	paths, oldN, oldLen, oldBytes := s.paths, s.paths.Len(), s.oldLen, s.oldBytes
 	nt, terms, offsets, posts := s.terms.Len(), s.terms, s.offsets, s.posts
-	pathTrm, defs, defKeys := s.pathTrm, s.defs, s.defKeys
+	pathTrm, defs := s.pathTrm, s.defs
 
 	// Saved id → new id (-1: gone or changed). Both path lists are sorted,
 	// so the mapping is increasing and remapped postings stay sorted.
@@ -281,8 +263,8 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	if kept == n && oldN == n {
 		// Nothing changed: the saved index as it is.
 		ix.docLen, ix.bytes, ix.offsets, ix.posts = oldLen, oldBytes, offsets, posts
-		ix.termIDs = s.termIDs
-		ix.pathTrm, ix.defs, ix.defKeys = pathTrm, defs, defKeys
+		ix.terms = terms
+		ix.pathTrm, ix.defs = clipIDs(pathTrm), clipIDs(defs)
 		ix.setAvgLen()
 		ix.elapsed = time.Since(start)
 		if s.nt != nil {
@@ -328,65 +310,59 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	}
 	ix.bytes += sh.bytes
 
-	// Merge: saved terms first (their postings remapped), then the
-	// shard's new terms; terms left without postings are dropped, as
-	// Build never has them.
-	// Saved terms keep their ids (s.termIDs, checked for duplicates by
-	// DecodeSaved); new ones are numbered after them in a map of their
-	// own (adding them to the saved map would grow all of it).
-	ids := map[string]int32{}
-	names := make([]string, nt, nt+len(sh.terms))
-	for g := range nt {
-		names[g] = terms.At(g)
-	}
-	shardOf := make([]int32, nt, nt+len(sh.terms))
+	// Merge the saved terms (sorted; their postings remapped) with the
+	// shard's new terms (sorted here); terms left without postings are
+	// dropped, as Build never has them.
+	shardOf := make([]int32, nt) // saved term → shard term (-1: none)
 	for g := range shardOf {
 		shardOf[g] = -1
 	}
-	for lid, t := range sh.terms {
-		g, ok := s.termIDs[t]
-		if !ok {
-			g, ok = ids[t]
+	var added []string // shard terms not saved
+	addedLid := map[string]int32{}
+	shPosts := sh.lists()
+	for t, lid := range sh.dict {
+		if g, ok := terms.Find(t); ok {
+			shardOf[g] = lid
+		} else {
+			added = append(added, t)
+			addedLid[t] = lid
 		}
-		if !ok {
-			g = int32(len(names))
-			ids[t] = g
-			names = append(names, t)
-			shardOf = append(shardOf, -1)
-		}
-		shardOf[g] = int32(lid)
 	}
-	counts := make([]uint32, len(names))
-	var total uint32
-	for g := range names {
-		if g < nt {
-			for _, p := range posts[offsets[g]:offsets[g+1]] {
-				if mapping[p>>tfBits] >= 0 {
-					counts[g]++
-				}
+	slices.Sort(added)
+	kept0 := func(ps []uint32) uint32 {
+		n := uint32(0)
+		for _, p := range ps {
+			if mapping[p>>tfBits] >= 0 {
+				n++
 			}
 		}
-		if lid := shardOf[g]; lid >= 0 {
-			counts[g] += uint32(len(sh.posts[lid]))
-		}
-		total += counts[g]
+		return n
 	}
-	ix.termIDs = make(map[string]int32, len(names))
-	ix.offsets = make([]uint32, 1, len(names)+1)
+	var total uint32
+	for g := range nt {
+		total += kept0(posts[offsets[g]:offsets[g+1]])
+	}
+	for _, ps := range shPosts {
+		total += uint32(len(ps))
+	}
+	var names []string
+	ix.offsets = make([]uint32, 1, nt+len(added)+1)
 	ix.posts = make([]uint32, 0, total)
-	for g, t := range names {
-		if counts[g] == 0 {
-			continue
+	g, a := 0, 0
+	for g < nt || a < len(added) {
+		var t string
+		var old, add []uint32
+		if a == len(added) || (g < nt && terms.At(g) < added[a]) {
+			t, old = terms.At(g), posts[offsets[g]:offsets[g+1]]
+			if lid := shardOf[g]; lid >= 0 {
+				add = shPosts[lid]
+			}
+			g++
+		} else {
+			t, add = added[a], shPosts[addedLid[added[a]]]
+			a++
 		}
-		ix.termIDs[t] = int32(len(ix.offsets) - 1)
-		var old []uint32
-		if g < nt {
-			old = posts[offsets[g]:offsets[g+1]]
-		}
-		var add []uint32
-		if lid := shardOf[g]; lid >= 0 {
-			add = sh.posts[lid]
-		}
+		start := len(ix.posts)
 		for len(old) > 0 || len(add) > 0 {
 			if len(old) > 0 {
 				m := mapping[old[0]>>tfBits]
@@ -404,14 +380,19 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 			ix.posts = append(ix.posts, add[0])
 			add = add[1:]
 		}
+		if len(ix.posts) == start {
+			continue
+		}
+		names = append(names, t)
 		ix.offsets = append(ix.offsets, uint32(len(ix.posts)))
 	}
 	ix.offsets = slices.Clip(ix.offsets)
+	ix.terms = binx.NewStrings(names)
 	ix.setAvgLen()
 	if s.sameNames(ix, fresh) {
 		// The terms of the paths and definitions and the name table
 		// are made of the paths and the symbols' names only.
-		ix.pathTrm, ix.defs, ix.defKeys = pathTrm, defs, defKeys
+		ix.pathTrm, ix.defs = clipIDs(pathTrm), clipIDs(defs)
 		ix.elapsed = time.Since(start)
 		if err := ix.useNameTable(s.nt); err != nil {
 			return nil, err
@@ -419,20 +400,20 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 		return ix, nil
 	}
 	// Names: the saved lists remapped, the fresh files' names added.
-	ix.pathTrm, ix.defs = remapIDs(pathTrm, mapping), remapIDs(defs, mapping)
+	nm := nameMaps{path: remapIDs(pathTrm, mapping), defs: remapIDs(defs, mapping)}
 	for id, isFresh := range fresh {
 		if isFresh {
-			ix.addNames(id)
+			ix.addNames(nm, id)
 		}
 	}
-	for _, m := range []map[string][]uint32{ix.pathTrm, ix.defs} {
+	for _, m := range []map[string][]uint32{nm.path, nm.defs} {
 		for _, l := range m {
 			if !slices.IsSorted(l) { // a fresh id appended after higher ones
 				slices.Sort(l)
 			}
 		}
 	}
-	ix.sizeNames()
+	ix.setNames(nm)
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
@@ -483,11 +464,20 @@ func (ix *Index) useNameTable(t *nameTable) error {
 	return nil
 }
 
-// remapIDs returns m with every id mapped (ids mapped to -1 dropped, keys
-// left without ids dropped).
-func remapIDs(m map[string][]uint32, mapping []int32) map[string][]uint32 {
-	out := make(map[string][]uint32, len(m))
-	for k, ids := range m {
+// clipIDs returns l with its id array exactly sized.
+func clipIDs(l idLists) idLists {
+	if cap(l.ids) > len(l.ids)+len(l.ids)/8 {
+		l.ids = slices.Clone(l.ids)
+	}
+	return l
+}
+
+// remapIDs returns l as a map with every id mapped (ids mapped to -1
+// dropped, keys left without ids dropped).
+func remapIDs(m idLists, mapping []int32) map[string][]uint32 {
+	out := make(map[string][]uint32, m.len())
+	for i := range m.len() {
+		k, ids := m.key(i), m.at(i)
 		var l []uint32
 		for _, id := range ids {
 			if nid := mapping[id]; nid >= 0 {

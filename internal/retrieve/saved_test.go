@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/binx"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -29,8 +30,8 @@ func TestSavedRoundTrip(t *testing.T) {
 	}
 	for name, pair := range map[string][2]any{
 		"paths": {ix.paths, got.paths}, "docLen": {ix.docLen, got.docLen}, "avgLen": {ix.avgLen, got.avgLen},
-		"termIDs": {ix.termIDs, got.termIDs}, "offsets": {ix.offsets, got.offsets}, "posts": {ix.posts, got.posts},
-		"pathTrm": {ix.pathTrm, got.pathTrm}, "defs": {ix.defs, got.defs}, "defKeys": {ix.defKeys, got.defKeys},
+		"terms": {tableOf(ix.terms), tableOf(got.terms)}, "offsets": {ix.offsets, got.offsets}, "posts": {ix.posts, got.posts},
+		"pathTrm": {listsOf(&ix.pathTrm), listsOf(&got.pathTrm)}, "defs": {listsOf(&ix.defs), listsOf(&got.defs)},
 		"bytes": {ix.bytes, got.bytes},
 	} {
 		if !reflect.DeepEqual(pair[0], pair[1]) {
@@ -63,6 +64,24 @@ func TestSavedRoundTrip(t *testing.T) {
 			t.Errorf("cut at %d of %d bytes: loaded", n, len(data))
 		}
 	}
+}
+
+// tableOf is t's entries.
+func tableOf(t *binx.Strings) []string {
+	out := make([]string, t.Len())
+	for i := range out {
+		out[i] = t.At(i)
+	}
+	return out
+}
+
+// listsOf is l as keys and their id lists, in order.
+func listsOf(l *idLists) []any {
+	var out []any
+	for i := range l.len() {
+		out = append(out, l.key(i), slices.Clone(l.at(i)))
+	}
+	return out
 }
 
 // FuzzLoadSaved: any bytes load or fail, never panic.
@@ -137,18 +156,19 @@ func TestSavedWithChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.termIDs) != len(want.termIDs) {
-		t.Errorf("%d terms, Build has %d", len(got.termIDs), len(want.termIDs))
+	if got.Terms() != want.Terms() {
+		t.Errorf("%d terms, Build has %d", got.Terms(), want.Terms())
 	}
-	for term := range want.termIDs {
+	for _, term := range tableOf(want.terms) {
 		if !slices.Equal(got.postings(term), want.postings(term)) {
 			t.Errorf("postings of %q: %v, Build %v", term, got.postings(term), want.postings(term))
 		}
 	}
 	for name, pair := range map[string][2]any{
 		"paths": {want.paths, got.paths}, "docLen": {want.docLen, got.docLen}, "avgLen": {want.avgLen, got.avgLen},
-		"pathTrm": {want.pathTrm, got.pathTrm}, "defs": {want.defs, got.defs}, "defKeys": {want.defKeys, got.defKeys},
-		"bytes": {want.bytes, got.bytes},
+		"pathTrm": {listsOf(&want.pathTrm), listsOf(&got.pathTrm)}, "defs": {listsOf(&want.defs), listsOf(&got.defs)},
+		"bytes": {want.bytes, got.bytes}, "terms": {tableOf(want.terms), tableOf(got.terms)},
+		"offsets": {want.offsets, got.offsets}, "posts": {want.posts, got.posts},
 	} {
 		if !reflect.DeepEqual(pair[0], pair[1]) {
 			t.Errorf("%s differs from Build", name)
@@ -275,23 +295,23 @@ func TestSavedTouchedKeepsNames(t *testing.T) {
 			t.Errorf("rename %v: name table differs from Build", rename)
 		}
 		for name, pair := range map[string][2]any{
-			"pathTrm": {want.pathTrm, got.pathTrm}, "defs": {want.defs, got.defs}, "defKeys": {want.defKeys, got.defKeys},
-			"docLen": {want.docLen, got.docLen},
+			"pathTrm": {listsOf(&want.pathTrm), listsOf(&got.pathTrm)}, "defs": {listsOf(&want.defs), listsOf(&got.defs)},
+			"docLen": {want.docLen, got.docLen}, "terms": {tableOf(want.terms), tableOf(got.terms)},
 		} {
 			if !reflect.DeepEqual(pair[0], pair[1]) {
 				t.Errorf("rename %v: %s differs from Build", rename, name)
 			}
 		}
-		for term := range want.termIDs {
+		for _, term := range tableOf(want.terms) {
 			if !slices.Equal(got.postings(term), want.postings(term)) {
 				t.Errorf("rename %v: postings of %q differ from Build", rename, term)
 			}
 		}
-		if len(got.termIDs) != len(want.termIDs) {
-			t.Errorf("rename %v: %d terms, Build %d", rename, len(got.termIDs), len(want.termIDs))
+		if got.Terms() != want.Terms() {
+			t.Errorf("rename %v: %d terms, Build %d", rename, got.Terms(), want.Terms())
 		}
-		if rename == reflect.DeepEqual(want.defKeys, ix.defKeys) {
-			t.Errorf("rename %v: definition keys changed %v", rename, !reflect.DeepEqual(want.defKeys, ix.defKeys))
+		if keys := tableOf(want.defs.keys); rename == reflect.DeepEqual(keys, tableOf(ix.defs.keys)) {
+			t.Errorf("rename %v: definition keys changed %v", rename, !reflect.DeepEqual(keys, tableOf(ix.defs.keys)))
 		}
 	}
 }
