@@ -207,11 +207,18 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		maxSnip = DefaultMaxSnippets
 	}
 	q.Text = capQuery(q.Text)
+	// A pasted code block's fence lines (```go) are no words of the query.
+	q.Text = dropFences(q.Text)
 	text := q.Text
 	// The change type of a conventional line ("fix:", "* feat(x):") says
-	// what kind of change it is, not where (docs/index.md).
-	text = dropTypePrefixes(text)
-	terms := Terms(text)
+	// what kind of change it is, not where (docs/index.md); a query that is
+	// nothing but a type ("fix:") keeps it.
+	terms := Terms(dropTypePrefixes(text))
+	if len(terms) == 0 {
+		terms = Terms(text)
+	} else {
+		text = dropTypePrefixes(text)
+	}
 	res := Result{Terms: terms, Snippets: []Snippet{}, BudgetTokens: budget}
 	if res.Terms == nil {
 		res.Terms = []string{}
@@ -220,6 +227,12 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	ss := getScratch()
 	defer putScratch(ss)
 	shape := shapeOf(q.Text)
+	// A scope of several words ("pr checks:") counts only when each of its
+	// comma-separated parts names a path of the index: "error message:" in
+	// prose is no scope.
+	if len(shape.scopeGroups) > 0 && !ix.pathsHold(shape.scopeGroups) {
+		shape.scope = nil
+	}
 	for i := range units {
 		u := &units[i]
 		if shape.ticked[u.key] {
@@ -606,6 +619,31 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// pathsHold reports whether, for each group of stemmed words, one indexed
+// path holds all of them as path terms.
+func (ix *Index) pathsHold(groups [][]string) bool {
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		ids := ix.pathTrm.get(g[0])
+		for _, w := range g[1:] {
+			other := ix.pathTrm.get(w)
+			var both []uint32
+			for _, id := range ids {
+				if slices.Contains(other, id) {
+					both = append(both, id)
+				}
+			}
+			ids = both
+		}
+		if len(ids) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // mapBatch is how many map entries are made at a time (a quarter of it

@@ -439,3 +439,44 @@ func TestGraphFill(t *testing.T) {
 		t.Errorf("budget %d: %d snippets, %d tokens", budget, len(res.Snippets), res.UsedTokens)
 	}
 }
+
+// TestQueryWordsTheIndexCanHold: a query of only a change type keeps it as
+// its term, a scope of several words counts only where one path holds
+// them, and a word with non-ASCII letters is split as the index splits it.
+func TestQueryWordsTheIndexCanHold(t *testing.T) {
+	_, ix := fixture(t)
+	search := func(q string) Result {
+		t.Helper()
+		res, err := Search(context.Background(), ix, Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	scoped := func(res Result) bool {
+		for _, s := range res.Snippets {
+			if strings.Contains(s.Reason, "subject's scope") {
+				return true
+			}
+		}
+		return false
+	}
+	if res := search("fix:"); !slices.Equal(res.Terms, []string{"fix"}) {
+		t.Errorf(`"fix:" terms = %v, want [fix]`, res.Terms)
+	}
+	if res := search("fix: count logins"); slices.Contains(res.Terms, "fix") {
+		t.Errorf(`"fix: count logins" terms = %v, the type is a term`, res.Terms)
+	}
+	if res := search("docs: deploy"); !slices.Contains(res.Terms, "docs") {
+		t.Errorf(`"docs: deploy" terms = %v, want docs kept`, res.Terms)
+	}
+	if res := search("user store: count logins"); !scoped(res) {
+		t.Errorf(`"user store:" is a scope (store/user_store.go holds both words), no snippet says so`)
+	}
+	if res := search("retry handler: count logins"); scoped(res) {
+		t.Errorf(`"retry handler:" names no one path, yet a snippet is in the subject's scope`)
+	}
+	if got := Terms("café für"); !slices.Equal(got, []string{"caf"}) {
+		t.Errorf(`Terms("café für") = %v, want [caf] (the index splits at non-ASCII)`, got)
+	}
+}

@@ -14,7 +14,11 @@ type queryShape struct {
 	head      map[string]bool // stemmed terms of the first line
 	ticked    map[string]bool // stemmed parts and joined forms of `code` spans
 	scope     []string        // stemmed scope words
-	question  bool            // one line asking how, where, what... or ending in "?"
+	// scopeGroups are the comma-separated parts of a scope of several
+	// words ("pr checks", "net/http, crypto/tls"), stemmed; Search keeps
+	// such a scope only when each part names an indexed path.
+	scopeGroups [][]string
+	question    bool // one line asking how, where, what... or ending in "?"
 }
 
 // questionWords open a question a user asks about the code ("where are
@@ -29,6 +33,27 @@ var conventionalTypes = map[string]bool{
 	"fix": true, "feat": true, "chore": true, "refactor": true, "perf": true, "docs": true,
 	"test": true, "tests": true, "build": true, "ci": true, "style": true, "revert": true,
 	"feature": true, "bugfix": true, "hotfix": true, "dx": true, "wip": true,
+}
+
+// placeTypes are the change types that also say where a change is.
+var placeTypes = map[string]bool{"docs": true, "test": true, "tests": true, "build": true, "ci": true}
+
+// dropFences removes the fence lines of a Markdown code block (```go,
+// ```) from a query, so the code between them reads as words and the
+// language tag is no term.
+func dropFences(text string) string {
+	if !strings.Contains(text, "```") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 func shapeOf(text string) queryShape {
@@ -74,6 +99,21 @@ func shapeOf(text string) queryShape {
 		}
 	}
 	sh.scope = scopeOf(first)
+	if sh.scope != nil {
+		if colon := strings.Index(first, ":"); colon > 0 && !strings.Contains(first[:colon], "(") && scopeWords(first[:colon]) {
+			for _, part := range strings.Split(first[:colon], ",") {
+				var g []string
+				for _, w := range strings.FieldsFunc(part, func(r rune) bool { return strings.ContainsRune("/-_ .*", r) }) {
+					for _, p := range SplitIdentifier(w) {
+						if len(p) >= 2 {
+							g = appendUnique(g, stem(p))
+						}
+					}
+				}
+				sh.scopeGroups = append(sh.scopeGroups, g)
+			}
+		}
+	}
 	return sh
 }
 
@@ -112,6 +152,8 @@ func scopeOf(first string) []string {
 // kind of change it is, not where, and as a term it matches changelog
 // scripts and contributing guides. The scope stays a term.
 func dropTypePrefixes(text string) string {
+	// docs, test, build and ci say where the change is (docs/, tests,
+	// build scripts, .github/workflows) and stay terms.
 	if !strings.Contains(text, ":") {
 		return text
 	}
@@ -132,7 +174,7 @@ func dropTypePrefixes(text string) string {
 		if j := strings.IndexAny(word, "(!"); j >= 0 {
 			word = word[:j]
 		}
-		if !conventionalTypes[strings.ToLower(word)] {
+		if w := strings.ToLower(word); !conventionalTypes[w] || placeTypes[w] {
 			continue
 		}
 		lines[i] = line[:lead] + body[len(word):]

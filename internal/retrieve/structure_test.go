@@ -51,6 +51,30 @@ func TestDropTypePrefixes(t *testing.T) {
 	}
 }
 
+func TestDropFences(t *testing.T) {
+	in := "why does this panic\n```go\nfunc main() { var m map[string]int }\n```\nafter"
+	want := "why does this panic\nfunc main() { var m map[string]int }\nafter"
+	if got := dropFences(in); got != want {
+		t.Errorf("dropFences = %q, want %q", got, want)
+	}
+	if got := Terms(dropFences(in)); slices.Contains(got, "go") || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, " ") }) {
+		t.Errorf("terms of a fenced block = %v: the tag is a term or the block one phrase", got)
+	}
+}
+
+func TestPlaceTypesStayTerms(t *testing.T) {
+	for in, want := range map[string]string{
+		"docs: explain proxy options": "docs: explain proxy options",
+		"ci: cache the modules":       "ci: cache the modules",
+		"test(parser): empty input":   "test(parser): empty input",
+		"refactor: split the loader":  ": split the loader",
+	} {
+		if got := dropTypePrefixes(in); got != want {
+			t.Errorf("dropTypePrefixes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestShapeHeadAndTicks(t *testing.T) {
 	sh := shapeOf("retry: back off longer\n\nThe `parseConfig` helper and the loader change too.")
 	if !sh.multiLine || !sh.head["back"] || sh.head["loader"] {

@@ -132,13 +132,18 @@ func splitWords(s string) []string {
 	return out
 }
 
-func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+// isWordRune is a byte of an identifier as the index reads one
+// (tokenizeASCII): letters, digits and "_" of ASCII. Any other character
+// separates words, so a query's terms are ones the index can hold ("café"
+// is searched as caf, as the index split it).
+func isWordRune(r rune) bool {
+	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
 
-// identifiers returns the runs of letters, digits and underscores of s.
+// identifiers returns the runs of ASCII letters, digits and underscores of
+// s (isWordRune).
 func identifiers(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
-		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-	})
+	return strings.FieldsFunc(s, func(r rune) bool { return !isWordRune(r) })
 }
 
 // SplitIdentifier splits one identifier into lower-cased parts on "_", "-",
