@@ -38,22 +38,53 @@ var conventionalTypes = map[string]bool{
 // placeTypes are the change types that also say where a change is.
 var placeTypes = map[string]bool{"docs": true, "test": true, "tests": true, "build": true, "ci": true}
 
-// dropFences removes the fence lines of a Markdown code block (```go,
-// ```) from a query, so the code between them reads as words and the
-// language tag is no term.
+// dropFences replaces a Markdown code block of a query (```go ... ```)
+// by its code-shaped identifiers (codeShaped): the fence lines and their
+// language tag go, and so do the plain words of the block (a benchmark
+// table's "name old time/op delta", a log's prose), which would otherwise
+// outweigh the question or the commit subject around it.
 func dropFences(text string) string {
 	if !strings.Contains(text, "```") {
 		return text
 	}
 	lines := strings.Split(text, "\n")
 	out := lines[:0]
+	in := false
 	for _, l := range lines {
 		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			in = !in
 			continue
+		}
+		if in {
+			var ids []string
+			for _, id := range identifiers(l) {
+				if codeShaped(id) {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) == 0 {
+				continue
+			}
+			l = strings.Join(ids, " ")
 		}
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// codeShaped reports whether id is written as code names are and words
+// are not: with an inner "_" (retry_policy), a lower-case letter followed
+// by an upper-case one (roundTrip, RoundTrip), or capitalised (Transport).
+func codeShaped(id string) bool {
+	if strings.Contains(strings.Trim(id, "_"), "_") {
+		return true
+	}
+	for i := 1; i < len(id); i++ {
+		if id[i-1] >= 'a' && id[i-1] <= 'z' && id[i] >= 'A' && id[i] <= 'Z' {
+			return true
+		}
+	}
+	return len(id) > 1 && id[0] >= 'A' && id[0] <= 'Z' && strings.ContainsAny(id[1:], "abcdefghijklmnopqrstuvwxyz")
 }
 
 func shapeOf(text string) queryShape {
