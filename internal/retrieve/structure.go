@@ -38,11 +38,11 @@ var conventionalTypes = map[string]bool{
 // placeTypes are the change types that also say where a change is.
 var placeTypes = map[string]bool{"docs": true, "test": true, "tests": true, "build": true, "ci": true}
 
-// dropFences replaces a Markdown code block of a query (```go ... ```)
-// by its code-shaped identifiers (codeShaped): the fence lines and their
-// language tag go, and so do the plain words of the block (a benchmark
-// table's "name old time/op delta", a log's prose), which would otherwise
-// outweigh the question or the commit subject around it.
+// dropFences removes the Markdown code blocks of a query (```go ... ```),
+// fences and contents: the language tag is no term, and a block's words
+// (a commit's benchmark table "name old time/op delta GetPage-10 ...", a
+// pasted log) outweighed the subject around it when read as terms
+// (docs/index.md). An unclosed fence runs to the end of the query.
 func dropFences(text string) string {
 	if !strings.Contains(text, "```") {
 		return text
@@ -55,36 +55,11 @@ func dropFences(text string) string {
 			in = !in
 			continue
 		}
-		if in {
-			var ids []string
-			for _, id := range identifiers(l) {
-				if codeShaped(id) {
-					ids = append(ids, id)
-				}
-			}
-			if len(ids) == 0 {
-				continue
-			}
-			l = strings.Join(ids, " ")
+		if !in {
+			out = append(out, l)
 		}
-		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
-}
-
-// codeShaped reports whether id is written as code names are and words
-// are not: with an inner "_" (retry_policy), a lower-case letter followed
-// by an upper-case one (roundTrip, RoundTrip), or capitalised (Transport).
-func codeShaped(id string) bool {
-	if strings.Contains(strings.Trim(id, "_"), "_") {
-		return true
-	}
-	for i := 1; i < len(id); i++ {
-		if id[i-1] >= 'a' && id[i-1] <= 'z' && id[i] >= 'A' && id[i] <= 'Z' {
-			return true
-		}
-	}
-	return len(id) > 1 && id[0] >= 'A' && id[0] <= 'Z' && strings.ContainsAny(id[1:], "abcdefghijklmnopqrstuvwxyz")
 }
 
 func shapeOf(text string) queryShape {

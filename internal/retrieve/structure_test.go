@@ -54,9 +54,9 @@ func TestDropTypePrefixes(t *testing.T) {
 func TestDropFences(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"why does this panic\n```go\nfunc (t *Transport) RoundTrip(req *Request) error\n```\nafter",
-			"why does this panic\nTransport RoundTrip Request\nafter"},
+			"why does this panic\nafter"},
 		{"Speed up GetPage\n\n```\nname old time/op new time/op delta\nGetPage-10 1.2ms 0.9ms -25%\n```",
-			"Speed up GetPage\n\nGetPage"},
+			"Speed up GetPage\n"},
 		{"a `retry_policy` and no fence", "a `retry_policy` and no fence"},
 	} {
 		if got := dropFences(c.in); got != c.want {
