@@ -138,10 +138,8 @@ type Graph struct {
 	stats       Stats
 }
 
-// Build builds the graph of a snapshot: every indexed file whose
-// File.Parsed is a *syntax.FileInfo becomes a node. go.mod files of the
-// snapshot are read from disk (under snap.Root()) for module paths.
-func Build(snap *workspace.Snapshot) *Graph {
+// snapshotInputs is every indexed file of snap as a build input.
+func snapshotInputs(snap *workspace.Snapshot) []Input {
 	paths := snap.Files()
 	in := make([]Input, 0, len(paths))
 	for _, p := range paths {
@@ -149,6 +147,14 @@ func Build(snap *workspace.Snapshot) *Graph {
 		info, _ := f.Parsed.(*syntax.FileInfo)
 		in = append(in, Input{Path: p, Language: f.Language, Info: info})
 	}
+	return in
+}
+
+// Build builds the graph of a snapshot: every indexed file whose
+// File.Parsed is a *syntax.FileInfo becomes a node. go.mod files of the
+// snapshot are read from disk (under snap.Root()) for module paths.
+func Build(snap *workspace.Snapshot) *Graph {
+	in := snapshotInputs(snap)
 	root := snap.Root()
 	g := BuildFrom(in, func(rel string) ([]byte, error) {
 		return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))

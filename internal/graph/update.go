@@ -27,13 +27,7 @@ var ErrNotUpdatable = errors.New("graph: change not updatable")
 // parse result, or of a go.mod file is not updated (ErrNotUpdatable), nor
 // is a saved graph that fails Restore's checks: the caller then builds.
 func Update(snap *workspace.Snapshot, old *Saved, prev map[string]*workspace.File) (*Graph, error) {
-	paths := snap.Files()
-	in := make([]Input, 0, len(paths))
-	for _, p := range paths {
-		f, _ := snap.File(p)
-		info, _ := f.Parsed.(*syntax.FileInfo)
-		in = append(in, Input{Path: p, Language: f.Language, Info: info})
-	}
+	in := snapshotInputs(snap)
 	before := make(map[string]Input, len(prev))
 	for p, f := range prev {
 		if f == nil {

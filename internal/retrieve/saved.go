@@ -63,17 +63,7 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 func appendIDLists(b []byte, l *idLists) []byte {
 	b = binx.AppendTable(b, l.keys)
 	for i := range l.len() {
-		ids := l.at(i)
-		b = binx.AppendUint(b, uint64(len(ids)))
-		prev := uint32(0)
-		for i, id := range ids {
-			if i == 0 {
-				b = binx.AppendUint(b, uint64(id))
-			} else {
-				b = binx.AppendUint(b, uint64(id-prev))
-			}
-			prev = id
-		}
+		b = appendIncreasing(b, l.at(i))
 	}
 	return b
 }
