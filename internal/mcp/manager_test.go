@@ -95,13 +95,16 @@ func TestJSONLineReaderCap(t *testing.T) {
 
 func TestSlowServerHoldsUpNobody(t *testing.T) {
 	var changes atomic.Int32
-	m := newTestManager(t, &Options{StartWait: 700 * time.Millisecond, OnToolsChanged: func() { changes.Add(1) }})
+	// The wait is long enough for the fast server to start on a loaded
+	// machine (a -race test binary under CI load took over 700 ms), and the
+	// slow server cannot be ready before its delay, well past the wait.
+	m := newTestManager(t, &Options{StartWait: 4 * time.Second, OnToolsChanged: func() { changes.Add(1) }})
 	began := time.Now()
 	st := m.Configure(context.Background(), map[string]ServerConfig{
 		"fast": fake(t, "plain"),
-		"slow": fake(t, "slow", "FAKE_MCP_DELAY_MS=2500"),
+		"slow": fake(t, "slow", "FAKE_MCP_DELAY_MS=9000"),
 	}, false)
-	if d := time.Since(began); d > 2*time.Second {
+	if d := time.Since(began); d > 8*time.Second {
 		t.Fatalf("Configure waited %s for the slow server", d)
 	}
 	if s := statusOf(t, st, "fast"); !s.Running {
@@ -119,7 +122,7 @@ func TestSlowServerHoldsUpNobody(t *testing.T) {
 			t.Fatalf("slow server's tool listed before it is ready: %s", tl.Spec().Name)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !statusOf(t, m.Status(), "slow").Running {
 		if time.Now().After(deadline) {
 			t.Fatalf("slow server never joined: %+v", m.Status())
