@@ -213,11 +213,12 @@ func Search(ctx context.Context, ix *Index, q Query) (Result, error) {
 	// The change type of a conventional line ("fix:", "* feat(x):") says
 	// what kind of change it is, not where (docs/index.md); a query that is
 	// nothing but a type ("fix:") keeps it.
-	terms := Terms(dropTypePrefixes(text))
+	stripped := dropTypePrefixes(text)
+	terms := Terms(stripped)
 	if len(terms) == 0 {
 		terms = Terms(text)
 	} else {
-		text = dropTypePrefixes(text)
+		text = stripped
 	}
 	res := Result{Terms: terms, Snippets: []Snippet{}, BudgetTokens: budget}
 	if res.Terms == nil {
@@ -630,20 +631,31 @@ func (ix *Index) pathsHold(groups [][]string) bool {
 		}
 		ids := ix.pathTrm.get(g[0])
 		for _, w := range g[1:] {
-			other := ix.pathTrm.get(w)
-			var both []uint32
-			for _, id := range ids {
-				if slices.Contains(other, id) {
-					both = append(both, id)
-				}
-			}
-			ids = both
+			ids = intersectIncreasing(ids, ix.pathTrm.get(w))
 		}
 		if len(ids) == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// intersectIncreasing is the ids in both increasing lists, in order.
+func intersectIncreasing(a, b []uint32) []uint32 {
+	var out []uint32
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 // mapBatch is how many map entries are made at a time (a quarter of it

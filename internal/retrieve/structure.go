@@ -108,15 +108,7 @@ func shapeOf(text string) queryShape {
 	if sh.scope != nil {
 		if colon := strings.Index(first, ":"); colon > 0 && !strings.Contains(first[:colon], "(") && scopeWords(first[:colon]) {
 			for _, part := range strings.Split(first[:colon], ",") {
-				var g []string
-				for _, w := range strings.FieldsFunc(part, func(r rune) bool { return strings.ContainsRune("/-_ .*", r) }) {
-					for _, p := range SplitIdentifier(w) {
-						if len(p) >= 2 {
-							g = appendUnique(g, stem(p))
-						}
-					}
-				}
-				sh.scopeGroups = append(sh.scopeGroups, g)
+				sh.scopeGroups = append(sh.scopeGroups, scopeTerms(part))
 			}
 		}
 	}
@@ -141,6 +133,12 @@ func scopeOf(first string) []string {
 		// and Go writes "net/http, crypto/tls:".
 		scope = head
 	}
+	return scopeTerms(scope)
+}
+
+// scopeTerms is the stemmed words of a scope: split at "/,-_ .*" and case
+// changes, parts of one letter left out.
+func scopeTerms(scope string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(scope, func(r rune) bool { return strings.ContainsRune("/,-_ .*", r) }) {
 		for _, p := range SplitIdentifier(w) {
