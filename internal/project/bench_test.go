@@ -17,17 +17,7 @@ import (
 // answers and the first query: load and revalidate, the graph build and
 // the retrieval index. The cold open and save happen once, untimed.
 func BenchmarkReopenGoSource(b *testing.B) {
-	src := os.Getenv("TASK_X_BENCH_DIR")
-	if src == "" {
-		out, err := exec.Command("go", "env", "GOROOT").Output()
-		if err != nil {
-			b.Skip("go env GOROOT:", err)
-		}
-		src = filepath.Join(strings.TrimSpace(string(out)), "src")
-	}
-	if _, err := os.Stat(src); err != nil {
-		b.Skip("no source tree:", err)
-	}
+	src := benchSourceDir(b)
 	data := b.TempDir()
 	ctx := context.Background()
 	p, err := Open(ctx, src, &Options{DataDir: data, Home: "-"})
@@ -93,17 +83,7 @@ func BenchmarkReopenGoSource(b *testing.B) {
 // index. It reports the process's CPU seconds per open and, per phase,
 // the wall milliseconds and the cores kept busy (CPU / wall).
 func BenchmarkColdOpen(b *testing.B) {
-	src := os.Getenv("TASK_X_BENCH_DIR")
-	if src == "" {
-		out, err := exec.Command("go", "env", "GOROOT").Output()
-		if err != nil {
-			b.Skip("go env GOROOT:", err)
-		}
-		src = filepath.Join(strings.TrimSpace(string(out)), "src")
-	}
-	if _, err := os.Stat(src); err != nil {
-		b.Skip("no source tree:", err)
-	}
+	src := benchSourceDir(b)
 	ctx := context.Background()
 	var scan, graph, retrieval, scanCPU, graphCPU, retrievalCPU time.Duration
 	cpu0 := processCPU()
@@ -135,4 +115,22 @@ func BenchmarkColdOpen(b *testing.B) {
 	b.ReportMetric(scanCPU.Seconds()/scan.Seconds(), "scan-cores")
 	b.ReportMetric(graphCPU.Seconds()/graph.Seconds(), "graph-cores")
 	b.ReportMetric(retrievalCPU.Seconds()/retrieval.Seconds(), "retrieval-cores")
+}
+
+// benchSourceDir is TASK_X_BENCH_DIR, else $(go env GOROOT)/src; the
+// benchmark is skipped when neither is there.
+func benchSourceDir(b *testing.B) string {
+	b.Helper()
+	src := os.Getenv("TASK_X_BENCH_DIR")
+	if src == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			b.Skip("go env GOROOT:", err)
+		}
+		src = filepath.Join(strings.TrimSpace(string(out)), "src")
+	}
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no source tree:", err)
+	}
+	return src
 }

@@ -33,6 +33,23 @@ func TestDumpTree(t *testing.T) {
 	}
 	defer f.Close()
 	enc := json.NewEncoder(f)
+	walkParseable(dir, func(path, lang string, src []byte) {
+		info, err := Parse(context.Background(), lang, src, nil)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return
+		}
+		enc.Encode(struct {
+			Path string
+			Info *FileInfo
+		}{path, info})
+	})
+}
+
+// walkParseable calls fn with every file of benchExt's languages under dir
+// (up to 1 MiB, as the workspace), in walk order, skipping .git and
+// node_modules.
+func walkParseable(dir string, fn func(path, lang string, src []byte)) {
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return filepath.SkipDir
@@ -51,15 +68,7 @@ func TestDumpTree(t *testing.T) {
 		if err != nil || len(src) > 1<<20 {
 			return nil
 		}
-		info, err := Parse(context.Background(), lang, src, nil)
-		if err != nil {
-			t.Errorf("%s: %v", path, err)
-			return nil
-		}
-		enc.Encode(struct {
-			Path string
-			Info *FileInfo
-		}{path, info})
+		fn(path, lang, src)
 		return nil
 	})
 }

@@ -4,11 +4,8 @@ package syntax
 
 import (
 	"context"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -31,30 +28,12 @@ func BenchmarkParseTree(b *testing.B) {
 	}
 	var files []file
 	var total int64
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			if name := d.Name(); name == ".git" || name == "node_modules" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		lang, ok := benchExt[strings.ToLower(filepath.Ext(path))]
-		if !ok {
-			return nil
-		}
+	walkParseable(dir, func(path, lang string, src []byte) {
 		if seen++; every > 1 && seen%every != 0 {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil || len(src) > 1<<20 {
-			return nil
+			return
 		}
 		files = append(files, file{lang, src})
 		total += int64(len(src))
-		return nil
 	})
 	b.SetBytes(total)
 	cpu0 := benchCPU()
