@@ -2,7 +2,11 @@
 // With no flags it serves the JSON-RPC 2.0 protocol of
 // ../shared/spec/protocol.md on stdio (one JSON object per line; stdout
 // carries protocol messages only, stderr carries logs at the TASK_X_LOG
-// level). --version prints the version.
+// level). --version prints the version. --cpuprofile FILE and
+// --memprofile FILE write pprof profiles: the CPU profile of the whole
+// run, and the heap profile at exit after a GC (flags only, so the
+// runtimes it starts itself, which inherit its environment, never write
+// the same file).
 package main
 
 import (
@@ -12,6 +16,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/task-x/task-x-runtime/internal/claudecode"
@@ -43,8 +49,38 @@ func run() int {
 	mcpTaskID := fs.String("task-id", "", "with --mcp-server, the task the edits are recorded under")
 	mcpForward := fs.Bool("forward", false, "with --mcp-server, run every tool call in the parent runtime named by TASK_X_APPROVAL (claude/run)")
 	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the run to this file")
+	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file at exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "task-x-runtime: cpuprofile:", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "task-x-runtime: memprofile:", err)
+			return 2
+		}
+		defer func() {
+			runtime.GC()
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, "task-x-runtime: memprofile:", err)
+			}
+			f.Close()
+		}()
 	}
 	if *showVersion {
 		fmt.Println("task-x-runtime", version)

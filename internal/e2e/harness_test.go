@@ -110,7 +110,13 @@ func (b *syncBuffer) String() string {
 // start launches the runtime with env added to the test's environment.
 func start(t *testing.T, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "task-x-runtime"))
+	return startArgs(t, nil, env...)
+}
+
+// startArgs is start with command-line flags.
+func startArgs(t *testing.T, args []string, env ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "task-x-runtime"), args...)
 	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
