@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -90,6 +91,9 @@ type savedIndex struct {
 	files        map[string]*workspace.File
 	skipped      map[string]workspace.SkippedFile
 	retrieval    []byte // retrieve.AppendSaved's bytes, nil when not saved
+	// writeRetrieval, when set (a save), writes the retrieval part
+	// (retrieve.Index.WriteSaved) instead of retrieval.
+	writeRetrieval func(io.Writer) (int64, error)
 	// rdone is closed when the retrieval bytes are decoded (rsaved or
 	// rerr), nil before startRetrieval.
 	rdone  chan struct{}
@@ -104,16 +108,32 @@ type savedIndex struct {
 	strings, bodyBytes int
 }
 
-// encodeIndex returns the file's bytes.
+// encodeIndex returns the file's bytes (with ix.retrieval as the
+// retrieval part).
 func encodeIndex(ix *savedIndex, paths []string) []byte {
-	return bytes.Join(encodeParts(ix, paths), nil)
+	prefix, body := encodeMain(ix, paths)
+	crc := crc32.Update(crc32.Update(crc32.Update(0, crcTable, prefix), crcTable, body), crcTable, ix.retrieval)
+	return bytes.Join([][]byte{indexHeader(uint64(len(prefix)+len(body)+len(ix.retrieval)), crc), prefix, body, ix.retrieval}, nil)
 }
 
-// encodeParts returns the file's bytes in parts to be written in order.
-func encodeParts(ix *savedIndex, paths []string) [][]byte {
+// indexHeader is the file's header for a payload of n bytes with the
+// checksum crc.
+func indexHeader(n uint64, crc uint32) []byte {
+	header := make([]byte, 0, headerLen)
+	header = append(header, indexMagic...)
+	header = binary.LittleEndian.AppendUint32(header, indexFormat)
+	header = binary.LittleEndian.AppendUint64(header, n)
+	return binary.LittleEndian.AppendUint32(header, crc)
+}
+
+// encodeMain returns the payload's main part, in two pieces to be written
+// in order (the main part's length and the string table, then the file
+// records); the retrieval part follows it (ix.retrieval, or what
+// ix.writeRetrieval writes).
+func encodeMain(ix *savedIndex, paths []string) (prefix, body []byte) {
 	var strs binx.StringIndex
 	strs.Grow(ix.strings + ix.strings/16)
-	body := make([]byte, 0, max(1<<20, ix.bodyBytes+ix.bodyBytes/16))
+	body = make([]byte, 0, max(1<<20, ix.bodyBytes+ix.bodyBytes/16))
 	ref := func(s string) { body = binx.AppendUint(body, strs.Add(s)) }
 	count := func(n int, isNil bool) {
 		if isNil {
@@ -200,32 +220,20 @@ func encodeParts(ix *savedIndex, paths []string) [][]byte {
 			}
 		}
 	}
-	body = binx.AppendBool(body, len(ix.retrieval) > 0)
+	body = binx.AppendBool(body, len(ix.retrieval) > 0 || ix.writeRetrieval != nil)
 
 	// The payload is the main part's length, prefix and body (the main
 	// part) and the retrieval bytes, written one after the other rather
 	// than copied into one buffer (a save of GOROOT/src would hold three
-	// copies of 25 MB).
+	// copies of 25 MB); the retrieval part is streamed (WriteSaved).
 	ix.strings, ix.bodyBytes = len(strs.List()), len(body)
-	prefix := make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
+	prefix = make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
 	prefix = binx.AppendString(prefix, ix.engine)
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
 	prefix = binx.AppendStrings(prefix, strs.List())
 	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+len(body)))
-	parts := [][]byte{nil, prefix, body, ix.retrieval}
-	var n uint64
-	var crc uint32
-	for _, p := range parts[1:] {
-		n += uint64(len(p))
-		crc = crc32.Update(crc, crcTable, p)
-	}
-	header := make([]byte, 0, headerLen)
-	header = append(header, indexMagic...)
-	header = binary.LittleEndian.AppendUint32(header, indexFormat)
-	header = binary.LittleEndian.AppendUint64(header, n)
-	parts[0] = binary.LittleEndian.AppendUint32(header, crc)
-	return parts
+	return prefix, body
 }
 
 // decodeIndex checks and decodes a saved index file for root and engine.

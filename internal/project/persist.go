@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -308,35 +309,39 @@ func (p *Project) SaveIndex() error {
 		ix.graph = g.Saved()
 	}
 	if rix != nil {
-		ix.retrieval = rix.AppendSaved(make([]byte, 0, s.retrievalBytes+s.retrievalBytes/16))
+		ix.writeRetrieval = rix.WriteSaved
 	}
-	parts := encodeParts(ix, paths)
-	ix.files = nil
-	s.strings, s.bodyBytes, s.retrievalBytes = ix.strings, ix.bodyBytes, len(ix.retrieval)
-	size := 0
-	for _, p := range parts {
-		size += len(p)
-	}
-	if err := writeAtomic(s.path, parts); err != nil {
+	prefix, body := encodeMain(ix, paths)
+	ix.files, ix.graph = nil, nil
+	s.strings, s.bodyBytes = ix.strings, ix.bodyBytes
+	mainBytes := len(prefix) + len(body)
+	// writeAtomic drops the two parts once written, before the retrieval
+	// part is streamed.
+	size, err := writeAtomic(s.path, [][]byte{prefix, body}, ix.writeRetrieval)
+	if err != nil {
 		return err
 	}
+	s.retrievalBytes = int(size) - mainBytes - headerLen
 	s.lastSnap, s.lastRetrieval, s.lastGraph = snap, rix != nil, g != nil
-	p.log.Debug("index saved", "files", len(paths), "bytes", size, "retrievalBytes", len(ix.retrieval),
+	p.log.Debug("index saved", "files", len(paths), "bytes", size, "retrievalBytes", s.retrievalBytes,
 		"elapsedMs", time.Since(start).Milliseconds())
 	return nil
 }
 
-// writeAtomic writes the parts, in order, to path through a temp file in
-// the same folder: write, fsync, rename, fsync of the folder. On any
-// failure the temp file is removed and path is untouched.
-func writeAtomic(path string, parts [][]byte) (err error) {
+// writeAtomic writes an index file to path: its header, then the parts
+// and what tail (when not nil) writes, in order, as the payload (its
+// length and checksum are computed as it is written and the header put
+// in front at the end). It writes through a temp file in the same
+// folder: write, fsync, rename, fsync of the folder. On any failure the
+// temp file is removed and path is untouched. It returns the file's size.
+func writeAtomic(path string, parts [][]byte, tail func(io.Writer) (int64, error)) (size int64, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return 0, err
 	}
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	tmp := f.Name()
 	defer func() {
@@ -345,34 +350,77 @@ func writeAtomic(path string, parts [][]byte) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	pw := &payloadWriter{}
 	if testHookWrite != nil {
-		err = testHookWrite(f, bytes.Join(parts, nil))
+		var buf bytes.Buffer
+		pw.w = &buf
+		err = pw.write(parts, tail)
+		if err == nil {
+			data := append(indexHeader(pw.n, pw.crc), buf.Bytes()...)
+			size = int64(len(data))
+			err = testHookWrite(f, data)
+		}
 	} else {
 		w := bufio.NewWriterSize(f, 1<<20)
-		for _, p := range parts {
-			if _, err = w.Write(p); err != nil {
-				break
-			}
+		pw.w = w
+		if _, err = w.Write(make([]byte, headerLen)); err == nil {
+			err = pw.write(parts, tail)
 		}
 		if err == nil {
 			err = w.Flush()
 		}
+		if err == nil {
+			_, err = f.WriteAt(indexHeader(pw.n, pw.crc), 0)
+			size = int64(headerLen) + int64(pw.n)
+		}
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err = f.Sync(); err != nil {
-		return err
+		return 0, err
 	}
 	if err = f.Close(); err != nil {
-		return err
+		return 0, err
 	}
 	if err = os.Rename(tmp, path); err != nil {
-		return err
+		return 0, err
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		d.Sync()
 		d.Close()
+	}
+	return size, nil
+}
+
+// payloadWriter writes an index file's payload to w, counting its bytes
+// and computing its checksum.
+type payloadWriter struct {
+	w   io.Writer
+	n   uint64
+	crc uint32
+}
+
+func (pw *payloadWriter) Write(p []byte) (int, error) {
+	k, err := pw.w.Write(p)
+	pw.n += uint64(k)
+	pw.crc = crc32.Update(pw.crc, crcTable, p[:k])
+	return k, err
+}
+
+// write writes the parts (dropping each once written) and then what tail
+// writes.
+func (pw *payloadWriter) write(parts [][]byte, tail func(io.Writer) (int64, error)) error {
+	for i, p := range parts {
+		if _, err := pw.Write(p); err != nil {
+			return err
+		}
+		parts[i] = nil
+	}
+	if tail != nil {
+		if _, err := tail(pw); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -569,6 +569,39 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSaveStreamsRetrieval: the file SaveIndex writes (the retrieval part
+// streamed, the header put in front at the end) holds exactly the bytes
+// encodeIndex makes of the same index with the retrieval part in memory.
+func TestSaveStreamsRetrieval(t *testing.T) {
+	root := copyTree(t, "../retrieve/testdata/repo")
+	data := t.TempDir()
+	o := open(t, root, data)
+	o.p.Graph()
+	o.p.BuildRetrieval(context.Background())
+	saveAndClose(t, o)
+	file, err := os.ReadFile(IndexPath(data, o.p.Root()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := decodeIndex(file, engineKey(true), o.p.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.retrieval) == 0 {
+		t.Fatal("no retrieval part saved")
+	}
+	rix, err := o.p.retrievalIndex(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rix.AppendSaved(nil); !bytes.Equal(ix.retrieval, want) {
+		t.Fatalf("saved retrieval part: %d bytes, AppendSaved %d, not equal", len(ix.retrieval), len(want))
+	}
+	if again := encodeIndex(ix, sortedKeys(ix.files)); !bytes.Equal(again, file) {
+		t.Fatalf("the saved file (%d bytes) is not encodeIndex's bytes (%d)", len(file), len(again))
+	}
+}
+
 // TestSavedGraphNotTrusted: a saved graph whose edges break the graph's
 // invariants (behind a valid checksum, engine and root) is not used: the
 // graph is built from the records and answers as a cold one.

@@ -189,19 +189,26 @@ func (ix *Index) nameMask(t *nameTable, units []unit) []uint64 {
 // appendSaved appends the table: the name count, each file's symbol count
 // and its symbols' name ids, each key's name count and its names (as
 // increasing gaps), and the always-checked names (gaps).
-func (t *nameTable) appendSaved(b []byte) []byte {
+func (t *nameTable) appendSaved(b []byte, flush func([]byte) []byte) []byte {
 	b = binx.AppendUint(b, uint64(t.names))
 	b = binx.AppendUint(b, uint64(len(t.symOff)-1))
 	for id := range len(t.symOff) - 1 {
 		b = binx.AppendUint(b, uint64(t.symOff[id+1]-t.symOff[id]))
+		if id%4096 == 0 {
+			b = flush(b)
+		}
 	}
-	for _, n := range t.ids {
+	for i, n := range t.ids {
 		b = binx.AppendUint(b, uint64(n))
+		if i%4096 == 0 {
+			b = flush(b)
+		}
 	}
 	b = binx.AppendUint(b, uint64(len(t.keyOff)-1))
 	b = binx.AppendUint(b, uint64(len(t.keyNames)))
 	for k := range len(t.keyOff) - 1 {
 		b = appendIncreasing(b, t.keyNames[t.keyOff[k]:t.keyOff[k+1]])
+		b = flush(b)
 	}
 	return appendIncreasing(b, t.always)
 }

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"time"
@@ -28,13 +29,50 @@ var ErrSavedMismatch = errors.New("retrieve: saved index does not match the snap
 // the paths and the parse results, saved because deriving them costs more
 // than reading them).
 func (ix *Index) AppendSaved(b []byte) []byte {
+	return ix.appendSaved(b, func(b []byte) []byte { return b })
+}
+
+// savedChunk is about how many bytes WriteSaved buffers before it writes
+// (a variable for tests).
+var savedChunk = 256 << 10
+
+// WriteSaved writes AppendSaved's bytes to w in chunks of about
+// savedChunk (the largest single table, the content terms' string table,
+// is written whole), so a save holds no copy of the whole index (~25 MB
+// for Go's source tree). It returns the bytes written.
+func (ix *Index) WriteSaved(w io.Writer) (int64, error) {
+	var n int64
+	var err error
+	flush := func(b []byte) []byte {
+		if len(b) < savedChunk || err != nil {
+			return b
+		}
+		var k int
+		k, err = w.Write(b)
+		n += int64(k)
+		return b[:0]
+	}
+	b := ix.appendSaved(make([]byte, 0, savedChunk+savedChunk/2), flush)
+	if err == nil {
+		var k int
+		k, err = w.Write(b)
+		n += int64(k)
+	}
+	return n, err
+}
+
+// appendSaved appends the saved index to b, calling flush (which returns
+// the buffer to go on with) between its parts.
+func (ix *Index) appendSaved(b []byte, flush func([]byte) []byte) []byte {
 	b = binx.AppendUint(b, savedVersion)
 	b = binx.AppendStrings(b, ix.paths)
 	for _, l := range ix.docLen {
 		b = binx.AppendUint(b, uint64(l))
 	}
 	b = binx.AppendUint(b, uint64(ix.bytes))
+	b = flush(b)
 	b = binx.AppendTable(b, ix.terms)
+	b = flush(b)
 	b = binx.AppendUint(b, uint64(len(ix.posts)))
 	for g := range ix.terms.Len() {
 		ps := ix.posts[ix.offsets[g]:ix.offsets[g+1]]
@@ -44,26 +82,29 @@ func (ix *Index) AppendSaved(b []byte) []byte {
 			b = binx.AppendUint(b, uint64(p-prev))
 			prev = p
 		}
+		b = flush(b)
 	}
-	b = appendIDLists(b, &ix.pathTrm)
-	b = appendIDLists(b, &ix.defs)
+	b = appendIDLists(b, &ix.pathTrm, flush)
+	b = appendIDLists(b, &ix.defs, flush)
 	// The name table (built in the background: waited for here, as the
 	// save runs in the background too).
 	ix.waitNameTable()
 	t := ix.nameTable()
 	b = binx.AppendBool(b, t != nil)
 	if t != nil {
-		b = t.appendSaved(b)
+		b = t.appendSaved(b, flush)
 	}
 	return b
 }
 
 // appendIDLists appends the sorted keys of l and each key's increasing
 // id list as gaps.
-func appendIDLists(b []byte, l *idLists) []byte {
+func appendIDLists(b []byte, l *idLists, flush func([]byte) []byte) []byte {
 	b = binx.AppendTable(b, l.keys)
+	b = flush(b)
 	for i := range l.len() {
 		b = appendIncreasing(b, l.at(i))
+		b = flush(b)
 	}
 	return b
 }

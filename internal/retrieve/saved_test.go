@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,47 @@ import (
 	"github.com/task-x/task-x-runtime/internal/binx"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
+
+// TestWriteSaved: WriteSaved writes AppendSaved's bytes, in chunks or
+// at once, and stops at the first failed write with its error.
+func TestWriteSaved(t *testing.T) {
+	_, ix := fixture(t)
+	want := ix.AppendSaved(nil)
+	defer func(n int) { savedChunk = n }(savedChunk)
+	for _, chunk := range []int{1, 64, 1 << 20} {
+		savedChunk = chunk
+		var buf bytes.Buffer
+		w := &countingWriter{w: &buf}
+		n, err := ix.WriteSaved(w)
+		if err != nil || n != int64(len(want)) || !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("chunk %d: WriteSaved = %d, %v; %d bytes, equal %v; want %d", chunk, n, err, buf.Len(), bytes.Equal(buf.Bytes(), want), len(want))
+		}
+		if chunk == 1 && w.writes < 10 {
+			t.Errorf("chunk 1: %d writes, want one per part", w.writes)
+		}
+	}
+	savedChunk = 1
+	full := errors.New("disk full")
+	fw := &countingWriter{w: io.Discard, failAfter: 3, err: full}
+	if _, err := ix.WriteSaved(fw); !errors.Is(err, full) || fw.writes != 3 {
+		t.Errorf("a failing writer: err %v after %d writes, want %v after 3", err, fw.writes, full)
+	}
+}
+
+type countingWriter struct {
+	w         io.Writer
+	writes    int
+	failAfter int
+	err       error
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	if c.err != nil && c.writes >= c.failAfter {
+		return 0, c.err
+	}
+	return c.w.Write(p)
+}
 
 // TestSavedRoundTrip: an index loaded from its saved bytes is the built
 // one (same postings, names and answers); bytes of another file set or
