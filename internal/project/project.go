@@ -124,10 +124,10 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	mem := newMemBudget(savedBytes)
 	var parsed atomic.Int64
 	if !o.NoParse {
-		wo.Parse = func(ctx context.Context, abs string, f *workspace.File) (workspace.ParseResult, error) {
+		wo.ParseSource = func(ctx context.Context, f *workspace.File, src []byte) (workspace.ParseResult, error) {
 			parsed.Add(1)
 			mem.grow(f.Size)
-			return ParseFile(ctx, abs, f)
+			return parseSource(ctx, f, src)
 		}
 	}
 	if saved != nil {
@@ -444,6 +444,15 @@ func ParseFile(ctx context.Context, abs string, f *workspace.File) (workspace.Pa
 	src, err := os.ReadFile(abs)
 	if err != nil {
 		return workspace.ParseResult{}, err
+	}
+	return parseSource(ctx, f, src)
+}
+
+// parseSource is ParseFile given the file's content (the scan's
+// workspace.SourceParser); the FileInfo keeps no part of src.
+func parseSource(ctx context.Context, f *workspace.File, src []byte) (workspace.ParseResult, error) {
+	if !syntax.Supported(f.Language) {
+		return workspace.ParseResult{}, nil
 	}
 	info, err := syntax.Parse(ctx, f.Language, src, nil)
 	if err != nil {

@@ -31,7 +31,9 @@ const batchSize = 64
 // before its content is opened.
 var testHookBeforeRead func(rel string)
 
-var sniffPool = sync.Pool{New: func() any { b := make([]byte, BinarySniffSize); return &b }}
+// readPool holds the workers' read buffers: BinarySniffSize bytes, grown
+// to a whole file's size when Options.ParseSource is set.
+var readPool = sync.Pool{New: func() any { b := make([]byte, BinarySniffSize); return &b }}
 
 // dirJob is a folder to list. fi, when set, is its lstat (or the root's
 // stat) taken when it was found, which lets an unchanged listing be reused.
@@ -644,8 +646,8 @@ func (sc *scanner) flush() {
 	b.results = make([]result, len(b.jobs))
 	sc.batches = append(sc.batches, b)
 	sc.g.Go(func() error {
-		bufp := sniffPool.Get().(*[]byte)
-		defer sniffPool.Put(bufp)
+		bufp := readPool.Get().(*[]byte)
+		defer readPool.Put(bufp)
 		for i := range b.jobs {
 			if err := sc.ctx.Err(); err != nil {
 				for k := i; k < len(b.jobs); k++ {
@@ -653,7 +655,7 @@ func (sc *scanner) flush() {
 				}
 				return err
 			}
-			b.results[i] = sc.check(&b.jobs[i], *bufp)
+			b.results[i] = sc.check(&b.jobs[i], bufp)
 		}
 		return nil
 	})
@@ -661,7 +663,7 @@ func (sc *scanner) flush() {
 
 // check stats one file and, unless an unchanged entry can be reused, reads
 // its first 8 KiB for the binary check and the language, then parses it.
-func (sc *scanner) check(j *fileJob, buf []byte) result {
+func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 	if testHookBeforeRead != nil {
 		testHookBeforeRead(j.rel)
 	}
@@ -707,28 +709,55 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 	}
 	sc.w.contentReads.Add(1)
 	ambiguous := time.Since(mtime) < AmbiguousWindow
-	f, err := os.Open(j.absPath())
+	rf, err := openRead(j.absPath())
 	if err != nil {
 		return result{skip: skipEntry{reason: errReason(err)}}
 	}
-	n, err := io.ReadFull(f, buf)
-	f.Close()
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	buf := *bufp
+	n, err := readUpTo(rf, buf[:BinarySniffSize])
+	if err != nil {
+		rf.close()
 		return result{skip: skipEntry{reason: skipUnreadable}}
 	}
 	head := buf[:n]
 	if bytes.IndexByte(head, 0) >= 0 {
+		rf.close()
 		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ctime: ctime, ambiguous: ambiguous}}
 	}
 	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino, CTime: ctime}
+	// With a ParseSource the whole file is read here, once, for the hash
+	// and the parser (the head above is its start).
+	var data []byte
+	var readErr error
+	if ps := sc.w.opts.ParseSource; ps != nil && n == BinarySniffSize {
+		buf, readErr = readRest(rf, buf, n, size)
+		*bufp = buf
+		data = buf
+	} else if ps != nil {
+		data = head // the whole file: it ended within the head
+	}
+	rf.close()
 	if ambiguous {
 		// Hashed before the parser reads it: should it change in between,
 		// the hash is of the older content and the next check reads again.
-		if data, err := os.ReadFile(j.absPath()); err == nil {
+		if data != nil {
+			if readErr == nil {
+				file.Hash, file.Hashed = ContentHash(data), true
+			}
+		} else if data, err := os.ReadFile(j.absPath()); err == nil {
 			file.Hash, file.Hashed = ContentHash(data), true
 		}
 	}
-	if p := sc.w.opts.Parse; p != nil {
+	if ps := sc.w.opts.ParseSource; ps != nil {
+		if readErr != nil {
+			file.ParseErr = readErr.Error()
+		} else if res, err := ps(sc.ctx, file, data); err != nil {
+			file.ParseErr = err.Error()
+		} else {
+			file.Parsed, file.Symbols = res.Data, res.Symbols
+		}
+		sc.parsed.Add(1)
+	} else if p := sc.w.opts.Parse; p != nil {
 		res, err := p(sc.ctx, j.absPath(), file)
 		if err != nil {
 			file.ParseErr = err.Error()
@@ -738,6 +767,45 @@ func (sc *scanner) check(j *fileJob, buf []byte) result {
 		sc.parsed.Add(1)
 	}
 	return result{file: file}
+}
+
+// readUpTo reads from f until b is full or the file ends.
+func readUpTo(f readFile, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+	}
+	return n, nil
+}
+
+// readRest reads the rest of f, whose first n bytes are buf[:n], to its
+// end, growing buf (once to size, the file's size when it was stated, and
+// more if it grew since) and returning the whole content.
+func readRest(f readFile, buf []byte, n int, size int64) ([]byte, error) {
+	buf = buf[:n]
+	if want := int(min(size, MaxFileSize)) + 1; cap(buf) < want {
+		buf = slices.Grow(buf, want-n)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		m, err := f.read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+		if m == 0 {
+			return buf, nil
+		}
+	}
 }
 
 // reuseSaved returns the saved entry of j when the file's stamp is the

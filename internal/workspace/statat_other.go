@@ -4,6 +4,7 @@ package workspace
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -21,3 +22,22 @@ func lstatPath(abs string) (fs.FileInfo, error) { return os.Lstat(abs) }
 func openDirPath(abs string) (int, error) { return -1, errors.ErrUnsupported }
 
 func closeFD(fd int) {}
+
+// readFile is an *os.File here (statat_linux.go).
+type readFile struct{ f *os.File }
+
+func openRead(abs string) (readFile, error) {
+	f, err := os.Open(abs)
+	return readFile{f}, err
+}
+
+// read is (*os.File).Read with 0 bytes and no error at the end of the file.
+func (f readFile) read(b []byte) (int, error) {
+	n, err := f.f.Read(b)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+func (f readFile) close() { f.f.Close() }

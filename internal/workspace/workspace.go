@@ -76,6 +76,12 @@ type ParseResult struct {
 // time) are not parsed again by Refresh.
 type Parser func(ctx context.Context, abs string, f *File) (ParseResult, error)
 
+// SourceParser is a Parser given the file's content, read by the scan
+// (one open and read per file, for the binary check, the hash and the
+// parse). src is only valid during the call (the scan reuses its buffer):
+// keep no part of it.
+type SourceParser func(ctx context.Context, f *File, src []byte) (ParseResult, error)
+
 // Options configure Open. A nil *Options means all defaults.
 type Options struct {
 	// Exclude holds the request's exclude globs (doublestar "**" syntax).
@@ -100,6 +106,10 @@ type Options struct {
 	Since time.Time
 	// Parse, when set, is called for each new or changed indexed file.
 	Parse Parser
+	// ParseSource, when set, is called instead of Parse with the file's
+	// content (SourceParser). A file whose content cannot be read to its
+	// end is indexed with that error as its parse error.
+	ParseSource SourceParser
 	// GitTimeout bounds the git commands of project detection; default 3s.
 	GitTimeout time.Duration
 	// Private are absolute folders the runtime itself writes (the data

@@ -1037,3 +1037,57 @@ func TestRefreshReusesUnchangedListings(t *testing.T) {
 		t.Error("f/g2.go still indexed after .git/info/exclude excluded it")
 	}
 }
+
+// TestParseSourceGetsWholeFiles checks that a SourceParser gets each text
+// file's whole content from the scan's one read (around the sniff size
+// and past the first buffer), no binary file, the ambiguous stamp's hash
+// of that content, and that a changed file is read again on refresh.
+func TestParseSourceGetsWholeFiles(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{"empty.txt": ""}
+	for _, n := range []int{1, BinarySniffSize - 1, BinarySniffSize, BinarySniffSize + 1, 3*BinarySniffSize + 7, 300 << 10} {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		files[fmt.Sprintf("f%d.txt", n)] = b.String()[:n]
+	}
+	files["late.bin"] = strings.Repeat("a", BinarySniffSize+10) + "\x00" // NUL after the sniff: text
+	files["bin.dat"] = "ab\x00cd"
+	write(t, root, files)
+	var got sync.Map
+	parse := func(_ context.Context, f *File, src []byte) (ParseResult, error) {
+		got.Store(f.Path, string(src))
+		return ParseResult{Symbols: 1, Data: len(src)}, nil
+	}
+	w := open(t, root, &Options{ParseSource: parse})
+	snap := w.Snapshot()
+	for rel, want := range files {
+		v, ok := got.Load(rel)
+		if rel == "bin.dat" {
+			if ok {
+				t.Errorf("binary file %s was parsed", rel)
+			}
+			continue
+		}
+		if !ok || v.(string) != want {
+			t.Errorf("%s: parser got %d bytes, want %d", rel, len(fmt.Sprint(v)), len(want))
+		}
+		f, _ := snap.File(rel)
+		if f == nil || f.Parsed != len(want) {
+			t.Errorf("%s: entry %+v", rel, f)
+			continue
+		}
+		// Written just now: the stamp is ambiguous, the entry hashed.
+		if !f.Hashed || f.Hash != ContentHash([]byte(want)) {
+			t.Errorf("%s: hash %v %x, want the content's", rel, f.Hashed, f.Hash)
+		}
+	}
+	write(t, root, map[string]string{"f1.txt": "changed content"})
+	if _, err := w.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := got.Load("f1.txt"); v != "changed content" {
+		t.Errorf("after refresh the parser got %q", v)
+	}
+}
