@@ -16,6 +16,11 @@ type extractor struct {
 
 	refKinds map[string]bool // node kinds that are identifiers
 	stop     map[string]bool // keywords and predeclared names never refs
+
+	// bodies are the function bodies left out of the parse (in order),
+	// whose identifiers bodyIdents lexes.
+	bodies     []bodySpan
+	bodyIdents func(src []byte, sp bodySpan, emit func([]byte) bool)
 }
 
 // visitFunc handles node i inside container; it returns whether to walk
@@ -132,22 +137,49 @@ func (x *extractor) collectRefs() {
 		isRef[id] = x.refKinds[k]
 	}
 	seen := map[string]bool{}
-	for i := range x.t.nodes {
-		n := &x.t.nodes[i]
-		if !isRef[min(int(n.sym), len(x.t.kindTab))] || x.defNames[int32(i)] || n.end-n.start < 2 || n.end-n.start > 128 {
-			continue
-		}
-		b := x.t.bytes(int32(i))
-		if seen[string(b)] || x.stop[string(b)] || !isIdent(string(b)) { // no allocation
-			continue
+	// add takes identifier b; false once MaxRefs are kept.
+	add := func(b []byte) bool {
+		if len(b) < 2 || len(b) > 128 || seen[string(b)] || x.stop[string(b)] || !isIdent(string(b)) { // no allocation
+			return true
 		}
 		s := x.in.bytes(b)
 		seen[s] = true
 		x.info.Refs = append(x.info.Refs, s)
-		if len(x.info.Refs) >= MaxRefs {
+		return len(x.info.Refs) < MaxRefs
+	}
+	// A skipped body's identifiers come right after its block node: the
+	// first node that starts after the body's '{' is past its '}'.
+	body := 0
+	for i := range x.t.nodes {
+		n := &x.t.nodes[i]
+		for ; body < len(x.bodies) && x.bodies[body].open < n.start; body++ {
+			if !x.lexBody(x.bodies[body], add) {
+				return
+			}
+		}
+		if !isRef[min(int(n.sym), len(x.t.kindTab))] || x.defNames[int32(i)] {
+			continue
+		}
+		if !add(x.t.bytes(int32(i))) {
 			return
 		}
 	}
+	for ; body < len(x.bodies); body++ {
+		if !x.lexBody(x.bodies[body], add) {
+			return
+		}
+	}
+}
+
+// lexBody passes body sp's identifiers to add until it returns false;
+// false then.
+func (x *extractor) lexBody(sp bodySpan, add func([]byte) bool) bool {
+	more := true
+	x.bodyIdents(x.t.src, sp, func(b []byte) bool {
+		more = add(b)
+		return more
+	})
+	return more
 }
 
 // isIdent reports whether s looks like an identifier (letters, digits,

@@ -52,3 +52,49 @@ func FuzzParseGoGenerated(f *testing.F) {
 	fuzzLang(f, "go", head+"const (\n\tA = 1 // c\n)\ntype T struct{ a, B int `x` }\n",
 		head+"func (r *T[K]) M() { switch v.(type) { case nil, *x.Y: } }\n", head+"var (", head+"import \"x\"\nfunc f() { L: goto L }\n")
 }
+
+// FuzzRustBodies: the body finder and the body lexer take any bytes: the
+// spans are ordered, non-overlapping brace pairs with the rows and columns
+// of their braces, the lexed identifiers lie inside their body, and Parse
+// with the bodies skipped gives in-range symbols.
+func FuzzRustBodies(f *testing.F) {
+	for _, s := range []string{
+		"fn a() { let s = \"}\"; let c = '{'; x.y(); }\nimpl T { pub fn b<'a>(&'a self) -> &'a str where T: X { r#\"}\"#; m!{ fn c() { else } } } }",
+		"macro_rules! m { ($x:ident) => { fn $x() { loop { break 'outer; } } }; }\nfn d() { match v { Foo { a, b: c } => a, _ => 0 } }",
+		"fn e() { /* /* } */ */ let Self { x, .. } = self; for Bar { y } in z { } b'}'; br##\"{\"##; }",
+		"fn f() { \"never closed }", "fn g(", "fn h() -> [u8; { 3 }] { 1 }", "#[cfg(test)] fn i() { #[allow(x)] let a = 1; }",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		spans := rustBodies(src)
+		var last uint32
+		for i, sp := range spans {
+			if sp.open >= sp.close || int(sp.close) >= len(src) || src[sp.open] != '{' || src[sp.close] != '}' || i > 0 && sp.open <= last {
+				t.Fatalf("bad span %+v after %d", sp, last)
+			}
+			last = sp.close
+			row := uint32(strings.Count(string(src[:sp.open]), "\n"))
+			col := sp.open - uint32(strings.LastIndexByte(string(src[:sp.open]), '\n')+1)
+			if sp.openRow != row || sp.openCol != col {
+				t.Fatalf("span %+v: open at row %d col %d", sp, row, col)
+			}
+			rustBodyIdents(src, sp, func(b []byte) bool {
+				off := uint32(cap(src) - cap(b))
+				if off <= sp.open || off+uint32(len(b)) > sp.close {
+					t.Fatalf("identifier %q at %d outside body %+v", b, off, sp)
+				}
+				return true
+			})
+		}
+		info, err := Parse(context.Background(), "rust", src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range info.Symbols {
+			if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
+				t.Fatalf("bad range %+v", s)
+			}
+		}
+	})
+}

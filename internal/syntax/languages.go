@@ -26,6 +26,11 @@ type grammar struct {
 	name    string
 	load    func() unsafe.Pointer // TSLanguage*
 	extract func(*extractor)
+	// bodies finds the function bodies tree-sitter need not parse, and
+	// bodyIdents lexes the identifiers inside one (skip_rust.go); nil for
+	// a language parsed whole.
+	bodies     func(src []byte) []bodySpan
+	bodyIdents func(src []byte, sp bodySpan, emit func([]byte) bool)
 
 	once   sync.Once
 	raw    unsafe.Pointer
@@ -54,7 +59,7 @@ func (g *grammar) init() {
 // grammars maps internal/workspace language ids (File.Language) to grammars.
 var grammars = map[string]*grammar{
 	"go":         {load: tsgo.Language, extract: extractGo},
-	"rust":       {load: tsrust.Language, extract: extractRust},
+	"rust":       {load: tsrust.Language, extract: extractRust, bodies: rustBodies, bodyIdents: rustBodyIdents},
 	"typescript": {load: tsts.LanguageTypescript, extract: extractJS},
 	"tsx":        {load: tsts.LanguageTSX, extract: extractJS},
 	"javascript": {load: tsjs.Language, extract: extractJS},

@@ -178,7 +178,7 @@ func TestArenaParseMatchesLibc(t *testing.T) {
 	for i, in := range inputs {
 		g := grammars[in.lang]
 		g.init()
-		got, stopped, err := cp.parse(g, in.src, time.Minute, nil)
+		got, stopped, err := cp.parse(g, in.src, nil, time.Minute, nil)
 		if err != nil || stopped {
 			t.Fatalf("input %d (%s): arena parse: stopped %v, %v", i, in.lang, stopped, err)
 		}

@@ -25,10 +25,14 @@ const (
 
 var bigParses = semaphore.NewWeighted(bigInFlight)
 
+// skipBodies turns on the grammars' body skipping (skip_rust.go); tests
+// compare with it off.
+var skipBodies = true
+
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
-const Version = "3"
+const Version = "4"
 
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.
@@ -159,7 +163,11 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	// canceled_balancing, and the next parse on it would abort the
 	// process); every parse makes a new TSParser in the arena, and the
 	// arena is emptied after each, so the arena is always reusable.
-	t, stopped, err := pp.cp.parse(g, src, timeout, ctx.Done())
+	var skip []bodySpan
+	if g.bodies != nil && skipBodies {
+		skip = g.bodies(src)
+	}
+	t, stopped, err := pp.cp.parse(g, src, skip, timeout, ctx.Done())
 	parsers.Put(pp)
 
 	info := &FileInfo{Language: language, Symbols: []Symbol{}, Imports: []Import{}, Refs: []string{}}
@@ -175,7 +183,7 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	}
 	defer t.release()
 	info.HasErrors = t.hasError
-	x := &extractor{t: t, info: info, defNames: map[int32]bool{}, in: getInternCache()}
+	x := &extractor{t: t, info: info, defNames: map[int32]bool{}, in: getInternCache(), bodies: skip, bodyIdents: g.bodyIdents}
 	defer putInternCache(x.in)
 	g.extract(x)
 	x.collectRefs()

@@ -14,8 +14,15 @@ import (
 // BenchmarkParseTree parses every Rust, Python, TypeScript, JavaScript and
 // Go file (up to 1 MiB, as the workspace) under TASK_X_BENCH_DIR serially
 // per iteration, and reports the process's CPU seconds per pass.
-// TASK_X_BENCH_EVERY=n keeps every n-th file only (a sample for callgrind).
+// TASK_X_BENCH_EVERY=n keeps every n-th file only (a sample for callgrind);
+// TASK_X_BENCH_LANG=rust keeps one language's files; TASK_X_BENCH_WHOLE=1
+// parses function bodies too (skip_rust.go).
 func BenchmarkParseTree(b *testing.B) {
+	if os.Getenv("TASK_X_BENCH_WHOLE") == "1" {
+		skipBodies = false
+		defer func() { skipBodies = true }()
+	}
+	only := os.Getenv("TASK_X_BENCH_LANG")
 	dir := os.Getenv("TASK_X_BENCH_DIR")
 	if dir == "" {
 		b.Skip("TASK_X_BENCH_DIR not set")
@@ -29,6 +36,9 @@ func BenchmarkParseTree(b *testing.B) {
 	var files []file
 	var total int64
 	walkParseable(dir, func(path, lang string, src []byte) {
+		if only != "" && lang != only {
+			return
+		}
 		if seen++; every > 1 && seen%every != 0 {
 			return
 		}

@@ -35,6 +35,8 @@ void ts_parser_delete(void *);
 bool ts_parser_set_language(void *, const void *);
 void ts_parser_reset(void *);
 void *ts_parser_parse_with_options(void *, const void *old_tree, tsx_input, tsx_parse_options);
+typedef struct { tsx_point start_point; tsx_point end_point; uint32_t start_byte; uint32_t end_byte; } tsx_range;
+bool ts_parser_set_included_ranges(void *, const tsx_range *, uint32_t);
 tsx_node ts_tree_root_node(const void *);
 void ts_tree_delete(void *);
 bool ts_node_has_error(tsx_node);
@@ -127,11 +129,13 @@ static int tsx_flatten(tsx_node *root, int64_t budget_ns, tsx_flat **out, uint32
 // (ts_tree_delete, ts_parser_delete); the external scanner's state, which a
 // grammar may allocate with libc, is freed by ts_parser_reset, which the
 // parse runs on its way out (and this function when there is no tree).
-// *out is libc memory. Returns 0, 1 (stopped: deadline or cancel), 2 (out
-// of memory), 3 (no tree for another reason) or 4 (grammar ABI not
-// supported).
+// *out is libc memory. With nranges > 0 only those ranges of src are
+// parsed (ts_parser_set_included_ranges; the tree keeps src's offsets).
+// Returns 0, 1 (stopped: deadline or cancel), 2 (out of memory), 3 (no
+// tree for another reason), 4 (grammar ABI not supported) or 5 (ranges
+// refused).
 static int tsx_parse(const void *language, tsa_arena *arena, const char *src, uint32_t len, int64_t budget_ns,
-		volatile int32_t *cancel, tsx_flat **out, uint32_t *count, bool *has_error) {
+		volatile int32_t *cancel, const tsx_range *ranges, uint32_t nranges, tsx_flat **out, uint32_t *count, bool *has_error) {
 	int64_t start = tsx_now_ns();
 	tsx_source s = { src, len };
 	tsx_input in = { &s, tsx_read, 0, NULL };
@@ -143,6 +147,10 @@ static int tsx_parse(const void *language, tsa_arena *arena, const char *src, ui
 	void *parser = ts_parser_new();
 	if (!ts_parser_set_language(parser, language)) {
 		rc = 4;
+		goto done;
+	}
+	if (nranges > 0 && !ts_parser_set_included_ranges(parser, ranges, nranges)) {
+		rc = 5;
 		goto done;
 	}
 	void *tree = ts_parser_parse_with_options(parser, NULL, in, opts);
@@ -304,8 +312,9 @@ func (cp *cParser) close() {
 
 // parse runs one parse and flatten in a single cgo call. budget is CPU
 // time of the calling thread; stopped reports it ran out or done closed;
-// tree is nil then.
-func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-chan struct{}) (t *tree, stopped bool, err error) {
+// tree is nil then. The insides of skip (function bodies, in order) are
+// left out of the parse.
+func (cp *cParser) parse(g *grammar, src []byte, skip []bodySpan, budget time.Duration, done <-chan struct{}) (t *tree, stopped bool, err error) {
 	if budget <= 0 {
 		return nil, true, nil
 	}
@@ -342,7 +351,15 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 	if len(src) > 0 {
 		ptr = (*C.char)(unsafe.Pointer(&src[0]))
 	}
-	rc := C.tsx_parse(g.raw, cp.arena, ptr, C.uint32_t(len(src)), C.int64_t(budget), cp.cancel, &flat, &count, &hasError)
+	var ranges []C.tsx_range
+	if len(skip) > 0 {
+		ranges = includedRanges(skip)
+	}
+	var rptr *C.tsx_range
+	if len(ranges) > 0 {
+		rptr = &ranges[0]
+	}
+	rc := C.tsx_parse(g.raw, cp.arena, ptr, C.uint32_t(len(src)), C.int64_t(budget), cp.cancel, rptr, C.uint32_t(len(ranges)), &flat, &count, &hasError)
 	switch rc {
 	case 1:
 		return nil, true, nil
@@ -352,10 +369,29 @@ func (cp *cParser) parse(g *grammar, src []byte, budget time.Duration, done <-ch
 		return nil, false, errors.New("syntax: parser returned no tree")
 	case 4:
 		return nil, false, fmt.Errorf("syntax: grammar ABI not supported by the tree-sitter runtime (%s)", g.name)
+	case 5:
+		return nil, false, errors.New("syntax: included ranges refused")
 	}
 	t = inPlace(g, flat, count, src)
 	t.hasError = bool(hasError)
 	return t, false, nil
+}
+
+// includedRanges is the complement of the bodies' insides: from the start
+// to the first '{' (included), from each '}' to the next '{', from the
+// last '}' to the end (tree-sitter's default end point).
+func includedRanges(skip []bodySpan) []C.tsx_range {
+	r := make([]C.tsx_range, 0, len(skip)+1)
+	var from C.tsx_range
+	for _, sp := range skip {
+		from.end_byte = C.uint32_t(sp.open + 1)
+		from.end_point = C.tsx_point{row: C.uint32_t(sp.openRow), column: C.uint32_t(sp.openCol + 1)}
+		r = append(r, from)
+		from = C.tsx_range{start_byte: C.uint32_t(sp.close), start_point: C.tsx_point{row: C.uint32_t(sp.closeRow), column: C.uint32_t(sp.closeCol)}}
+	}
+	from.end_byte = C.uint32_t(^uint32(0))
+	from.end_point = C.tsx_point{row: C.uint32_t(^uint32(0)), column: C.uint32_t(^uint32(0))}
+	return append(r, from)
 }
 
 // inPlace is the tree over the C array flat (count nodes), read where C
