@@ -18,6 +18,32 @@ import (
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
+// TestShardPairs: an index built with every pair in two words and chunks
+// of 3 words (a wide pair never split) is the index built as usual, with
+// one shard or two.
+func TestShardPairs(t *testing.T) {
+	ws, want := fixture(t)
+	defer func(c int, w int32) { pairChunk, wideLid = c, w }(pairChunk, wideLid)
+	for _, workers := range []int{1, 2} {
+		for _, c := range []struct {
+			chunk int
+			wide  int32
+		}{{3, 0}, {3, 5}, {4, 1 << 20}, {1 << 16, 0}} {
+			pairChunk, wideLid = c.chunk, c.wide
+			got, err := Build(context.Background(), ws.Snapshot(), &BuildOptions{Workers: workers, Skip: func(rel string) bool {
+				return strings.HasPrefix(filepath.Base(rel), ".env")
+			}})
+			pairChunk, wideLid = 1<<16, 1<<(32-tfBits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.AppendSaved(nil), want.AppendSaved(nil)) {
+				t.Errorf("workers %d, chunk %d, wide from %d: the index differs", workers, c.chunk, c.wide)
+			}
+		}
+	}
+}
+
 // TestWriteSaved: WriteSaved writes AppendSaved's bytes, in chunks or
 // at once, and stops at the first failed write with its error.
 func TestWriteSaved(t *testing.T) {
