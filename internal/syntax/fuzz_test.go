@@ -98,3 +98,47 @@ func FuzzRustBodies(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPythonBodies: as FuzzRustBodies for Python: each span runs from the
+// '\n' that ends a def's header (its row and column right) to the start
+// of a later line, in order; the lexed identifiers lie inside it.
+func FuzzPythonBodies(f *testing.F) {
+	for _, s := range []string{
+		"class A:\n    def f(self, x):\n        y = f\"{x!r:>{w}} {{z}}\"\n        if y:\n            pass\n        else:\n            q()\n        return y\n",
+		"def g():\n    s = \"\"\"\ndef h():\n\"\"\"\n    match s:\n        case 1:\n            pass\n    @dec\n    def i(): pass\n",
+		"async def j(a=lambda b: b):\n    t = 1 + \\\n        2\n    return t\n", "def k(:\n  x\n y\n", "def l():\n\tx = 1\n\treturn x\n", "f'{",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		spans := pythonBodies(src)
+		var last uint32
+		for i, sp := range spans {
+			if sp.open >= sp.close || int(sp.close) > len(src) || src[sp.open] != '\n' || src[sp.close-1] != '\n' || i > 0 && sp.open < last {
+				t.Fatalf("bad span %+v after %d", sp, last)
+			}
+			last = sp.close
+			row := uint32(strings.Count(string(src[:sp.open]), "\n"))
+			col := sp.open - uint32(strings.LastIndexByte(string(src[:sp.open]), '\n')+1)
+			if sp.openRow != row || sp.openCol != col || sp.closeRow != uint32(strings.Count(string(src[:sp.close]), "\n")) || sp.closeCol != 0 {
+				t.Fatalf("span %+v: open at row %d col %d", sp, row, col)
+			}
+			pyBodyIdents(src, sp, func(b []byte) bool {
+				off := uint32(cap(src) - cap(b))
+				if off <= sp.open || off+uint32(len(b)) > sp.close {
+					t.Fatalf("identifier %q at %d outside body %+v", b, off, sp)
+				}
+				return true
+			})
+		}
+		info, err := Parse(context.Background(), "python", src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range info.Symbols {
+			if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
+				t.Fatalf("bad range %+v", s)
+			}
+		}
+	})
+}

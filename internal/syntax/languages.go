@@ -63,7 +63,7 @@ var grammars = map[string]*grammar{
 	"typescript": {load: tsts.LanguageTypescript, extract: extractJS},
 	"tsx":        {load: tsts.LanguageTSX, extract: extractJS},
 	"javascript": {load: tsjs.Language, extract: extractJS},
-	"python":     {load: tspython.Language, extract: extractPython},
+	"python":     {load: tspython.Language, extract: extractPython, bodies: pythonBodies, bodyIdents: pyBodyIdents},
 	"java":       {load: tsjava.Language, extract: extractJava},
 	"c":          {load: tsc.Language, extract: extractC},
 	"cpp":        {load: tscpp.Language, extract: extractC},

@@ -32,7 +32,7 @@ var skipBodies = true
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
-const Version = "4"
+const Version = "5"
 
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.

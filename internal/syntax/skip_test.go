@@ -11,6 +11,91 @@ import (
 	"testing"
 )
 
+// TestPythonBodySkipMatchesWholeParse: as the Rust test, for Python:
+// fixtures and traps (multi-line strings and headers, f-strings with
+// nested interpolations and format specs, decorators before the last
+// statement, else/except clauses at the body's indentation, comments at
+// odd indentation, match statements and match as a name, nested defs,
+// classes whose last method is skipped).
+func TestPythonBodySkipMatchesWholeParse(t *testing.T) {
+	inputs := map[string][]byte{}
+	files, _ := filepath.Glob("testdata/python/*.py")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = b
+	}
+	inputs["tricky"] = []byte(`import os
+from .models import Model as Base
+
+class Service(Base):
+    """Doc."""
+    LIMIT = 10
+
+    def __init__(self, name: str, *args, **kwargs) -> None:
+        self.name = name
+        text = f"{name!r:>{width}} {kwargs['key']} {{literal}} {obj.attr:%Y-%m-%d}"
+        raw = rb'\d+' + r"\w" + '\'' + "tab\t"
+        multi = """a
+def not_a_def():
+    pass
+"""
+        match = re.match(pattern, text)
+        if match:
+            value = compute(match)
+        else:
+            value = fallback()
+  # a comment at odd indentation
+        try:
+            risky(value)
+        except ValueError as err:
+            handle(err)
+        finally:
+            cleanup()
+
+    @property
+    def label(self):
+        first = self.name.upper()
+        second = helper(first,
+                        extra=True)
+
+        @decorator(option=1)
+        def inner(arg):
+            return arg * factor
+        return inner
+
+    async def run(self, items):
+        async for item in stream(items):
+            await process(item)
+        match command:
+            case Point(x=0, y=0):
+                origin()
+            case _:
+                other()
+
+
+def top_level(a, b=lambda q: q + 1):
+    total = a + b(a)
+    if total > 3:             total -= 1
+    for index in range(total):
+        yield index
+    while total:
+        total -= 1
+    return total
+`)
+	for name, src := range inputs {
+		skipped, whole := parseBoth(t, "python", src)
+		if !reflect.DeepEqual(skipped, whole) {
+			t.Errorf("%s: skipped bodies differ from the whole parse\nskipped: %+v\nwhole:   %+v", name, skipped, whole)
+		}
+	}
+	if n := len(pythonBodies(inputs["tricky"])); n < 4 {
+		t.Errorf("tricky: %d bodies found, want 4", n)
+	}
+}
+
 // parseBoth parses src with function bodies skipped and whole.
 func parseBoth(t testing.TB, lang string, src []byte) (skipped, whole *FileInfo) {
 	t.Helper()
@@ -83,7 +168,12 @@ fn unfinished_lifetime_label_and_more<'de>(d: &'de str) -> Option<&'de str> { ma
 // TestRustBodySkipOnTree compares skipped and whole parses of every Rust
 // file under TASK_X_BENCH_DIR and reports the differences: symbols,
 // imports and errors must be equal; refs are listed.
-func TestRustBodySkipOnTree(t *testing.T) {
+func TestRustBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "rust") }
+
+// TestPythonBodySkipOnTree is TestRustBodySkipOnTree for Python.
+func TestPythonBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "python") }
+
+func bodySkipOnTree(t *testing.T, language string) {
 	dir := os.Getenv("TASK_X_BENCH_DIR")
 	if dir == "" {
 		t.Skip("TASK_X_BENCH_DIR not set")
@@ -91,7 +181,7 @@ func TestRustBodySkipOnTree(t *testing.T) {
 	var files, differ int
 	extra, missing := map[string]int{}, map[string]int{}
 	walkParseable(dir, func(path, lang string, src []byte) {
-		if lang != "rust" {
+		if lang != language {
 			return
 		}
 		files++
@@ -134,7 +224,7 @@ func TestRustBodySkipOnTree(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	t.Logf("%d Rust files, %d with other refs or errors\nextra: %s\nmissing: %s", files, differ, top(extra), top(missing))
+	t.Logf("%d %s files, %d with other refs or errors\nextra: %s\nmissing: %s", files, language, differ, top(extra), top(missing))
 }
 
 // BenchmarkRustBodiesNested: deeply nested struct-like groups in a body

@@ -63,8 +63,9 @@ type Import struct {
 // Go package name (package clause), "" for other languages. TimedOut
 // reports a parse stopped by the time limit (counted in parseErrors);
 // HasErrors reports a tree with ERROR nodes (the symbols found are still
-// kept) in what tree-sitter parsed: the insides of Rust function bodies
-// are not parsed (skip_rust.go), so an error there is not reported.
+// kept) in what tree-sitter parsed: the insides of Rust and Python
+// function bodies are not parsed (skip_rust.go, skip_python.go), so an
+// error there is not reported.
 type FileInfo struct {
 	Language  string   `json:"language"`
 	Symbols   []Symbol `json:"symbols"`
