@@ -11,7 +11,11 @@ func imp(path, kind string, names ...string) syntax.Import {
 }
 
 func sym(name, kind string, exported bool) syntax.Symbol {
-	return syntax.Symbol{Name: name, Kind: kind, StartLine: 1, EndLine: 1, Exported: exported}
+	k, ok := syntax.ParseSymbolKind(kind)
+	if !ok {
+		panic("fixture: unknown symbol kind " + kind)
+	}
+	return syntax.Symbol{Name: name, Kind: k, StartLine: 1, EndLine: 1, Exported: exported}
 }
 
 func info(lang string, syms []syntax.Symbol, imps []syntax.Import, refs ...string) *syntax.FileInfo {

@@ -169,7 +169,7 @@ func encodeMain(ix *savedIndex, paths []string) (prefix, body []byte) {
 		count(len(info.Symbols), info.Symbols == nil)
 		for _, s := range info.Symbols {
 			ref(s.Name)
-			ref(s.Kind)
+			ref(s.Kind.String())
 			body = binx.AppendInt(body, int64(s.StartLine))
 			body = binx.AppendInt(body, int64(s.EndLine-s.StartLine))
 			body = binx.AppendInt(body, int64(s.StartByte))
@@ -335,7 +335,12 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 				info.Symbols = make([]syntax.Symbol, c)
 				for i := range info.Symbols {
 					s := &info.Symbols[i]
-					s.Name, s.Kind = ref(), ref()
+					s.Name = ref()
+					kind, ok := syntax.ParseSymbolKind(ref())
+					if !ok {
+						r.Fail(errors.New("unknown symbol kind"))
+					}
+					s.Kind = kind
 					s.StartLine, s.EndLine = span(r)
 					s.StartByte, s.EndByte = span(r)
 					s.Container = ref()

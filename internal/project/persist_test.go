@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/retrieve"
+	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -566,6 +568,34 @@ func TestCodecRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got.files, ix.files) || !reflect.DeepEqual(got.skipped, ix.skipped) ||
 		!bytes.Equal(got.retrieval, ix.retrieval) || !got.savedAt.Equal(ix.savedAt) || !reflect.DeepEqual(got.graph, ix.graph) {
 		t.Fatal("round trip differs")
+	}
+}
+
+// TestCodecUnknownKind: a saved symbol whose kind is no kind (behind a
+// valid checksum) makes the whole file unusable.
+func TestCodecUnknownKind(t *testing.T) {
+	root := copyTree(t, "../retrieve/testdata/repo")
+	p := open(t, root, "").p
+	snap := p.Snapshot()
+	ix := &savedIndex{engine: "e", root: p.Root(), files: map[string]*workspace.File{}}
+	changed := false
+	for _, rel := range snap.Files() {
+		f, _ := snap.File(rel)
+		if info, _ := f.Parsed.(*syntax.FileInfo); info != nil && len(info.Symbols) > 0 && !changed {
+			c := *info
+			c.Symbols = slices.Clone(info.Symbols)
+			c.Symbols[0].Kind = 99
+			g := *f
+			g.Parsed = &c
+			f, changed = &g, true
+		}
+		ix.files[rel] = f
+	}
+	if !changed {
+		t.Fatal("no symbol in the fixture")
+	}
+	if _, err := decodeIndex(encodeIndex(ix, snap.Files()), "e", p.Root()); err == nil {
+		t.Fatal("an unknown symbol kind was decoded")
 	}
 }
 

@@ -1320,7 +1320,7 @@ func (m *matcher) scan(name string, all bool) bool {
 var symbolWeight = [...]float64{matchNone: 0, matchPart: 1, matchPrefix: 1.5, matchExact: 2}
 
 // kindRank prefers definitions a developer reads first.
-func kindRank(kind string) int {
+func kindRank(kind syntax.SymbolKind) int {
 	switch kind {
 	case syntax.KindFunction, syntax.KindMethod:
 		return 4
@@ -1702,11 +1702,11 @@ func joinLines(lines [][]byte, from, to int) string {
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
-func kindWord(kind string) string {
-	if kind == "" {
+func kindWord(kind syntax.SymbolKind) string {
+	if kind == 0 {
 		return "symbol"
 	}
-	return kind
+	return kind.String()
 }
 
 func quoteList(ts []string) string {

@@ -44,7 +44,7 @@ func (x *extractor) walk(i int32, container string, fn visitFunc) {
 
 // def records a symbol whose whole definition is node def and whose name
 // is node name (marked so it is not counted as a reference).
-func (x *extractor) def(def, name int32, kind, container string, exported bool) {
+func (x *extractor) def(def, name int32, kind SymbolKind, container string, exported bool) {
 	if name < 0 {
 		return
 	}
@@ -94,7 +94,7 @@ func (c internCache) bytes(b []byte) string {
 }
 
 // defText is def with the name given as text (a qualified or cleaned name).
-func (x *extractor) defText(def, name int32, text, kind, container string, exported bool) {
+func (x *extractor) defText(def, name int32, text string, kind SymbolKind, container string, exported bool) {
 	if text == "" || len(x.info.Symbols) >= maxSymbols {
 		return
 	}

@@ -71,7 +71,7 @@ func (x *goAST) off(p token.Pos) int { return x.file.Offset(p) }
 func (x *goAST) line(p token.Pos) int { return x.file.PositionFor(p, false).Line }
 
 // def records a symbol spanning [from, to) named by id, as extractor.def.
-func (x *goAST) def(from, to token.Pos, id *ast.Ident, kind, container string) {
+func (x *goAST) def(from, to token.Pos, id *ast.Ident, kind SymbolKind, container string) {
 	if id == nil || id.Name == "" || len(x.info.Symbols) >= maxSymbols {
 		return
 	}

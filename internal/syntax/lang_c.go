@@ -116,7 +116,7 @@ func cRecord(x *extractor, i int32, container string, visit visitFunc) {
 	if name < 0 || body < 0 {
 		return
 	}
-	kind := map[string]string{"struct_specifier": KindStruct, "union_specifier": KindStruct,
+	kind := map[string]SymbolKind{"struct_specifier": KindStruct, "union_specifier": KindStruct,
 		"class_specifier": KindClass, "enum_specifier": KindEnum}[t.kind(i)]
 	x.def(i, name, kind, container, true)
 	owner := joinScope(container, t.text(name))

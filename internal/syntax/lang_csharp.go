@@ -18,7 +18,7 @@ func extractCSharp(x *extractor) {
 		}
 		return false
 	}
-	kinds := map[string]string{"class_declaration": KindClass, "record_declaration": KindClass,
+	kinds := map[string]SymbolKind{"class_declaration": KindClass, "record_declaration": KindClass,
 		"record_struct_declaration": KindStruct, "struct_declaration": KindStruct,
 		"interface_declaration": KindInterface, "enum_declaration": KindEnum}
 	type owner struct {

@@ -27,7 +27,7 @@ func extractJava(x *extractor) {
 			exp := public(i) || o.iface && o.exported
 			switch k := t.kind(i); k {
 			case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration":
-				kind := map[string]string{"class_declaration": KindClass, "interface_declaration": KindInterface,
+				kind := map[string]SymbolKind{"class_declaration": KindClass, "interface_declaration": KindInterface,
 					"enum_declaration": KindEnum, "record_declaration": KindClass, "annotation_type_declaration": KindInterface}[k]
 				name := t.field(i, "name")
 				x.def(i, name, kind, o.name, exp)

@@ -107,7 +107,7 @@ func extractJS(x *extractor) {
 func jsMembers(x *extractor, body int32, owner string, ownerExported bool) {
 	t := x.t
 	for _, m := range t.children(body) {
-		kind := ""
+		var kind SymbolKind
 		switch t.kind(m) {
 		case "method_definition", "method_signature", "abstract_method_signature":
 			kind = KindMethod

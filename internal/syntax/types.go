@@ -7,20 +7,72 @@
 // (import and reference edges).
 package syntax
 
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// SymbolKind is a symbol's kind (addendum §2): one byte in a Symbol
+// instead of a string header. Its String, text and JSON forms are the
+// kind's name ("function", ...); the zero value is no kind ("").
+type SymbolKind uint8
+
 // Symbol kinds (addendum §2).
 const (
-	KindFunction  = "function"
-	KindMethod    = "method"
-	KindType      = "type"
-	KindInterface = "interface"
-	KindClass     = "class"
-	KindStruct    = "struct"
-	KindEnum      = "enum"
-	KindConstant  = "constant"
-	KindVariable  = "variable"
-	KindModule    = "module"
-	KindField     = "field"
+	KindFunction SymbolKind = iota + 1
+	KindMethod
+	KindType
+	KindInterface
+	KindClass
+	KindStruct
+	KindEnum
+	KindConstant
+	KindVariable
+	KindModule
+	KindField
 )
+
+var kindNames = [...]string{"", "function", "method", "type", "interface", "class", "struct", "enum",
+	"constant", "variable", "module", "field"}
+
+// String is the kind's name ("" for the zero kind).
+func (k SymbolKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseSymbolKind returns the kind named name ("" is the zero kind); ok
+// is false for a name that is no kind.
+func ParseSymbolKind(name string) (k SymbolKind, ok bool) {
+	for i, n := range kindNames {
+		if n == name {
+			return SymbolKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// MarshalText is the kind's name (so JSON holds "function", as before).
+func (k SymbolKind) MarshalText() ([]byte, error) {
+	if int(k) >= len(kindNames) {
+		return nil, fmt.Errorf("syntax: no symbol kind %d", k)
+	}
+	return []byte(kindNames[k]), nil
+}
+
+// UnmarshalText reads a kind's name.
+func (k *SymbolKind) UnmarshalText(b []byte) error {
+	v, ok := ParseSymbolKind(string(b))
+	if !ok {
+		return fmt.Errorf("syntax: unknown symbol kind %q", b)
+	}
+	*k = v
+	return nil
+}
 
 // Symbol is one definition. Lines are 1-based and inclusive; StartByte and
 // EndByte are byte offsets of the whole definition node. Container is the
@@ -29,17 +81,45 @@ const (
 // Python no leading underscore, Java/C# public, ...).
 //
 // Lines and offsets are int32 (a parsed file is at most 1 MiB; the
-// workspace skips larger ones): 72 bytes a symbol instead of 88, ~6 MB of
-// the ~370 k symbols of Go's source tree.
+// workspace skips larger ones) and the kind one byte, the two strings
+// first: 56 bytes a symbol (it was 88 with int lines and a kind string,
+// 72 with int32 lines), ~12 MB less over the ~370 k symbols of Go's source
+// tree, and two pointers for the GC to scan instead of three. Its JSON
+// keeps the fields' documented order (MarshalJSON).
 type Symbol struct {
-	Name      string `json:"name"`
-	Kind      string `json:"kind"`
-	StartLine int32  `json:"startLine"`
-	EndLine   int32  `json:"endLine"`
-	StartByte int32  `json:"startByte"`
-	EndByte   int32  `json:"endByte"`
-	Container string `json:"container,omitempty"`
-	Exported  bool   `json:"exported"`
+	Name      string     `json:"name"`
+	Container string     `json:"container,omitempty"`
+	StartLine int32      `json:"startLine"`
+	EndLine   int32      `json:"endLine"`
+	StartByte int32      `json:"startByte"`
+	EndByte   int32      `json:"endByte"`
+	Kind      SymbolKind `json:"kind"`
+	Exported  bool       `json:"exported"`
+}
+
+// symbolJSON is Symbol's JSON form, in the order the fields were always
+// written: name, kind, lines, bytes, container, exported.
+type symbolJSON struct {
+	Name      string     `json:"name"`
+	Kind      SymbolKind `json:"kind"`
+	StartLine int32      `json:"startLine"`
+	EndLine   int32      `json:"endLine"`
+	StartByte int32      `json:"startByte"`
+	EndByte   int32      `json:"endByte"`
+	Container string     `json:"container,omitempty"`
+	Exported  bool       `json:"exported"`
+}
+
+// MarshalJSON writes the symbol's fields in their documented order.
+func (s Symbol) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the caller's encoder escapes, or not, as it was told
+	if err := enc.Encode(symbolJSON{Name: s.Name, Kind: s.Kind, StartLine: s.StartLine, EndLine: s.EndLine,
+		StartByte: s.StartByte, EndByte: s.EndByte, Container: s.Container, Exported: s.Exported}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Import is one import statement as written, before resolution. Path is the

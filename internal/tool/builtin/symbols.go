@@ -64,7 +64,8 @@ func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMess
 	if q == "" {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "query must not be empty")
 	}
-	if in.Kind != "" && !validKinds[in.Kind] {
+	kind, ok := syntax.ParseSymbolKind(in.Kind) // "": any kind
+	if !ok {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "unknown kind %q", in.Kind)
 	}
 	if env == nil || env.Project == nil {
@@ -88,14 +89,14 @@ func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		}
 		parsed++
 		for _, sym := range fi.Symbols {
-			if in.Kind != "" && sym.Kind != in.Kind {
+			if kind != 0 && sym.Kind != kind {
 				continue
 			}
 			rank := symbolRank(strings.ToLower(sym.Name), q, words)
 			if rank == 0 {
 				continue
 			}
-			hits = append(hits, symbolHit{Name: sym.Name, Kind: sym.Kind, Path: rel, StartLine: int(sym.StartLine),
+			hits = append(hits, symbolHit{Name: sym.Name, Kind: sym.Kind.String(), Path: rel, StartLine: int(sym.StartLine),
 				EndLine: int(sym.EndLine), Container: sym.Container, rank: rank})
 		}
 	}
@@ -130,12 +131,6 @@ func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMess
 		hits = []symbolHit{}
 	}
 	return tool.Result{Content: strings.TrimRight(b.String(), "\n"), Data: map[string]any{"symbols": hits, "truncated": truncated}}, nil
-}
-
-var validKinds = map[string]bool{
-	syntax.KindFunction: true, syntax.KindMethod: true, syntax.KindType: true, syntax.KindInterface: true,
-	syntax.KindClass: true, syntax.KindStruct: true, syntax.KindEnum: true, syntax.KindConstant: true,
-	syntax.KindVariable: true, syntax.KindModule: true, syntax.KindField: true,
 }
 
 // symbolRank: 4 exact, 3 prefix, 2 contains, 1 shares every word of the
