@@ -3,6 +3,7 @@ package project
 import (
 	"math"
 	"runtime/debug"
+	"slices"
 	"testing"
 )
 
@@ -14,16 +15,49 @@ func resetMemLimits(t *testing.T) {
 	owned, checked, open, opening, weighted := memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted
 	memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = false, false, 0, 0, 0
 	memLimits.afterOpens = 0
+	gcOwned, gcDefault, gcSteady := memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady
+	memLimits.gcSteady = false
 	memLimits.mu.Unlock()
-	hook := afterOpen
+	hook, gcHook := afterOpen, setGCPercent
 	afterOpen = func() {}
+	setGCPercent = func(int) {}
 	t.Cleanup(func() {
-		afterOpen = hook
+		afterOpen, setGCPercent = hook, gcHook
+		memLimits.mu.Lock()
+		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady = gcOwned, gcDefault, gcSteady
+		memLimits.mu.Unlock()
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
 		memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = owned, checked, open, opening, weighted
 		memLimits.mu.Unlock()
 	})
+}
+
+// TestSteadyGCPercent: the GC percent is steadyGCPercent while projects
+// are open and none is opening, the default otherwise; GOGC set by the
+// user is left alone.
+func TestSteadyGCPercent(t *testing.T) {
+	for _, owned := range []bool{true, false} {
+		resetMemLimits(t)
+		var got []int
+		setGCPercent = func(p int) { got = append(got, p) }
+		memLimits.mu.Lock()
+		memLimits.checked, memLimits.owned, memLimits.gcOwned, memLimits.gcDefault = true, true, owned, 100
+		memLimits.mu.Unlock()
+		a := newMemBudget(1 << 20)
+		a.relax()                  // built: steady
+		b := newMemBudget(1 << 20) // another opens: default
+		b.relax()                  // both built: steady
+		a.close()
+		b.close() // none open: default
+		want := []int{steadyGCPercent, 100, steadyGCPercent, 100}
+		if !owned {
+			want = nil
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("GOGC ours %v: percents set %v, want %v", owned, got, want)
+		}
+	}
 }
 
 func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
