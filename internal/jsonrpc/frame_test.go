@@ -160,20 +160,28 @@ func TestWriterConcurrentLinesNeverInterleave(t *testing.T) {
 	}
 }
 
-// stallWriter blocks every Write until release is closed.
-type stallWriter struct{ release chan struct{} }
+// stallWriter blocks every Write until release is closed; entered is
+// closed when the first Write has started.
+type stallWriter struct {
+	release, entered chan struct{}
+	once             sync.Once
+}
 
 func (s *stallWriter) Write(p []byte) (int, error) {
+	s.once.Do(func() { close(s.entered) })
 	<-s.release
 	return len(p), nil
 }
 
 func TestWriterDoesNotBlockForeverBehindAStalledPeer(t *testing.T) {
-	sw := &stallWriter{release: make(chan struct{})}
+	sw := &stallWriter{release: make(chan struct{}), entered: make(chan struct{})}
 	defer close(sw.release)
 	w := NewWriter(sw)
 	go func() { _ = w.Write(context.Background(), "first, stuck in the peer") }()
-	time.Sleep(10 * time.Millisecond)
+	// The first write must be inside the peer before the second is tried
+	// (a sleep here let the second win the race on a loaded machine, and
+	// then the second was the one stuck in the peer, forever).
+	<-sw.entered
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -182,6 +190,9 @@ func TestWriterDoesNotBlockForeverBehindAStalledPeer(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- w.Write(context.Background(), "third") }()
+	// Whether the third write is already waiting or not yet started when
+	// Close runs, it must end with ErrClosed; the pause only makes the
+	// waiting case the likely one.
 	time.Sleep(10 * time.Millisecond)
 	w.Close()
 	select {
