@@ -195,10 +195,14 @@ func TestCloseUnblocksRunWhenStdinStaysOpen(t *testing.T) {
 	// No synctest: a real blocked read, as with a stdin that never closes.
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	c := NewConn(inR, io.Discard, &testHandler{}, &ConnOptions{DrainTimeout: time.Second})
+	// Close once Run is blocked reading (an event, not a sleep: a Close
+	// before Run starts is another case).
+	reading := make(chan struct{})
+	in := &signalReader{r: inR, first: reading}
+	c := NewConn(in, io.Discard, &testHandler{}, &ConnOptions{DrainTimeout: time.Second})
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(context.Background()) }()
-	time.Sleep(10 * time.Millisecond)
+	<-reading
 	c.Close()
 	select {
 	case err := <-runErr:
@@ -208,6 +212,18 @@ func TestCloseUnblocksRunWhenStdinStaysOpen(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run still blocked after Close")
 	}
+}
+
+// signalReader closes first when its first Read starts.
+type signalReader struct {
+	r     io.Reader
+	first chan struct{}
+	once  sync.Once
+}
+
+func (s *signalReader) Read(p []byte) (int, error) {
+	s.once.Do(func() { close(s.first) })
+	return s.r.Read(p)
 }
 
 func TestMessageTooLargeAtDefaultCap(t *testing.T) {
