@@ -89,7 +89,7 @@ func BenchmarkColdOpen(b *testing.B) {
 	cpu0 := processCPU()
 	for b.Loop() {
 		t0, c0 := time.Now(), processCPU()
-		p, err := Open(ctx, src, &Options{Home: "-"})
+		p, err := Open(ctx, src, &Options{Home: "-", BuildRetrieval: true})
 		if err != nil {
 			b.Fatal(err)
 		}

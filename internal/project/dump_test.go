@@ -22,7 +22,7 @@ func TestDumpColdOpen(t *testing.T) {
 		t.Skip("TASK_X_BENCH_DIR or TASK_X_DUMP not set")
 	}
 	ctx := context.Background()
-	p, err := Open(ctx, dir, &Options{Home: "-"})
+	p, err := Open(ctx, dir, &Options{Home: "-", BuildRetrieval: true})
 	if err != nil {
 		t.Fatal(err)
 	}

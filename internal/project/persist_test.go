@@ -735,3 +735,51 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenSaveWaitsForRetrievalBuild: with Options.BuildRetrieval the
+// open's first save is scheduled by BuildRetrieval (after the build the
+// reply waits for), not by Open; without it, by Open. The index the
+// scheduled save writes holds the retrieval index.
+func TestOpenSaveWaitsForRetrievalBuild(t *testing.T) {
+	root := copyTree(t, "../graph/testdata/go")
+	pending := func(p *Project) bool {
+		p.saver.mu.Lock()
+		defer p.saver.mu.Unlock()
+		return p.saver.pending
+	}
+	ctx := context.Background()
+	plain, err := Open(ctx, root, &Options{DataDir: t.TempDir(), Home: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if !pending(plain) {
+		t.Error("Open without BuildRetrieval scheduled no save")
+	}
+	data := t.TempDir()
+	p, err := Open(ctx, root, &Options{DataDir: data, Home: "-", BuildRetrieval: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pending(p) {
+		t.Error("Open with BuildRetrieval scheduled a save before the build")
+	}
+	p.BuildRetrieval(ctx)
+	if !pending(p) {
+		t.Error("BuildRetrieval scheduled no save after the open")
+	}
+	if p.retrievalCache().Current() == nil {
+		t.Fatal("no retrieval index after BuildRetrieval")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ctx, root, &Options{DataDir: data, Home: "-", BuildRetrieval: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.retrievalCache().Current() == nil {
+		t.Error("the saved index held no retrieval index")
+	}
+}

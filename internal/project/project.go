@@ -55,6 +55,11 @@ type Options struct {
 	Progress func(workspace.Progress)
 	// NoParse skips tree-sitter parsing (tests, benchmarks).
 	NoParse bool
+	// BuildRetrieval says the caller builds the retrieval index right
+	// after Open (Project.BuildRetrieval, as workspace/open does): the
+	// index is then first saved SaveDelay after that build rather than
+	// after Open.
+	BuildRetrieval bool
 	// Redact shows a held key as [redacted] in the edit log's diffs
 	// (editlog.Options.Redact); nil shows them as they are.
 	Redact func(string) string
@@ -78,6 +83,9 @@ type Project struct {
 
 	saver *saver // nil without a dataDir
 	mem   *memBudget
+	// openSave is set from an Open with Options.BuildRetrieval until its
+	// BuildRetrieval schedules the open's first save.
+	openSave atomic.Bool
 }
 
 var _ tool.Project = (*Project)(nil)
@@ -177,7 +185,15 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if dataDir == "" {
 		p.saver = nil // read-only data folder: no saves
 	}
-	p.saveAfter(SaveDelay)
+	if o.BuildRetrieval {
+		// The first save waits for the caller's build (BuildRetrieval):
+		// one started before it ends would take the cores from the
+		// graph and retrieval builds the open's reply waits for, and
+		// then be written again with the retrieval index.
+		p.openSave.Store(true)
+	} else {
+		p.saveAfter(SaveDelay)
+	}
 	return p, nil
 }
 
@@ -323,7 +339,11 @@ func (p *Project) retrievalCache() *retrieve.Cache {
 // failed build (ctx ended) leaves it to the first query. A new index is
 // saved with the rest (a dataDir).
 func (p *Project) BuildRetrieval(ctx context.Context) {
-	if _, err := p.retrievalIndex(ctx); err == nil {
+	_, err := p.retrievalIndex(ctx)
+	if p.openSave.CompareAndSwap(true, false) {
+		p.saveAfter(SaveDelay) // the open's save, built or not (Options.BuildRetrieval)
+	}
+	if err == nil {
 		if p.saver == nil {
 			p.mem.relax() // opened: the limit is lifted (memlimit.go)
 		}

@@ -49,11 +49,12 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 	dataDir := s.dataDir
 	s.mu.Unlock()
 	proj, err := project.Open(ctx, filepath.Clean(p.Root), &project.Options{
-		DataDir: dataDir,
-		Exclude: p.Exclude,
-		Home:    s.opts.Home,
-		Logger:  s.log,
-		Redact:  s.secrets.Redact,
+		DataDir:        dataDir,
+		Exclude:        p.Exclude,
+		BuildRetrieval: true, // graphReady builds it before the reply (the first save waits for it)
+		Home:           s.opts.Home,
+		Logger:         s.log,
+		Redact:         s.secrets.Redact,
 		Progress: func(pr workspace.Progress) {
 			msg := map[string]any{"phase": pr.Phase, "files": pr.Files, "parsed": pr.Parsed, "elapsedMs": pr.ElapsedMs}
 			if pr.Total > 0 {
