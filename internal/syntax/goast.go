@@ -230,7 +230,8 @@ func (x *goAST) collectRefs() {
 	r := &refWalker{x: x, ids: &ids}
 	ast.Walk(r, x.f)
 	sort.Slice(ids, func(i, j int) bool { return ids[i].Pos() < ids[j].Pos() })
-	seen := map[string]bool{}
+	seen := getSeenSet()
+	defer putSeenSet(seen)
 	for _, id := range ids {
 		name := id.Name
 		if len(name) < 2 || len(name) > 128 || x.defNames[id.Pos()] || x.notRef[id.Pos()] {
