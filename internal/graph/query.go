@@ -193,6 +193,7 @@ func (g *Graph) view(level string, importsOnly bool) view {
 		for i, n := range g.nodes {
 			v.nodes[i] = Node{ID: n.path, Language: n.lang, Symbols: n.symbols, Files: 1, InCycle: g.cycleOf[i] >= 0}
 		}
+		v.edges = make([]ProjectEdge, 0, len(g.edges))
 		for _, e := range g.edges {
 			if importsOnly && e.kind != KindImport {
 				continue

@@ -91,8 +91,31 @@ func Restore(snap *workspace.Snapshot, s *Saved) (*Graph, error) {
 // finish computes what follows from the sorted edges: the adjacency
 // lists, the import cycles and the stats.
 func (g *Graph) finish(unresolved int) {
+	// Each node's lists are windows of two arrays of one edge index per
+	// edge (counted first), not slices grown edge by edge: two
+	// allocations instead of up to four per node.
+	nOut := make([]int32, len(g.nodes)+1)
+	nIn := make([]int32, len(g.nodes)+1)
+	for _, e := range g.edges {
+		nOut[e.from+1]++
+		nIn[e.to+1]++
+	}
+	for i := range len(g.nodes) {
+		nOut[i+1] += nOut[i]
+		nIn[i+1] += nIn[i]
+	}
+	outs := make([]int32, len(g.edges))
+	ins := make([]int32, len(g.edges))
 	g.out = make([][]int32, len(g.nodes))
 	g.in = make([][]int32, len(g.nodes))
+	for i := range g.nodes {
+		if a, b := nOut[i], nOut[i+1]; a < b {
+			g.out[i] = outs[a:a:b]
+		}
+		if a, b := nIn[i], nIn[i+1]; a < b {
+			g.in[i] = ins[a:a:b]
+		}
+	}
 	for i, e := range g.edges {
 		g.out[e.from] = append(g.out[e.from], int32(i))
 		g.in[e.to] = append(g.in[e.to], int32(i))

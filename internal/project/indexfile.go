@@ -10,8 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/binx"
@@ -30,20 +32,25 @@ import (
 // The payload is the length of its main part (uint64 LE), the main part
 // and the retrieval part. The main part is binx-encoded: the engine key,
 // the root, the save time, one string table (every path, name, kind and
-// ref), the indexed files with their stamps and parse results, the binary
-// and too-large files' stamps, optionally the graph's edges (graph.Saved)
-// and whether the retrieval part (retrieve.AppendSaved's bytes, the rest
-// of the payload) is there. The two parts are read into buffers of their
-// own and decoded at the same time (loadSaved), the retrieval part on the
-// other core while the files are decoded and revalidated.
+// ref), the indexed files' stamps (each with the length of its parse
+// result), the binary and too-large files' stamps, the parse results one
+// after the other, optionally the graph's edges (graph.Saved) and whether
+// the retrieval part (retrieve.AppendSaved's bytes, the rest of the
+// payload) is there. The two parts are read into buffers of their own;
+// the stamps are decoded first, so the scan that revalidates them starts
+// at once, while the parse results (in chunks, one per core), the graph
+// and the retrieval part decode on other goroutines (loadSaved,
+// decodeParts).
 // Nothing in it is trusted before the checksum, the format version, the
 // engine key and the root match; file entries are then trusted only after
 // the workspace's stamp check (workspace.Options.Saved).
 const (
 	indexMagic = "task-x index\n"
 	// 2: inode change time in the stamps; 3: the graph's edges; 4: the
-	// main part's length, the retrieval part read on its own.
-	indexFormat   uint32 = 4
+	// main part's length, the retrieval part read on its own; 5: whether
+	// the file is a symbolic link; 6: the stamps first, then the parse
+	// results (each one's length with its stamp), then the graph.
+	indexFormat   uint32 = 6
 	headerLen            = len(indexMagic) + 4 + 8 + 4
 	mainLenLen           = 8 // the payload's first field
 	indexFileName        = "index.bin"
@@ -103,17 +110,20 @@ type savedIndex struct {
 	// used only when every file passed its stamp check.
 	graph *graph.Saved
 	// strings and bodyBytes are the sizes of the string table and of the
-	// file records (decoded, or of the last save): the next encode sizes
+	// parse results (decoded, or of the last save): the next encode sizes
 	// its map and buffer from them instead of growing by doubling.
 	strings, bodyBytes int
+	// pwg counts the goroutines decoding the parse results and the graph
+	// (decodeParts); perrs holds their failures (waitResults).
+	pwg   *sync.WaitGroup
+	perrs []error
 }
 
 // encodeIndex returns the file's bytes (with ix.retrieval as the
 // retrieval part).
 func encodeIndex(ix *savedIndex, paths []string) []byte {
-	prefix, body := encodeMain(ix, paths)
-	crc := crc32.Update(crc32.Update(crc32.Update(0, crcTable, prefix), crcTable, body), crcTable, ix.retrieval)
-	return bytes.Join([][]byte{indexHeader(uint64(len(prefix)+len(body)+len(ix.retrieval)), crc), prefix, body, ix.retrieval}, nil)
+	payload := bytes.Join(append(encodeMain(ix, paths), ix.retrieval), nil)
+	return append(indexHeader(uint64(len(payload)), crc32Checksum(payload)), payload...)
 }
 
 // indexHeader is the file's header for a payload of n bytes with the
@@ -126,15 +136,20 @@ func indexHeader(n uint64, crc uint32) []byte {
 	return binary.LittleEndian.AppendUint32(header, crc)
 }
 
-// encodeMain returns the payload's main part, in two pieces to be written
-// in order (the main part's length and the string table, then the file
-// records); the retrieval part follows it (ix.retrieval, or what
-// ix.writeRetrieval writes).
-func encodeMain(ix *savedIndex, paths []string) (prefix, body []byte) {
+// encodeMain returns the payload's main part in pieces to be written in
+// order (the main part's length and the string table, the stamps, the
+// parse results, the graph); the retrieval part follows it (ix.retrieval,
+// or what ix.writeRetrieval writes).
+func encodeMain(ix *savedIndex, paths []string) [][]byte {
 	var strs binx.StringIndex
 	strs.Grow(ix.strings + ix.strings/16)
-	body = make([]byte, 0, max(1<<20, ix.bodyBytes+ix.bodyBytes/16))
-	ref := func(s string) { body = binx.AppendUint(body, strs.Add(s)) }
+	// stamps: the files' stamps (what the scan needs), the skipped files
+	// and the length of the parse results; body: the parse results; tail:
+	// the graph and the retrieval flag.
+	stamps := make([]byte, 0, 64*len(paths)+64)
+	body := make([]byte, 0, max(1<<20, ix.bodyBytes+ix.bodyBytes/16))
+	var tail []byte
+	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.Add(s)) }
 	count := func(n int, isNil bool) {
 		if isNil {
 			body = binx.AppendUint(body, 0)
@@ -142,98 +157,103 @@ func encodeMain(ix *savedIndex, paths []string) (prefix, body []byte) {
 			body = binx.AppendUint(body, uint64(n)+1)
 		}
 	}
-	body = binx.AppendUint(body, uint64(len(paths)))
+	stamps = binx.AppendUint(stamps, uint64(len(paths)))
 	for _, p := range paths {
 		f := ix.files[p]
-		ref(f.Path)
-		ref(f.Language)
-		body = binx.AppendInt(body, f.Size)
-		body = binx.AppendInt(body, f.ModTime.UnixNano())
-		body = binx.AppendUint(body, f.Inode)
-		body = binx.AppendInt(body, f.CTime)
-		body = binx.AppendBool(body, f.Hashed)
+		stamps = ref(stamps, f.Path)
+		stamps = ref(stamps, f.Language)
+		stamps = binx.AppendInt(stamps, f.Size)
+		stamps = binx.AppendInt(stamps, f.ModTime.UnixNano())
+		stamps = binx.AppendUint(stamps, f.Inode)
+		stamps = binx.AppendInt(stamps, f.CTime)
+		stamps = binx.AppendBool(stamps, f.Hashed)
 		if f.Hashed {
-			body = binary.LittleEndian.AppendUint64(body, f.Hash)
+			stamps = binary.LittleEndian.AppendUint64(stamps, f.Hash)
 		}
-		body = binx.AppendInt(body, int64(f.Symbols))
-		ref(f.ParseErr)
+		stamps = binx.AppendBool(stamps, f.Link)
+		stamps = binx.AppendInt(stamps, int64(f.Symbols))
+		stamps = ref(stamps, f.ParseErr)
 		info, _ := f.Parsed.(*syntax.FileInfo)
-		body = binx.AppendBool(body, info != nil)
 		if info == nil {
+			stamps = binx.AppendUint(stamps, 0) // no parse result
 			continue
 		}
-		ref(info.Language)
-		ref(info.Package)
+		// The parse result goes to body; its length (+1) to the stamps.
+		at := len(body)
+		body = ref(body, info.Language)
+		body = ref(body, info.Package)
 		body = binx.AppendBool(body, info.TimedOut)
 		body = binx.AppendBool(body, info.HasErrors)
 		count(len(info.Symbols), info.Symbols == nil)
 		for _, s := range info.Symbols {
-			ref(s.Name)
-			ref(s.Kind.String())
+			body = ref(body, s.Name)
+			body = ref(body, s.Kind.String())
 			body = binx.AppendInt(body, int64(s.StartLine))
 			body = binx.AppendInt(body, int64(s.EndLine-s.StartLine))
 			body = binx.AppendInt(body, int64(s.StartByte))
 			body = binx.AppendInt(body, int64(s.EndByte-s.StartByte))
-			ref(s.Container)
+			body = ref(body, s.Container)
 			body = binx.AppendBool(body, s.Exported)
 		}
 		count(len(info.Imports), info.Imports == nil)
 		for _, im := range info.Imports {
-			ref(im.Path)
-			ref(im.Kind)
+			body = ref(body, im.Path)
+			body = ref(body, im.Kind)
 			body = binx.AppendInt(body, int64(im.Line))
 			count(len(im.Names), im.Names == nil)
 			for _, n := range im.Names {
-				ref(n)
+				body = ref(body, n)
 			}
 		}
 		count(len(info.Refs), info.Refs == nil)
 		for _, r := range info.Refs {
-			ref(r)
+			body = ref(body, r)
 		}
+		stamps = binx.AppendUint(stamps, uint64(len(body)-at)+1)
 	}
 	skipped := sortedKeys(ix.skipped)
-	body = binx.AppendUint(body, uint64(len(skipped)))
+	stamps = binx.AppendUint(stamps, uint64(len(skipped)))
 	for _, p := range skipped {
 		e := ix.skipped[p]
-		ref(p)
-		body = binx.AppendBool(body, e.Binary)
-		body = binx.AppendInt(body, e.Size)
-		body = binx.AppendInt(body, e.ModTime.UnixNano())
-		body = binx.AppendUint(body, e.Inode)
-		body = binx.AppendInt(body, e.CTime)
+		stamps = ref(stamps, p)
+		stamps = binx.AppendBool(stamps, e.Binary)
+		stamps = binx.AppendInt(stamps, e.Size)
+		stamps = binx.AppendInt(stamps, e.ModTime.UnixNano())
+		stamps = binx.AppendUint(stamps, e.Inode)
+		stamps = binx.AppendInt(stamps, e.CTime)
 	}
-	body = binx.AppendBool(body, ix.graph != nil)
+	stamps = binx.AppendUint(stamps, uint64(len(body)))
+	tail = binx.AppendBool(tail, ix.graph != nil)
 	if g := ix.graph; g != nil {
-		body = binx.AppendUint(body, uint64(g.Nodes))
-		body = binx.AppendUint(body, uint64(g.Unresolved))
-		body = binx.AppendUint(body, uint64(len(g.Edges)))
+		tail = binx.AppendUint(tail, uint64(g.Nodes))
+		tail = binx.AppendUint(tail, uint64(g.Unresolved))
+		tail = binx.AppendUint(tail, uint64(len(g.Edges)))
 		var last int32
 		for _, e := range g.Edges {
-			body = binx.AppendUint(body, uint64(e.From-last)) // edges are sorted by from
+			tail = binx.AppendUint(tail, uint64(e.From-last)) // edges are sorted by from
 			last = e.From
-			body = binx.AppendUint(body, uint64(e.To))
-			body = binx.AppendBool(body, e.Kind == graph.KindImport)
-			body = binx.AppendUint(body, uint64(len(e.Symbols)))
+			tail = binx.AppendUint(tail, uint64(e.To))
+			tail = binx.AppendBool(tail, e.Kind == graph.KindImport)
+			tail = binx.AppendUint(tail, uint64(len(e.Symbols)))
 			for _, sym := range e.Symbols {
-				ref(sym)
+				tail = ref(tail, sym)
 			}
 		}
 	}
-	body = binx.AppendBool(body, len(ix.retrieval) > 0 || ix.writeRetrieval != nil)
+	tail = binx.AppendBool(tail, len(ix.retrieval) > 0 || ix.writeRetrieval != nil)
 
-	// The payload is the main part's length, prefix and body (the main
-	// part) and the retrieval bytes, written one after the other rather
-	// than copied into one buffer (a save of GOROOT/src would hold three
-	// copies of 25 MB); the retrieval part is streamed (WriteSaved).
+	// The payload is the main part's length, prefix, stamps, body and tail
+	// (the main part) and the retrieval bytes, written one after the other
+	// rather than copied into one buffer (a save of GOROOT/src would hold
+	// three copies of 25 MB); the retrieval part is streamed (WriteSaved).
 	ix.strings, ix.bodyBytes = len(strs.List()), len(body)
-	prefix = make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
+	prefix := make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
 	prefix = binx.AppendString(prefix, ix.engine)
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
 	prefix = binx.AppendStrings(prefix, strs.List())
-	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+len(body)))
-	return prefix, body
+	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+len(stamps)+len(body)+len(tail)))
+	return [][]byte{prefix, stamps, body, tail}
 }
 
 // decodeIndex checks and decodes a saved index file for root and engine.
@@ -248,7 +268,14 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 	if uint64(len(rest)) != n-mainLenLen {
 		return nil, errors.New("truncated or padded")
 	}
-	return decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, nil)
+	ix, err := decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, nil)
+	if err == nil {
+		err = ix.waitResults()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
 }
 
 // checkHeader checks the file's header and the main part's length (head:
@@ -280,15 +307,18 @@ func checkHeader(head []byte, size uint64) (n, mainLen uint64, err error) {
 // head is the header and the main part's length, retr the retrieval
 // part. early, when set, is called with the index once its engine and
 // root are known to match (loadSaved starts the retrieval part's decode
-// there).
+// there). The files' stamps and the skipped files are decoded when it
+// returns; the parse results (File.Parsed) and the graph are decoded on
+// other goroutines meanwhile: waitResults waits for them and says whether
+// they decoded. A failure there means the index is not to be used at all
+// (its records must not be: the scan may have taken them already).
 func decodeParts(head, main, retr []byte, engine, root string, early func(*savedIndex)) (*savedIndex, error) {
 	crc := crc32.Update(0, crcTable, head[headerLen:])
 	crc = crc32.Update(crc, crcTable, main)
 	if crc32.Update(crc, crcTable, retr) != binary.LittleEndian.Uint32(head[len(indexMagic)+12:]) {
 		return nil, errors.New("checksum mismatch")
 	}
-	payload := main
-	r := binx.NewReader(payload)
+	r := binx.NewReader(main)
 	ix := &savedIndex{engine: r.String(), root: r.String()}
 	if r.Err() == nil && ix.engine != engine {
 		return nil, fmt.Errorf("%w: engine %q", errForeign, ix.engine)
@@ -296,77 +326,40 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 	if r.Err() == nil && ix.root != root {
 		return nil, fmt.Errorf("%w: root %q", errForeign, ix.root)
 	}
+	if len(retr) > 0 {
+		ix.retrieval = retr // the tail's flag must agree (decodeTail)
+	}
 	if r.Err() == nil && early != nil && len(retr) > 0 {
-		ix.retrieval = retr
 		early(ix)
 	}
 	ix.savedAt = time.Unix(0, r.Int())
 	strs := r.ReadStrings()
 	ix.strings = strs.Len()
-	bodyStart := r.Len()
 	ref := func() string { return r.Ref(strs) }
-	// count reads n+1 (0 for a nil list), bounded by the bytes left.
-	count := func(minBytes int) (int, bool) {
-		c := r.Count(1)
-		if c == 0 {
-			return 0, true
-		}
-		if c-1 > r.Len()/minBytes {
-			r.Fail(nil)
-			return 0, true
-		}
-		return c - 1, false
-	}
+	// The stamps: one array of records (the map points into it) and each
+	// one's parse result length (+1; 0 for none).
 	nFiles := r.Count(8)
+	recs := make([]workspace.File, nFiles)
+	lens := make([]uint32, nFiles)
 	ix.files = make(map[string]*workspace.File, nFiles)
-	for range nFiles {
+	var total uint64
+	for i := range recs {
 		if r.Err() != nil {
 			break
 		}
-		f := &workspace.File{Path: ref(), Language: ref(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint(), CTime: r.Int()}
+		f := &recs[i]
+		f.Path, f.Language = ref(), ref()
+		f.Size, f.ModTime, f.Inode, f.CTime = r.Int(), time.Unix(0, r.Int()), r.Uint(), r.Int()
 		if f.Hashed = r.Bool(); f.Hashed {
 			f.Hash = r.Uint64LE()
 		}
+		f.Link = r.Bool()
 		f.Symbols = r.Int32()
 		f.ParseErr = ref()
-		if r.Bool() {
-			info := &syntax.FileInfo{Language: ref(), Package: ref(), TimedOut: r.Bool(), HasErrors: r.Bool()}
-			if c, isNil := count(8); !isNil {
-				info.Symbols = make([]syntax.Symbol, c)
-				for i := range info.Symbols {
-					s := &info.Symbols[i]
-					s.Name = ref()
-					kind, ok := syntax.ParseSymbolKind(ref())
-					if !ok {
-						r.Fail(errors.New("unknown symbol kind"))
-					}
-					s.Kind = kind
-					s.StartLine, s.EndLine = span(r)
-					s.StartByte, s.EndByte = span(r)
-					s.Container = ref()
-					s.Exported = r.Bool()
-				}
-			}
-			if c, isNil := count(4); !isNil {
-				info.Imports = make([]syntax.Import, c)
-				for i := range info.Imports {
-					im := &info.Imports[i]
-					im.Path, im.Kind, im.Line = ref(), ref(), r.Int32()
-					if c, isNil := count(1); !isNil {
-						im.Names = make([]string, c)
-						for k := range im.Names {
-							im.Names[k] = ref()
-						}
-					}
-				}
-			}
-			if c, isNil := count(1); !isNil {
-				info.Refs = make([]string, c)
-				for i := range info.Refs {
-					info.Refs[i] = ref()
-				}
-			}
-			f.Parsed = info
+		n := r.Max(math.MaxUint32)
+		lens[i] = uint32(n)
+		if n > 0 {
+			total += n - 1
 		}
 		if r.Err() == nil {
 			if _, dup := ix.files[f.Path]; dup || f.Path == "" || f.Size < 0 {
@@ -375,13 +368,131 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 		}
 		ix.files[f.Path] = f
 	}
-	ix.bodyBytes = bodyStart - r.Len()
 	nSkipped := r.Count(5)
 	ix.skipped = make(map[string]workspace.SkippedFile, nSkipped)
 	for range nSkipped {
 		p := ref()
 		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint(), CTime: r.Int()}
 	}
+	if n := r.Uint(); r.Err() == nil && (n != total || n > uint64(r.Len())) {
+		r.Fail(errors.New("parse results' length"))
+	}
+	res := r.Raw(int(total))
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("corrupt: %w", err)
+	}
+	ix.bodyBytes = len(res)
+	// The parse results in chunks of about equal bytes, one per core, and
+	// the tail (graph) on goroutines of their own.
+	k := min(runtime.GOMAXPROCS(0), max(1, len(res)>>16))
+	ix.perrs = make([]error, k+1)
+	ix.pwg = &sync.WaitGroup{}
+	ix.pwg.Add(k + 1)
+	i0, off := 0, 0
+	for c := range k {
+		i1, end := i0, off
+		for i1 < nFiles && (c == k-1 || uint64(end-off) < total/uint64(k)) {
+			if lens[i1] > 0 {
+				end += int(lens[i1] - 1)
+			}
+			i1++
+		}
+		go ix.decodeResults(&ix.perrs[c], recs[i0:i1], lens[i0:i1], res[off:end], strs)
+		i0, off = i1, end
+	}
+	go ix.decodeTail(&ix.perrs[k], r, strs, len(retr) > 0)
+	return ix, nil
+}
+
+// decodeResults decodes the parse results of recs (lens: their lengths
+// +1, 0 for none) from res into their Parsed fields, and sets *errp to
+// the first failure.
+func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []uint32, res []byte, strs *binx.Strings) {
+	defer ix.pwg.Done()
+	defer func() {
+		if p := recover(); p != nil { // never trusted: a decoder bug rebuilds too
+			*errp = fmt.Errorf("decoder panic: %v", p)
+		}
+	}()
+	r := binx.NewReader(res)
+	ref := func() string { return r.Ref(strs) }
+	// count reads n+1 (0 for a nil list), n bounded by the bytes left.
+	count := func(minBytes int) (int, bool) {
+		c := r.Uint()
+		if c == 0 || r.Err() != nil {
+			return 0, true
+		}
+		if c-1 > uint64(r.Len()/minBytes) {
+			r.Fail(nil)
+			return 0, true
+		}
+		return int(c - 1), false
+	}
+	for i := range recs {
+		if lens[i] == 0 {
+			continue
+		}
+		left := r.Len()
+		info := &syntax.FileInfo{Language: ref(), Package: ref(), TimedOut: r.Bool(), HasErrors: r.Bool()}
+		if c, isNil := count(8); !isNil {
+			info.Symbols = make([]syntax.Symbol, c)
+			for i := range info.Symbols {
+				s := &info.Symbols[i]
+				s.Name = ref()
+				kind, ok := syntax.ParseSymbolKind(ref())
+				if !ok {
+					r.Fail(errors.New("unknown symbol kind"))
+				}
+				s.Kind = kind
+				s.StartLine, s.EndLine = span(r)
+				s.StartByte, s.EndByte = span(r)
+				s.Container = ref()
+				s.Exported = r.Bool()
+			}
+		}
+		if c, isNil := count(4); !isNil {
+			info.Imports = make([]syntax.Import, c)
+			for i := range info.Imports {
+				im := &info.Imports[i]
+				im.Path, im.Kind, im.Line = ref(), ref(), r.Int32()
+				if c, isNil := count(1); !isNil {
+					im.Names = make([]string, c)
+					for k := range im.Names {
+						im.Names[k] = ref()
+					}
+				}
+			}
+		}
+		if c, isNil := count(1); !isNil {
+			info.Refs = make([]string, c)
+			for i := range info.Refs {
+				info.Refs[i] = ref()
+			}
+		}
+		if r.Err() == nil && left-r.Len() != int(lens[i]-1) {
+			r.Fail(fmt.Errorf("parse result's length %d, want %d", left-r.Len(), lens[i]-1))
+		}
+		if err := r.Err(); err != nil {
+			*errp = fmt.Errorf("corrupt: %s: %w", recs[i].Path, err)
+			return
+		}
+		recs[i].Parsed = info
+	}
+	if r.Len() != 0 {
+		*errp = errors.New("corrupt: parse results' length")
+	}
+}
+
+// decodeTail decodes the rest of the main part from r (the graph, the
+// retrieval flag, which must say whether there is a retrieval part) into
+// ix.graph and sets *errp to the first failure.
+func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings, hasRetr bool) {
+	defer ix.pwg.Done()
+	defer func() {
+		if p := recover(); p != nil {
+			*errp = fmt.Errorf("decoder panic: %v", p)
+		}
+	}()
 	if r.Bool() {
 		g := &graph.Saved{Nodes: int(r.Max(math.MaxInt32)), Unresolved: int(r.Max(math.MaxInt32))}
 		nEdges := r.Count(4)
@@ -404,27 +515,33 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 			if c := r.Count(1); c > 0 {
 				e.Symbols = make([]string, c)
 				for k := range e.Symbols {
-					e.Symbols[k] = ref()
+					e.Symbols[k] = r.Ref(strs)
 				}
 			}
 			g.Edges = append(g.Edges, e)
 		}
 		ix.graph = g
 	}
-	if hasRetrieval := r.Bool(); r.Err() == nil && hasRetrieval != (len(retr) > 0) {
+	if r.Bool() != hasRetr && r.Err() == nil {
 		r.Fail(errors.New("retrieval part"))
-	} else if hasRetrieval {
-		ix.retrieval = retr
-	} else {
-		ix.retrieval = nil
 	}
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail(errors.New("trailing bytes"))
 	}
 	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("corrupt: %w", err)
+		ix.graph = nil
+		*errp = fmt.Errorf("corrupt: %w", err)
 	}
-	return ix, nil
+}
+
+// waitResults waits for the parse results and the graph (decodeParts)
+// and returns the first failure: then nothing of ix may be used.
+func (ix *savedIndex) waitResults() error {
+	if ix.pwg == nil {
+		return nil // made by a save, not decoded
+	}
+	ix.pwg.Wait()
+	return errors.Join(ix.perrs...)
 }
 
 // span reads a start and a length (int32 each) and returns start and

@@ -62,8 +62,9 @@ type saver struct {
 // line saying why) when there is none to use. The main part and the
 // retrieval part are read into buffers of their own; once the engine and
 // root match, the retrieval part is decoded on another goroutine
-// (savedIndex.startRetrieval) while the files are decoded here and then
-// revalidated by the scan.
+// (savedIndex.startRetrieval), the files' stamps here, and their parse
+// results and the graph on other goroutines while the scan revalidates
+// the stamps (savedIndex.waitResults).
 func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -128,16 +129,28 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		}
 	}
 	same := reused == snap.Len() && reused == len(saved.files)
-	restored, graphRestored, graphFilled := false, false, false
+	restored, graphFilled := false, false
+	var graphRestored <-chan bool // the restore's outcome, when one runs
 	if same && saved.graph != nil {
 		// Every file is its saved record, so the saved edges are the ones
-		// a build would make (go.mod files are indexed files too).
-		if g, err := graph.Restore(snap, saved.graph); err != nil {
-			p.log.Info("saved graph not used; building it", "reason", err.Error())
-		} else {
-			p.graph.Put(g)
-			graphRestored = true
-		}
+		// a build would make (go.mod files are indexed files too). They
+		// are restored on the other core while the retrieval index loads
+		// (a Graph call meanwhile waits); a graph that fails the checks is
+		// built there instead, after its outcome is logged and sent.
+		ok := make(chan bool, 1)
+		graphRestored = ok
+		sg := saved.graph
+		p.graph.Fill(func() *graph.Graph {
+			g, err := graph.Restore(snap, sg)
+			if err != nil {
+				p.log.Info("saved graph not used; building it", "reason", err.Error())
+				ok <- false
+				return graph.Build(snap)
+			}
+			ok <- true
+			return g
+		})
+		graphFilled = true
 	}
 	if !same && saved.graph != nil && snap.Len() == len(saved.files) {
 		// The same paths with some files changed: the saved graph is
@@ -177,7 +190,7 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		// The graph is built from the loaded records on the other core
 		// meanwhile (graph.Cache shares the build with the front end's
 		// first Graph call).
-		if !graphRestored && !graphFilled {
+		if !graphFilled {
 			go p.Graph()
 		}
 		unchanged := func(rel string) bool {
@@ -190,7 +203,7 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		if err == nil {
 			// Touched files keep the saved name terms and name table.
 			rs.Previous = func(rel string) *workspace.File { return saved.files[rel] }
-			ix, err = rs.Load(snap, p.retrievalOptions(), unchanged)
+			ix, err = rs.Load(snap, p.loadOptions(snap), unchanged)
 		}
 		saved.retrieval, saved.rsaved = nil, nil
 		if err != nil {
@@ -200,13 +213,17 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 			restored = true
 		}
 	}
-	if same && restored && graphRestored && len(snap.SkippedFiles()) == len(saved.skipped) {
+	graphOK := false
+	if graphRestored != nil {
+		graphOK = <-graphRestored
+	}
+	if same && restored && graphOK && len(snap.SkippedFiles()) == len(saved.skipped) {
 		p.saver.writeMu.Lock()
 		p.saver.lastSnap, p.saver.lastRetrieval, p.saver.lastGraph = snap, true, true
 		p.saver.writeMu.Unlock()
 	}
 	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "parsed", parsed,
-		"retrieval", restored, "graph", graphRestored, "elapsedMs", time.Since(start).Milliseconds())
+		"retrieval", restored, "graph", graphOK, "elapsedMs", time.Since(start).Milliseconds())
 }
 
 // saveSoon schedules a save of the index after an update (no-op without
@@ -311,13 +328,16 @@ func (p *Project) SaveIndex() error {
 	if rix != nil {
 		ix.writeRetrieval = rix.WriteSaved
 	}
-	prefix, body := encodeMain(ix, paths)
+	parts := encodeMain(ix, paths)
 	ix.files, ix.graph = nil, nil
 	s.strings, s.bodyBytes = ix.strings, ix.bodyBytes
-	mainBytes := len(prefix) + len(body)
-	// writeAtomic drops the two parts once written, before the retrieval
-	// part is streamed.
-	size, err := writeAtomic(s.path, [][]byte{prefix, body}, ix.writeRetrieval)
+	mainBytes := 0
+	for _, p := range parts {
+		mainBytes += len(p)
+	}
+	// writeAtomic drops the parts once written, before the retrieval part
+	// is streamed.
+	size, err := writeAtomic(s.path, parts, ix.writeRetrieval)
 	if err != nil {
 		return err
 	}

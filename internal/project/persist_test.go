@@ -667,6 +667,49 @@ func TestSavedGraphNotTrusted(t *testing.T) {
 	}
 }
 
+// TestCorruptParseResultRebuilds: a parse result (or the graph) that
+// does not decode behind a valid checksum is found while the scan is
+// already taking the saved records (they decode side by side): the whole
+// saved index is dropped, with a log line, and the folder indexed from
+// scratch, answering as a cold open.
+func TestCorruptParseResultRebuilds(t *testing.T) {
+	root := copyTree(t, "../graph/testdata/go")
+	data := t.TempDir()
+	want := cold(t, root)
+	first := open(t, root, data)
+	first.p.Graph()
+	saveAndClose(t, first)
+	path := IndexPath(data, first.p.Root())
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := decodeIndex(file, engineKey(true), first.p.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []int{2, 3} { // the parse results, the graph
+		parts := encodeMain(ix, sortedKeys(ix.files))
+		if len(parts[part]) < 8 {
+			t.Fatalf("part %d: %d bytes", part, len(parts[part]))
+		}
+		for i := range 8 {
+			parts[part][i] = 0xff // a varint that never ends
+		}
+		if err := os.WriteFile(path, withHeader(bytes.Join(append(parts, ix.retrieval), nil)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o := open(t, root, data)
+		if log := o.log.String(); !strings.Contains(log, "saved index ignored; indexing from scratch") || !strings.Contains(log, "corrupt") {
+			t.Errorf("part %d: log: %s", part, log)
+		}
+		if got := answers(t, o.p); got != want {
+			t.Fatalf("part %d: reopen with a corrupt part differs from cold: %s", part, diff(got, want))
+		}
+		o.p.Close()
+	}
+}
+
 // FuzzDecodeIndex: any input decodes to an index or an error, never a
 // panic or an allocation far beyond its size. The corpus is in
 // testdata/fuzz/FuzzDecodeIndex (a real small index among its seeds).

@@ -146,6 +146,20 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		}
 	}
 	ws, err := workspace.Open(ctx, filepath.Clean(root), wo)
+	if saved != nil {
+		// The parse results and the graph decoded during the scan; one
+		// that did not decode makes the whole saved index unusable, and
+		// the scan took its records: the folder is indexed from scratch.
+		if derr := saved.waitResults(); derr != nil {
+			o.Logger.Warn("saved index ignored; indexing from scratch", "path", sv.path, "reason", derr.Error())
+			saved, wo.Saved = nil, nil
+			sv.strings, sv.bodyBytes, sv.retrievalBytes = 0, 0, 0
+			if err == nil {
+				parsed.Store(0)
+				ws, err = workspace.Open(ctx, filepath.Clean(root), wo)
+			}
+		}
+	}
 	if err != nil {
 		mem.close()
 		return nil, err
@@ -327,6 +341,21 @@ func (p *Project) retrievalIndex(ctx context.Context) (*retrieve.Index, error) {
 func (p *Project) retrievalOptions() *retrieve.BuildOptions {
 	root := p.Root()
 	return &retrieve.BuildOptions{Skip: func(rel string) bool { return builtin.IsSecretFile(root, rel) }}
+}
+
+// loadOptions are retrievalOptions for loading the saved retrieval index
+// of snap right after the scan that made it: a file that is not a
+// symbolic link as of that scan (workspace.File.Link) is a secret file by
+// its own path alone, so only links are looked at on disk (an lstat of
+// every file otherwise: ~8-11 k on a reopen).
+func (p *Project) loadOptions(snap *workspace.Snapshot) *retrieve.BuildOptions {
+	root := p.Root()
+	return &retrieve.BuildOptions{Skip: func(rel string) bool {
+		if f, ok := snap.File(rel); ok && !f.Link {
+			return builtin.IsSecretPath(rel)
+		}
+		return builtin.IsSecretFile(root, rel)
+	}}
 }
 
 func (p *Project) retrievalCache() *retrieve.Cache {

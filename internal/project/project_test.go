@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,4 +92,61 @@ func TestRetrieveSkipsLinksToSecrets(t *testing.T) {
 			t.Errorf("retrieved %s (%q); want only notes.txt", s.Path, s.Text)
 		}
 	}
+}
+
+// TestReopenSkipsLinksToSecrets: a reopen from the saved index (whose
+// retrieval load looks on disk only at links and changed files) leaves
+// out a link to .env, one made while the runtime was down in place of an
+// indexed file too, and still loads the saved retrieval index.
+func TestReopenSkipsLinksToSecrets(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".env"), []byte("ROOTENV_LEAK=quokka\n"), 0o600)
+	os.WriteFile(filepath.Join(root, "notes.txt"), []byte("quokka notes\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "later.txt"), []byte("quokka later\n"), 0o644)
+	if err := os.Symlink(".env", filepath.Join(root, "envlink")); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	first := open(t, root, data)
+	if f, ok := first.p.Snapshot().File("envlink"); !ok || !f.Link {
+		t.Fatalf("envlink: %+v, %v: want an indexed link", f, ok)
+	}
+	saveAndClose(t, first)
+	check := func(o *opened, want ...string) {
+		t.Helper()
+		res, err := o.p.Retrieve(context.Background(), retrieve.Query{Text: "quokka ROOTENV_LEAK"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range res.Snippets {
+			got = append(got, s.Path)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("retrieved %v; want %v", got, want)
+		}
+	}
+	second := open(t, root, data)
+	second.p.Graph() // the graph's restore logs in the background: done now
+	if log := second.log.String(); !strings.Contains(log, "retrieval=true") || !strings.Contains(log, "parsed=0") {
+		t.Fatalf("unchanged reopen did not load the saved retrieval index: %s", log)
+	}
+	check(second, "later.txt", "notes.txt")
+	saveAndClose(t, second)
+
+	// later.txt becomes a link to .env while the runtime is down.
+	os.Remove(filepath.Join(root, "later.txt"))
+	if err := os.Symlink(".env", filepath.Join(root, "later.txt")); err != nil {
+		t.Fatal(err)
+	}
+	third := open(t, root, data)
+	third.p.Graph()
+	if f, ok := third.p.Snapshot().File("later.txt"); !ok || !f.Link {
+		t.Fatalf("later.txt: %+v, %v: want an indexed link", f, ok)
+	}
+	if log := third.log.String(); !strings.Contains(log, "retrieval=true") {
+		t.Fatalf("reopen with one changed file did not load the saved retrieval index: %s", log)
+	}
+	check(third, "notes.txt")
 }

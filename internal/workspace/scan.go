@@ -690,13 +690,14 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		return result{skip: skipEntry{reason: skipVanished}}
 	}
 	size, mtime, ino, ctime := info.Size(), info.ModTime(), inodeOf(info), ctimeOf(info)
+	link := j.info != nil // only a symbolic link's job carries its target's stat
 	if sc.saved != nil {
 		if r, ok := sc.reuseSaved(j, size, mtime, ino, ctime); ok {
 			return r
 		}
 	}
 	if sc.old != nil {
-		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) && f.CTime == ctime {
+		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) && f.CTime == ctime && f.Link == link {
 			return result{file: f}
 		}
 		if e, ok := sc.old.skipped[j.rel]; ok && (e.reason == skipBinary || e.reason == skipTooLarge) &&
@@ -724,7 +725,7 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		rf.close()
 		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ctime: ctime, ambiguous: ambiguous}}
 	}
-	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino, CTime: ctime}
+	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino, CTime: ctime, Link: link}
 	// With a ParseSource the whole file is read here, once, for the hash
 	// and the parser (the head above is its start).
 	var data []byte
@@ -811,7 +812,7 @@ func readRest(f readFile, buf []byte, n int, size int64) ([]byte, error) {
 // reuseSaved returns the saved entry of j when the file's stamp is the
 // saved one (and, for a hashed entry, its content hashes the same).
 func (sc *scanner) reuseSaved(j *fileJob, size int64, mtime time.Time, ino uint64, ctime int64) (result, bool) {
-	if f, ok := sc.saved.Files[j.rel]; ok && f.Path == j.rel && f.Size == size && f.ModTime.Equal(mtime) && f.Inode == ino && f.CTime == ctime {
+	if f, ok := sc.saved.Files[j.rel]; ok && f.Path == j.rel && f.Size == size && f.ModTime.Equal(mtime) && f.Inode == ino && f.CTime == ctime && f.Link == (j.info != nil) {
 		if !f.Hashed {
 			return result{file: f}, true
 		}

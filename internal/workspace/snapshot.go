@@ -41,6 +41,13 @@ type File struct {
 	// same size and time (coarse timestamps, git's "racily clean" case).
 	Hash   uint64
 	Hashed bool
+	// Link is true when Path is a symbolic link (to a regular file inside
+	// the root; the stamp is the target's). A saved or earlier entry is
+	// reused only when the scan sees the same, so a file the index holds
+	// is a link exactly when its Link says so as of the scan that checked
+	// it (callers that care about the link's target, such as the secret
+	// file check, need not lstat the others).
+	Link bool
 }
 
 // SkippedFile is the stamp of a file seen but not indexed because it is
