@@ -94,7 +94,7 @@ func (g *Graph) Project(o ProjectOptions) (ProjectResult, error) {
 	case o.MaxNodes > MaxMaxNodes:
 		o.MaxNodes = MaxMaxNodes
 	}
-	v := g.view(o.Level, o.ImportsOnly)
+	v := g.view(o.Level, o.ImportsOnly, o.Focus != "")
 
 	var order []int // view node indexes, in output order
 	if o.Focus != "" {
@@ -185,8 +185,9 @@ func (g *Graph) focusSeeds(v view, level, focus string) ([]int, error) {
 	return seeds, nil
 }
 
-// view builds the nodes and edges at a level.
-func (g *Graph) view(level string, importsOnly bool) view {
+// view builds the nodes and edges at a level, and the neighbour lists
+// when adj is set (only a focus walks them).
+func (g *Graph) view(level string, importsOnly, adj bool) view {
 	var v view
 	if level == LevelFile {
 		v.nodes = make([]Node, len(g.nodes))
@@ -277,12 +278,16 @@ func (g *Graph) view(level string, importsOnly bool) view {
 			}
 		}
 	}
-	v.adj = make([][]int, len(v.nodes))
 	for _, e := range v.edges {
 		v.nodes[e.From].Degree++
 		v.nodes[e.To].Degree++
-		v.adj[e.From] = append(v.adj[e.From], e.To)
-		v.adj[e.To] = append(v.adj[e.To], e.From)
+	}
+	if adj {
+		v.adj = make([][]int, len(v.nodes))
+		for _, e := range v.edges {
+			v.adj[e.From] = append(v.adj[e.From], e.To)
+			v.adj[e.To] = append(v.adj[e.To], e.From)
+		}
 	}
 	return v
 }

@@ -409,6 +409,7 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 // the first failure.
 func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []uint32, res []byte, strs *binx.Strings) {
 	defer ix.pwg.Done()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // res may be mapped (readSaved)
 	defer func() {
 		if p := recover(); p != nil { // never trusted: a decoder bug rebuilds too
 			*errp = fmt.Errorf("decoder panic: %v", p)
@@ -488,6 +489,7 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 // ix.graph and sets *errp to the first failure.
 func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings, hasRetr bool) {
 	defer ix.pwg.Done()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			*errp = fmt.Errorf("decoder panic: %v", p)
@@ -577,6 +579,7 @@ func (ix *savedIndex) startRetrieval() {
 	data := ix.retrieval
 	go func() {
 		defer close(ix.rdone)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // data may be mapped (readSaved)
 		defer func() {
 			if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
 				ix.rsaved, ix.rerr = nil, fmt.Errorf("decoder panic: %v", r)

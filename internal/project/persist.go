@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -81,8 +82,11 @@ func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
 	return ix
 }
 
-// readSaved reads and decodes the index file f (see loadSaved).
-func readSaved(f *os.File, engine, root string) (ix *savedIndex, err error) {
+// readSaved reads and decodes the index file f (see loadSaved). The file
+// is mapped (mapIndex) and unmapped once every decoder that reads it is
+// done (the parse results, the graph, the retrieval part): they copy what
+// they keep.
+func readSaved(f *os.File, engine, root string) (*savedIndex, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -90,30 +94,58 @@ func readSaved(f *os.File, engine, root string) (ix *savedIndex, err error) {
 	if fi.Size() > maxIndexFile {
 		return nil, fmt.Errorf("%d bytes", fi.Size())
 	}
-	head := make([]byte, min(fi.Size(), int64(headerLen+mainLenLen)))
-	if _, err := io.ReadFull(f, head); err != nil {
-		return nil, err
+	if fi.Size() < int64(headerLen+mainLenLen) {
+		return nil, errors.New("not an index file")
 	}
-	// The file is replaced by rename, never written in place: its size
-	// does not change while it is read.
-	n, mainLen, err := checkHeader(head, uint64(fi.Size()))
+	data, unmap, err := mapIndex(f, fi.Size())
 	if err != nil {
 		return nil, err
 	}
-	main := make([]byte, mainLen)
-	retr := make([]byte, n-mainLenLen-mainLen)
-	if _, err := io.ReadFull(f, main); err != nil {
-		return nil, err
+	var started *savedIndex // the index whose retrieval decode started
+	ix, err := decodeMapped(data, engine, root, &started)
+	switch {
+	case ix != nil:
+		go func() {
+			ix.pwg.Wait()
+			if ix.rdone != nil {
+				<-ix.rdone
+			}
+			unmap()
+		}()
+	case started != nil && started.rdone != nil:
+		go func() {
+			<-started.rdone
+			unmap()
+		}()
+	default:
+		unmap()
 	}
-	if _, err := io.ReadFull(f, retr); err != nil {
-		return nil, err
-	}
+	return ix, err
+}
+
+// decodeMapped checks and decodes the index file's bytes data (mapped:
+// a fault reading them, should the file shrink, is an error like a
+// decoder panic). *started is set to the index once the retrieval part's
+// decode is started (on error too).
+func decodeMapped(data []byte, engine, root string, started **savedIndex) (ix *savedIndex, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
 			ix, err = nil, fmt.Errorf("decoder panic: %v", r)
 		}
 	}()
-	return decodeParts(head, main, retr, engine, root, (*savedIndex).startRetrieval)
+	head := data[:headerLen+mainLenLen]
+	// The file is replaced by rename, never written in place: its size
+	// does not change while it is read.
+	_, mainLen, err := checkHeader(head, uint64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	rest := data[headerLen+mainLenLen:]
+	return decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, func(ix *savedIndex) {
+		*started = ix
+		ix.startRetrieval()
+	})
 }
 
 // restore finishes an open from a saved index: the retrieval index is
