@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -94,6 +95,15 @@ func (g *Graph) Project(o ProjectOptions) (ProjectResult, error) {
 	case o.MaxNodes > MaxMaxNodes:
 		o.MaxNodes = MaxMaxNodes
 	}
+	if o.Level == LevelFile && o.Focus == "" {
+		return g.topFiles(o), nil
+	}
+	return g.project(o)
+}
+
+// project answers graph/project for checked options through the view of
+// the level.
+func (g *Graph) project(o ProjectOptions) (ProjectResult, error) {
 	v := g.view(o.Level, o.ImportsOnly, o.Focus != "")
 
 	var order []int // view node indexes, in output order
@@ -156,6 +166,60 @@ func (g *Graph) Project(o ProjectOptions) (ProjectResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// topFiles answers graph/project at file level without a focus (the
+// default, and the first query after a workspace/open) as project does,
+// without the view of every node and edge: degrees are counted in one
+// array, the MaxNodes most connected files picked, and only the edges
+// between them made.
+func (g *Graph) topFiles(o ProjectOptions) ProjectResult {
+	deg := make([]int32, len(g.nodes))
+	for i := range g.edges {
+		e := &g.edges[i]
+		if o.ImportsOnly && e.kind != KindImport {
+			continue
+		}
+		deg[e.from]++
+		deg[e.to]++
+	}
+	order := make([]int32, len(g.nodes))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	// Most connected first, then by path (paths are distinct).
+	byRank := func(x, y int32) int {
+		if deg[x] != deg[y] {
+			return int(deg[y]) - int(deg[x])
+		}
+		return strings.Compare(g.nodes[x].path, g.nodes[y].path)
+	}
+	if len(order) > o.MaxNodes {
+		slices.SortFunc(order, byRank)
+		order = order[:o.MaxNodes]
+	} else {
+		slices.SortFunc(order, byRank)
+	}
+	pos := make([]int32, len(g.nodes))
+	for i := range pos {
+		pos[i] = -1
+	}
+	res := ProjectResult{Nodes: make([]Node, len(order)), Edges: []ProjectEdge{}, Total: len(g.nodes), Stats: g.stats}
+	for k, x := range order {
+		pos[x] = int32(k)
+		n := &g.nodes[x]
+		res.Nodes[k] = Node{ID: n.path, Language: n.lang, Symbols: n.symbols, Files: 1, Degree: int(deg[x]), InCycle: g.cycleOf[x] >= 0}
+	}
+	for i := range g.edges {
+		e := &g.edges[i]
+		if o.ImportsOnly && e.kind != KindImport {
+			continue
+		}
+		if f, t := pos[e.from], pos[e.to]; f >= 0 && t >= 0 {
+			res.Edges = append(res.Edges, ProjectEdge{From: int(f), To: int(t), Weight: e.weight(), Kind: e.kind})
+		}
+	}
+	return res
 }
 
 // less orders nodes most connected first, then by id.

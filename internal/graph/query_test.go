@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -309,4 +310,29 @@ func TestGoReferencesNeedAnImport(t *testing.T) {
 	}, func(rel string) ([]byte, error) { return []byte("module m\n"), nil })
 	mustHave(t, g, "c/c.go -> b/b.go import", "c/c.go -> b/b.go reference")
 	mustNotHave(t, g, "a/a.go -> b/b.go reference")
+}
+
+// TestTopFilesEqualsView: graph/project at file level without a focus
+// (topFiles, which makes no view) answers exactly as the view of every
+// node and edge does (project), on every fixture, with and without
+// reference edges, for node caps from 1 to past the file count.
+func TestTopFilesEqualsView(t *testing.T) {
+	for _, name := range []string{"go", "python", "rust", "ts", "c"} {
+		for _, real := range []bool{false, true} {
+			g := fixture(t, name, real)
+			for _, importsOnly := range []bool{false, true} {
+				for _, max := range []int{1, 2, 3, 5, 250, len(g.nodes) + 1} {
+					o := ProjectOptions{Level: LevelFile, Depth: DefaultDepth, MaxNodes: max, ImportsOnly: importsOnly}
+					want, err := g.project(o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := g.topFiles(o)
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s (real %v) importsOnly %v maxNodes %d:\n got  %+v\n want %+v", name, real, importsOnly, max, got, want)
+					}
+				}
+			}
+		}
+	}
 }
