@@ -229,6 +229,9 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 			f, _ := snap.File(rel)
 			return f != nil && saved.files[rel] == f
 		}
+		if same {
+			unchanged = nil // every file is its saved record: no look-up per file
+		}
 		// Decoded meanwhile (startRetrieval in loadSaved).
 		rs, err := saved.retrievalSaved()
 		var ix *retrieve.Index
