@@ -60,12 +60,11 @@ type saver struct {
 }
 
 // loadSaved reads and checks the saved index of root, nil (after a log
-// line saying why) when there is none to use. The main part and the
-// retrieval part are read into buffers of their own; once the engine and
-// root match, the retrieval part is decoded on another goroutine
-// (savedIndex.startRetrieval), the files' stamps here, and their parse
-// results and the graph on other goroutines while the scan revalidates
-// the stamps (savedIndex.waitResults).
+// line saying why) when there is none to use. The file is mapped
+// (readSaved); once the engine and root match, the retrieval part is
+// decoded on another goroutine (savedIndex.startRetrieval), the files'
+// stamps here, and their parse results and the graph on other goroutines
+// while the scan revalidates the stamps (savedIndex.waitResults).
 func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
