@@ -639,18 +639,7 @@ func TestSavedGraphNotTrusted(t *testing.T) {
 	root := copyTree(t, "../graph/testdata/go")
 	data := t.TempDir()
 	want := cold(t, root)
-	first := open(t, root, data)
-	first.p.Graph() // as workspace/open does before the save
-	saveAndClose(t, first)
-	path := IndexPath(data, first.p.Root())
-	file, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := decodeIndex(file, engineKey(true), first.p.Root())
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, ix := savedIndexOf(t, root, data)
 	if ix.graph == nil || len(ix.graph.Edges) < 2 {
 		t.Fatalf("saved graph: %+v", ix.graph)
 	}
@@ -676,18 +665,7 @@ func TestCorruptParseResultRebuilds(t *testing.T) {
 	root := copyTree(t, "../graph/testdata/go")
 	data := t.TempDir()
 	want := cold(t, root)
-	first := open(t, root, data)
-	first.p.Graph()
-	saveAndClose(t, first)
-	path := IndexPath(data, first.p.Root())
-	file, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := decodeIndex(file, engineKey(true), first.p.Root())
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, ix := savedIndexOf(t, root, data)
 	for _, part := range []int{2, 3} { // the parse results, the graph
 		parts := encodeMain(ix, sortedKeys(ix.files))
 		if len(parts[part]) < 8 {
@@ -825,4 +803,24 @@ func TestOpenSaveWaitsForRetrievalBuild(t *testing.T) {
 	if again.retrievalCache().Current() == nil {
 		t.Error("the saved index held no retrieval index")
 	}
+}
+
+// savedIndexOf opens root with data as the data folder, builds the graph
+// (as workspace/open does before the save), saves, and returns the saved
+// file's path and its decoded index, for a test to tamper with.
+func savedIndexOf(t *testing.T, root, data string) (string, *savedIndex) {
+	t.Helper()
+	first := open(t, root, data)
+	first.p.Graph()
+	saveAndClose(t, first)
+	path := IndexPath(data, first.p.Root())
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := decodeIndex(file, engineKey(true), first.p.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, ix
 }

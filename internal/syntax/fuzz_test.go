@@ -15,11 +15,7 @@ func fuzzLang(f *testing.F, lang string, seeds ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range info.Symbols {
-			if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
-				t.Fatalf("bad range %+v", s)
-			}
-		}
+		checkSymbolRanges(t, src, info)
 		if len(info.Refs) > MaxRefs {
 			t.Fatalf("%d refs", len(info.Refs))
 		}
@@ -53,33 +49,40 @@ func FuzzParseGoGenerated(f *testing.F) {
 		head+"func (r *T[K]) M() { switch v.(type) { case nil, *x.Y: } }\n", head+"var (", head+"import \"x\"\nfunc f() { L: goto L }\n")
 }
 
-// FuzzRustBodies: the body finder and the body lexer take any bytes: the
-// spans are ordered, non-overlapping brace pairs with the rows and columns
-// of their braces, the lexed identifiers lie inside their body, and Parse
-// with the bodies skipped gives in-range symbols.
-func FuzzRustBodies(f *testing.F) {
-	for _, s := range []string{
-		"fn a() { let s = \"}\"; let c = '{'; x.y(); }\nimpl T { pub fn b<'a>(&'a self) -> &'a str where T: X { r#\"}\"#; m!{ fn c() { else } } } }",
-		"macro_rules! m { ($x:ident) => { fn $x() { loop { break 'outer; } } }; }\nfn d() { match v { Foo { a, b: c } => a, _ => 0 } }",
-		"fn e() { /* /* } */ */ let Self { x, .. } = self; for Bar { y } in z { } b'}'; br##\"{\"##; }",
-		"fn f() { \"never closed }", "fn g(", "fn h() -> [u8; { 3 }] { 1 }", "#[cfg(test)] fn i() { #[allow(x)] let a = 1; }",
-	} {
+// checkSymbolRanges fails t on a symbol whose range is not inside src.
+func checkSymbolRanges(t *testing.T, src []byte, info *FileInfo) {
+	t.Helper()
+	for _, s := range info.Symbols {
+		if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
+			t.Fatalf("bad range %+v", s)
+		}
+	}
+}
+
+// fuzzBodies checks a language's body finder and body lexer on any bytes:
+// the spans are in order, shaped as shape says, with the rows and columns
+// of their two ends; the lexed identifiers lie inside their span; and
+// Parse with the bodies skipped gives in-range symbols.
+func fuzzBodies(f *testing.F, lang string, shape func(src []byte, sp bodySpan) bool, seeds ...string) {
+	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
+	g := grammars[lang]
 	f.Fuzz(func(t *testing.T, src []byte) {
-		spans := rustBodies(src)
 		var last uint32
-		for i, sp := range spans {
-			if sp.open >= sp.close || int(sp.close) >= len(src) || src[sp.open] != '{' || src[sp.close] != '}' || i > 0 && sp.open <= last {
+		for i, sp := range g.bodies(src) {
+			if sp.open >= sp.close || !shape(src, sp) || i > 0 && sp.open < last {
 				t.Fatalf("bad span %+v after %d", sp, last)
 			}
 			last = sp.close
-			row := uint32(strings.Count(string(src[:sp.open]), "\n"))
-			col := sp.open - uint32(strings.LastIndexByte(string(src[:sp.open]), '\n')+1)
-			if sp.openRow != row || sp.openCol != col {
-				t.Fatalf("span %+v: open at row %d col %d", sp, row, col)
+			for _, end := range []struct{ at, row, col uint32 }{{sp.open, sp.openRow, sp.openCol}, {sp.close, sp.closeRow, sp.closeCol}} {
+				row := uint32(strings.Count(string(src[:end.at]), "\n"))
+				col := end.at - uint32(strings.LastIndexByte(string(src[:end.at]), '\n')+1)
+				if end.row != row || end.col != col {
+					t.Fatalf("span %+v: offset %d is at row %d col %d", sp, end.at, row, col)
+				}
 			}
-			rustBodyIdents(src, sp, func(b []byte) bool {
+			g.bodyIdents(src, sp, func(b []byte) bool {
 				off := uint32(cap(src) - cap(b))
 				if off <= sp.open || off+uint32(len(b)) > sp.close {
 					t.Fatalf("identifier %q at %d outside body %+v", b, off, sp)
@@ -87,58 +90,34 @@ func FuzzRustBodies(f *testing.F) {
 				return true
 			})
 		}
-		info, err := Parse(context.Background(), "rust", src, nil)
+		info, err := Parse(context.Background(), lang, src, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range info.Symbols {
-			if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
-				t.Fatalf("bad range %+v", s)
-			}
-		}
+		checkSymbolRanges(t, src, info)
 	})
 }
 
-// FuzzPythonBodies: as FuzzRustBodies for Python: each span runs from the
-// '\n' that ends a def's header (its row and column right) to the start
-// of a later line, in order; the lexed identifiers lie inside it.
+// FuzzRustBodies: the Rust body finder and lexer (fuzzBodies): a span is
+// a fn body's '{' and its '}'.
+func FuzzRustBodies(f *testing.F) {
+	fuzzBodies(f, "rust", func(src []byte, sp bodySpan) bool {
+		return int(sp.close) < len(src) && src[sp.open] == '{' && src[sp.close] == '}'
+	},
+		"fn a() { let s = \"}\"; let c = '{'; x.y(); }\nimpl T { pub fn b<'a>(&'a self) -> &'a str where T: X { r#\"}\"#; m!{ fn c() { else } } } }",
+		"macro_rules! m { ($x:ident) => { fn $x() { loop { break 'outer; } } }; }\nfn d() { match v { Foo { a, b: c } => a, _ => 0 } }",
+		"fn e() { /* /* } */ */ let Self { x, .. } = self; for Bar { y } in z { } b'}'; br##\"{\"##; }",
+		"fn f() { \"never closed }", "fn g(", "fn h() -> [u8; { 3 }] { 1 }", "#[cfg(test)] fn i() { #[allow(x)] let a = 1; }")
+}
+
+// FuzzPythonBodies: the Python body finder and lexer (fuzzBodies): a span
+// runs from the '\n' that ends a def's header to the start of a later
+// line.
 func FuzzPythonBodies(f *testing.F) {
-	for _, s := range []string{
+	fuzzBodies(f, "python", func(src []byte, sp bodySpan) bool {
+		return int(sp.close) <= len(src) && src[sp.open] == '\n' && src[sp.close-1] == '\n'
+	},
 		"class A:\n    def f(self, x):\n        y = f\"{x!r:>{w}} {{z}}\"\n        if y:\n            pass\n        else:\n            q()\n        return y\n",
 		"def g():\n    s = \"\"\"\ndef h():\n\"\"\"\n    match s:\n        case 1:\n            pass\n    @dec\n    def i(): pass\n",
-		"async def j(a=lambda b: b):\n    t = 1 + \\\n        2\n    return t\n", "def k(:\n  x\n y\n", "def l():\n\tx = 1\n\treturn x\n", "f'{",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, src []byte) {
-		spans := pythonBodies(src)
-		var last uint32
-		for i, sp := range spans {
-			if sp.open >= sp.close || int(sp.close) > len(src) || src[sp.open] != '\n' || src[sp.close-1] != '\n' || i > 0 && sp.open < last {
-				t.Fatalf("bad span %+v after %d", sp, last)
-			}
-			last = sp.close
-			row := uint32(strings.Count(string(src[:sp.open]), "\n"))
-			col := sp.open - uint32(strings.LastIndexByte(string(src[:sp.open]), '\n')+1)
-			if sp.openRow != row || sp.openCol != col || sp.closeRow != uint32(strings.Count(string(src[:sp.close]), "\n")) || sp.closeCol != 0 {
-				t.Fatalf("span %+v: open at row %d col %d", sp, row, col)
-			}
-			pyBodyIdents(src, sp, func(b []byte) bool {
-				off := uint32(cap(src) - cap(b))
-				if off <= sp.open || off+uint32(len(b)) > sp.close {
-					t.Fatalf("identifier %q at %d outside body %+v", b, off, sp)
-				}
-				return true
-			})
-		}
-		info, err := Parse(context.Background(), "python", src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range info.Symbols {
-			if s.StartByte < 0 || int(s.EndByte) > len(src) || s.StartByte > s.EndByte || s.StartLine > s.EndLine {
-				t.Fatalf("bad range %+v", s)
-			}
-		}
-	})
+		"async def j(a=lambda b: b):\n    t = 1 + \\\n        2\n    return t\n", "def k(:\n  x\n y\n", "def l():\n\tx = 1\n\treturn x\n", "f'{")
 }

@@ -25,10 +25,6 @@ const (
 
 var bigParses = semaphore.NewWeighted(bigInFlight)
 
-// skipBodies turns on the grammars' body skipping (skip_rust.go); tests
-// compare with it off.
-var skipBodies = true
-
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
@@ -59,6 +55,10 @@ type Options struct {
 	// go/parser accepts (at most maxGoAST bytes) are not timed: go/parser
 	// is linear in its input.
 	Timeout time.Duration
+
+	// wholeBodies parses function bodies too (skip_rust.go,
+	// skip_python.go): tests and benchmarks compare with it.
+	wholeBodies bool
 }
 
 // pooledParser wraps a cParser for sync.Pool: the pool drops idle entries
@@ -164,7 +164,7 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	// process); every parse makes a new TSParser in the arena, and the
 	// arena is emptied after each, so the arena is always reusable.
 	var skip []bodySpan
-	if g.bodies != nil && skipBodies {
+	if g.bodies != nil && (opts == nil || !opts.wholeBodies) {
 		skip = g.bodies(src)
 	}
 	t, stopped, err := pp.cp.parse(g, src, skip, timeout, ctx.Done())

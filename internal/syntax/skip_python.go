@@ -182,11 +182,8 @@ func (l *pyLexer) str(s int, fstring, raw bool) (int, int, int) {
 	for j < end {
 		c := src[j]
 		switch {
-		case c == '\\' && !raw:
-			j += 2
-			continue
-		case c == '\\' && raw:
-			// A raw string still cannot end on an escaped quote.
+		case c == '\\':
+			// Raw or not, a backslash keeps the next quote in the string.
 			j += 2
 			continue
 		case c == '\n' && !triple:
@@ -382,20 +379,16 @@ func pythonBodies(src []byte) []bodySpan {
 		}
 		body := lines[i+1 : j]
 		in := body[0].indent
-		last := -1
+		last, consistent := -1, true
 		for k := range body {
 			switch {
 			case body[k].indent < in:
-				last = -2 // inconsistent indentation: parse it whole
-			case body[k].indent == in && last != -2:
+				consistent = false // tree-sitter sees an error: parse it whole
+			case body[k].indent == in:
 				switch word(&body[k], true) {
-				case "else", "elif", "except", "finally":
+				case "else", "elif", "except", "finally": // a clause of the statement before
 				default:
-					if src[body[k].first] != '@' {
-						last = k
-					} else if last < 0 || body[last].indent != in || src[body[last].first] != '@' {
-						last = k // a decorator starts its statement
-					}
+					last = k
 				}
 			}
 		}
@@ -403,7 +396,7 @@ func pythonBodies(src []byte) []bodySpan {
 		for last > 0 && src[body[last-1].first] == '@' && body[last-1].indent == in {
 			last--
 		}
-		if last > 0 && body[last].lineStart-h.end-1 >= minSkippedBody {
+		if consistent && last > 0 && body[last].lineStart-h.end-1 >= minSkippedBody {
 			spans = append(spans, bodySpan{
 				open: uint32(h.end), openRow: uint32(h.endRow), openCol: uint32(h.endCol),
 				close: uint32(body[last].lineStart), closeRow: uint32(body[last].row),

@@ -281,7 +281,7 @@ func rustBodies(src []byte) []bodySpan {
 		case rsPunct:
 			switch c := src[s]; c {
 			case '!':
-				if prev == rsIdent && tt == 0 && (l.follows("(") || l.follows("[") || l.follows("{")) {
+				if prev == rsIdent && tt == 0 && l.delimiterFollows() {
 					ttNext = true
 				}
 			case '(', '[', '{':
@@ -338,6 +338,15 @@ func rustBodies(src []byte) []bodySpan {
 					depth--
 				case ';':
 					if depth <= 0 {
+						break signature
+					}
+				case '}':
+					if depth <= 0 {
+						// A fn with neither body nor ';' whose token tree
+						// this closes (m!{ fn f() }).
+						if tt > 0 {
+							tt--
+						}
 						break signature
 					}
 				case '{':
@@ -547,7 +556,7 @@ func rustBodyIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
 			}
 			switch c {
 			case '!':
-				if prev == rsIdent && tt == 0 && (l.follows("(") || l.follows("[") || l.follows("{")) {
+				if prev == rsIdent && tt == 0 && l.delimiterFollows() {
 					ttNext = true
 				}
 			case '(', '[', '{':
@@ -654,6 +663,12 @@ func (l *rsLexer) structPattern(typ []byte) bool {
 		}
 		return false
 	}
+}
+
+// delimiterFollows reports whether an opening delimiter comes next: after
+// "name!" it opens a macro call's arguments, a token tree.
+func (l *rsLexer) delimiterFollows() bool {
+	return l.follows("(") || l.follows("[") || l.follows("{")
 }
 
 // follows reports whether p comes next at l.i, after spaces.

@@ -18,10 +18,7 @@ import (
 // TASK_X_BENCH_LANG=rust keeps one language's files; TASK_X_BENCH_WHOLE=1
 // parses function bodies too (skip_rust.go).
 func BenchmarkParseTree(b *testing.B) {
-	if os.Getenv("TASK_X_BENCH_WHOLE") == "1" {
-		skipBodies = false
-		defer func() { skipBodies = true }()
-	}
+	opts := &Options{wholeBodies: os.Getenv("TASK_X_BENCH_WHOLE") == "1"}
 	only := os.Getenv("TASK_X_BENCH_LANG")
 	dir := os.Getenv("TASK_X_BENCH_DIR")
 	if dir == "" {
@@ -49,7 +46,7 @@ func BenchmarkParseTree(b *testing.B) {
 	cpu0 := benchCPU()
 	for b.Loop() {
 		for _, f := range files {
-			if _, err := Parse(context.Background(), f.lang, f.src, nil); err != nil {
+			if _, err := Parse(context.Background(), f.lang, f.src, opts); err != nil {
 				b.Fatal(err)
 			}
 		}
