@@ -11,6 +11,7 @@ package binx
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -201,6 +202,68 @@ func AppendStrings(b []byte, ss []string) []byte {
 		b = append(b, s...)
 	}
 	return b
+}
+
+// StringsLen is the length of AppendStrings' table of ss.
+func StringsLen(ss []string) int {
+	n := uvarintLen(uint64(len(ss)))
+	for _, s := range ss {
+		n += uvarintLen(uint64(len(s))) + len(s)
+	}
+	return n
+}
+
+// WriteStrings writes AppendStrings' table of ss to w through buf (a
+// scratch buffer whose capacity bounds each write; it may be empty),
+// never holding the whole table.
+func WriteStrings(w io.Writer, ss []string, buf []byte) error {
+	if cap(buf) < 64 {
+		buf = make([]byte, 0, 64<<10)
+	}
+	b := AppendUint(buf[:0], uint64(len(ss)))
+	flush := func(room int) error {
+		if len(b)+room <= cap(b) {
+			return nil
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		b = b[:0]
+		return nil
+	}
+	for _, s := range ss {
+		if err := flush(binary.MaxVarintLen64); err != nil {
+			return err
+		}
+		b = AppendUint(b, uint64(len(s)))
+	}
+	for _, s := range ss {
+		if len(s) > cap(b) {
+			if err := flush(cap(b)); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(w, s); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := flush(len(s)); err != nil {
+			return err
+		}
+		b = append(b, s...)
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// uvarintLen is the length of AppendUint's encoding of v.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // ReadStrings reads a table written by AppendStrings.

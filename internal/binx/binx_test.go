@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -243,5 +244,33 @@ func TestSortedStringsTable(t *testing.T) {
 	}
 	if !NewStrings(nil).Sorted() || NewStrings(nil).Search("x") != 0 {
 		t.Error("empty table")
+	}
+}
+
+// WriteStrings writes AppendStrings' bytes, StringsLen is their length,
+// whatever the scratch buffer's size (strings longer than it, lengths
+// whose varints straddle a flush, an empty table).
+func TestWriteStrings(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	tables := [][]string{nil, {""}, {"a", "", long, "bc", long + "y"}}
+	var many []string
+	for i := range 1000 {
+		many = append(many, strings.Repeat("z", i%200))
+	}
+	tables = append(tables, many)
+	for _, ss := range tables {
+		want := AppendStrings(nil, ss)
+		if n := StringsLen(ss); n != len(want) {
+			t.Errorf("StringsLen = %d, want %d", n, len(want))
+		}
+		for _, size := range []int{0, 64, 65, 100, 1 << 16} {
+			var got bytes.Buffer
+			if err := WriteStrings(&got, ss, make([]byte, 0, size)); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%d strings, buffer %d: WriteStrings wrote %d bytes, not AppendStrings' %d", len(ss), size, got.Len(), len(want))
+			}
+		}
 	}
 }

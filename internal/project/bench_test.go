@@ -134,3 +134,33 @@ func benchSourceDir(b *testing.B) string {
 	}
 	return src
 }
+
+// BenchmarkSaveIndex measures a save of TASK_X_BENCH_DIR's index (else
+// $(go env GOROOT)/src) with its graph and retrieval index, as the open's
+// first save writes it: B/op is what the save allocates (the string
+// table, the stamps, the graph's edges and the write buffers; the parse
+// results are encoded a chunk at a time), and file-MB the file's size.
+func BenchmarkSaveIndex(b *testing.B) {
+	src := benchSourceDir(b)
+	ctx := context.Background()
+	p, err := Open(ctx, src, &Options{Home: "-", DataDir: b.TempDir(), BuildRetrieval: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	p.Graph()
+	p.BuildRetrieval(ctx)
+	if err := p.SaveIndex(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.saver.lastSnap = nil // save again
+		if err := p.SaveIndex(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(p.saver.path); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
+	}
+}

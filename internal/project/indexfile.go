@@ -122,8 +122,10 @@ type savedIndex struct {
 // encodeIndex returns the file's bytes (with ix.retrieval as the
 // retrieval part).
 func encodeIndex(ix *savedIndex, paths []string) []byte {
-	payload := bytes.Join(append(encodeMain(ix, paths), ix.retrieval), nil)
-	return append(indexHeader(uint64(len(payload)), crc32Checksum(payload)), payload...)
+	var payload bytes.Buffer
+	encodeMain(ix, paths).writeTo(&payload)
+	payload.Write(ix.retrieval)
+	return append(indexHeader(uint64(payload.Len()), crc32Checksum(payload.Bytes())), payload.Bytes()...)
 }
 
 // indexHeader is the file's header for a payload of n bytes with the
@@ -136,27 +138,88 @@ func indexHeader(n uint64, crc uint32) []byte {
 	return binary.LittleEndian.AppendUint32(header, crc)
 }
 
-// encodeMain returns the payload's main part in pieces to be written in
-// order (the main part's length and the string table, the stamps, the
-// parse results, the graph); the retrieval part follows it (ix.retrieval,
-// or what ix.writeRetrieval writes).
-func encodeMain(ix *savedIndex, paths []string) [][]byte {
-	var strs binx.StringIndex
-	strs.Grow(ix.strings + ix.strings/16)
-	// stamps: the files' stamps (what the scan needs), the skipped files
-	// and the length of the parse results; body: the parse results; tail:
-	// the graph and the retrieval flag.
-	stamps := make([]byte, 0, 64*len(paths)+64)
-	body := make([]byte, 0, max(1<<20, ix.bodyBytes+ix.bodyBytes/16))
-	var tail []byte
-	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.Add(s)) }
+// mainPart is an encoded main part whose parse results are not held:
+// encodeMain encodes each result once to learn its length and its
+// strings (the string table and the stamps, which hold the lengths, come
+// before the results in the file), and writeTo encodes them again as it
+// writes them, a chunk at a time. A save of GOROOT/src thus holds the
+// string table, the stamps and the graph's edges (~10 MB) instead of
+// also ~12 MB of parse results.
+type mainPart struct {
+	ix                   *savedIndex
+	paths                []string
+	strs                 *binx.StringIndex
+	prefix, stamps, tail []byte
+	bodyLen, tableLen    int
+}
+
+// size is the main part's length in the file.
+func (m *mainPart) size() int {
+	return len(m.prefix) + m.tableLen + len(m.stamps) + m.bodyLen + len(m.tail)
+}
+
+// bodyChunk is how many bytes of parse results writeTo encodes before
+// writing them.
+const bodyChunk = 256 << 10
+
+// appendResult appends info's encoded parse result to b, with ref
+// appending a string's index in the table.
+func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []byte) []byte {
 	count := func(n int, isNil bool) {
 		if isNil {
-			body = binx.AppendUint(body, 0)
+			b = binx.AppendUint(b, 0)
 		} else {
-			body = binx.AppendUint(body, uint64(n)+1)
+			b = binx.AppendUint(b, uint64(n)+1)
 		}
 	}
+	b = ref(b, info.Language)
+	b = ref(b, info.Package)
+	b = binx.AppendBool(b, info.TimedOut)
+	b = binx.AppendBool(b, info.HasErrors)
+	count(len(info.Symbols), info.Symbols == nil)
+	for _, s := range info.Symbols {
+		b = ref(b, s.Name)
+		b = ref(b, s.Kind.String())
+		b = binx.AppendInt(b, int64(s.StartLine))
+		b = binx.AppendInt(b, int64(s.EndLine-s.StartLine))
+		b = binx.AppendInt(b, int64(s.StartByte))
+		b = binx.AppendInt(b, int64(s.EndByte-s.StartByte))
+		b = ref(b, s.Container)
+		b = binx.AppendBool(b, s.Exported)
+	}
+	count(len(info.Imports), info.Imports == nil)
+	for _, im := range info.Imports {
+		b = ref(b, im.Path)
+		b = ref(b, im.Kind)
+		b = binx.AppendInt(b, int64(im.Line))
+		count(len(im.Names), im.Names == nil)
+		for _, n := range im.Names {
+			b = ref(b, n)
+		}
+	}
+	count(len(info.Refs), info.Refs == nil)
+	for _, r := range info.Refs {
+		b = ref(b, r)
+	}
+	return b
+}
+
+// encodeMain encodes the payload's main part (the main part's length and
+// the string table, the stamps, the parse results, the graph), which
+// writeTo writes; the retrieval part follows it (ix.retrieval, or what
+// ix.writeRetrieval writes). ix.files must not change until it is written.
+func encodeMain(ix *savedIndex, paths []string) *mainPart {
+	strs := new(binx.StringIndex)
+	strs.Grow(ix.strings + ix.strings/16)
+	// stamps: the files' stamps (what the scan needs), the skipped files
+	// and the length of the parse results; tail: the graph and the
+	// retrieval flag. The parse results are encoded into scratch only to
+	// learn their lengths and add their strings, in the order the file
+	// has them (the table is the same as if they were kept).
+	stamps := make([]byte, 0, 64*len(paths)+64)
+	var scratch, tail []byte
+	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.Add(s)) }
+	bodyLen := 0
 	stamps = binx.AppendUint(stamps, uint64(len(paths)))
 	for _, p := range paths {
 		f := ix.files[p]
@@ -178,38 +241,10 @@ func encodeMain(ix *savedIndex, paths []string) [][]byte {
 			stamps = binx.AppendUint(stamps, 0) // no parse result
 			continue
 		}
-		// The parse result goes to body; its length (+1) to the stamps.
-		at := len(body)
-		body = ref(body, info.Language)
-		body = ref(body, info.Package)
-		body = binx.AppendBool(body, info.TimedOut)
-		body = binx.AppendBool(body, info.HasErrors)
-		count(len(info.Symbols), info.Symbols == nil)
-		for _, s := range info.Symbols {
-			body = ref(body, s.Name)
-			body = ref(body, s.Kind.String())
-			body = binx.AppendInt(body, int64(s.StartLine))
-			body = binx.AppendInt(body, int64(s.EndLine-s.StartLine))
-			body = binx.AppendInt(body, int64(s.StartByte))
-			body = binx.AppendInt(body, int64(s.EndByte-s.StartByte))
-			body = ref(body, s.Container)
-			body = binx.AppendBool(body, s.Exported)
-		}
-		count(len(info.Imports), info.Imports == nil)
-		for _, im := range info.Imports {
-			body = ref(body, im.Path)
-			body = ref(body, im.Kind)
-			body = binx.AppendInt(body, int64(im.Line))
-			count(len(im.Names), im.Names == nil)
-			for _, n := range im.Names {
-				body = ref(body, n)
-			}
-		}
-		count(len(info.Refs), info.Refs == nil)
-		for _, r := range info.Refs {
-			body = ref(body, r)
-		}
-		stamps = binx.AppendUint(stamps, uint64(len(body)-at)+1)
+		// The parse result's length (+1) goes to the stamps.
+		scratch = appendResult(scratch[:0], info, ref)
+		stamps = binx.AppendUint(stamps, uint64(len(scratch))+1)
+		bodyLen += len(scratch)
 	}
 	skipped := sortedKeys(ix.skipped)
 	stamps = binx.AppendUint(stamps, uint64(len(skipped)))
@@ -222,7 +257,10 @@ func encodeMain(ix *savedIndex, paths []string) [][]byte {
 		stamps = binx.AppendUint(stamps, e.Inode)
 		stamps = binx.AppendInt(stamps, e.CTime)
 	}
-	stamps = binx.AppendUint(stamps, uint64(len(body)))
+	stamps = binx.AppendUint(stamps, uint64(bodyLen))
+	if g := ix.graph; g != nil {
+		tail = make([]byte, 0, 8*len(g.Edges)+64)
+	}
 	tail = binx.AppendBool(tail, ix.graph != nil)
 	if g := ix.graph; g != nil {
 		tail = binx.AppendUint(tail, uint64(g.Nodes))
@@ -242,18 +280,69 @@ func encodeMain(ix *savedIndex, paths []string) [][]byte {
 	}
 	tail = binx.AppendBool(tail, len(ix.retrieval) > 0 || ix.writeRetrieval != nil)
 
-	// The payload is the main part's length, prefix, stamps, body and tail
-	// (the main part) and the retrieval bytes, written one after the other
-	// rather than copied into one buffer (a save of GOROOT/src would hold
-	// three copies of 25 MB); the retrieval part is streamed (WriteSaved).
-	ix.strings, ix.bodyBytes = len(strs.List()), len(body)
+	ix.strings, ix.bodyBytes = len(strs.List()), bodyLen
+	// The prefix is the main part's length, the engine, root and save
+	// time; the string table follows it (written by writeTo, not held).
 	prefix := make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
 	prefix = binx.AppendString(prefix, ix.engine)
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
-	prefix = binx.AppendStrings(prefix, strs.List())
-	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+len(stamps)+len(body)+len(tail)))
-	return [][]byte{prefix, stamps, body, tail}
+	table := binx.StringsLen(strs.List())
+	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+table+len(stamps)+bodyLen+len(tail)))
+	return &mainPart{ix: ix, paths: paths, strs: strs, prefix: prefix, stamps: stamps, tail: tail, bodyLen: bodyLen, tableLen: table}
+}
+
+// writeTo writes the main part to w: the prefix and stamps, the parse
+// results encoded again a chunk at a time (every string is in the table
+// already), then the tail. Each piece is dropped once written.
+func (m *mainPart) writeTo(w io.Writer) error {
+	if _, err := w.Write(m.prefix); err != nil {
+		return err
+	}
+	m.prefix = nil
+	chunk := make([]byte, 0, bodyChunk+bodyChunk/4)
+	if err := binx.WriteStrings(w, m.strs.List(), chunk); err != nil {
+		return err
+	}
+	if _, err := w.Write(m.stamps); err != nil {
+		return err
+	}
+	m.stamps = nil
+	if err := m.writeBody(w, chunk); err != nil {
+		return err
+	}
+	_, err := w.Write(m.tail)
+	m.tail = nil
+	return err
+}
+
+// writeBody writes the parse results (writeTo) through chunk, a scratch
+// buffer.
+func (m *mainPart) writeBody(w io.Writer, chunk []byte) error {
+	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, m.strs.Add(s)) }
+	chunk = chunk[:0]
+	n := 0
+	for _, p := range m.paths {
+		info, _ := m.ix.files[p].Parsed.(*syntax.FileInfo)
+		if info == nil {
+			continue
+		}
+		chunk = appendResult(chunk, info, ref)
+		if len(chunk) >= bodyChunk {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+			n += len(chunk)
+			chunk = chunk[:0]
+		}
+	}
+	if n+len(chunk) != m.bodyLen {
+		// A parse result changed between the passes (ix.files must not):
+		// the stamps' lengths would not match.
+		return errors.New("index save: parse results changed while being written")
+	}
+	_, err := w.Write(chunk)
+	return err
 }
 
 // decodeIndex checks and decodes a saved index file for root and engine.

@@ -362,16 +362,13 @@ func (p *Project) SaveIndex() error {
 	if rix != nil {
 		ix.writeRetrieval = rix.WriteSaved
 	}
-	parts := encodeMain(ix, paths)
-	ix.files, ix.graph = nil, nil
+	main := encodeMain(ix, paths)
 	s.strings, s.bodyBytes = ix.strings, ix.bodyBytes
-	mainBytes := 0
-	for _, p := range parts {
-		mainBytes += len(p)
-	}
-	// writeAtomic drops the parts once written, before the retrieval part
-	// is streamed.
-	size, err := writeAtomic(s.path, parts, ix.writeRetrieval)
+	mainBytes := main.size()
+	// The main part is written (its pieces dropped as they go) before the
+	// retrieval part is streamed.
+	size, err := writeAtomic(s.path, main.writeTo, ix.writeRetrieval)
+	ix.files, ix.graph = nil, nil
 	if err != nil {
 		return err
 	}
@@ -382,13 +379,13 @@ func (p *Project) SaveIndex() error {
 	return nil
 }
 
-// writeAtomic writes an index file to path: its header, then the parts
-// and what tail (when not nil) writes, in order, as the payload (its
+// writeAtomic writes an index file to path: its header, then what main
+// and tail (when not nil) write, in order, as the payload (its
 // length and checksum are computed as it is written and the header put
 // in front at the end). It writes through a temp file in the same
 // folder: write, fsync, rename, fsync of the folder. On any failure the
 // temp file is removed and path is untouched. It returns the file's size.
-func writeAtomic(path string, parts [][]byte, tail func(io.Writer) (int64, error)) (size int64, err error) {
+func writeAtomic(path string, main func(io.Writer) error, tail func(io.Writer) (int64, error)) (size int64, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, err
@@ -408,7 +405,7 @@ func writeAtomic(path string, parts [][]byte, tail func(io.Writer) (int64, error
 	if testHookWrite != nil {
 		var buf bytes.Buffer
 		pw.w = &buf
-		err = pw.write(parts, tail)
+		err = pw.write(main, tail)
 		if err == nil {
 			data := append(indexHeader(pw.n, pw.crc), buf.Bytes()...)
 			size = int64(len(data))
@@ -418,7 +415,7 @@ func writeAtomic(path string, parts [][]byte, tail func(io.Writer) (int64, error
 		w := bufio.NewWriterSize(f, 1<<20)
 		pw.w = w
 		if _, err = w.Write(make([]byte, headerLen)); err == nil {
-			err = pw.write(parts, tail)
+			err = pw.write(main, tail)
 		}
 		if err == nil {
 			err = w.Flush()
@@ -462,14 +459,10 @@ func (pw *payloadWriter) Write(p []byte) (int, error) {
 	return k, err
 }
 
-// write writes the parts (dropping each once written) and then what tail
-// writes.
-func (pw *payloadWriter) write(parts [][]byte, tail func(io.Writer) (int64, error)) error {
-	for i, p := range parts {
-		if _, err := pw.Write(p); err != nil {
-			return err
-		}
-		parts[i] = nil
+// write writes what main and then what tail writes.
+func (pw *payloadWriter) write(main func(io.Writer) error, tail func(io.Writer) (int64, error)) error {
+	if err := main(pw); err != nil {
+		return err
 	}
 	if tail != nil {
 		if _, err := tail(pw); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/binx"
 	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/syntax"
@@ -667,7 +669,7 @@ func TestCorruptParseResultRebuilds(t *testing.T) {
 	want := cold(t, root)
 	path, ix := savedIndexOf(t, root, data)
 	for _, part := range []int{2, 3} { // the parse results, the graph
-		parts := encodeMain(ix, sortedKeys(ix.files))
+		parts := encodeMainParts(ix, sortedKeys(ix.files))
 		if len(parts[part]) < 8 {
 			t.Fatalf("part %d: %d bytes", part, len(parts[part]))
 		}
@@ -823,4 +825,42 @@ func savedIndexOf(t *testing.T, root, data string) (string, *savedIndex) {
 		t.Fatal(err)
 	}
 	return path, ix
+}
+
+// encodeMainParts returns the main part's pieces: the prefix and the
+// string table, the stamps, the parse results and the tail (the graph).
+func encodeMainParts(ix *savedIndex, paths []string) [][]byte {
+	m := encodeMain(ix, paths)
+	var body bytes.Buffer
+	parts := [][]byte{binx.AppendStrings(m.prefix, m.strs.List()), m.stamps, nil, m.tail}
+	if err := m.writeBody(&body, nil); err != nil {
+		panic(err)
+	}
+	parts[2] = body.Bytes()
+	return parts
+}
+
+// TestSaveResultsChangedBetweenPasses: the parse results are encoded
+// twice (their lengths first, then as they are written); one that
+// changed in between makes the write fail rather than disagree with the
+// lengths already written in the stamps.
+func TestSaveResultsChangedBetweenPasses(t *testing.T) {
+	root := copyTree(t, "../graph/testdata/go")
+	_, ix := savedIndexOf(t, root, t.TempDir())
+	paths := sortedKeys(ix.files)
+	m := encodeMain(ix, paths)
+	var changed bool
+	for _, p := range paths {
+		if info, _ := ix.files[p].Parsed.(*syntax.FileInfo); info != nil && len(info.Refs) > 0 {
+			info.Refs = info.Refs[:len(info.Refs)-1]
+			changed = true
+			break
+		}
+	}
+	if !changed {
+		t.Fatal("no parse result with refs in the fixture")
+	}
+	if err := m.writeTo(io.Discard); err == nil {
+		t.Fatal("writeTo after a parse result changed: no error")
+	}
 }
