@@ -320,6 +320,19 @@ func NewStringsFunc(n int, at func(i int) string) *Strings {
 	return t
 }
 
+// NewStringsBytes returns a table whose entry i is all[ends[i-1]:ends[i]]
+// (from 0 for the first); ends must be increasing and end at len(all).
+// The table holds a copy of all and ends itself.
+func NewStringsBytes(all []byte, ends []uint32) *Strings {
+	if n := len(ends); n > 0 && int(ends[n-1]) != len(all) || n == 0 && len(all) != 0 {
+		panic("binx: NewStringsBytes: ends do not end at the bytes' end")
+	}
+	if ends == nil {
+		ends = []uint32{}
+	}
+	return &Strings{all: string(all), ends: ends}
+}
+
 // AppendTable appends t as AppendStrings appends its entries.
 func AppendTable(b []byte, t *Strings) []byte {
 	b = AppendUint(b, uint64(len(t.ends)))

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -80,7 +81,7 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	var wg sync.WaitGroup
 	root := snap.Root()
 	for w := range workers {
-		sh := &shard{dict: map[string]int32{}}
+		sh := newShard()
 		workers[w] = sh
 		wg.Add(1)
 		go func() {
@@ -91,8 +92,12 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 				if id >= n {
 					return
 				}
+				var size int64
+				if f := ix.files[id]; f != nil {
+					size = f.Size
+				}
 				var err error
-				data, err = readInto(data[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])))
+				data, err = readWhole(data[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])), size)
 				if err != nil {
 					continue
 				}
@@ -106,83 +111,141 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-
-	// Merge: count postings per global term, then fill. The largest
-	// shard's dictionary numbers the terms (its local ids are the global
-	// ids), so the merge builds no third map of every term (~15 MB at the
-	// peak of GOROOT/src's build). The index keeps the terms sorted in
-	// one string table (a term's id is its rank), not a map: on
-	// GOROOT/src's 402 k terms ~16 MB of map -> ~6 MB, none of it for
-	// the GC to scan.
-	big := 0
-	for w, sh := range workers {
-		if len(sh.tf) > len(workers[big].tf) {
-			big = w
-		}
-	}
-	dict := workers[big].dict
-	names := make([]string, len(dict), len(dict)+len(dict)/4)
-	for t, lid := range dict {
-		names[lid] = t
-	}
-	counts := workers[big].counts()
-	locals := make([][]int32, len(workers)) // local term id → global (nil: the same)
-	for w, sh := range workers {
+	for _, sh := range workers {
 		ix.bytes += sh.bytes
-		if w == big {
-			continue
-		}
-		locals[w] = make([]int32, len(sh.tf))
-		local := sh.counts()
-		for t, lid := range sh.dict {
-			g, ok := dict[t]
-			if !ok {
-				g = int32(len(counts))
-				dict[t] = g
-				names = append(names, t)
-				counts = append(counts, 0)
-			}
-			locals[w][lid] = g
-			counts[g] += local[lid]
-		}
-		sh.dict = nil
 	}
-	dict, workers[big].dict = nil, nil
-	order := sortedTerms(names)
-	rank := make([]int32, len(order)) // global id → sorted id
-	ix.offsets = make([]uint32, len(counts)+1)
-	for r, g := range order {
-		rank[g] = int32(r)
-		ix.offsets[r+1] = ix.offsets[r] + counts[g]
-	}
-	ix.terms = binx.NewStringsFunc(len(order), func(r int) string { return names[order[r]] })
-	names, order, counts = nil, nil, nil
-	ix.posts = make([]uint32, ix.offsets[len(ix.offsets)-1])
-	fill := slicesClone(ix.offsets[:len(ix.offsets)-1])
-	for w, sh := range workers {
-		local := locals[w]
-		sh.each(func(g int32, p uint32) {
-			if local != nil {
-				g = local[g]
-			}
-			r := rank[g]
-			ix.posts[fill[r]] = p
-			fill[r]++
-		}, func(k int) { sh.pairs[k] = nil }) // the GC may take it during the copy
-		workers[w] = nil
-	}
-	if len(workers) > 1 {
-		// Shards interleave file ids; sort each term's postings so a file's
-		// term frequency can be found by binary search.
-		for r := range len(ix.offsets) - 1 {
-			slices.Sort(ix.posts[ix.offsets[r]:ix.offsets[r+1]])
-		}
-	}
-
-	ix.finish()
+	// The path and definition terms need no file: built beside the merge.
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		ix.finish()
+	}()
+	ix.merge(workers)
+	<-finished
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
+}
+
+// merge makes the shards' terms and postings the index's: the terms one
+// sorted string table (a term's id is its rank), the postings one flat,
+// exactly sized array, each term's sorted by file id. Each shard sorts
+// its own terms (in parallel), one pass merges the sorted lists and ranks
+// every shard's terms, and the shards copy their postings to their places
+// in parallel; no map of every term is built (GOROOT/src: 402 k terms).
+func (ix *Index) merge(workers []*shard) {
+	var wg sync.WaitGroup
+	orders := make([][]int32, len(workers))
+	for w, sh := range workers {
+		sh.dict.dropTable()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			orders[w] = sh.dict.sorted()
+		}()
+	}
+	wg.Wait()
+
+	// Merge the sorted term lists: ranks[w][lid] is shard w's term lid's
+	// global rank; the terms go to the table in rank order.
+	ranks := make([][]uint32, len(workers))
+	arena := 0
+	for w, sh := range workers {
+		ranks[w] = make([]uint32, sh.dict.len())
+		arena += len(sh.dict.arena)
+	}
+	all := make([]byte, 0, arena)
+	var ends []uint32
+	var counts []uint32 // postings per rank
+	heads := make([]int, len(workers))
+	for {
+		var least []byte
+		for w, sh := range workers {
+			if heads[w] < len(orders[w]) {
+				t := sh.dict.term(orders[w][heads[w]])
+				if least == nil || bytes.Compare(t, least) < 0 {
+					least = t
+				}
+			}
+		}
+		if least == nil {
+			break
+		}
+		r := uint32(len(ends))
+		all = append(all, least...)
+		ends = append(ends, uint32(len(all)))
+		var c uint32
+		for w, sh := range workers {
+			if heads[w] < len(orders[w]) {
+				lid := orders[w][heads[w]]
+				if bytes.Equal(sh.dict.term(lid), least) {
+					ranks[w][lid] = r
+					c += sh.df[lid]
+					heads[w]++
+				}
+			}
+		}
+		counts = append(counts, c)
+	}
+	orders = nil
+	ix.terms = binx.NewStringsBytes(all, ends)
+	all, ends = nil, nil
+	for _, sh := range workers {
+		sh.dict = nil
+	}
+
+	ix.offsets = make([]uint32, len(counts)+1)
+	for r, c := range counts {
+		ix.offsets[r+1] = ix.offsets[r] + c
+	}
+	// Each shard's term lid starts at the place after the earlier shards'
+	// postings of its rank: ranks[w] becomes that cursor.
+	at := counts // reused: the next free place per rank
+	copy(at, ix.offsets[:len(counts)])
+	for w, sh := range workers {
+		for lid, r := range ranks[w] {
+			ranks[w][lid] = at[r]
+			at[r] += sh.df[lid]
+		}
+	}
+	counts, at = nil, nil
+	ix.posts = make([]uint32, ix.offsets[len(ix.offsets)-1])
+	for w, sh := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh.fill(ix.posts, ranks[w])
+			ranks[w] = nil
+		}()
+	}
+	wg.Wait()
+	if len(workers) > 1 {
+		// Shards interleave file ids; sort each term's postings so a file's
+		// term frequency can be found by binary search. In parallel, over
+		// ranges of terms of about equal postings.
+		parts := len(workers)
+		total := len(ix.posts)
+		lo := 0
+		for p := range parts {
+			hi := len(ix.offsets) - 1
+			if p < parts-1 {
+				want := uint32(total / parts * (p + 1))
+				hi = sort.Search(len(ix.offsets)-1, func(r int) bool { return ix.offsets[r] >= want })
+				hi = max(hi, lo)
+			}
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				for r := lo; r < hi; r++ {
+					if ps := ix.posts[ix.offsets[r]:ix.offsets[r+1]]; len(ps) > 1 {
+						slices.Sort(ps)
+					}
+				}
+			}(lo, hi)
+			lo = hi
+		}
+		wg.Wait()
+	}
 }
 
 // finish derives what Build does not read files for: the average file
@@ -312,8 +375,6 @@ func readPrefixInto(buf []byte, abs string, limit int) ([]byte, error) {
 	}
 }
 
-func slicesClone(s []uint32) []uint32 { return append([]uint32(nil), s...) }
-
 // addID appends id to m[t] unless it is already the last entry (ids are
 // added in increasing order per file).
 func addID(m map[string][]uint32, t string, id uint32) {
@@ -330,7 +391,7 @@ func addID(m map[string][]uint32, t string, id uint32) {
 // term: a slice header and a separate, doubling array for each of a
 // shard's ~300 k terms cost more than the 8 bytes a posting takes here.
 type shard struct {
-	dict map[string]int32 // term → local id
+	dict *termDict // term → local id
 	// pairs holds the shard's (local term id, term frequency) pairs, file
 	// by file (runs), in chunks of pairChunk: one uint32 each, lid<<tfBits
 	// | tf, while lid < 1<<(32-tfBits); a larger lid takes two, tf<<tfBits
@@ -340,10 +401,14 @@ type shard struct {
 	pairs   [][]uint32
 	runs    []shardRun
 	tf      []uint32 // per local id, for the current file
+	df      []uint32 // per local id, the files (postings) holding it
 	touched []int32
+	count   uint32 // terms of the file being added
 	last    uint32 // terms in the last file added
 	bytes   int64
 }
+
+func newShard() *shard { return &shard{dict: newTermDict()} }
 
 // shardRun is one file's pairs in a shard: the file id and the pair count.
 type shardRun struct{ id, n uint32 }
@@ -356,22 +421,12 @@ var (
 	wideLid   int32 = 1 << (32 - tfBits)
 )
 
+// add indexes data as the content of file id; buf is scratch space,
+// returned for the next file.
 func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 	sh.touched = sh.touched[:0]
-	var count uint32
-	buf = tokenizeASCII(data, buf, func(t []byte) {
-		count++
-		lid, ok := sh.dict[string(t)]
-		if !ok {
-			lid = int32(len(sh.tf))
-			sh.dict[string(t)] = lid
-			sh.tf = append(sh.tf, 0)
-		}
-		if sh.tf[lid] == 0 {
-			sh.touched = append(sh.touched, lid)
-		}
-		sh.tf[lid]++
-	})
+	sh.count = 0
+	buf = sh.tokenize(data, buf)
 	if len(sh.touched) > 0 {
 		sh.runs = append(sh.runs, shardRun{id: id, n: uint32(len(sh.touched))})
 	}
@@ -388,9 +443,159 @@ func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 			sh.pairs[last] = append(sh.pairs[last], tf<<tfBits, uint32(lid))
 		}
 		sh.tf[lid] = 0
+		sh.df[lid]++
 	}
-	sh.last = count
+	sh.last = sh.count
 	return buf
+}
+
+// term counts one occurrence of t in the file being added.
+func (sh *shard) term(t []byte) {
+	sh.count++
+	lid := sh.dict.id(t)
+	if int(lid) == len(sh.tf) {
+		sh.tf = append(sh.tf, 0)
+		sh.df = append(sh.df, 0)
+	}
+	if sh.tf[lid] == 0 {
+		sh.touched = append(sh.touched, lid)
+	}
+	sh.tf[lid]++
+}
+
+// tokenize is tokenizeASCII(src, buf, sh.term), with a fast path for the
+// commonest identifier, one lower-case word (a keyword, a short name):
+// no copy, no splitting. TestShardTokenizeMatches holds the two equal.
+func (sh *shard) tokenize(src []byte, buf []byte) []byte {
+	i := 0
+	n := len(src)
+	for i < n {
+		c := src[i]
+		cl := byteClass[c]
+		if cl == 0 {
+			i++
+			continue
+		}
+		if cl == classDigit {
+			j := i + 1
+			for j < n && isDigit(src[j]) {
+				j++
+			}
+			if (j == n || !isIdentStart(src[j])) && isNumberTerm(src[i:j]) {
+				sh.term(src[i:j])
+			}
+			i = j
+			continue
+		}
+		seen := cl
+		j := i + 1
+		for j < n {
+			k := byteClass[src[j]]
+			if k == 0 {
+				break
+			}
+			seen |= k
+			j++
+		}
+		id := src[i:j]
+		i = j
+		if len(id) < 2 || len(id) > maxTermLen {
+			continue
+		}
+		if seen&(classUpper|classUnder) == 0 {
+			// One part: lower-case letters and digits, starting with a
+			// letter. stemBytes rewrites only an "ies" ending.
+			if m := len(id); m > 4 && id[m-1] == 's' && id[m-2] == 'e' && id[m-3] == 'i' {
+				buf = append(buf[:0], id...)
+				sh.term(stemBytes(buf))
+			} else {
+				sh.term(stemBytes(id))
+			}
+			continue
+		}
+		buf = sh.identParts(id, buf)
+	}
+	return buf
+}
+
+// Byte classes of tokenize (bits, so a run's classes can be or-ed).
+const (
+	classLower = 1 << iota
+	classDigit
+	classUpper
+	classUnder
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = classLower
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = classUpper
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = classDigit
+	}
+	t['_'] = classUnder
+	return t
+}()
+
+// identParts is identParts(id, buf, sh.term).
+func (sh *shard) identParts(id []byte, buf []byte) []byte {
+	parts := 0
+	start := -1
+	for k := 0; k <= len(id); k++ {
+		next := -1 // the start after a split at k
+		if k < len(id) {
+			c := id[k]
+			switch {
+			case c == '_':
+			case start < 0:
+				start = k
+				continue
+			case isUpper(c):
+				prev := id[k-1]
+				if !(isLower(prev) || isDigit(prev) || (isUpper(prev) && k+1 < len(id) && isLower(id[k+1]))) {
+					continue
+				}
+				next = k
+			default:
+				continue
+			}
+		}
+		if start >= 0 && k > start {
+			p := id[start:k]
+			parts++
+			if len(p) >= 2 && !isDigitsBytes(p) || isNumberTerm(p) {
+				buf = append(buf[:0], p...)
+				lowerASCII(buf)
+				sh.term(stemBytes(buf))
+			}
+		}
+		start = next
+	}
+	if parts > 1 {
+		buf = buf[:0]
+		for _, c := range id {
+			if c != '_' {
+				buf = append(buf, c)
+			}
+		}
+		lowerASCII(buf)
+		if len(buf) >= 2 {
+			sh.term(stemBytes(buf))
+		}
+	}
+	return buf
+}
+
+func isDigitsBytes(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // each calls f with every pair's local term id and posting, in the order
@@ -426,12 +631,35 @@ func (sh *shard) each(f func(lid int32, posting uint32), drop func(chunk int)) {
 	}
 }
 
-// counts returns the number of postings per local term id.
-func (sh *shard) counts() []uint32 {
-	c := make([]uint32, len(sh.tf), len(sh.tf)+len(sh.tf)/4)
-	sh.each(func(lid int32, _ uint32) { c[lid]++ }, nil)
-	return c
+// fill writes each of the shard's postings to posts[at[lid]] and moves
+// at[lid] on, freeing the pair chunks as it goes.
+func (sh *shard) fill(posts []uint32, at []uint32) {
+	k, i := 0, 0
+	for _, r := range sh.runs {
+		base := r.id << tfBits
+		for range r.n {
+			if i == len(sh.pairs[k]) {
+				sh.pairs[k] = nil // the GC may take it during the copy
+				k, i = k+1, 0
+			}
+			w := sh.pairs[k][i]
+			i++
+			lid := w >> tfBits
+			tf := w & maxTF
+			if tf == 0 {
+				tf = lid
+				lid = sh.pairs[k][i]
+				i++
+			}
+			posts[at[lid]] = base | tf
+			at[lid]++
+		}
+	}
+	sh.pairs = nil
 }
+
+// counts returns the number of postings per local term id.
+func (sh *shard) counts() []uint32 { return sh.df }
 
 // lists returns the postings per local term id (each in the order added).
 func (sh *shard) lists() [][]uint32 {

@@ -323,7 +323,7 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 			ix.bytes += ix.files[m].Size
 		}
 	}
-	sh := &shard{dict: map[string]int32{}}
+	sh := newShard()
 	var buf, text []byte
 	root := snap.Root()
 	for id, isFresh := range fresh {
@@ -331,7 +331,7 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 			continue
 		}
 		var err error
-		text, err = readInto(text[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])))
+		text, err = readWhole(text[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])), ix.files[id].Size)
 		if err != nil {
 			continue
 		}
@@ -351,7 +351,8 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	var added []string // shard terms not saved
 	addedLid := map[string]int32{}
 	shPosts := sh.lists()
-	for t, lid := range sh.dict {
+	for lid := range int32(sh.dict.len()) {
+		t := string(sh.dict.term(lid))
 		if g, ok := terms.Find(t); ok {
 			shardOf[g] = lid
 		} else {

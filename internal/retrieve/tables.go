@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/binx"
 )
@@ -78,14 +77,4 @@ func mapIDLists(l idLists, extra int) map[string][]uint32 {
 		m[l.key(i)] = slices.Clone(l.at(i))
 	}
 	return m
-}
-
-// sortedTerms returns the order of names (indexes into it) by name.
-func sortedTerms(names []string) []int32 {
-	order := make([]int32, len(names))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(names[a], names[b]) })
-	return order
 }

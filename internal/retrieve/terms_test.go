@@ -1,7 +1,11 @@
 package retrieve
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +103,78 @@ func TestTokenizeNumbers(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("tokens = %q, want %q", got, want)
 	}
+}
+
+// shardTerms adds src to a new shard as one file and returns its terms
+// with their frequencies and the shard's term count.
+func shardTerms(src []byte) (map[string]uint32, uint32) {
+	sh := newShard()
+	sh.add(7, src, nil)
+	got := map[string]uint32{}
+	sh.each(func(lid int32, p uint32) {
+		if p>>tfBits != 7 {
+			panic("wrong file id")
+		}
+		got[string(sh.dict.term(lid))] += p & maxTF
+	}, nil)
+	return got, sh.last
+}
+
+// tokenizeTerms is what tokenizeASCII gives for src, counted as a shard
+// counts (term frequencies capped at maxTF).
+func tokenizeTerms(src []byte) (map[string]uint32, uint32) {
+	want := map[string]uint32{}
+	var n uint32
+	tokenizeASCII(src, nil, func(b []byte) {
+		n++
+		want[string(b)]++
+	})
+	for t, c := range want {
+		want[t] = min(c, maxTF)
+	}
+	return want, n
+}
+
+func checkShardTokenize(t *testing.T, src []byte) {
+	t.Helper()
+	got, n := shardTerms(src)
+	want, wn := tokenizeTerms(src)
+	if n != wn || !maps.Equal(got, want) {
+		t.Fatalf("shard tokenize of %q: %d terms %v, tokenizeASCII %d terms %v", src, n, got, wn, want)
+	}
+}
+
+// The shard's tokenizer (its fast path for one lower-case word, its
+// identParts without closures) gives the terms tokenizeASCII gives.
+func TestShardTokenizeMatches(t *testing.T) {
+	for _, s := range shardTokenizeSeeds {
+		checkShardTokenize(t, []byte(s))
+	}
+	// This package's own source, every file.
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkShardTokenize(t, data)
+	}
+}
+
+var shardTokenizeSeeds = []string{
+	"", "a", "ab", "entries", "ies", "aies", "bies", "policies Policies POLICIES", "classes boxes matches wishes bus is",
+	"func parseHTTPRequest(retry_policies int) { x := entries; __init__ }",
+	`return -32004, ":8080" 0x1f3 1e100 42 12345678901 ERR_32004 v404`,
+	"XMLHttpRequest v2Client a1b2 A1B2 ABC ABCdef abcDEF _x x_ __ _ a__b 9abc abc9 ab12345",
+	"caf\xc3\xa9 na\xefve \x00abc\xffdef " + strings.Repeat("x", 64) + " " + strings.Repeat("y", 65),
+	"CONSTANT_NAME kHTTPStatus HTTP2Server http2server Http2 h2c S3Bucket s3bucket IO",
+}
+
+func FuzzShardTokenize(f *testing.F) {
+	for _, s := range shardTokenizeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		checkShardTokenize(t, src)
+	})
 }
