@@ -113,6 +113,14 @@ func TestMemoryProbe(t *testing.T) {
 	if dir == "" {
 		t.Skip("TASK_X_MEM_PROBE=DIR runs it")
 	}
+	if v := os.Getenv("TASK_X_MEM_PROBE_LIMIT"); v != "" { // "MiB,factor": the open's heap limit
+		var base int64
+		var factor float64
+		if _, err := fmt.Sscanf(v, "%d,%g", &base, &factor); err != nil {
+			t.Fatalf("TASK_X_MEM_PROBE_LIMIT=%q: %v", v, err)
+		}
+		memLimitBase, memLimitPerByte = base<<20, factor
+	}
 	data := os.Getenv("TASK_X_MEM_PROBE_DATA") // set: one open per process (cold, then reopen)
 	twice := data == ""
 	if twice {
