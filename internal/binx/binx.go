@@ -44,6 +44,38 @@ func AppendString(b []byte, s string) []byte { return append(AppendUint(b, uint6
 type Reader struct {
 	b   []byte
 	err error
+	// With a release function (SetRelease): the input, and how much of
+	// it is released.
+	in       []byte
+	released int
+	release  func([]byte) int
+}
+
+// ReleaseStep is how many bytes Release lets a Reader read between two
+// calls of its release function.
+const ReleaseStep = 256 << 10
+
+// SetRelease makes Release hand the bytes read since the last release
+// to release (a mapped file's pages dropped: project's index file).
+// release returns how many leading bytes of its argument it released
+// (whole pages only; the rest is handed again with the next bytes).
+func (r *Reader) SetRelease(release func([]byte) int) {
+	r.in, r.released, r.release = r.b, 0, release
+}
+
+// Release hands the bytes read and not yet released to the release
+// function (SetRelease) when they are at least ReleaseStep, or when
+// final (the caller reads nothing more of them); no-op without one.
+// The caller must not read released bytes again: a decoder calls it
+// between records, once what it keeps of them is copied.
+func (r *Reader) Release(final bool) {
+	if r.release == nil {
+		return
+	}
+	n := len(r.in) - len(r.b) // all of it after a failure (b is nil)
+	if n-r.released >= ReleaseStep || final && n > r.released {
+		r.released += r.release(r.in[r.released:n])
+	}
 }
 
 // NewReader reads b.

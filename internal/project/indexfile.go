@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/binx"
@@ -36,8 +37,9 @@ import (
 // result), the binary and too-large files' stamps, the parse results one
 // after the other, optionally the graph's edges (graph.Saved) and whether
 // the retrieval part (retrieve.AppendSaved's bytes, the rest of the
-// payload) is there. The two parts are read into buffers of their own;
-// the stamps are decoded first, so the scan that revalidates them starts
+// payload) is there. The file is mapped (mapIndex), and each part's
+// pages are released once decoded (binx.Reader.Release); the stamps are
+// decoded first, so the scan that revalidates them starts
 // at once, while the parse results (in chunks, one per core), the graph
 // and the retrieval part decode on other goroutines (loadSaved,
 // decodeParts).
@@ -91,6 +93,20 @@ func engineKey(parse bool) string {
 	return fmt.Sprintf("format %d; syntax %s; graph %s; parse %v; build %s", indexFormat, syntax.Version, graph.Version, parse, build)
 }
 
+// mappedIndex is the index file's bytes as mapIndex made them
+// available (mapped on Linux, read elsewhere).
+type mappedIndex struct {
+	data []byte
+	// drop releases the memory of the whole pages of p (a part of data)
+	// that may still be read (the checksum pass: the decoders read them
+	// again), done those of a part that is never read again (decoded);
+	// both return how many leading bytes of p they released (up to the
+	// end of its last whole page), and are nil when data is not mapped.
+	drop, done func(p []byte) int
+	unmap      func()
+	released   atomic.Int64 // bytes done released (tests)
+}
+
 // savedIndex is a decoded index file.
 type savedIndex struct {
 	engine, root string
@@ -117,6 +133,9 @@ type savedIndex struct {
 	// (decodeParts); perrs holds their failures (waitResults).
 	pwg   *sync.WaitGroup
 	perrs []error
+	// release, when set, releases the pages of a part a decoder is done
+	// with (mappedIndex.done; binx.Reader.SetRelease).
+	release func([]byte) int
 }
 
 // encodeIndex returns the file's bytes (with ix.retrieval as the
@@ -357,7 +376,7 @@ func decodeIndex(data []byte, engine, root string) (*savedIndex, error) {
 	if uint64(len(rest)) != n-mainLenLen {
 		return nil, errors.New("truncated or padded")
 	}
-	ix, err := decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, nil)
+	ix, err := decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, nil, nil)
 	if err == nil {
 		err = ix.waitResults()
 	}
@@ -394,21 +413,41 @@ func checkHeader(head []byte, size uint64) (n, mainLen uint64, err error) {
 
 // decodeParts checks the payload's checksum and decodes the main part;
 // head is the header and the main part's length, retr the retrieval
-// part. early, when set, is called with the index once its engine and
+// part; m, when not nil, is the mapped file they are parts of: the
+// checksum pass drops the pages behind it, and every decoder releases
+// the pages it has decoded as it goes, so the file's pages are not in
+// the process's RSS all at once. early, when set, is called with the index once its engine and
 // root are known to match (loadSaved starts the retrieval part's decode
 // there). The files' stamps and the skipped files are decoded when it
 // returns; the parse results (File.Parsed) and the graph are decoded on
 // other goroutines meanwhile: waitResults waits for them and says whether
 // they decoded. A failure there means the index is not to be used at all
 // (its records must not be: the scan may have taken them already).
-func decodeParts(head, main, retr []byte, engine, root string, early func(*savedIndex)) (*savedIndex, error) {
+func decodeParts(head, main, retr []byte, engine, root string, m *mappedIndex, early func(*savedIndex)) (*savedIndex, error) {
+	var drop, done func([]byte) int
+	if m != nil {
+		drop, done = m.drop, m.done
+	}
 	crc := crc32.Update(0, crcTable, head[headerLen:])
-	crc = crc32.Update(crc, crcTable, main)
-	if crc32.Update(crc, crcTable, retr) != binary.LittleEndian.Uint32(head[len(indexMagic)+12:]) {
+	for _, part := range [][]byte{main, retr} {
+		r := binx.NewReader(part) // only to release behind the pass
+		r.SetRelease(drop)
+		for rest := part; len(rest) > 0; {
+			n := min(len(rest), binx.ReleaseStep)
+			crc = crc32.Update(crc, crcTable, rest[:n])
+			rest = rest[n:]
+			r.Raw(n)
+			r.Release(len(rest) == 0)
+		}
+	}
+	if crc != binary.LittleEndian.Uint32(head[len(indexMagic)+12:]) {
 		return nil, errors.New("checksum mismatch")
 	}
 	r := binx.NewReader(main)
-	ix := &savedIndex{engine: r.String(), root: r.String()}
+	if done != nil {
+		r.SetRelease(done)
+	}
+	ix := &savedIndex{engine: r.String(), root: r.String(), release: done}
 	if r.Err() == nil && ix.engine != engine {
 		return nil, fmt.Errorf("%w: engine %q", errForeign, ix.engine)
 	}
@@ -466,11 +505,15 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 	if n := r.Uint(); r.Err() == nil && (n != total || n > uint64(r.Len())) {
 		r.Fail(errors.New("parse results' length"))
 	}
+	r.Release(true) // the string table and the stamps are decoded
 	res := r.Raw(int(total))
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("corrupt: %w", err)
 	}
 	ix.bodyBytes = len(res)
+	// The rest (the graph) is read by a reader of its own, which
+	// releases only what it reads (not the parse results before it).
+	tail := binx.NewReader(main[len(main)-r.Len():])
 	// The parse results in chunks of about equal bytes, one per core, and
 	// the tail (graph) on goroutines of their own.
 	k := min(runtime.GOMAXPROCS(0), max(1, len(res)>>16))
@@ -489,7 +532,7 @@ func decodeParts(head, main, retr []byte, engine, root string, early func(*saved
 		go ix.decodeResults(&ix.perrs[c], recs[i0:i1], lens[i0:i1], res[off:end], strs)
 		i0, off = i1, end
 	}
-	go ix.decodeTail(&ix.perrs[k], r, strs, len(retr) > 0)
+	go ix.decodeTail(&ix.perrs[k], tail, strs, len(retr) > 0)
 	return ix, nil
 }
 
@@ -505,6 +548,10 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 		}
 	}()
 	r := binx.NewReader(res)
+	if ix.release != nil {
+		r.SetRelease(ix.release)
+		defer r.Release(true)
+	}
 	ref := func() string { return r.Ref(strs) }
 	// count reads n+1 (0 for a nil list), n bounded by the bytes left.
 	count := func(minBytes int) (int, bool) {
@@ -567,6 +614,7 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 			return
 		}
 		recs[i].Parsed = info
+		r.Release(false)
 	}
 	if r.Len() != 0 {
 		*errp = errors.New("corrupt: parse results' length")
@@ -584,6 +632,10 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 			*errp = fmt.Errorf("decoder panic: %v", p)
 		}
 	}()
+	if ix.release != nil {
+		r.SetRelease(ix.release)
+		defer r.Release(true)
+	}
 	if r.Bool() {
 		g := &graph.Saved{Nodes: int(r.Max(math.MaxInt32)), Unresolved: int(r.Max(math.MaxInt32))}
 		nEdges := r.Count(4)
@@ -610,6 +662,7 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 				}
 			}
 			g.Edges = append(g.Edges, e)
+			r.Release(false)
 		}
 		ix.graph = g
 	}
@@ -665,7 +718,7 @@ func (ix *savedIndex) startRetrieval() {
 		return
 	}
 	ix.rdone = make(chan struct{})
-	data := ix.retrieval
+	data, release := ix.retrieval, ix.release
 	go func() {
 		defer close(ix.rdone)
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // data may be mapped (readSaved)
@@ -674,7 +727,7 @@ func (ix *savedIndex) startRetrieval() {
 				ix.rsaved, ix.rerr = nil, fmt.Errorf("decoder panic: %v", r)
 			}
 		}()
-		ix.rsaved, ix.rerr = retrieve.DecodeSaved(data)
+		ix.rsaved, ix.rerr = retrieve.DecodeSavedReleasing(data, release)
 	}()
 }
 

@@ -8,11 +8,12 @@ import (
 )
 
 // mapIndex reads the size bytes of the index file f into memory (the
-// Linux build maps them instead); unmap does nothing.
-func mapIndex(f *os.File, size int64) (data []byte, unmap func(), err error) {
-	data = make([]byte, size)
+// Linux build maps them instead and releases the pages of the parts
+// decoded); drop, done and unmap do nothing.
+func mapIndex(f *os.File, size int64, protect bool) (*mappedIndex, error) {
+	data := make([]byte, size)
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return data, func() {}, nil
+	return &mappedIndex{data: data, unmap: func() {}}, nil
 }

@@ -65,14 +65,14 @@ type saver struct {
 // decoded on another goroutine (savedIndex.startRetrieval), the files'
 // stamps here, and their parse results and the graph on other goroutines
 // while the scan revalidates the stamps (savedIndex.waitResults).
-func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
+func loadSaved(path, engine, root string, protect bool, log *slog.Logger) (ix *savedIndex) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err == nil {
 		defer f.Close()
-		ix, err = readSaved(f, engine, root)
+		ix, err = readSaved(f, engine, root, protect)
 	}
 	if err != nil {
 		log.Warn("saved index ignored; indexing from scratch", "path", path, "reason", err.Error())
@@ -82,10 +82,12 @@ func loadSaved(path, engine, root string, log *slog.Logger) (ix *savedIndex) {
 }
 
 // readSaved reads and decodes the index file f (see loadSaved). The file
-// is mapped (mapIndex) and unmapped once every decoder that reads it is
-// done (the parse results, the graph, the retrieval part): they copy what
-// they keep.
-func readSaved(f *os.File, engine, root string) (*savedIndex, error) {
+// is mapped (mapIndex), its pages released as the checksum pass and the
+// decoders go through them, and unmapped once every decoder that reads it
+// is done (the parse results, the graph, the retrieval part): they copy
+// what they keep. protect (tests, Options.protectReleased) makes a
+// released part unreadable instead.
+func readSaved(f *os.File, engine, root string, protect bool) (*savedIndex, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -96,12 +98,13 @@ func readSaved(f *os.File, engine, root string) (*savedIndex, error) {
 	if fi.Size() < int64(headerLen+mainLenLen) {
 		return nil, errors.New("not an index file")
 	}
-	data, unmap, err := mapIndex(f, fi.Size())
+	m, err := mapIndex(f, fi.Size(), protect)
 	if err != nil {
 		return nil, err
 	}
+	unmap := m.unmap
 	var started *savedIndex // the index whose retrieval decode started
-	ix, err := decodeMapped(data, engine, root, &started)
+	ix, err := decodeMapped(m, engine, root, &started)
 	switch {
 	case ix != nil:
 		go func() {
@@ -126,13 +129,14 @@ func readSaved(f *os.File, engine, root string) (*savedIndex, error) {
 // a fault reading them, should the file shrink, is an error like a
 // decoder panic). *started is set to the index once the retrieval part's
 // decode is started (on error too).
-func decodeMapped(data []byte, engine, root string, started **savedIndex) (ix *savedIndex, err error) {
+func decodeMapped(m *mappedIndex, engine, root string, started **savedIndex) (ix *savedIndex, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil { // never trusted: a decoder bug rebuilds too
 			ix, err = nil, fmt.Errorf("decoder panic: %v", r)
 		}
 	}()
+	data := m.data
 	head := data[:headerLen+mainLenLen]
 	// The file is replaced by rename, never written in place: its size
 	// does not change while it is read.
@@ -141,7 +145,7 @@ func decodeMapped(data []byte, engine, root string, started **savedIndex) (ix *s
 		return nil, err
 	}
 	rest := data[headerLen+mainLenLen:]
-	return decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, func(ix *savedIndex) {
+	return decodeParts(head, rest[:mainLen], rest[mainLen:], engine, root, m, func(ix *savedIndex) {
 		*started = ix
 		ix.startRetrieval()
 	})

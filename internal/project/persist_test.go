@@ -78,9 +78,15 @@ type opened struct {
 
 func open(t *testing.T, root, dataDir string) *opened {
 	t.Helper()
+	return openWith(t, root, dataDir, nil)
+}
+
+// openWith is open with the options changed by set (nil: none).
+func openWith(t *testing.T, root, dataDir string, set func(*Options)) *opened {
+	t.Helper()
 	o := &opened{log: &bytes.Buffer{}}
 	var mu sync.Mutex
-	p, err := Open(context.Background(), root, &Options{
+	opts := &Options{
 		DataDir: dataDir, Home: "-",
 		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: o.log}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Progress: func(pr workspace.Progress) {
@@ -88,7 +94,11 @@ func open(t *testing.T, root, dataDir string) *opened {
 			o.progress = append(o.progress, pr)
 			mu.Unlock()
 		},
-	})
+	}
+	if set != nil {
+		set(opts)
+	}
+	p, err := Open(context.Background(), root, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,10 @@ type Options struct {
 	// Redact shows a held key as [redacted] in the edit log's diffs
 	// (editlog.Options.Redact); nil shows them as they are.
 	Redact func(string) string
+	// protectReleased (tests) makes the parts of the mapped index file
+	// its decoders released unreadable (mapIndex), so a read of one
+	// after its release is a decode error.
+	protectReleased bool
 }
 
 // ErrOutside is Rel's error for a path outside the root.
@@ -115,7 +119,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		if resolved, err := filepath.EvalSymlinks(filepath.Clean(root)); err == nil {
 			sv = &saver{path: IndexPath(o.DataDir, resolved), engine: engineKey(!o.NoParse)}
 			removeStaleTemps(sv.path)
-			saved = loadSaved(sv.path, sv.engine, resolved, o.Logger)
+			saved = loadSaved(sv.path, sv.engine, resolved, o.protectReleased, o.Logger)
 			if saved != nil {
 				sv.strings, sv.bodyBytes, sv.retrievalBytes = saved.strings, saved.bodyBytes, len(saved.retrieval)
 			}

@@ -256,7 +256,11 @@ func readNameTable(r *binx.Reader, files, keys int) *nameTable {
 	t.ids = make([]uint32, total)
 	for i := range t.ids {
 		t.ids[i] = uint32(r.Max(uint64(t.names) - 1))
+		if i&4095 == 4095 {
+			r.Release(false)
+		}
 	}
+	r.Release(false)
 	if r.Count(1) != keys || r.Err() != nil {
 		r.Fail(nil)
 		return nil
@@ -269,6 +273,7 @@ func readNameTable(r *binx.Reader, files, keys int) *nameTable {
 			return nil
 		}
 		t.keyOff[k+1] = uint32(len(t.keyNames))
+		r.Release(false)
 	}
 	if len(t.keyNames) != cap(t.keyNames) {
 		r.Fail(nil)
