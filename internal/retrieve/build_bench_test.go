@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +53,29 @@ func BenchmarkBuild(b *testing.B) {
 		b.Logf("%d files, %d terms (%d bytes), %d postings", ix.Files(), ix.Terms(), ix.terms.Size(), len(ix.posts))
 	}
 	runtime.GC()
+	// The heap's peak above what it holds before a build (run with a low
+	// GOGC, e.g. 5, for the build's live transient rather than its
+	// garbage): sampled every millisecond.
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base := heap()
+	var peak atomic.Uint64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := heap(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	cpu0 := processCPU()
 	var build time.Duration
 	b.ResetTimer()
@@ -63,6 +88,9 @@ func BenchmarkBuild(b *testing.B) {
 		build += time.Since(t0)
 		ix.waitNameTable()
 	}
+	close(stop)
+	<-stopped
+	b.ReportMetric(float64(peak.Load()-min(base, peak.Load()))/1e6, "peak-MB")
 	n := float64(b.N)
 	b.ReportMetric((processCPU()-cpu0).Seconds()/n, "cpu-s/op")
 	b.ReportMetric(float64(build.Milliseconds())/n, "build-ms/op")

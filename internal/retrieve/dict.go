@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"hash/maphash"
 	"slices"
+
+	"github.com/task-x/task-x-runtime/internal/binx"
 )
 
 // termDict numbers the distinct terms a build shard sees, in the order
@@ -115,4 +117,58 @@ func (d *termDict) sorted() []int32 {
 	}
 	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(d.term(a), d.term(b)) })
 	return order
+}
+
+// idListBuilder gathers id lists per key, ids added in increasing order,
+// for idLists: the keys in a termDict, the (key, id) pairs in one array,
+// rather than a map of slices (an allocation per key and per growth of
+// each list, all scanned by the GC).
+type idListBuilder struct {
+	dict  *termDict
+	last  []uint32 // per key: 1 + the last id added
+	pairs []uint64 // key<<32 | id, in the order added
+}
+
+func newIDListBuilder() *idListBuilder { return &idListBuilder{dict: newTermDict()} }
+
+// add adds id to key's list unless it is its last id already.
+func (b *idListBuilder) add(key []byte, id uint32) {
+	k := b.dict.id(key)
+	if int(k) == len(b.last) {
+		b.last = append(b.last, 0)
+	}
+	if b.last[k] == id+1 {
+		return
+	}
+	b.last[k] = id + 1
+	b.pairs = append(b.pairs, uint64(k)<<32|uint64(id))
+}
+
+// lists returns the keys sorted and their lists, as flatIDLists would
+// from a map of the same lists.
+func (b *idListBuilder) lists() idLists {
+	b.dict.dropTable()
+	order := b.dict.sorted()
+	rank := b.last // reused: key → rank
+	all := make([]byte, 0, len(b.dict.arena))
+	ends := make([]uint32, len(order))
+	for r, k := range order {
+		rank[k] = uint32(r)
+		all = append(all, b.dict.term(k)...)
+		ends[r] = uint32(len(all))
+	}
+	l := idLists{keys: binx.NewStringsBytes(all, ends), off: make([]uint32, len(order)+1), ids: make([]uint32, len(b.pairs))}
+	for _, p := range b.pairs {
+		l.off[rank[p>>32]+1]++
+	}
+	for r := range order {
+		l.off[r+1] += l.off[r]
+	}
+	at := slices.Clone(l.off[:len(order)])
+	for _, p := range b.pairs {
+		r := rank[p>>32]
+		l.ids[at[r]] = uint32(p)
+		at[r]++
+	}
+	return l
 }

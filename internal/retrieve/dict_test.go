@@ -82,3 +82,73 @@ func TestReadWhole(t *testing.T) {
 		t.Fatal("read a directory")
 	}
 }
+
+// nameKeysRef is what eachNameKey must give: SplitIdentifier's parts of
+// two or more bytes stemmed, then (whole, several parts) the parts joined
+// and stemmed.
+func nameKeysRef(name string, whole bool) []string {
+	var out []string
+	parts := SplitIdentifier(name)
+	for _, t := range parts {
+		if len(t) >= 2 {
+			out = append(out, stem(t))
+		}
+	}
+	if whole && len(parts) > 1 {
+		out = append(out, stem(joined(parts)))
+	}
+	return out
+}
+
+var nameKeySeeds = []string{"", "a", "ab", "parseHTTPRequest", "snake_case_names", "src/config/loadFile.ts", "XMLHttpRequest",
+	"v2Client", "ÉtéParser", "caf\xc3\xa9_policies", "Entries", "__init__", "a-b.c/d", "HTTP2Server", "x\xffy", "ABCs", "ClassesBoxes"}
+
+func checkNameKeys(t *testing.T, name string) {
+	t.Helper()
+	var sp asciiSplit
+	var buf []byte
+	for _, whole := range []bool{false, true} {
+		var got []string
+		eachNameKey(name, whole, &sp, &buf, func(k []byte) { got = append(got, string(k)) })
+		if want := nameKeysRef(name, whole); !slices.Equal(got, want) {
+			t.Fatalf("eachNameKey(%q, %v) = %q, want %q", name, whole, got, want)
+		}
+	}
+}
+
+func TestEachNameKey(t *testing.T) {
+	for _, s := range nameKeySeeds {
+		checkNameKeys(t, s)
+	}
+}
+
+func FuzzEachNameKey(f *testing.F) {
+	for _, s := range nameKeySeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkNameKeys)
+}
+
+// An idListBuilder gives what flatIDLists gives for the same lists.
+func TestIDListBuilder(t *testing.T) {
+	b := newIDListBuilder()
+	m := map[string][]uint32{}
+	for id := range uint32(3000) {
+		for _, k := range []string{fmt.Sprint(id % 7), fmt.Sprint(id % 13), fmt.Sprint(id % 7), fmt.Sprintf("k%d", id*31%1000)} {
+			b.add([]byte(k), id)
+			addID(m, k, id)
+		}
+	}
+	got, want := b.lists(), flatIDLists(m)
+	if got.len() != want.len() || !slices.Equal(got.off, want.off) || !slices.Equal(got.ids, want.ids) {
+		t.Fatalf("lists differ: %d keys vs %d", got.len(), want.len())
+	}
+	for i := range got.len() {
+		if got.key(i) != want.key(i) {
+			t.Fatalf("key %d: %q vs %q", i, got.key(i), want.key(i))
+		}
+	}
+	if e := newIDListBuilder().lists(); e.len() != 0 || len(e.off) != 1 || len(e.ids) != 0 {
+		t.Fatalf("empty builder: %+v", e)
+	}
+}

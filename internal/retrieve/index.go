@@ -272,11 +272,20 @@ func (ix *Index) setAvgLen() {
 
 // names fills the path terms and the symbol-definition terms.
 func (ix *Index) names() {
-	nm := nameMaps{path: map[string][]uint32{}, defs: map[string][]uint32{}}
+	path, defs := newIDListBuilder(), newIDListBuilder()
+	var sp asciiSplit
+	var buf []byte
 	for id := range ix.paths {
-		ix.addNames(nm, id)
+		fid := uint32(id)
+		ix.nameKeys(id, &sp, &buf, func(def bool, key []byte) {
+			if def {
+				defs.add(key, fid)
+			} else {
+				path.add(key, fid)
+			}
+		})
 	}
-	ix.setNames(nm)
+	ix.pathTrm, ix.defs = path.lists(), defs.lists()
 }
 
 // nameMaps holds the path and definition terms while they are gathered.
@@ -285,21 +294,57 @@ type nameMaps struct{ path, defs map[string][]uint32 }
 // addNames adds the path and symbol-definition terms of file id to nm.
 func (ix *Index) addNames(nm nameMaps, id int) {
 	fid := uint32(id)
-	for _, t := range SplitIdentifier(ix.paths[id]) {
-		if len(t) >= 2 {
-			addID(nm.path, stem(t), fid)
+	var sp asciiSplit
+	var buf []byte
+	ix.nameKeys(id, &sp, &buf, func(def bool, key []byte) {
+		if def {
+			addID(nm.defs, string(key), fid)
+		} else {
+			addID(nm.path, string(key), fid)
 		}
-	}
+	})
+}
+
+// nameKeys calls add with file id's path terms (def false: each part of
+// its path of two or more bytes, stemmed), then its definition terms (def
+// true: for each symbol, each name part of two or more bytes and, for a
+// name of several parts, the parts joined, stemmed). sp and buf are
+// scratch space.
+func (ix *Index) nameKeys(id int, sp *asciiSplit, buf *[]byte, add func(def bool, key []byte)) {
+	eachNameKey(ix.paths[id], false, sp, buf, func(k []byte) { add(false, k) })
 	for _, s := range symbolsOf(ix.files[id]) {
-		parts := SplitIdentifier(s.Name)
+		eachNameKey(s.Name, true, sp, buf, func(k []byte) { add(true, k) })
+	}
+}
+
+// eachNameKey calls f with stem(t) for each part t of SplitIdentifier(name)
+// of two or more bytes and, when whole is set and there are several parts,
+// with stem(joined(parts)). An ASCII name is split without allocating; f's
+// key is valid only during the call.
+func eachNameKey(name string, whole bool, sp *asciiSplit, buf *[]byte, f func(key []byte)) {
+	if !sp.split(name) {
+		parts := SplitIdentifier(name)
 		for _, t := range parts {
 			if len(t) >= 2 {
-				addID(nm.defs, stem(t), fid)
+				f([]byte(stem(t)))
 			}
 		}
-		if len(parts) > 1 {
-			addID(nm.defs, stem(joined(parts)), fid)
+		if whole && len(parts) > 1 {
+			f([]byte(stem(joined(parts))))
 		}
+		return
+	}
+	from := 0
+	for _, end := range sp.ends {
+		if end-from >= 2 {
+			*buf = append((*buf)[:0], sp.joined[from:end]...)
+			f(stemBytes(*buf))
+		}
+		from = end
+	}
+	if whole && len(sp.ends) > 1 {
+		*buf = append((*buf)[:0], sp.joined...)
+		f(stemBytes(*buf))
 	}
 }
 
