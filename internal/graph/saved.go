@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -21,10 +22,60 @@ type SavedEdge struct {
 
 // Saved is what a saved index keeps of a graph (Graph.Saved, Restore):
 // the node count, the edges in graph order and the unresolved imports.
+// A decoder adds the edges with AddEdge (NewSaved) instead of listing
+// them in Edges.
 type Saved struct {
 	Nodes      int
 	Edges      []SavedEdge
 	Unresolved int
+
+	// added are the edges AddEdge took, in the graph's own form and
+	// checked as they came (Restore and Update use them as they are);
+	// addErr is the first one it refused.
+	added  []edge
+	addErr error
+}
+
+// NewSaved returns a saved graph of nodes nodes and unresolved
+// unresolved imports to which about edges edges will be added (AddEdge).
+func NewSaved(nodes, unresolved, edges int) *Saved {
+	return &Saved{Nodes: nodes, Unresolved: unresolved, added: make([]edge, 0, edges)}
+}
+
+// AddEdge appends an edge to s (after the edges added before it; Edges
+// must be empty), checked as Restore checks edges as far as it can be
+// without the snapshot: node indexes below s.Nodes, the kind, no self
+// reference, in order after the edge before, symbols in order. The first
+// edge that fails is kept as the error Restore and Update return (the
+// graph is then built); the edges are then dropped. The symbols slice is
+// kept (not copied). Adding on the decoder's goroutine spares Restore, on
+// the reopen's critical path, a check and a copy of every edge.
+func (s *Saved) AddEdge(from, to int32, kind string, symbols []string) {
+	if s.addErr != nil {
+		return
+	}
+	var prev *edge
+	if n := len(s.added); n > 0 {
+		prev = &s.added[n-1]
+	}
+	e, err := checkEdge(len(s.added), SavedEdge{From: from, To: to, Kind: kind, Symbols: symbols}, prev, int32(min(s.Nodes, math.MaxInt32)))
+	if err != nil {
+		s.added, s.addErr = nil, err
+		return
+	}
+	s.added = append(s.added, e)
+}
+
+// SavedEdges returns the edges of s: Edges, or the edges AddEdge took.
+func (s *Saved) SavedEdges() []SavedEdge {
+	if len(s.added) == 0 {
+		return s.Edges
+	}
+	out := make([]SavedEdge, len(s.added))
+	for i, e := range s.added {
+		out[i] = SavedEdge{From: e.from, To: e.to, Kind: e.kind, Symbols: e.symbols}
+	}
+	return out
 }
 
 // Saved returns g's edges for a saved index. The symbol slices are
@@ -137,39 +188,66 @@ func (c *Cache) Put(g *Graph) {
 
 // savedEdges checks the edges of s for a graph of n nodes (node indexes
 // in range, known kinds, no self reference, edges in order and not
-// repeated, symbols in order and not repeated) and returns them.
+// repeated, symbols in order and not repeated) and returns them. Edges
+// AddEdge took were checked as they came (against s.Nodes, which the
+// callers compare with n first) and are returned as they are: s is not
+// to be restored or updated twice.
 func savedEdges(s *Saved, n int32) ([]edge, error) {
+	if s.added != nil || s.addErr != nil {
+		switch {
+		case s.addErr != nil:
+			return nil, s.addErr
+		case len(s.Edges) > 0:
+			return nil, errors.New("edges both added and listed")
+		case int64(s.Nodes) != int64(n):
+			return nil, fmt.Errorf("edges added for %d nodes, not %d", s.Nodes, n)
+		}
+		return s.added, nil
+	}
 	edges := make([]edge, len(s.Edges))
 	for i, se := range s.Edges {
-		var kind string
-		switch se.Kind {
-		case KindImport:
-			kind = KindImport
-		case KindReference:
-			kind = KindReference
-		default:
-			return nil, fmt.Errorf("edge %d: kind %q", i, se.Kind)
-		}
-		if se.From < 0 || se.From >= n || se.To < 0 || se.To >= n {
-			return nil, fmt.Errorf("edge %d: node out of range", i)
-		}
-		if kind == KindReference && se.From == se.To {
-			return nil, fmt.Errorf("edge %d: self reference", i)
-		}
+		var prev *edge
 		if i > 0 {
-			p := &edges[i-1]
-			if p.from > se.From || p.from == se.From && (p.to > se.To || p.to == se.To && p.kind >= kind) {
-				return nil, fmt.Errorf("edge %d: out of order", i)
-			}
+			prev = &edges[i-1]
 		}
-		for k := 1; k < len(se.Symbols); k++ {
-			if se.Symbols[k-1] >= se.Symbols[k] {
-				return nil, fmt.Errorf("edge %d: symbols out of order", i)
-			}
+		e, err := checkEdge(i, se, prev, n)
+		if err != nil {
+			return nil, err
 		}
-		edges[i] = edge{from: se.From, to: se.To, kind: kind, symbols: slices.Clip(se.Symbols)}
+		edges[i] = e
 	}
 	return edges, nil
+}
+
+// checkEdge checks saved edge i (se, after prev, nil for the first) for
+// a graph of n nodes and returns it in the graph's form.
+func checkEdge(i int, se SavedEdge, prev *edge, n int32) (edge, error) {
+	var kind string
+	switch se.Kind {
+	case KindImport:
+		kind = KindImport
+	case KindReference:
+		kind = KindReference
+	default:
+		return edge{}, fmt.Errorf("edge %d: kind %q", i, se.Kind)
+	}
+	if se.From < 0 || se.From >= n || se.To < 0 || se.To >= n {
+		return edge{}, fmt.Errorf("edge %d: node out of range", i)
+	}
+	if kind == KindReference && se.From == se.To {
+		return edge{}, fmt.Errorf("edge %d: self reference", i)
+	}
+	if p := prev; p != nil {
+		if p.from > se.From || p.from == se.From && (p.to > se.To || p.to == se.To && p.kind >= kind) {
+			return edge{}, fmt.Errorf("edge %d: out of order", i)
+		}
+	}
+	for k := 1; k < len(se.Symbols); k++ {
+		if se.Symbols[k-1] >= se.Symbols[k] {
+			return edge{}, fmt.Errorf("edge %d: symbols out of order", i)
+		}
+	}
+	return edge{from: se.From, to: se.To, kind: kind, symbols: slices.Clip(se.Symbols)}, nil
 }
 
 // Fill makes the graph of snap with f on another goroutine and caches

@@ -45,6 +45,20 @@ func TestRestoreEqualsBuild(t *testing.T) {
 			if got, want := dump(t, r), dump(t, g); got != want {
 				t.Fatalf("restored graph differs:\n got %s\nwant %s", got, want)
 			}
+			// The same edges added one by one (a decoder's way).
+			a := added(g.Saved())
+			if !slices.EqualFunc(a.SavedEdges(), g.Saved().Edges, func(x, y SavedEdge) bool {
+				return x.From == y.From && x.To == y.To && x.Kind == y.Kind && slices.Equal(x.Symbols, y.Symbols)
+			}) {
+				t.Fatal("SavedEdges of the added edges differ")
+			}
+			r, err = Restore(g.snap, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := dump(t, r), dump(t, g); got != want {
+				t.Fatalf("graph restored from added edges differs:\n got %s\nwant %s", got, want)
+			}
 			if r.SnapshotVersion() != g.SnapshotVersion() || len(g.edges) == 0 {
 				t.Fatalf("version %d vs %d, %d edges", r.SnapshotVersion(), g.SnapshotVersion(), len(g.edges))
 			}
@@ -90,8 +104,27 @@ func TestRestoreRejectsBadEdges(t *testing.T) {
 		if _, err := Restore(g.snap, s); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+		// Added one by one (AddEdge checks as they come), the same.
+		if _, err := Restore(g.snap, added(s)); err == nil {
+			t.Errorf("%s: accepted when added", name)
+		}
+	}
+	both := added(base)
+	both.Edges = base.Edges
+	if _, err := Restore(g.snap, both); err == nil {
+		t.Error("edges both added and listed: accepted")
 	}
 	if _, err := Restore(g.snap, nil); err == nil {
 		t.Error("nil accepted")
 	}
+}
+
+// added is s with its edges added one by one (NewSaved, AddEdge), as the
+// saved index's decoder makes it.
+func added(s *Saved) *Saved {
+	a := NewSaved(s.Nodes, s.Unresolved, len(s.Edges))
+	for _, e := range s.Edges {
+		a.AddEdge(e.From, e.To, e.Kind, e.Symbols)
+	}
+	return a
 }

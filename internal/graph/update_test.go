@@ -108,6 +108,9 @@ func TestUpdateEqualsBuild(t *testing.T) {
 			for trial := range 300 {
 				g := BuildFrom(base, read)
 				saved := g.Saved()
+				if trial%2 == 1 {
+					saved = added(saved) // as the saved index's decoder makes it
+				}
 				now := slices.Clone(base)
 				prev := map[string]Input{}
 				for k := range 1 + rng.IntN(3) {

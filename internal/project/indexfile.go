@@ -277,16 +277,18 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 		stamps = binx.AppendInt(stamps, e.CTime)
 	}
 	stamps = binx.AppendUint(stamps, uint64(bodyLen))
+	var edges []graph.SavedEdge
 	if g := ix.graph; g != nil {
-		tail = make([]byte, 0, 8*len(g.Edges)+64)
+		edges = g.SavedEdges() // Edges, or what a decoder added (tests)
+		tail = make([]byte, 0, 8*len(edges)+64)
 	}
 	tail = binx.AppendBool(tail, ix.graph != nil)
 	if g := ix.graph; g != nil {
 		tail = binx.AppendUint(tail, uint64(g.Nodes))
 		tail = binx.AppendUint(tail, uint64(g.Unresolved))
-		tail = binx.AppendUint(tail, uint64(len(g.Edges)))
+		tail = binx.AppendUint(tail, uint64(len(edges)))
 		var last int32
-		for _, e := range g.Edges {
+		for _, e := range edges {
 			tail = binx.AppendUint(tail, uint64(e.From-last)) // edges are sorted by from
 			last = e.From
 			tail = binx.AppendUint(tail, uint64(e.To))
@@ -637,31 +639,39 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 		defer r.Release(true)
 	}
 	if r.Bool() {
-		g := &graph.Saved{Nodes: int(r.Max(math.MaxInt32)), Unresolved: int(r.Max(math.MaxInt32))}
+		nodes, unresolved := int(r.Max(math.MaxInt32)), int(r.Max(math.MaxInt32))
 		nEdges := r.Count(4)
-		g.Edges = make([]graph.SavedEdge, 0, nEdges)
+		// The edges go straight into the graph's own form (AddEdge
+		// checks them here, beside the scan, not in Restore after it),
+		// their symbols into one array counted first.
+		g := graph.NewSaved(nodes, unresolved, nEdges)
+		syms := make([]string, 0, countEdgeSymbols(*r, nEdges))
 		var from uint64
 		for range nEdges {
 			if r.Err() != nil {
 				break
 			}
 			from += r.Uint()
-			e := graph.SavedEdge{To: int32(r.Max(math.MaxInt32)), Kind: graph.KindReference}
+			to := int32(r.Max(math.MaxInt32))
 			if from > math.MaxInt32 {
 				r.Fail(errors.New("bad edge"))
 				break
 			}
-			e.From = int32(from)
+			kind := graph.KindReference
 			if r.Bool() {
-				e.Kind = graph.KindImport
+				kind = graph.KindImport
 			}
-			if c := r.Count(1); c > 0 {
-				e.Symbols = make([]string, c)
-				for k := range e.Symbols {
-					e.Symbols[k] = r.Ref(strs)
+			var es []string // nil without symbols, as Graph.Saved has it
+			if c := r.Count(1); c > 0 && c <= cap(syms)-len(syms) {
+				at := len(syms)
+				for range c {
+					syms = append(syms, r.Ref(strs))
 				}
+				es = syms[at:len(syms):len(syms)]
+			} else if c > 0 {
+				r.Fail(nil) // more than counted: cannot be
 			}
-			g.Edges = append(g.Edges, e)
+			g.AddEdge(int32(from), to, kind, es)
 			r.Release(false)
 		}
 		ix.graph = g
@@ -676,6 +686,27 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 		ix.graph = nil
 		*errp = fmt.Errorf("corrupt: %w", err)
 	}
+}
+
+// countEdgeSymbols returns how many symbols the n saved edges r starts
+// with hold (r is a copy: the caller's reader does not move); an edge
+// that does not decode ends the count (decodeTail then fails on it).
+func countEdgeSymbols(r binx.Reader, n int) int {
+	total := 0
+	for range n {
+		r.Uint()
+		r.Uint()
+		r.Bool()
+		c := r.Count(1)
+		for range c {
+			r.Uint()
+		}
+		if r.Err() != nil {
+			break
+		}
+		total += c
+	}
+	return total
 }
 
 // waitResults waits for the parse results and the graph (decodeParts)
