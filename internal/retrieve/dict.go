@@ -172,3 +172,80 @@ func (b *idListBuilder) lists() idLists {
 	}
 	return l
 }
+
+// stringIDs numbers strings the caller keeps (at returns string id): an
+// open-addressing table of (hash tag, id) over them, in place of a
+// map[string]uint32 (a string header and map slot per entry, scanned by
+// the GC): 8 bytes a slot, pointer-free.
+type stringIDs struct {
+	seed  maphash.Seed
+	slots []uint64 // 0: empty; else hash>>32<<32 | (id+1)
+	n     int
+	at    func(id uint32) string
+}
+
+// newStringIDs returns an empty table for about size strings.
+func newStringIDs(size int, at func(id uint32) string) *stringIDs {
+	n := dictMinSlots
+	for n*3 < size*4 {
+		n *= 2
+	}
+	return &stringIDs{seed: maphash.MakeSeed(), slots: make([]uint64, n), at: at}
+}
+
+// lookup returns s's id, or, when s is absent, the slot for it and the
+// hash tag.
+func (x *stringIDs) lookup(h uint64, eq func(string) bool) (id uint32, found bool, slot uint64) {
+	tag := h >> 32 << 32
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := x.slots[i]
+		if s == 0 {
+			return 0, false, i
+		}
+		if s&^0xffffffff == tag {
+			if id := uint32(s) - 1; eq(x.at(id)) {
+				return id, true, i
+			}
+		}
+	}
+}
+
+// add records that s is string id (s must be absent and at(id) must be s).
+func (x *stringIDs) add(s string, id uint32) {
+	h := maphash.String(x.seed, s)
+	_, found, slot := x.lookup(h, func(t string) bool { return t == s })
+	if found {
+		panic("retrieve: stringIDs.add of a string present")
+	}
+	x.slots[slot] = h>>32<<32 | uint64(id+1)
+	x.n++
+	if x.n*4 >= len(x.slots)*3 {
+		slots := make([]uint64, 2*len(x.slots))
+		mask := uint64(len(slots) - 1)
+		for _, s := range x.slots {
+			if s == 0 {
+				continue
+			}
+			h := maphash.String(x.seed, x.at(uint32(s)-1))
+			i := h & mask
+			for slots[i] != 0 {
+				i = (i + 1) & mask
+			}
+			slots[i] = s
+		}
+		x.slots = slots
+	}
+}
+
+// find returns s's id, if it has one.
+func (x *stringIDs) find(s string) (uint32, bool) {
+	id, found, _ := x.lookup(maphash.String(x.seed, s), func(t string) bool { return t == s })
+	return id, found
+}
+
+// findBytes is find of string(b).
+func (x *stringIDs) findBytes(b []byte) (uint32, bool) {
+	id, found, _ := x.lookup(maphash.Bytes(x.seed, b), func(t string) bool { return t == string(b) })
+	return id, found
+}

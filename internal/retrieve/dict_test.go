@@ -152,3 +152,25 @@ func TestIDListBuilder(t *testing.T) {
 		t.Fatalf("empty builder: %+v", e)
 	}
 }
+
+// stringIDs finds what was added, by string and by bytes, through growth.
+func TestStringIDs(t *testing.T) {
+	var list []string
+	x := newStringIDs(0, func(id uint32) string { return list[id] })
+	for i := range 20000 {
+		s := fmt.Sprintf("name%d", i*13)
+		list = append(list, s)
+		x.add(s, uint32(i))
+	}
+	for i, s := range list {
+		if id, ok := x.find(s); !ok || id != uint32(i) {
+			t.Fatalf("find(%q) = %d, %v", s, id, ok)
+		}
+		if id, ok := x.findBytes([]byte(s)); !ok || id != uint32(i) {
+			t.Fatalf("findBytes(%q) = %d, %v", s, id, ok)
+		}
+	}
+	if _, ok := x.find("name1"); ok {
+		t.Fatal("found an absent string")
+	}
+}

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -71,34 +72,37 @@ func (ix *Index) waitNameTable() {
 
 func (ix *Index) buildNameTable() *nameTable {
 	t := &nameTable{symOff: make([]uint32, len(ix.files)+1)}
-	nameID := map[string]uint32{}
 	var distinct []string
 	total := 0
 	for _, f := range ix.files {
 		total += len(symbolsOf(f))
 	}
 	t.ids = make([]uint32, 0, total)
+	nameID := newStringIDs(0, func(n uint32) string { return distinct[n] })
 	for id, f := range ix.files {
 		for _, s := range symbolsOf(f) {
-			n, ok := nameID[s.Name]
+			n, ok := nameID.find(s.Name)
 			if !ok {
 				n = uint32(len(distinct))
-				nameID[s.Name] = n
 				distinct = append(distinct, s.Name)
+				nameID.add(s.Name, n)
 			}
 			t.ids = append(t.ids, n)
 		}
 		t.symOff[id+1] = uint32(len(t.ids))
 	}
 	nameID = nil
+	distinct = slices.Clip(distinct)
 	t.names = len(distinct)
-	keyIdx := make(map[string]uint32, ix.defs.len())
+	keyIdx := newStringIDs(ix.defs.len(), func(i uint32) string { return ix.defs.key(int(i)) })
 	for i := range ix.defs.len() {
-		keyIdx[ix.defs.key(i)] = uint32(i)
+		keyIdx.add(ix.defs.key(i), uint32(i))
 	}
 	// Two passes over the names' keys: count per key, then fill.
 	counts := make([]uint32, ix.defs.len()+1)
 	var keys []uint32
+	var sp asciiSplit
+	var buf []byte
 	nameKeys := func(name string) (ks []uint32, ok bool) {
 		keys = keys[:0]
 		for i := 0; i < len(name); i++ {
@@ -106,26 +110,21 @@ func (ix *Index) buildNameTable() *nameTable {
 				return nil, false
 			}
 		}
-		parts := SplitIdentifier(name)
-		add := func(k string) bool {
-			i, found := keyIdx[k]
+		ok = true
+		eachNameKey(name, true, &sp, &buf, func(k []byte) {
+			if !ok {
+				return
+			}
+			i, found := keyIdx.findBytes(k)
 			if !found {
-				return false
+				ok = false
+				return
 			}
-			for _, x := range keys {
-				if x == i {
-					return true
-				}
+			if !slices.Contains(keys, i) {
+				keys = append(keys, i)
 			}
-			keys = append(keys, i)
-			return true
-		}
-		for _, p := range parts {
-			if len(p) >= 2 && !add(stem(p)) {
-				return nil, false
-			}
-		}
-		if len(parts) > 1 && !add(stem(joined(parts))) {
+		})
+		if !ok {
 			return nil, false
 		}
 		return keys, true
