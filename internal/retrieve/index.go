@@ -105,6 +105,7 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 				buf = sh.add(uint32(id), data, buf)
 				ix.docLen[id] = sh.last
 			}
+			sh.tf, sh.touched = nil, nil // counted: the merge needs df only
 		}()
 	}
 	wg.Wait()
@@ -207,6 +208,7 @@ func (ix *Index) merge(workers []*shard) {
 			ranks[w][lid] = at[r]
 			at[r] += sh.df[lid]
 		}
+		sh.df = nil
 	}
 	counts, at = nil, nil
 	ix.posts = make([]uint32, ix.offsets[len(ix.offsets)-1])
