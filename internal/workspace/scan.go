@@ -321,7 +321,7 @@ func (sc *scanner) dir(d dirJob) error {
 	// os.ReadDir, keeping the folder open for the lstat of its files.
 	listedAt := time.Now()
 	sc.w.dirReads.Add(1)
-	f, err := os.Open(d.abs)
+	f, err := openDir(d.abs)
 	var entries []fs.DirEntry
 	if err == nil {
 		if entries, err = f.ReadDir(-1); err != nil {

@@ -4,6 +4,7 @@ package workspace
 
 import (
 	"io/fs"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +82,24 @@ func openDirPath(abs string) (int, error) {
 }
 
 func closeFD(fd int) { unix.Close(fd) }
+
+// openDir opens the folder abs for listing without the runtime poller's
+// set-up: os.Open of a folder costs an openat, four fcntl and an
+// epoll_ctl that fails (a folder cannot be polled), os.NewFile of the
+// descriptor one fcntl (~35 ms of a reopen's CPU on the mixed tree's
+// 1 869 folders).
+func openDir(abs string) (*os.File, error) {
+	for {
+		fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
+		}
+		return os.NewFile(uintptr(fd), abs), nil
+	}
+}
 
 // readFile is a file open for reading without the runtime poller's set-up
 // (os.Open's fcntl and epoll registration, which a regular file does not

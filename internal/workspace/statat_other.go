@@ -23,6 +23,10 @@ func openDirPath(abs string) (int, error) { return -1, errors.ErrUnsupported }
 
 func closeFD(fd int) {}
 
+// openDir opens the folder abs for listing (statat_linux.go spares the
+// poller's set-up).
+func openDir(abs string) (*os.File, error) { return os.Open(abs) }
+
 // readFile is an *os.File here (statat_linux.go).
 type readFile struct{ f *os.File }
 
