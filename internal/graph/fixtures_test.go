@@ -19,7 +19,7 @@ func sym(name, kind string, exported bool) syntax.Symbol {
 }
 
 func info(lang string, syms []syntax.Symbol, imps []syntax.Import, refs ...string) *syntax.FileInfo {
-	return &syntax.FileInfo{Language: lang, Symbols: syms, Imports: imps, Refs: refs}
+	return &syntax.FileInfo{Language: lang, Symbols: syms, Imports: imps, Refs: syntax.InternNames(refs)}
 }
 
 var fixtureInfo = map[string]map[string]*syntax.FileInfo{
@@ -63,11 +63,11 @@ var fixtureInfo = map[string]map[string]*syntax.FileInfo{
 	"go": {
 		"main.go": &syntax.FileInfo{Language: "go", Package: "main", Symbols: []syntax.Symbol{sym("main", "function", false)},
 			Imports: []syntax.Import{imp("fmt", "import"), imp("example.com/app/missing", "import"), imp("example.com/app/store", "import"), imp("example.com/app/tools/x", "import")},
-			Refs:    []string{"fmt", "Println", "store", "Open", "Item", "x", "Run"}},
-		"store/store.go": &syntax.FileInfo{Language: "go", Package: "store", Symbols: []syntax.Symbol{sym("Open", "function", true)}, Refs: []string{"helper"}},
+			Refs:    syntax.InternNames([]string{"fmt", "Println", "store", "Open", "Item", "x", "Run"})},
+		"store/store.go": &syntax.FileInfo{Language: "go", Package: "store", Symbols: []syntax.Symbol{sym("Open", "function", true)}, Refs: syntax.InternNames([]string{"helper"})},
 		"store/item.go":  &syntax.FileInfo{Language: "go", Package: "store", Symbols: []syntax.Symbol{sym("Item", "struct", true), sym("helper", "function", false)}},
 		"store/store_test.go": &syntax.FileInfo{Language: "go", Package: "store", Symbols: []syntax.Symbol{sym("TestOpen", "function", true)},
-			Imports: []syntax.Import{imp("testing", "import")}, Refs: []string{"testing", "T", "Open", "helper"}},
+			Imports: []syntax.Import{imp("testing", "import")}, Refs: syntax.InternNames([]string{"testing", "T", "Open", "helper"})},
 		"tools/x/x.go": &syntax.FileInfo{Language: "go", Package: "x", Symbols: []syntax.Symbol{sym("Run", "function", true)}},
 	},
 	"c": {

@@ -150,10 +150,10 @@ func TestProjectModuleLevelAndImportsOnly(t *testing.T) {
 	in := []Input{
 		{Path: "a/x.ts", Language: "typescript", Info: &syntax.FileInfo{Symbols: []syntax.Symbol{sym("X", "class", true)},
 			Imports: []syntax.Import{imp("../b/y", "import"), imp("./z", "import")}}},
-		{Path: "a/z.ts", Language: "typescript", Info: &syntax.FileInfo{Symbols: []syntax.Symbol{sym("Z", "class", true)}, Refs: []string{"Y"}}},
+		{Path: "a/z.ts", Language: "typescript", Info: &syntax.FileInfo{Symbols: []syntax.Symbol{sym("Z", "class", true)}, Refs: syntax.InternNames([]string{"Y"})}},
 		{Path: "b/y.ts", Language: "typescript", Info: &syntax.FileInfo{Symbols: []syntax.Symbol{sym("Y", "class", true), sym("Y2", "class", true)},
 			Imports: []syntax.Import{imp("../a/x", "import")}}},
-		{Path: "c/w.py", Language: "python", Info: &syntax.FileInfo{Refs: []string{"Y"}}}, // another family: no link
+		{Path: "c/w.py", Language: "python", Info: &syntax.FileInfo{Refs: syntax.InternNames([]string{"Y"})}}, // another family: no link
 		{Path: "README.md", Language: "markdown"},
 	}
 	g := BuildFrom(in, nil)
@@ -212,7 +212,7 @@ func TestProjectModuleLevelAndImportsOnly(t *testing.T) {
 
 func TestReferenceLimit(t *testing.T) {
 	mk := func(n int) *Graph {
-		in := []Input{{Path: "use.py", Language: "python", Info: &syntax.FileInfo{Refs: []string{"Common"}}}}
+		in := []Input{{Path: "use.py", Language: "python", Info: &syntax.FileInfo{Refs: syntax.InternNames([]string{"Common"})}}}
 		for i := range n {
 			in = append(in, Input{Path: fmt.Sprintf("d%d/def.py", i), Language: "python",
 				Info: &syntax.FileInfo{Symbols: []syntax.Symbol{sym("Common", "function", true)}}})
@@ -293,7 +293,7 @@ func TestTarjanDeepChain(t *testing.T) {
 
 func TestGoReferencesNeedAnImport(t *testing.T) {
 	goFile := func(p string, imports []string, refs []string, defs ...string) Input {
-		fi := &syntax.FileInfo{Language: "go", Refs: refs}
+		fi := &syntax.FileInfo{Language: "go", Refs: syntax.InternNames(refs)}
 		for _, im := range imports {
 			fi.Imports = append(fi.Imports, imp(im, "import"))
 		}

@@ -69,7 +69,8 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc, 
 		}
 		dir := dirOf(n.path)
 	refs:
-		for _, ref := range n.info.Refs {
+		for _, id := range n.info.Refs {
+			ref := id.String()
 			l := m[ref]
 			if l.n == 0 || int(l.n) > MaxDefiningFiles {
 				continue

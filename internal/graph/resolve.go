@@ -382,7 +382,8 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 		r.goImports[i][dir] = true
 		defs := r.pkgDefs(dir, files)
 		linked := false
-		for _, ref := range r.g.nodes[i].info.Refs {
+		for _, id := range r.g.nodes[i].info.Refs {
+			ref := id.String()
 			for _, j := range defs[ref] {
 				if j != i { // a //go:build ignore main file in the folder it imports
 					add(i, j, KindImport, ref)

@@ -203,7 +203,7 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 			return false
 		}
 		for _, r := range info.Refs {
-			if m[r] {
+			if m[r.String()] {
 				return true
 			}
 		}

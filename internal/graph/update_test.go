@@ -53,7 +53,7 @@ func mutate(rng *rand.Rand, lang string, in []Input) *syntax.FileInfo {
 		}
 		syms = append(syms, x.Info.Symbols...)
 		imps = append(imps, x.Info.Imports...)
-		refs = append(refs, x.Info.Refs...)
+		refs = append(refs, syntax.Names(x.Info.Refs)...)
 		for _, s := range x.Info.Symbols {
 			refs = append(refs, s.Name)
 		}
@@ -85,9 +85,9 @@ func mutate(rng *rand.Rand, lang string, in []Input) *syntax.FileInfo {
 	}
 	for range rng.IntN(6) {
 		if len(refs) > 0 && rng.IntN(4) > 0 {
-			info.Refs = append(info.Refs, refs[rng.IntN(len(refs))])
+			info.Refs = append(info.Refs, syntax.InternName(refs[rng.IntN(len(refs))]))
 		} else {
-			info.Refs = append(info.Refs, extra[rng.IntN(len(extra))])
+			info.Refs = append(info.Refs, syntax.InternName(extra[rng.IntN(len(extra))]))
 		}
 	}
 	return info
@@ -274,7 +274,7 @@ func edgeDump(g *Graph) string {
 // MaxDefiningFiles files).
 func TestUpdateGoPackageDefinitions(t *testing.T) {
 	goFile := func(pkg string, syms []syntax.Symbol, imps []syntax.Import, refs ...string) *syntax.FileInfo {
-		return &syntax.FileInfo{Language: "go", Package: pkg, Symbols: syms, Imports: imps, Refs: refs}
+		return &syntax.FileInfo{Language: "go", Package: pkg, Symbols: syms, Imports: imps, Refs: syntax.InternNames(refs)}
 	}
 	newSym := []syntax.Symbol{sym("New", "function", true), sym("Other", "function", true)}
 	in := []Input{

@@ -136,6 +136,8 @@ type savedIndex struct {
 	// release, when set, releases the pages of a part a decoder is done
 	// with (mappedIndex.done; binx.Reader.SetRelease).
 	release func([]byte) int
+	// names interns the string table's refs (decodeResults).
+	names *savedNames
 }
 
 // encodeIndex returns the file's bytes (with ix.retrieval as the
@@ -218,7 +220,7 @@ func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []by
 	}
 	count(len(info.Refs), info.Refs == nil)
 	for _, r := range info.Refs {
-		b = ref(b, r)
+		b = ref(b, r.String())
 	}
 	return b
 }
@@ -516,6 +518,7 @@ func decodeParts(head, main, retr []byte, engine, root string, m *mappedIndex, e
 	// The rest (the graph) is read by a reader of its own, which
 	// releases only what it reads (not the parse results before it).
 	tail := binx.NewReader(main[len(main)-r.Len():])
+	ix.names = newSavedNames(strs)
 	// The parse results in chunks of about equal bytes, one per core, and
 	// the tail (graph) on goroutines of their own.
 	k := min(runtime.GOMAXPROCS(0), max(1, len(res)>>16))
@@ -555,6 +558,7 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 		defer r.Release(true)
 	}
 	ref := func() string { return r.Ref(strs) }
+	names := ix.names
 	// count reads n+1 (0 for a nil list), n bounded by the bytes left.
 	count := func(minBytes int) (int, bool) {
 		c := r.Uint()
@@ -603,9 +607,9 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 			}
 		}
 		if c, isNil := count(1); !isNil {
-			info.Refs = make([]string, c)
+			info.Refs = make([]syntax.Name, c)
 			for i := range info.Refs {
-				info.Refs[i] = ref()
+				info.Refs[i] = names.read(r)
 			}
 		}
 		if r.Err() == nil && left-r.Len() != int(lens[i]-1) {
@@ -716,6 +720,7 @@ func (ix *savedIndex) waitResults() error {
 		return nil // made by a save, not decoded
 	}
 	ix.pwg.Wait()
+	ix.names = nil
 	return errors.Join(ix.perrs...)
 }
 

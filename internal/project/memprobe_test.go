@@ -121,6 +121,9 @@ func TestMemoryProbe(t *testing.T) {
 		}
 		memLimitBase, memLimitPerByte = base<<20, factor
 	}
+	if r, err := strconv.Atoi(os.Getenv("TASK_X_MEM_PROBE_RATE")); err == nil && r > 0 {
+		runtime.MemProfileRate = r // a finer heap profile (TASK_X_MEM_PROBE_HEAP)
+	}
 	data := os.Getenv("TASK_X_MEM_PROBE_DATA") // set: one open per process (cold, then reopen)
 	twice := data == ""
 	if twice {
@@ -158,6 +161,11 @@ func TestMemoryProbe(t *testing.T) {
 		t.Logf("%s: wall %v, cpu %v", name, time.Since(wall).Round(time.Millisecond), cpu.Round(time.Millisecond))
 		t.Logf("%s: peak rss %s (at it: C anon %s, file-backed %s, go held %s, heap objects %s); peak heap objects %s, peak go held %s",
 			name, mb(m.rss), mb(c.rss), mb(c.file), mb(c.goHeld), mb(c.heapObjects), mb(m.heapObjects), mb(m.goHeld))
+		// The first save runs in the background: wait for it (or make
+		// it), so the live heap is the records and indexes, not its buffers.
+		if err := p.SaveIndex(); err != nil {
+			t.Fatal(err)
+		}
 		live(name + " after retrieve")
 		if f := os.Getenv("TASK_X_MEM_PROBE_HEAP"); f != "" {
 			out, err := os.Create(f + "." + name)

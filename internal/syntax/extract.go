@@ -3,7 +3,6 @@ package syntax
 import (
 	"strings"
 	"sync"
-	"unique"
 )
 
 // extractor turns one mirrored tree into FileInfo. Each language's extract
@@ -51,23 +50,17 @@ func (x *extractor) def(def, name int32, kind SymbolKind, container string, expo
 	x.defText(def, name, x.in.bytes(x.t.bytes(name)), kind, container, exported)
 }
 
-// intern returns the canonical copy of s (unique.Make): names and
-// identifiers repeat across the files of a workspace, and every FileInfo is
-// kept for as long as its snapshot, so each distinct string is stored once.
-func intern(s string) string { return unique.Make(s).Value() }
+// internCache is a map of names (names.go) in front of the name table,
+// whose look-ups take a lock: most names recur from file to file. A parse
+// takes one from internCaches and puts it back, so workers never share
+// one; the pool drops idle caches at GC. Its keys are the table's strings
+// (a hit allocates nothing).
+type internCache map[string]Name
 
-// internCache is a map of canonical strings in front of unique.Make, which
-// (a concurrent trie and a weak handle per call) was ~6% of a mixed-tree
-// cold open's CPU: most names recur from file to file. A parse takes one
-// from internCaches and puts it back, so workers never share one; the
-// pool drops idle caches at GC. Its strings are intern's, so a hit is the
-// same string a miss would return.
-type internCache map[string]string
-
-// maxInternCache bounds a cache (it is emptied when full): about 0.5 MB.
+// maxInternCache bounds a cache (it is emptied when full): about 0.3 MB.
 const maxInternCache = 8192
 
-var internCaches = sync.Pool{New: func() any { return internCache(make(map[string]string, 1024)) }}
+var internCaches = sync.Pool{New: func() any { return internCache(make(map[string]Name, 1024)) }}
 
 // seenSets are collectRefs' sets of the names kept so far, emptied and
 // reused from file to file: a new map per file grew to each file's
@@ -89,26 +82,32 @@ func putSeenSet(m map[string]bool) {
 func getInternCache() internCache  { return internCaches.Get().(internCache) }
 func putInternCache(c internCache) { internCaches.Put(c) }
 
-// str is intern(s) through c.
-func (c internCache) str(s string) string {
+// name is InternName(s) through c.
+func (c internCache) name(s string) Name {
 	if v, ok := c[s]; ok {
 		return v
 	}
-	v := intern(s)
+	v := InternName(s)
 	if len(c) >= maxInternCache {
 		clear(c)
 	}
-	c[v] = v
+	c[v.String()] = v
 	return v
 }
 
-// bytes is intern(string(b)) through c; a hit allocates nothing.
-func (c internCache) bytes(b []byte) string {
+// nameBytes is InternName(string(b)) through c; a hit allocates nothing.
+func (c internCache) nameBytes(b []byte) Name {
 	if v, ok := c[string(b)]; ok {
 		return v
 	}
-	return c.str(string(b))
+	return c.name(string(b))
 }
+
+// str is intern(s) through c: the table's copy of s.
+func (c internCache) str(s string) string { return c.name(s).String() }
+
+// bytes is intern(string(b)) through c; a hit allocates nothing.
+func (c internCache) bytes(b []byte) string { return c.nameBytes(b).String() }
 
 // defText is def with the name given as text (a qualified or cleaned name).
 func (x *extractor) defText(def, name int32, text string, kind SymbolKind, container string, exported bool) {
@@ -160,9 +159,9 @@ func (x *extractor) collectRefs() {
 		if len(b) < 2 || len(b) > 128 || seen[string(b)] || x.stop[string(b)] || !isIdent(string(b)) { // no allocation
 			return true
 		}
-		s := x.in.bytes(b)
-		seen[s] = true
-		x.info.Refs = append(x.info.Refs, s)
+		n := x.in.nameBytes(b)
+		seen[n.String()] = true
+		x.info.Refs = append(x.info.Refs, n)
 		return len(x.info.Refs) < MaxRefs
 	}
 	// A skipped body's identifiers come right after its block node: the

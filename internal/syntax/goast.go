@@ -30,7 +30,7 @@ func parseGoAST(src []byte) (info *FileInfo, ok bool) {
 	}
 	x := &goAST{
 		src: src, file: fset.File(f.Package), f: f,
-		info:     &FileInfo{Language: "go", Symbols: []Symbol{}, Imports: []Import{}, Refs: []string{}},
+		info:     &FileInfo{Language: "go", Symbols: []Symbol{}, Imports: []Import{}, Refs: []Name{}},
 		defNames: map[token.Pos]bool{},
 		notRef:   map[token.Pos]bool{},
 		keyword:  map[token.Pos]bool{},
@@ -240,9 +240,8 @@ func (x *goAST) collectRefs() {
 		if seen[name] || goStop[name] || x.keyword[id.Pos()] || !isIdent(name) {
 			continue
 		}
-		s := x.in.str(name)
-		seen[s] = true
-		x.info.Refs = append(x.info.Refs, s)
+		seen[name] = true // the set is emptied before the tree is dropped
+		x.info.Refs = append(x.info.Refs, x.in.name(name))
 		if len(x.info.Refs) >= MaxRefs {
 			return
 		}

@@ -163,10 +163,10 @@ func treeSitterFault(fast, slow *FileInfo) string {
 	if slow.HasErrors && !fast.HasErrors {
 		return "syntax errors"
 	}
-	refs := []string{}
+	refs := []Name{}
 	keyword := false
 	for _, r := range slow.Refs {
-		if goKeywords[r] {
+		if goKeywords[r.String()] {
 			keyword = true
 			continue
 		}
@@ -255,7 +255,7 @@ func TestGoASTParenConversion(t *testing.T) {
 		if d := diffInfo(fast, treeSitterGo(t, src)); d != "" {
 			t.Errorf("%s: go/parser vs tree-sitter: %s", c.expr, d)
 		}
-		if !reflect.DeepEqual(fast.Refs, c.refs) {
+		if !reflect.DeepEqual(Names(fast.Refs), c.refs) {
 			t.Errorf("%s: refs %q, want %q", c.expr, fast.Refs, c.refs)
 		}
 	}

@@ -170,7 +170,7 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	t, stopped, err := pp.cp.parse(g, src, skip, timeout, ctx.Done())
 	parsers.Put(pp)
 
-	info := &FileInfo{Language: language, Symbols: []Symbol{}, Imports: []Import{}, Refs: []string{}}
+	info := &FileInfo{Language: language, Symbols: []Symbol{}, Imports: []Import{}, Refs: []Name{}}
 	if err != nil {
 		return nil, err
 	}

@@ -31,14 +31,14 @@ func Use(s Store) error {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Store", "helper", "Items", "Println"} {
-		if !slices.Contains(info.Refs, want) {
+		if !slices.Contains(Names(info.Refs), want) {
 			t.Errorf("refs %v lack %q", info.Refs, want)
 		}
 	}
 	// Definition names at their definition site, predeclared names and
 	// keywords are not references.
 	for _, bad := range []string{"Local", "Use", "len", "error", "nil", "return", "p"} {
-		if slices.Contains(info.Refs, bad) {
+		if slices.Contains(Names(info.Refs), bad) {
 			t.Errorf("refs %v contain %q", info.Refs, bad)
 		}
 	}

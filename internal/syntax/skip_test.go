@@ -196,14 +196,14 @@ func bodySkipOnTree(t *testing.T, language string) {
 			var words []string
 			for _, r := range skipped.Refs {
 				if !slices.Contains(whole.Refs, r) {
-					extra[r]++
-					words = append(words, "+"+r)
+					extra[r.String()]++
+					words = append(words, "+"+r.String())
 				}
 			}
 			for _, r := range whole.Refs {
 				if !slices.Contains(skipped.Refs, r) {
-					missing[r]++
-					words = append(words, "-"+r)
+					missing[r.String()]++
+					words = append(words, "-"+r.String())
 				}
 			}
 			if len(words) == 0 {

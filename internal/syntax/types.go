@@ -139,7 +139,9 @@ type Import struct {
 // FileInfo is everything the index keeps from one parse. Refs holds the
 // distinct identifiers the file uses (type names, called functions,
 // selectors), excluding the file's own definitions' names at their
-// definition sites; it feeds reference edges and retrieval. Package is the
+// definition sites; it feeds reference edges. Each is a Name (4 bytes, an
+// id in the process's name table, names.go): String gives the name, and
+// the JSON form is the list of names, as it was. Package is the
 // Go package name (package clause), "" for other languages. TimedOut
 // reports a parse stopped by the time limit (counted in parseErrors);
 // HasErrors reports a tree with ERROR nodes (the symbols found are still
@@ -150,7 +152,7 @@ type FileInfo struct {
 	Language  string   `json:"language"`
 	Symbols   []Symbol `json:"symbols"`
 	Imports   []Import `json:"imports"`
-	Refs      []string `json:"refs"`
+	Refs      []Name   `json:"refs"`
 	Package   string   `json:"package,omitempty"`
 	TimedOut  bool     `json:"timedOut,omitempty"`
 	HasErrors bool     `json:"hasErrors,omitempty"`

@@ -1,0 +1,38 @@
+package project
+
+import (
+	"sync/atomic"
+
+	"github.com/task-x/task-x-runtime/internal/binx"
+	"github.com/task-x/task-x-runtime/internal/syntax"
+)
+
+// savedNames turns entries of a saved index's string table into
+// syntax.Names (FileInfo.Refs), interning each entry once however many
+// records use it; the decoders of the parse results share it.
+type savedNames struct {
+	strs *binx.Strings
+	ids  []atomic.Uint32 // the entry's Name + 1; 0 not interned yet
+}
+
+func newSavedNames(strs *binx.Strings) *savedNames {
+	return &savedNames{strs: strs, ids: make([]atomic.Uint32, strs.Len())}
+}
+
+// read reads an index into the table from r and returns its entry's
+// Name (0 after a failure of r).
+func (s *savedNames) read(r *binx.Reader) syntax.Name {
+	i := r.Uint()
+	if r.Err() == nil && i >= uint64(len(s.ids)) {
+		r.Fail(nil)
+	}
+	if r.Err() != nil {
+		return 0
+	}
+	if v := s.ids[i].Load(); v != 0 {
+		return syntax.Name(v - 1)
+	}
+	n := syntax.InternName(s.strs.At(int(i)))
+	s.ids[i].Store(uint32(n) + 1)
+	return n
+}
