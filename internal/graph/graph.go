@@ -107,14 +107,41 @@ type Input struct {
 	Info     *syntax.FileInfo
 }
 
-// edge is one file-level edge. Symbols are the linked names, sorted.
+// edge is one file-level edge, 16 bytes: its symbols (the linked names,
+// sorted by name and distinct) are n names of its graph's one array
+// (Graph.syms) from start; nk is n<<1 | 1 for a reference edge, 0 for an
+// import edge (so import orders before reference, as the kinds' names).
 type edge struct {
 	from, to int32
-	kind     string
-	symbols  []string
+	start    uint32
+	nk       uint32
 }
 
-func (e *edge) weight() int { return max(1, len(e.symbols)) }
+// kindBit is an edge kind's low bit of nk.
+func kindBit(kind string) uint32 {
+	if kind == KindReference {
+		return 1
+	}
+	return 0
+}
+
+// kind is the edge's kind (KindImport or KindReference).
+func (e *edge) kind() string {
+	if e.nk&1 != 0 {
+		return KindReference
+	}
+	return KindImport
+}
+
+// count is the number of the edge's symbols.
+func (e *edge) count() int { return int(e.nk >> 1) }
+
+func (e *edge) weight() int { return max(1, e.count()) }
+
+// symbolsOf is e's symbols in syms (its graph's array).
+func symbolsOf(syms []syntax.Name, e *edge) []syntax.Name {
+	return syms[e.start : e.start+uint32(e.count()) : e.start+uint32(e.count())]
+}
 
 type fileNode struct {
 	path    string
@@ -130,12 +157,16 @@ type Graph struct {
 	snapVersion uint64
 	nodes       []fileNode // sorted by path
 	byPath      map[string]int32
-	edges       []edge // sorted by from, to, kind
-	out, in     [][]int32
-	cycleOf     []int32 // import cycle index per node, -1 when none
-	cycles      [][]string
-	indexed     func(string) bool
-	stats       Stats
+	edges       []edge        // sorted by from, to, kind
+	syms        []syntax.Name // the edges' symbols, edge after edge
+	// lists holds each edge's names while a build adds them (adder),
+	// until sortEdges sorts them into syms.
+	lists   [][]syntax.Name
+	out, in [][]int32
+	cycleOf []int32 // import cycle index per node, -1 when none
+	cycles  [][]string
+	indexed func(string) bool
+	stats   Stats
 }
 
 // snapshotInputs is every indexed file of snap as a build input.
@@ -214,7 +245,7 @@ func (g *Graph) adder() addFunc {
 		cur     = edgeKey{from: -1}
 		visited = map[edgeKey]bool{} // (from, kind) phases left
 	)
-	return func(from, to int32, kind string, names ...string) {
+	return func(from, to int32, kind string, names ...syntax.Name) {
 		if kind == KindReference && from == to {
 			return
 		}
@@ -228,7 +259,7 @@ func (g *Graph) adder() addFunc {
 			}
 			if visited[cur] { // not added this way today; kept correct
 				for ei, e := range g.edges {
-					if e.from == from && e.kind == kind {
+					if e.from == from && e.kind() == kind {
 						at[e.to] = int32(ei)
 					}
 				}
@@ -238,53 +269,54 @@ func (g *Graph) adder() addFunc {
 		if !ok {
 			ei = int32(len(g.edges))
 			at[to] = ei
-			g.edges = append(g.edges, edge{from: from, to: to, kind: kind})
+			g.edges = append(g.edges, edge{from: from, to: to, nk: kindBit(kind)})
+			g.lists = append(g.lists, nil)
 		}
-		g.edges[ei].symbols = append(g.edges[ei].symbols, names...)
+		g.lists[ei] = append(g.lists[ei], names...)
 	}
 }
 
-// sortEdges sorts and dedupes each edge's symbols and sorts the edges by
-// from, to and kind.
-//
-// The symbol lists, grown by append, are then copied into one exactly
-// sized array (each edge's a clipped slice of it) and the edge list is
-// cut to its length: the slack of the appends was ~40% of the ~17 MB
-// the edges of GOROOT/src held.
+// sortEdges sorts and dedupes each edge's names (g.lists, by name),
+// sorts the edges by from, to and kind, and lays their names out in that
+// order in one exactly sized array (g.syms); the lists are dropped.
 func (g *Graph) sortEdges() {
 	total := 0
-	for i := range g.edges {
-		e := &g.edges[i]
-		sort.Strings(e.symbols)
-		e.symbols = slices.Compact(e.symbols)
-		total += len(e.symbols)
+	for i, l := range g.lists {
+		slices.SortFunc(l, func(a, b syntax.Name) int { return strings.Compare(a.String(), b.String()) })
+		l = slices.Compact(l)
+		g.lists[i] = l
+		total += len(l)
 	}
-	all := make([]string, 0, total)
-	for i := range g.edges {
-		e := &g.edges[i]
-		if e.symbols == nil {
-			continue // nil stays nil (Dep.Symbols, saved edges)
-		}
-		n := len(all)
-		all = append(all, e.symbols...)
-		e.symbols = all[n:len(all):len(all)]
+	order := make([]int32, len(g.edges))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	if cap(g.edges) > len(g.edges)+len(g.edges)/16 {
-		g.edges = slices.Clone(g.edges)
+	slices.SortFunc(order, func(a, b int32) int { return edgeCompare(&g.edges[a], &g.edges[b]) })
+	edges := make([]edge, len(g.edges))
+	syms := make([]syntax.Name, 0, total)
+	for k, i := range order {
+		e := g.edges[i]
+		l := g.lists[i]
+		e.start, e.nk = uint32(len(syms)), uint32(len(l))<<1|e.nk&1
+		syms = append(syms, l...)
+		edges[k] = e
 	}
-	sort.Slice(g.edges, func(i, j int) bool { return edgeLess(&g.edges[i], &g.edges[j]) })
+	g.edges, g.syms, g.lists = edges, syms, nil
+}
+
+// edgeCompare orders edges by from, to and kind.
+func edgeCompare(a, b *edge) int {
+	switch {
+	case a.from != b.from:
+		return int(a.from) - int(b.from)
+	case a.to != b.to:
+		return int(a.to) - int(b.to)
+	}
+	return int(a.nk&1) - int(b.nk&1)
 }
 
 // edgeLess orders edges by from, to and kind.
-func edgeLess(a, b *edge) bool {
-	if a.from != b.from {
-		return a.from < b.from
-	}
-	if a.to != b.to {
-		return a.to < b.to
-	}
-	return a.kind < b.kind
-}
+func edgeLess(a, b *edge) bool { return edgeCompare(a, b) < 0 }
 
 type edgeKey struct {
 	from, to int32
@@ -296,7 +328,7 @@ func (g *Graph) computeCycles() {
 	adj := make([][]int32, len(g.nodes))
 	self := make([]bool, len(g.nodes))
 	for _, e := range g.edges {
-		if e.kind != KindImport {
+		if e.kind() != KindImport {
 			continue
 		}
 		if e.from == e.to {
@@ -335,7 +367,7 @@ func (g *Graph) computeCycles() {
 func (g *Graph) computeStats(unresolved int) {
 	st := Stats{Files: len(g.nodes), Edges: len(g.edges), Version: Version, UnresolvedImports: unresolved}
 	for _, e := range g.edges {
-		if e.kind == KindImport {
+		if e.kind() == KindImport {
 			st.ImportEdges++
 		} else {
 			st.ReferenceEdges++

@@ -137,7 +137,7 @@ func TestFixturesGolden(t *testing.T) {
 func edgeSet(g *Graph) []string {
 	var out []string
 	for _, e := range g.edges {
-		out = append(out, g.nodes[e.from].path+" -> "+g.nodes[e.to].path+" "+e.kind)
+		out = append(out, g.nodes[e.from].path+" -> "+g.nodes[e.to].path+" "+e.kind())
 	}
 	return out
 }

@@ -177,7 +177,7 @@ func (g *Graph) topFiles(o ProjectOptions) ProjectResult {
 	deg := make([]int32, len(g.nodes))
 	for i := range g.edges {
 		e := &g.edges[i]
-		if o.ImportsOnly && e.kind != KindImport {
+		if o.ImportsOnly && e.kind() != KindImport {
 			continue
 		}
 		deg[e.from]++
@@ -212,11 +212,11 @@ func (g *Graph) topFiles(o ProjectOptions) ProjectResult {
 	}
 	for i := range g.edges {
 		e := &g.edges[i]
-		if o.ImportsOnly && e.kind != KindImport {
+		if o.ImportsOnly && e.kind() != KindImport {
 			continue
 		}
 		if f, t := pos[e.from], pos[e.to]; f >= 0 && t >= 0 {
-			res.Edges = append(res.Edges, ProjectEdge{From: int(f), To: int(t), Weight: e.weight(), Kind: e.kind})
+			res.Edges = append(res.Edges, ProjectEdge{From: int(f), To: int(t), Weight: e.weight(), Kind: e.kind()})
 		}
 	}
 	return res
@@ -260,10 +260,10 @@ func (g *Graph) view(level string, importsOnly, adj bool) view {
 		}
 		v.edges = make([]ProjectEdge, 0, len(g.edges))
 		for _, e := range g.edges {
-			if importsOnly && e.kind != KindImport {
+			if importsOnly && e.kind() != KindImport {
 				continue
 			}
-			v.edges = append(v.edges, ProjectEdge{From: int(e.from), To: int(e.to), Weight: e.weight(), Kind: e.kind})
+			v.edges = append(v.edges, ProjectEdge{From: int(e.from), To: int(e.to), Weight: e.weight(), Kind: e.kind()})
 		}
 	} else {
 		idx := map[string]int{}
@@ -298,14 +298,14 @@ func (g *Graph) view(level string, importsOnly, adj bool) view {
 		}
 		w := map[key]int{}
 		for _, e := range g.edges {
-			if importsOnly && e.kind != KindImport {
+			if importsOnly && e.kind() != KindImport {
 				continue
 			}
 			f, t := fileMod[e.from], fileMod[e.to]
 			if f == t {
 				continue
 			}
-			w[key{f, t, e.kind}] += e.weight()
+			w[key{f, t, e.kind()}] += e.weight()
 		}
 		for k, wt := range w {
 			v.edges = append(v.edges, ProjectEdge{From: k.from, To: k.to, Weight: wt, Kind: k.kind})
@@ -323,7 +323,7 @@ func (g *Graph) view(level string, importsOnly, adj bool) view {
 		adj := make([][]int32, len(v.nodes))
 		self := make([]bool, len(v.nodes))
 		for _, e := range g.edges {
-			if e.kind == KindImport {
+			if e.kind() == KindImport {
 				f, t := fileMod[e.from], fileMod[e.to]
 				if f == t {
 					if e.from == e.to {
@@ -392,11 +392,11 @@ func (g *Graph) File(p string) (FileDeps, error) {
 	}
 	for _, ei := range g.out[i] {
 		e := &g.edges[ei]
-		res.DependsOn = append(res.DependsOn, Dep{Path: g.nodes[e.to].path, Kind: e.kind, Symbols: nonNil(e.symbols)})
+		res.DependsOn = append(res.DependsOn, Dep{Path: g.nodes[e.to].path, Kind: e.kind(), Symbols: g.symbolNames(e)})
 	}
 	for _, ei := range g.in[i] {
 		e := &g.edges[ei]
-		res.UsedBy = append(res.UsedBy, Dep{Path: g.nodes[e.from].path, Kind: e.kind, Symbols: nonNil(e.symbols)})
+		res.UsedBy = append(res.UsedBy, Dep{Path: g.nodes[e.from].path, Kind: e.kind(), Symbols: g.symbolNames(e)})
 	}
 	sortDeps(res.DependsOn)
 	sortDeps(res.UsedBy)
@@ -440,9 +440,11 @@ func sortDeps(d []Dep) {
 	})
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+// symbolNames is e's symbols as names (empty, not nil, for none).
+func (g *Graph) symbolNames(e *edge) []string {
+	out := make([]string, e.count())
+	for i, n := range symbolsOf(g.syms, e) {
+		out[i] = n.String()
 	}
-	return append([]string(nil), s...)
+	return out
 }

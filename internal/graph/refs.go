@@ -90,7 +90,7 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc, 
 					(!d.exported || !goImports[int32(i)][dirOf(t.path)] || strings.HasSuffix(t.path, "_test.go")) {
 					continue
 				}
-				add(int32(i), d.file, KindReference, ref)
+				add(int32(i), d.file, KindReference, id)
 			}
 		}
 	}

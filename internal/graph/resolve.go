@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/syntax"
 )
 
 // resolver turns import statements into import edges.
@@ -30,7 +32,7 @@ type goModule struct {
 	dir, path string
 }
 
-type addFunc func(from, to int32, kind string, names ...string)
+type addFunc func(from, to int32, kind string, names ...syntax.Name)
 
 func newResolver(g *Graph, all map[string]bool, readFile func(string) ([]byte, error)) *resolver {
 	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}, goImports: map[int32]map[string]bool{}, goDefs: map[string]map[string][]int32{}}
@@ -148,15 +150,15 @@ func (r *resolver) link(i int32, p string, add addFunc, names []string) bool {
 }
 
 // defined returns the names that node j defines.
-func (r *resolver) defined(j int32, names []string) []string {
+func (r *resolver) defined(j int32, names []string) []syntax.Name {
 	if len(names) == 0 {
 		return nil
 	}
-	var out []string
+	var out []syntax.Name
 	for _, s := range r.g.nodes[j].info.Symbols {
 		for _, n := range names {
 			if s.Name == n {
-				out = append(out, n)
+				out = append(out, syntax.InternName(n))
 			}
 		}
 	}
@@ -386,7 +388,7 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 			ref := id.String()
 			for _, j := range defs[ref] {
 				if j != i { // a //go:build ignore main file in the folder it imports
-					add(i, j, KindImport, ref)
+					add(i, j, KindImport, id)
 					linked = true
 				}
 			}

@@ -13,79 +13,89 @@ import (
 
 // SavedEdge is one edge of a saved graph: From and To are node indexes
 // (file nodes in path order), Kind KindImport or KindReference, Symbols
-// the linked names, sorted and distinct.
+// the linked names, sorted by name and distinct.
 type SavedEdge struct {
 	From, To int32
 	Kind     string
-	Symbols  []string
+	Symbols  []syntax.Name
 }
 
 // Saved is what a saved index keeps of a graph (Graph.Saved, Restore):
-// the node count, the edges in graph order and the unresolved imports.
-// A decoder adds the edges with AddEdge (NewSaved) instead of listing
-// them in Edges.
+// the node count, the edges in graph order (Len, Edge) and the unresolved
+// imports. A decoder makes one with NewSaved and AddEdge.
 type Saved struct {
 	Nodes      int
-	Edges      []SavedEdge
 	Unresolved int
 
-	// added are the edges AddEdge took, in the graph's own form and
-	// checked as they came (Restore and Update use them as they are);
-	// addErr is the first one it refused.
-	added  []edge
-	addErr error
+	// edges and syms are the edges in the graph's own form; err is the
+	// first failed check of AddEdge.
+	edges []edge
+	syms  []syntax.Name
+	err   error
 }
 
 // NewSaved returns a saved graph of nodes nodes and unresolved
 // unresolved imports to which about edges edges will be added (AddEdge).
 func NewSaved(nodes, unresolved, edges int) *Saved {
-	return &Saved{Nodes: nodes, Unresolved: unresolved, added: make([]edge, 0, edges)}
+	return &Saved{Nodes: nodes, Unresolved: unresolved, edges: make([]edge, 0, edges)}
 }
 
-// AddEdge appends an edge to s (after the edges added before it; Edges
-// must be empty), checked as Restore checks edges as far as it can be
-// without the snapshot: node indexes below s.Nodes, the kind, no self
-// reference, in order after the edge before, symbols in order. The first
-// edge that fails is kept as the error Restore and Update return (the
-// graph is then built); the edges are then dropped. The symbols slice is
-// kept (not copied). Adding on the decoder's goroutine spares Restore, on
-// the reopen's critical path, a check and a copy of every edge.
-func (s *Saved) AddEdge(from, to int32, kind string, symbols []string) {
-	if s.addErr != nil {
-		return
+// AddEdge appends an edge (its symbols are copied), checked as it comes:
+// node indexes in [0, Nodes), a known kind, no self reference, in order
+// after the edge before (by from, to, kind; not repeated), symbols in
+// order and not repeated. The first edge that fails is the error Restore
+// and Update return (the graph is then built); the edges are kept as
+// added (an encoder writes them as they are). Checking on the decoder's
+// goroutine spares Restore, on the reopen's path, a pass over every edge.
+func (s *Saved) AddEdge(from, to int32, kind string, symbols []syntax.Name) {
+	i := len(s.edges)
+	if uint64(len(s.syms))+uint64(len(symbols)) > math.MaxUint32>>1 {
+		if s.err == nil {
+			s.err = fmt.Errorf("edge %d: too many symbols", i)
+		}
+		return // not representable
 	}
-	var prev *edge
-	if n := len(s.added); n > 0 {
-		prev = &s.added[n-1]
+	e := edge{from: from, to: to, start: uint32(len(s.syms)), nk: uint32(len(symbols))<<1 | kindBit(kind)}
+	if s.err == nil {
+		s.err = checkEdge(i, &e, kind, s.edges, symbols, s.Nodes)
 	}
-	e, err := checkEdge(len(s.added), SavedEdge{From: from, To: to, Kind: kind, Symbols: symbols}, prev, int32(min(s.Nodes, math.MaxInt32)))
-	if err != nil {
-		s.added, s.addErr = nil, err
-		return
-	}
-	s.added = append(s.added, e)
+	s.edges = append(s.edges, e)
+	s.syms = append(s.syms, symbols...)
 }
 
-// SavedEdges returns the edges of s: Edges, or the edges AddEdge took.
-func (s *Saved) SavedEdges() []SavedEdge {
-	if len(s.added) == 0 {
-		return s.Edges
+// checkEdge checks edge i, e (of kind kind, after edges, with symbols)
+// of a graph of n nodes.
+func checkEdge(i int, e *edge, kind string, edges []edge, symbols []syntax.Name, n int) error {
+	switch {
+	case kind != KindImport && kind != KindReference:
+		return fmt.Errorf("edge %d: kind %q", i, kind)
+	case e.from < 0 || int64(e.from) >= int64(n) || e.to < 0 || int64(e.to) >= int64(n):
+		return fmt.Errorf("edge %d: node out of range", i)
+	case kind == KindReference && e.from == e.to:
+		return fmt.Errorf("edge %d: self reference", i)
+	case i > 0 && edgeCompare(&edges[i-1], e) >= 0:
+		return fmt.Errorf("edge %d: out of order", i)
 	}
-	out := make([]SavedEdge, len(s.added))
-	for i, e := range s.added {
-		out[i] = SavedEdge{From: e.from, To: e.to, Kind: e.kind, Symbols: e.symbols}
+	for k := 1; k < len(symbols); k++ {
+		if symbols[k-1].String() >= symbols[k].String() {
+			return fmt.Errorf("edge %d: symbols out of order", i)
+		}
 	}
-	return out
+	return nil
 }
 
-// Saved returns g's edges for a saved index. The symbol slices are
-// shared: do not modify.
+// Len is the number of edges.
+func (s *Saved) Len() int { return len(s.edges) }
+
+// Edge returns edge i; its Symbols share s's memory: do not modify.
+func (s *Saved) Edge(i int) SavedEdge {
+	e := &s.edges[i]
+	return SavedEdge{From: e.from, To: e.to, Kind: e.kind(), Symbols: symbolsOf(s.syms, e)}
+}
+
+// Saved returns g's edges for a saved index (sharing g's memory).
 func (g *Graph) Saved() *Saved {
-	s := &Saved{Nodes: len(g.nodes), Edges: make([]SavedEdge, len(g.edges)), Unresolved: g.stats.UnresolvedImports}
-	for i, e := range g.edges {
-		s.Edges[i] = SavedEdge{From: e.from, To: e.to, Kind: e.kind, Symbols: e.symbols}
-	}
-	return s
+	return &Saved{Nodes: len(g.nodes), Unresolved: g.stats.UnresolvedImports, edges: g.edges, syms: g.syms}
 }
 
 // Restore returns the graph of snap from the edges Saved returned for a
@@ -126,11 +136,11 @@ func Restore(snap *workspace.Snapshot, s *Saved) (*Graph, error) {
 	if s.Unresolved < 0 {
 		return nil, errors.New("negative unresolved count")
 	}
-	edges, err := savedEdges(s, int32(len(g.nodes)))
+	edges, syms, err := savedEdges(s, int32(len(g.nodes)))
 	if err != nil {
 		return nil, err
 	}
-	g.edges = edges
+	g.edges, g.syms = edges, syms
 	g.finish(s.Unresolved)
 	g.snap = snap
 	g.snapVersion = snap.Version()
@@ -186,68 +196,17 @@ func (c *Cache) Put(g *Graph) {
 	c.mu.Unlock()
 }
 
-// savedEdges checks the edges of s for a graph of n nodes (node indexes
-// in range, known kinds, no self reference, edges in order and not
-// repeated, symbols in order and not repeated) and returns them. Edges
-// AddEdge took were checked as they came (against s.Nodes, which the
-// callers compare with n first) and are returned as they are: s is not
-// to be restored or updated twice.
-func savedEdges(s *Saved, n int32) ([]edge, error) {
-	if s.added != nil || s.addErr != nil {
-		switch {
-		case s.addErr != nil:
-			return nil, s.addErr
-		case len(s.Edges) > 0:
-			return nil, errors.New("edges both added and listed")
-		case int64(s.Nodes) != int64(n):
-			return nil, fmt.Errorf("edges added for %d nodes, not %d", s.Nodes, n)
-		}
-		return s.added, nil
+// savedEdges returns the edges of s and their symbols for a graph of n
+// nodes (AddEdge checked them against s.Nodes), or the error AddEdge
+// kept.
+func savedEdges(s *Saved, n int32) ([]edge, []syntax.Name, error) {
+	if s.err != nil {
+		return nil, nil, s.err
 	}
-	edges := make([]edge, len(s.Edges))
-	for i, se := range s.Edges {
-		var prev *edge
-		if i > 0 {
-			prev = &edges[i-1]
-		}
-		e, err := checkEdge(i, se, prev, n)
-		if err != nil {
-			return nil, err
-		}
-		edges[i] = e
+	if int64(s.Nodes) != int64(n) {
+		return nil, nil, fmt.Errorf("saved graph has %d nodes, not %d", s.Nodes, n)
 	}
-	return edges, nil
-}
-
-// checkEdge checks saved edge i (se, after prev, nil for the first) for
-// a graph of n nodes and returns it in the graph's form.
-func checkEdge(i int, se SavedEdge, prev *edge, n int32) (edge, error) {
-	var kind string
-	switch se.Kind {
-	case KindImport:
-		kind = KindImport
-	case KindReference:
-		kind = KindReference
-	default:
-		return edge{}, fmt.Errorf("edge %d: kind %q", i, se.Kind)
-	}
-	if se.From < 0 || se.From >= n || se.To < 0 || se.To >= n {
-		return edge{}, fmt.Errorf("edge %d: node out of range", i)
-	}
-	if kind == KindReference && se.From == se.To {
-		return edge{}, fmt.Errorf("edge %d: self reference", i)
-	}
-	if p := prev; p != nil {
-		if p.from > se.From || p.from == se.From && (p.to > se.To || p.to == se.To && p.kind >= kind) {
-			return edge{}, fmt.Errorf("edge %d: out of order", i)
-		}
-	}
-	for k := 1; k < len(se.Symbols); k++ {
-		if se.Symbols[k-1] >= se.Symbols[k] {
-			return edge{}, fmt.Errorf("edge %d: symbols out of order", i)
-		}
-	}
-	return edge{from: se.From, to: se.To, kind: kind, symbols: slices.Clip(se.Symbols)}, nil
+	return s.edges, s.syms, nil
 }
 
 // Fill makes the graph of snap with f on another goroutine and caches

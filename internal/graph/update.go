@@ -97,7 +97,7 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 	if old.Unresolved < 0 {
 		return nil, errors.New("negative unresolved count")
 	}
-	oldEdges, err := savedEdges(old, int32(len(g.nodes)))
+	oldEdges, oldSyms, err := savedEdges(old, int32(len(g.nodes)))
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 	}
 	slices.Sort(changedNodes)
 	if len(changedNodes) == 0 {
-		g.edges = oldEdges
+		g.edges, g.syms = oldEdges, oldSyms
 		g.finish(old.Unresolved)
 		g.stats.BuildMs = time.Since(start).Milliseconds()
 		return g, nil
@@ -216,7 +216,7 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 		}
 	}
 	for _, e := range oldEdges {
-		if e.kind != KindImport || affected[e.from] {
+		if e.kind() != KindImport || affected[e.from] {
 			continue
 		}
 		if changed[e.to] {
@@ -235,7 +235,7 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 		cur := g.nodes[j].info
 		g.nodes[j].info = prevInfo(j)
 		before := r.unresolved
-		r.imports(j, func(int32, int32, string, ...string) {})
+		r.imports(j, func(int32, int32, string, ...syntax.Name) {})
 		oldCount += r.unresolved - before
 		g.nodes[j].info = cur
 		delete(r.goImports, j)
@@ -261,21 +261,37 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 		return nil, errors.New("saved unresolved count below the changed files' own")
 	}
 	// The kept edges (of files no change reaches) and the new ones, in
-	// order.
-	fresh := g.edges
-	g.edges = make([]edge, 0, len(oldEdges)+len(fresh))
+	// order, their symbols copied after each other into one array.
+	fresh, freshSyms := g.edges, g.syms
+	nEdges, nSyms := len(fresh), len(freshSyms)
+	for i := range oldEdges {
+		if e := &oldEdges[i]; !affected[e.from] {
+			nEdges++
+			nSyms += e.count()
+		}
+	}
+	g.edges = make([]edge, 0, nEdges)
+	g.syms = make([]syntax.Name, 0, nSyms)
+	put := func(e edge, syms []syntax.Name) {
+		l := symbolsOf(syms, &e)
+		e.start = uint32(len(g.syms))
+		g.syms = append(g.syms, l...)
+		g.edges = append(g.edges, e)
+	}
 	k := 0
 	for _, e := range oldEdges {
 		if affected[e.from] {
 			continue
 		}
 		for k < len(fresh) && edgeLess(&fresh[k], &e) {
-			g.edges = append(g.edges, fresh[k])
+			put(fresh[k], freshSyms)
 			k++
 		}
-		g.edges = append(g.edges, e)
+		put(e, oldSyms)
 	}
-	g.edges = append(g.edges, fresh[k:]...)
+	for ; k < len(fresh); k++ {
+		put(fresh[k], freshSyms)
+	}
 	g.finish(unresolved)
 	g.stats.BuildMs = time.Since(start).Milliseconds()
 	return g, nil

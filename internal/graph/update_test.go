@@ -262,8 +262,9 @@ func edgeDump(g *Graph) string {
 	st := g.Stats()
 	st.BuildMs = 0
 	fmt.Fprintf(&b, "%+v\n", st)
-	for _, e := range g.edges {
-		fmt.Fprintf(&b, "%d %d %s %v\n", e.from, e.to, e.kind, e.symbols)
+	for i := range g.edges {
+		e := &g.edges[i]
+		fmt.Fprintf(&b, "%d %d %s %v\n", e.from, e.to, e.kind(), g.symbolNames(e))
 	}
 	return b.String()
 }

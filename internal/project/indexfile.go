@@ -279,25 +279,24 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 		stamps = binx.AppendInt(stamps, e.CTime)
 	}
 	stamps = binx.AppendUint(stamps, uint64(bodyLen))
-	var edges []graph.SavedEdge
 	if g := ix.graph; g != nil {
-		edges = g.SavedEdges() // Edges, or what a decoder added (tests)
-		tail = make([]byte, 0, 8*len(edges)+64)
+		tail = make([]byte, 0, 8*g.Len()+64)
 	}
 	tail = binx.AppendBool(tail, ix.graph != nil)
 	if g := ix.graph; g != nil {
 		tail = binx.AppendUint(tail, uint64(g.Nodes))
 		tail = binx.AppendUint(tail, uint64(g.Unresolved))
-		tail = binx.AppendUint(tail, uint64(len(edges)))
+		tail = binx.AppendUint(tail, uint64(g.Len()))
 		var last int32
-		for _, e := range edges {
+		for i := range g.Len() {
+			e := g.Edge(i)
 			tail = binx.AppendUint(tail, uint64(e.From-last)) // edges are sorted by from
 			last = e.From
 			tail = binx.AppendUint(tail, uint64(e.To))
 			tail = binx.AppendBool(tail, e.Kind == graph.KindImport)
 			tail = binx.AppendUint(tail, uint64(len(e.Symbols)))
 			for _, sym := range e.Symbols {
-				tail = ref(tail, sym)
+				tail = ref(tail, sym.String())
 			}
 		}
 	}
@@ -645,12 +644,11 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 	if r.Bool() {
 		nodes, unresolved := int(r.Max(math.MaxInt32)), int(r.Max(math.MaxInt32))
 		nEdges := r.Count(4)
-		// The edges go straight into the graph's own form (AddEdge
-		// checks them here, beside the scan, not in Restore after it),
-		// their symbols into one array counted first.
+		// AddEdge checks each edge (Restore reports its first failure)
+		// and copies the symbols: one buffer serves every edge.
 		g := graph.NewSaved(nodes, unresolved, nEdges)
-		syms := make([]string, 0, countEdgeSymbols(*r, nEdges))
 		var from uint64
+		var syms []syntax.Name
 		for range nEdges {
 			if r.Err() != nil {
 				break
@@ -665,17 +663,11 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 			if r.Bool() {
 				kind = graph.KindImport
 			}
-			var es []string // nil without symbols, as Graph.Saved has it
-			if c := r.Count(1); c > 0 && c <= cap(syms)-len(syms) {
-				at := len(syms)
-				for range c {
-					syms = append(syms, r.Ref(strs))
-				}
-				es = syms[at:len(syms):len(syms)]
-			} else if c > 0 {
-				r.Fail(nil) // more than counted: cannot be
+			syms = syms[:0]
+			for range r.Count(1) {
+				syms = append(syms, ix.names.read(r))
 			}
-			g.AddEdge(int32(from), to, kind, es)
+			g.AddEdge(int32(from), to, kind, syms)
 			r.Release(false)
 		}
 		ix.graph = g
@@ -690,27 +682,6 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 		ix.graph = nil
 		*errp = fmt.Errorf("corrupt: %w", err)
 	}
-}
-
-// countEdgeSymbols returns how many symbols the n saved edges r starts
-// with hold (r is a copy: the caller's reader does not move); an edge
-// that does not decode ends the count (decodeTail then fails on it).
-func countEdgeSymbols(r binx.Reader, n int) int {
-	total := 0
-	for range n {
-		r.Uint()
-		r.Uint()
-		r.Bool()
-		c := r.Count(1)
-		for range c {
-			r.Uint()
-		}
-		if r.Err() != nil {
-			break
-		}
-		total += c
-	}
-	return total
 }
 
 // waitResults waits for the parse results and the graph (decodeParts)

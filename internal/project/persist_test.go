@@ -570,7 +570,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	ix.retrieval = []byte{1, 2, 3}
 	ix.graph = p.Graph().Saved()
-	if len(ix.graph.Edges) == 0 {
+	if ix.graph.Len() == 0 {
 		t.Fatalf("fixture graph is empty: %+v", ix.graph)
 	}
 	got, err := decodeIndex(encodeIndex(ix, snap.Files()), "e", p.Root())
@@ -579,7 +579,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.files, ix.files) || !reflect.DeepEqual(got.skipped, ix.skipped) ||
 		!bytes.Equal(got.retrieval, ix.retrieval) || !got.savedAt.Equal(ix.savedAt) ||
-		got.graph.Nodes != ix.graph.Nodes || got.graph.Unresolved != ix.graph.Unresolved || !reflect.DeepEqual(got.graph.SavedEdges(), ix.graph.Edges) {
+		got.graph.Nodes != ix.graph.Nodes || got.graph.Unresolved != ix.graph.Unresolved || !reflect.DeepEqual(got.graph, ix.graph) {
 		t.Fatal("round trip differs")
 	}
 }
@@ -648,17 +648,30 @@ func TestSaveStreamsRetrieval(t *testing.T) {
 // TestSavedGraphNotTrusted: a saved graph whose edges break the graph's
 // invariants (behind a valid checksum, engine and root) is not used: the
 // graph is built from the records and answers as a cold one.
+// makeRange is lo, lo+1, ..., hi-1.
+func makeRange(lo, hi int) []int {
+	var out []int
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 func TestSavedGraphNotTrusted(t *testing.T) {
 	root := copyTree(t, "../graph/testdata/go")
 	data := t.TempDir()
 	want := cold(t, root)
 	path, ix := savedIndexOf(t, root, data)
-	if ix.graph == nil || len(ix.graph.SavedEdges()) < 2 {
+	if ix.graph == nil || ix.graph.Len() < 2 {
 		t.Fatalf("saved graph: %+v", ix.graph)
 	}
-	edges := ix.graph.SavedEdges()
-	edges[0], edges[1] = edges[1], edges[0]
-	ix.graph = &graph.Saved{Nodes: ix.graph.Nodes, Unresolved: ix.graph.Unresolved, Edges: edges}
+	// The first two edges swapped (AddEdge keeps them as added).
+	bad := graph.NewSaved(ix.graph.Nodes, ix.graph.Unresolved, ix.graph.Len())
+	for _, i := range append([]int{1, 0}, makeRange(2, ix.graph.Len())...) {
+		e := ix.graph.Edge(i)
+		bad.AddEdge(e.From, e.To, e.Kind, e.Symbols)
+	}
+	ix.graph = bad
 	if err := os.WriteFile(path, encodeIndex(ix, sortedKeys(ix.files)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -707,10 +720,12 @@ func TestCorruptParseResultRebuilds(t *testing.T) {
 // panic or an allocation far beyond its size. The corpus is in
 // testdata/fuzz/FuzzDecodeIndex (a real small index among its seeds).
 func FuzzDecodeIndex(f *testing.F) {
+	g := graph.NewSaved(1, 2, 1)
+	g.AddEdge(0, 0, graph.KindImport, syntax.InternNames([]string{"a.go"}))
 	ix := &savedIndex{engine: "e", root: "/r", files: map[string]*workspace.File{
 		"a.go": {Path: "a.go", Language: "go", Size: 10, ModTime: time.Unix(5, 0), Inode: 7, CTime: 11, Hashed: true, Hash: 9},
 	}, skipped: map[string]workspace.SkippedFile{"b.bin": {Binary: true, Size: 3, CTime: 4}},
-		graph: &graph.Saved{Nodes: 1, Unresolved: 2, Edges: []graph.SavedEdge{{Kind: graph.KindImport, Symbols: []string{"a.go"}}}}}
+		graph: g}
 	file := encodeIndex(ix, []string{"a.go"})
 	f.Add(file)
 	f.Add(file[headerLen:])
