@@ -121,8 +121,7 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 		defer close(finished)
 		ix.finish()
 	}()
-	ix.merge(workers)
-	<-finished
+	ix.merge(workers, finished)
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
@@ -134,7 +133,12 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 // its own terms (in parallel), one pass merges the sorted lists and ranks
 // every shard's terms, and the shards copy their postings to their places
 // in parallel; no map of every term is built (GOROOT/src: 402 k terms).
-func (ix *Index) merge(workers []*shard) {
+//
+// finished is closed when the path and definition terms are done (built
+// beside the terms' merge): the postings are placed after it, so that
+// build's transient and the postings' (the shards' pairs and the postings
+// array, both whole at the start of the fill) do not add up.
+func (ix *Index) merge(workers []*shard, finished <-chan struct{}) {
 	var wg sync.WaitGroup
 	orders := make([][]int32, len(workers))
 	for w, sh := range workers {
@@ -211,6 +215,7 @@ func (ix *Index) merge(workers []*shard) {
 		sh.df = nil
 	}
 	counts, at = nil, nil
+	<-finished
 	ix.posts = make([]uint32, ix.offsets[len(ix.offsets)-1])
 	for w, sh := range workers {
 		wg.Add(1)
