@@ -412,21 +412,25 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	for _, ps := range shPosts {
 		total += uint32(len(ps))
 	}
-	var names []string
+	// The saved terms left without postings (their files changed and
+	// the fresh ones lack them); with none and no term added (touched
+	// files, code changed within the same words) the saved terms table is
+	// the index's as it is, not copied.
+	var dropped []int
 	ix.offsets = make([]uint32, 1, nt+len(added)+1)
 	ix.posts = make([]uint32, 0, total)
 	g, a := 0, 0
 	for g < nt || a < len(added) {
-		var t string
 		var old, add []uint32
-		if a == len(added) || (g < nt && terms.At(g) < added[a]) {
-			t, old = terms.At(g), posts[offsets[g]:offsets[g+1]]
+		saved := a == len(added) || (g < nt && terms.At(g) < added[a])
+		if saved {
+			old = posts[offsets[g]:offsets[g+1]]
 			if lid := shardOf[g]; lid >= 0 {
 				add = shPosts[lid]
 			}
 			g++
 		} else {
-			t, add = added[a], shPosts[addedLid[added[a]]]
+			add = shPosts[addedLid[added[a]]]
 			a++
 		}
 		start := len(ix.posts)
@@ -448,13 +452,19 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 			add = add[1:]
 		}
 		if len(ix.posts) == start {
+			if saved { // an added term has postings
+				dropped = append(dropped, g-1)
+			}
 			continue
 		}
-		names = append(names, t)
 		ix.offsets = append(ix.offsets, uint32(len(ix.posts)))
 	}
 	ix.offsets = slices.Clip(ix.offsets)
-	ix.terms = binx.NewStrings(names)
+	if len(added) == 0 && len(dropped) == 0 {
+		ix.terms = terms
+	} else {
+		ix.terms = mergedTerms(terms, added, dropped)
+	}
 	ix.setAvgLen()
 	if s.sameNames(ix, fresh) {
 		// The terms of the paths and definitions and the name table
@@ -484,6 +494,28 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
+}
+
+// mergedTerms is the sorted table of the saved terms (sorted) but the
+// dropped ones (their indexes, increasing) and the added terms (sorted,
+// none saved): the terms of Load's merge, in its order.
+func mergedTerms(terms *binx.Strings, added []string, dropped []int) *binx.Strings {
+	names := make([]string, 0, terms.Len()-len(dropped)+len(added))
+	g, a := 0, 0
+	for g < terms.Len() || a < len(added) {
+		if a == len(added) || (g < terms.Len() && terms.At(g) < added[a]) {
+			if len(dropped) > 0 && dropped[0] == g {
+				dropped = dropped[1:]
+			} else {
+				names = append(names, terms.At(g))
+			}
+			g++
+			continue
+		}
+		names = append(names, added[a])
+		a++
+	}
+	return binx.NewStrings(names)
 }
 
 // sameNames reports whether the saved name table and name terms hold for

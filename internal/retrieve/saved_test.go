@@ -346,6 +346,7 @@ func TestSavedTouchedKeepsNames(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Previous = func(rel string) *workspace.File { f, _ := old.File(rel); return f }
+		savedTerms := s.terms
 		got, err := s.Load(snap, skipEnv, func(rel string) bool {
 			a, _ := old.File(rel)
 			b, _ := snap.File(rel)
@@ -356,6 +357,11 @@ func TestSavedTouchedKeepsNames(t *testing.T) {
 		}
 		if !rename && got.nameTable() == nil {
 			t.Error("touched files: the name table is built again")
+		}
+		// Touched: the same terms, the saved table kept (not copied);
+		// renamed: a term added, a new table.
+		if keep := got.terms == savedTerms; keep == rename {
+			t.Errorf("rename %v: saved terms table kept %v", rename, keep)
 		}
 		want.waitNameTable()
 		got.waitNameTable()
