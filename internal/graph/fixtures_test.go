@@ -15,7 +15,7 @@ func sym(name, kind string, exported bool) syntax.Symbol {
 	if !ok {
 		panic("fixture: unknown symbol kind " + kind)
 	}
-	return syntax.Symbol{Name: name, Kind: k, StartLine: 1, EndLine: 1, Exported: exported}
+	return syntax.Symbol{Name: syntax.InternName(name), Kind: k, StartLine: 1, EndLine: 1, Exported: exported}
 }
 
 func info(lang string, syms []syntax.Symbol, imps []syntax.Import, refs ...string) *syntax.FileInfo {

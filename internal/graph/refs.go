@@ -1,6 +1,10 @@
 package graph
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/syntax"
+)
 
 // family groups languages whose files can use each other's definitions:
 // TypeScript, TSX and JavaScript; C and C++; every other language alone.
@@ -33,14 +37,14 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc, 
 	for _, n := range g.nodes {
 		perFamily[family(n.lang)] += len(n.info.Symbols)
 	}
-	defs := make(map[string]map[string]defList, len(perFamily))
+	defs := make(map[string]map[syntax.Name]defList, len(perFamily))
 	for fam, k := range perFamily {
-		defs[fam] = make(map[string]defList, k/2)
+		defs[fam] = make(map[syntax.Name]defList, k/2)
 	}
 	for i, n := range g.nodes {
 		m := defs[family(n.lang)]
 		for _, s := range n.info.Symbols {
-			if s.Name == "" {
+			if s.Name == 0 {
 				continue
 			}
 			list := m[s.Name]
@@ -70,8 +74,7 @@ func linkReferences(g *Graph, goImports map[int32]map[string]bool, add addFunc, 
 		dir := dirOf(n.path)
 	refs:
 		for _, id := range n.info.Refs {
-			ref := id.String()
-			l := m[ref]
+			l := m[id]
 			if l.n == 0 || int(l.n) > MaxDefiningFiles {
 				continue
 			}

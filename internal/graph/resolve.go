@@ -22,7 +22,7 @@ type resolver struct {
 	goImports map[int32]map[string]bool
 	py        []string // Python import roots, "" first
 	// goDefs caches pkgDefs per package folder.
-	goDefs map[string]map[string][]int32
+	goDefs map[string]map[syntax.Name][]int32
 	// unresolved counts local-looking imports that matched no file.
 	unresolved int
 	buf        []byte // pyModuleAt's scratch path
@@ -35,7 +35,7 @@ type goModule struct {
 type addFunc func(from, to int32, kind string, names ...syntax.Name)
 
 func newResolver(g *Graph, all map[string]bool, readFile func(string) ([]byte, error)) *resolver {
-	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}, goImports: map[int32]map[string]bool{}, goDefs: map[string]map[string][]int32{}}
+	r := &resolver{g: g, all: all, dirs: map[string]bool{"": true}, goPkg: map[string][]int32{}, goImports: map[int32]map[string]bool{}, goDefs: map[string]map[syntax.Name][]int32{}}
 	pyRoots := map[string]bool{"": true}
 	for p := range all {
 		for d := dirOf(p); d != "" && !r.dirs[d]; d = dirOf(d) {
@@ -156,9 +156,10 @@ func (r *resolver) defined(j int32, names []string) []syntax.Name {
 	}
 	var out []syntax.Name
 	for _, s := range r.g.nodes[j].info.Symbols {
+		name := s.Name.String()
 		for _, n := range names {
-			if s.Name == n {
-				out = append(out, syntax.InternName(n))
+			if name == n {
+				out = append(out, s.Name)
 			}
 		}
 	}
@@ -385,8 +386,7 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 		defs := r.pkgDefs(dir, files)
 		linked := false
 		for _, id := range r.g.nodes[i].info.Refs {
-			ref := id.String()
-			for _, j := range defs[ref] {
+			for _, j := range defs[id] {
 				if j != i { // a //go:build ignore main file in the folder it imports
 					add(i, j, KindImport, id)
 					linked = true
@@ -406,14 +406,14 @@ func (r *resolver) golang(i int32, imp string, add addFunc) {
 
 // pkgDefs returns, for the Go package in dir, the files defining each
 // exported top-level name; built once per package.
-func (r *resolver) pkgDefs(dir string, files []int32) map[string][]int32 {
+func (r *resolver) pkgDefs(dir string, files []int32) map[syntax.Name][]int32 {
 	if m, ok := r.goDefs[dir]; ok {
 		return m
 	}
-	m := map[string][]int32{}
+	m := map[syntax.Name][]int32{}
 	for _, j := range files {
 		for _, s := range r.g.nodes[j].info.Symbols {
-			if s.Exported && s.Container == "" {
+			if s.Exported && s.Container == 0 {
 				if l := m[s.Name]; len(l) == 0 || l[len(l)-1] != j {
 					m[s.Name] = append(l, j)
 				}

@@ -136,25 +136,25 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 		return g, nil
 	}
 	prevInfo := func(j int32) *syntax.FileInfo { return prev[g.nodes[j].path].Info }
-	names := map[string]map[string]bool{}    // family → names the changed files define (old or new)
-	exported := map[string]map[string]bool{} // Go package folder → exported top-level names of its changed non-test files (old or new)
+	names := map[string]map[syntax.Name]bool{}    // family → names the changed files define (old or new)
+	exported := map[string]map[syntax.Name]bool{} // Go package folder → exported top-level names of its changed non-test files (old or new)
 	for _, j := range changedNodes {
 		n := &g.nodes[j]
 		fam := family(n.lang)
 		if names[fam] == nil {
-			names[fam] = map[string]bool{}
+			names[fam] = map[syntax.Name]bool{}
 		}
 		goPkg := n.lang == "go" && !strings.HasSuffix(n.path, "_test.go")
 		for _, info := range []*syntax.FileInfo{n.info, prevInfo(j)} {
 			for _, s := range info.Symbols {
-				if s.Name == "" {
+				if s.Name == 0 {
 					continue
 				}
 				names[fam][s.Name] = true
-				if goPkg && s.Exported && s.Container == "" {
+				if goPkg && s.Exported && s.Container == 0 {
 					d := dirOf(n.path)
 					if exported[d] == nil {
-						exported[d] = map[string]bool{}
+						exported[d] = map[syntax.Name]bool{}
 					}
 					exported[d][s.Name] = true
 				}
@@ -167,9 +167,9 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 		n    uint8
 		last int32
 	}
-	others := map[string]map[string]*seen{}
+	others := map[string]map[syntax.Name]*seen{}
 	for fam, m := range names {
-		others[fam] = make(map[string]*seen, len(m))
+		others[fam] = make(map[syntax.Name]*seen, len(m))
 		for name := range m {
 			others[fam][name] = &seen{last: -1}
 		}
@@ -189,21 +189,21 @@ func UpdateFrom(files []Input, old *Saved, prev map[string]Input, readFile func(
 			}
 		}
 	}
-	linkable := map[string]map[string]bool{}
+	linkable := map[string]map[syntax.Name]bool{}
 	for fam, m := range others {
-		linkable[fam] = map[string]bool{}
+		linkable[fam] = map[syntax.Name]bool{}
 		for name, c := range m {
 			if int(c.n) <= MaxDefiningFiles {
 				linkable[fam][name] = true
 			}
 		}
 	}
-	anyRef := func(info *syntax.FileInfo, m map[string]bool) bool {
+	anyRef := func(info *syntax.FileInfo, m map[syntax.Name]bool) bool {
 		if len(m) == 0 {
 			return false
 		}
 		for _, r := range info.Refs {
-			if m[r.String()] {
+			if m[r] {
 				return true
 			}
 		}

@@ -55,7 +55,7 @@ func mutate(rng *rand.Rand, lang string, in []Input) *syntax.FileInfo {
 		imps = append(imps, x.Info.Imports...)
 		refs = append(refs, syntax.Names(x.Info.Refs)...)
 		for _, s := range x.Info.Symbols {
-			refs = append(refs, s.Name)
+			refs = append(refs, s.Name.String())
 		}
 	}
 	extra := []string{"Zeta", "zeta", "Alpha", "New", "run"}
@@ -74,7 +74,7 @@ func mutate(rng *rand.Rand, lang string, in []Input) *syntax.FileInfo {
 			s.Exported = !s.Exported
 		}
 		if rng.IntN(5) == 0 {
-			s.Container = "T"
+			s.Container = syntax.InternName("T")
 		}
 		info.Symbols = append(info.Symbols, s)
 	}

@@ -199,13 +199,13 @@ func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []by
 	b = binx.AppendBool(b, info.HasErrors)
 	count(len(info.Symbols), info.Symbols == nil)
 	for _, s := range info.Symbols {
-		b = ref(b, s.Name)
+		b = ref(b, s.Name.String())
 		b = ref(b, s.Kind.String())
 		b = binx.AppendInt(b, int64(s.StartLine))
 		b = binx.AppendInt(b, int64(s.EndLine-s.StartLine))
 		b = binx.AppendInt(b, int64(s.StartByte))
 		b = binx.AppendInt(b, int64(s.EndByte-s.StartByte))
-		b = ref(b, s.Container)
+		b = ref(b, s.Container.String())
 		b = binx.AppendBool(b, s.Exported)
 	}
 	count(len(info.Imports), info.Imports == nil)
@@ -580,7 +580,7 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 			info.Symbols = make([]syntax.Symbol, c)
 			for i := range info.Symbols {
 				s := &info.Symbols[i]
-				s.Name = ref()
+				s.Name = names.read(r)
 				kind, ok := syntax.ParseSymbolKind(ref())
 				if !ok {
 					r.Fail(errors.New("unknown symbol kind"))
@@ -588,7 +588,7 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 				s.Kind = kind
 				s.StartLine, s.EndLine = span(r)
 				s.StartByte, s.EndByte = span(r)
-				s.Container = ref()
+				s.Container = names.read(r)
 				s.Exported = r.Bool()
 			}
 		}

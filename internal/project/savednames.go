@@ -8,8 +8,9 @@ import (
 )
 
 // savedNames turns entries of a saved index's string table into
-// syntax.Names (FileInfo.Refs), interning each entry once however many
-// records use it; the decoders of the parse results share it.
+// syntax.Names (refs, symbol names and containers, edge symbols),
+// interning each entry once however many records use it; the decoders of
+// the parse results and the graph share it.
 type savedNames struct {
 	strs *binx.Strings
 	ids  []atomic.Uint32 // the entry's Name + 1; 0 not interned yet

@@ -320,7 +320,7 @@ func (ix *Index) addNames(nm nameMaps, id int) {
 func (ix *Index) nameKeys(id int, sp *asciiSplit, buf *[]byte, add func(def bool, key []byte)) {
 	eachNameKey(ix.paths[id], false, sp, buf, func(k []byte) { add(false, k) })
 	for _, s := range symbolsOf(ix.files[id]) {
-		eachNameKey(s.Name, true, sp, buf, func(k []byte) { add(true, k) })
+		eachNameKey(s.Name.String(), true, sp, buf, func(k []byte) { add(true, k) })
 	}
 }
 

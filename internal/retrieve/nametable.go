@@ -81,11 +81,12 @@ func (ix *Index) buildNameTable() *nameTable {
 	nameID := newStringIDs(0, func(n uint32) string { return distinct[n] })
 	for id, f := range ix.files {
 		for _, s := range symbolsOf(f) {
-			n, ok := nameID.find(s.Name)
+			name := s.Name.String()
+			n, ok := nameID.find(name)
 			if !ok {
 				n = uint32(len(distinct))
-				distinct = append(distinct, s.Name)
-				nameID.add(s.Name, n)
+				distinct = append(distinct, name)
+				nameID.add(name, n)
 			}
 			t.ids = append(t.ids, n)
 		}

@@ -910,16 +910,17 @@ func (m *symMatch) match(syms []syntax.Symbol) (float64, *syntax.Symbol) {
 			}
 		}
 		s := &syms[i]
-		if !mm.scan(s.Name, true) {
+		name := s.Name.String()
+		if !mm.scan(name, true) {
 			continue
 		}
 		// ASCII names (nearly all) are split into a reused buffer; others
 		// take SplitIdentifier's allocating path. Both give the same levels.
-		ascii := sp.split(s.Name)
+		ascii := sp.split(name)
 		var parts []string
 		var full string
 		if !ascii {
-			parts = SplitIdentifier(s.Name)
+			parts = SplitIdentifier(name)
 			full = stem(joined(parts))
 		}
 		score, sum, matched := 0.0, 0.0, 0

@@ -47,7 +47,7 @@ func testParser(ctx context.Context, abs string, f *workspace.File) (workspace.P
 		if n := len(syms); n > 0 {
 			syms[n-1].EndLine = int32(i)
 		}
-		syms = append(syms, syntax.Symbol{Name: m[2], Kind: kind, StartLine: int32(i + 1), EndLine: int32(len(lines))})
+		syms = append(syms, syntax.Symbol{Name: syntax.InternName(m[2]), Kind: kind, StartLine: int32(i + 1), EndLine: int32(len(lines))})
 	}
 	for i := range syms {
 		for syms[i].EndLine > syms[i].StartLine && strings.TrimSpace(lines[syms[i].EndLine-1]) == "" {

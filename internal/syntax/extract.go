@@ -47,7 +47,7 @@ func (x *extractor) def(def, name int32, kind SymbolKind, container string, expo
 	if name < 0 {
 		return
 	}
-	x.defText(def, name, x.in.bytes(x.t.bytes(name)), kind, container, exported)
+	x.defName(def, name, x.in.nameBytes(x.t.bytes(name)), kind, container, exported)
 }
 
 // internCache is a map of names (names.go) in front of the name table,
@@ -103,15 +103,14 @@ func (c internCache) nameBytes(b []byte) Name {
 	return c.name(string(b))
 }
 
-// str is intern(s) through c: the table's copy of s.
-func (c internCache) str(s string) string { return c.name(s).String() }
-
-// bytes is intern(string(b)) through c; a hit allocates nothing.
-func (c internCache) bytes(b []byte) string { return c.nameBytes(b).String() }
-
 // defText is def with the name given as text (a qualified or cleaned name).
 func (x *extractor) defText(def, name int32, text string, kind SymbolKind, container string, exported bool) {
-	if text == "" || len(x.info.Symbols) >= maxSymbols {
+	x.defName(def, name, x.in.name(text), kind, container, exported)
+}
+
+// defName is def with the name given as a Name (0: no symbol).
+func (x *extractor) defName(def, name int32, id Name, kind SymbolKind, container string, exported bool) {
+	if id == 0 || len(x.info.Symbols) >= maxSymbols {
 		return
 	}
 	if name >= 0 {
@@ -123,10 +122,10 @@ func (x *extractor) defText(def, name int32, text string, kind SymbolKind, conta
 		endLine-- // a #define's node ends after its newline
 	}
 	x.info.Symbols = append(x.info.Symbols, Symbol{
-		Name: text, Kind: kind,
+		Name: id, Kind: kind,
 		StartLine: int32(n.startRow) + 1, EndLine: endLine,
 		StartByte: int32(n.start), EndByte: int32(n.end),
-		Container: x.in.str(container), Exported: exported,
+		Container: x.in.name(container), Exported: exported,
 	})
 }
 

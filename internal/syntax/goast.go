@@ -77,10 +77,10 @@ func (x *goAST) def(from, to token.Pos, id *ast.Ident, kind SymbolKind, containe
 	}
 	x.defNames[id.Pos()] = true
 	x.info.Symbols = append(x.info.Symbols, Symbol{
-		Name: x.in.str(id.Name), Kind: kind,
+		Name: x.in.name(id.Name), Kind: kind,
 		StartLine: int32(x.line(from)), EndLine: int32(x.line(to)),
 		StartByte: int32(x.off(from)), EndByte: int32(x.off(to)),
-		Container: x.in.str(container), Exported: upperFirst(id.Name),
+		Container: x.in.name(container), Exported: upperFirst(id.Name),
 	})
 }
 

@@ -34,7 +34,7 @@ func TestSymbolKindText(t *testing.T) {
 		t.Error("MarshalText of kind 99 succeeded")
 	}
 
-	s := Symbol{Name: "a<b", Kind: KindMethod, StartLine: 1, EndLine: 2, StartByte: 3, EndByte: 40, Container: "T", Exported: true}
+	s := Symbol{Name: InternName("a<b"), Kind: KindMethod, StartLine: 1, EndLine: 2, StartByte: 3, EndByte: 40, Container: InternName("T"), Exported: true}
 	b, err := json.Marshal(s)
 	if want := `{"name":"a\u003cb","kind":"method","startLine":1,"endLine":2,"startByte":3,"endByte":40,"container":"T","exported":true}`; err != nil || string(b) != want {
 		t.Errorf("json: %s, %v\nwant %s", b, err, want)
@@ -43,11 +43,11 @@ func TestSymbolKindText(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back != s {
 		t.Errorf("json round trip: %+v, %v", back, err)
 	}
-	b, _ = json.Marshal(Symbol{Name: "f", Kind: KindFunction})
+	b, _ = json.Marshal(Symbol{Name: InternName("f"), Kind: KindFunction})
 	if want := `{"name":"f","kind":"function","startLine":0,"endLine":0,"startByte":0,"endByte":0,"exported":false}`; string(b) != want {
 		t.Errorf("json: %s\nwant %s", b, want)
 	}
-	if n := unsafe.Sizeof(Symbol{}); n != 56 {
-		t.Errorf("a Symbol is %d bytes, want 56", n)
+	if n := unsafe.Sizeof(Symbol{}); n != 28 {
+		t.Errorf("a Symbol is %d bytes, want 28", n)
 	}
 }

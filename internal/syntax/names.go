@@ -63,9 +63,6 @@ func Names(ids []Name) []string {
 	return out
 }
 
-// intern returns the table's copy of s: the canonical string of a name.
-func intern(s string) string { return InternName(s).String() }
-
 const (
 	namePageBits = 12
 	namePageSize = 1 << namePageBits

@@ -74,7 +74,7 @@ func TestSyntaxErrorsKeepSymbols(t *testing.T) {
 	}
 	var names []string
 	for _, s := range info.Symbols {
-		names = append(names, s.Name)
+		names = append(names, s.Name.String())
 	}
 	if !slices.Contains(names, "ok") || !slices.Contains(names, "Later") {
 		t.Errorf("symbols %v lack ok/Later", names)

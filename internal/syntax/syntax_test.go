@@ -82,7 +82,7 @@ func TestGolden(t *testing.T) {
 					if s.StartLine < 1 || s.EndLine < s.StartLine || s.StartByte >= s.EndByte || int(s.EndByte) > len(src) {
 						t.Errorf("bad range %+v", s)
 					}
-					if !strings.Contains(string(src[s.StartByte:s.EndByte]), s.Name) && s.Kind != KindModule {
+					if !strings.Contains(string(src[s.StartByte:s.EndByte]), s.Name.String()) && s.Kind != KindModule {
 						t.Errorf("symbol %q not inside its range", s.Name)
 					}
 				}

@@ -25,7 +25,7 @@ func TestGetDependencies(t *testing.T) {
 	g := graph.BuildFrom([]graph.Input{
 		{Path: "a.ts", Language: "typescript", Info: &syntax.FileInfo{Imports: []syntax.Import{{Path: "./b", Kind: "import", Names: []string{"B"}}}}},
 		{Path: "b.ts", Language: "typescript", Info: &syntax.FileInfo{
-			Symbols: []syntax.Symbol{{Name: "B", Kind: syntax.KindClass, Exported: true}},
+			Symbols: []syntax.Symbol{{Name: syntax.InternName("B"), Kind: syntax.KindClass, Exported: true}},
 			Imports: []syntax.Import{{Path: "./a", Kind: "import"}}}},
 		{Path: "notes.md", Language: "markdown"},
 	}, nil)

@@ -92,12 +92,12 @@ func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMess
 			if kind != 0 && sym.Kind != kind {
 				continue
 			}
-			rank := symbolRank(strings.ToLower(sym.Name), q, words)
+			rank := symbolRank(strings.ToLower(sym.Name.String()), q, words)
 			if rank == 0 {
 				continue
 			}
-			hits = append(hits, symbolHit{Name: sym.Name, Kind: sym.Kind.String(), Path: rel, StartLine: int(sym.StartLine),
-				EndLine: int(sym.EndLine), Container: sym.Container, rank: rank})
+			hits = append(hits, symbolHit{Name: sym.Name.String(), Kind: sym.Kind.String(), Path: rel, StartLine: int(sym.StartLine),
+				EndLine: int(sym.EndLine), Container: sym.Container.String(), rank: rank})
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
