@@ -405,12 +405,29 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 		}
 		return n
 	}
+	// The merged postings' count, and whether they fit in the saved
+	// array in place (s is taken apart): going through the terms in the
+	// merge's order, what is written so far never passes the start of
+	// the saved postings not read yet (offsets[g]; offsets[nt] is the
+	// array's end). A touched file's postings are its old ones, so a
+	// touched reopen merges in place instead of holding a second array
+	// of every posting (~20 MB on GOROOT/src).
 	var total uint32
-	for g := range nt {
-		total += kept0(posts[offsets[g]:offsets[g+1]])
-	}
-	for _, ps := range shPosts {
-		total += uint32(len(ps))
+	inPlace := true
+	for g, a := 0, 0; g < nt || a < len(added); {
+		if a == len(added) || (g < nt && terms.At(g) < added[a]) {
+			total += kept0(posts[offsets[g]:offsets[g+1]])
+			if lid := shardOf[g]; lid >= 0 {
+				total += uint32(len(shPosts[lid]))
+			}
+			g++
+		} else {
+			total += uint32(len(shPosts[addedLid[added[a]]]))
+			a++
+		}
+		if total > offsets[g] {
+			inPlace = false
+		}
 	}
 	// The saved terms left without postings (their files changed and
 	// the fresh ones lack them); with none and no term added (touched
@@ -418,7 +435,12 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 	// the index's as it is, not copied.
 	var dropped []int
 	ix.offsets = make([]uint32, 1, nt+len(added)+1)
-	ix.posts = make([]uint32, 0, total)
+	var scratch []uint32 // a saved term's postings, when new ones go between them in place
+	if inPlace {
+		ix.posts = posts[:0]
+	} else {
+		ix.posts = make([]uint32, 0, total)
+	}
 	g, a := 0, 0
 	for g < nt || a < len(added) {
 		var old, add []uint32
@@ -427,6 +449,12 @@ func (s *Saved) Load(snap *workspace.Snapshot, opts *BuildOptions, unchanged fun
 			old = posts[offsets[g]:offsets[g+1]]
 			if lid := shardOf[g]; lid >= 0 {
 				add = shPosts[lid]
+				if inPlace {
+					// Written from before old's start (the check above),
+					// possibly past where old is read: read a copy.
+					scratch = append(scratch[:0], old...)
+					old = scratch
+				}
 			}
 			g++
 		} else {

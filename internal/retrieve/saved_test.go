@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -187,6 +188,15 @@ func fixtureF(f *testing.F) (*workspace.Workspace, *Index) {
 // Build makes of that snapshot: same terms with the same postings, same
 // names, same answers.
 func TestSavedWithChanges(t *testing.T) {
+	for _, front := range []bool{false, true} {
+		t.Run(fmt.Sprintf("front=%v", front), func(t *testing.T) { savedWithChanges(t, front) })
+	}
+}
+
+// savedWithChanges is TestSavedWithChanges; front adds a file of many new
+// terms that sort before every saved one, so the merged postings cannot
+// be written over the saved ones in place.
+func savedWithChanges(t *testing.T, front bool) {
 	ws, ix := fixture(t)
 	old := ws.Snapshot()
 	data := ix.AppendSaved(nil)
@@ -207,6 +217,14 @@ func TestSavedWithChanges(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(root, "zz_new.go"), []byte("package zz\n\nfunc NewlyAdded() { retry() }\n"), 0o644)
 	changed = append(changed, "zz_new.go")
+	if front {
+		var b strings.Builder
+		for i := range 400 {
+			fmt.Fprintf(&b, "// aaaa%03dq\n", i)
+		}
+		os.WriteFile(filepath.Join(root, "aa_front.go"), []byte(b.String()), 0o644)
+		changed = append(changed, "aa_front.go")
+	}
 	if _, err := ws.FilesChanged(context.Background(), changed); err != nil {
 		t.Fatal(err)
 	}
@@ -216,13 +234,21 @@ func TestSavedWithChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadSaved(data, snap, skipEnv, func(rel string) bool {
+	sv, err := DecodeSaved(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	savedPosts := sv.posts
+	got, err := sv.Load(snap, skipEnv, func(rel string) bool {
 		a, _ := old.File(rel)
 		b, _ := snap.File(rel)
 		return a != nil && a == b
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if inPlace := &got.posts[0] == &savedPosts[0]; front && inPlace {
+		t.Error("terms added before every saved one: merged in place")
 	}
 	if got.Terms() != want.Terms() {
 		t.Errorf("%d terms, Build has %d", got.Terms(), want.Terms())
@@ -346,7 +372,7 @@ func TestSavedTouchedKeepsNames(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Previous = func(rel string) *workspace.File { f, _ := old.File(rel); return f }
-		savedTerms := s.terms
+		savedTerms, savedPosts := s.terms, s.posts
 		got, err := s.Load(snap, skipEnv, func(rel string) bool {
 			a, _ := old.File(rel)
 			b, _ := snap.File(rel)
@@ -362,6 +388,9 @@ func TestSavedTouchedKeepsNames(t *testing.T) {
 		// renamed: a term added, a new table.
 		if keep := got.terms == savedTerms; keep == rename {
 			t.Errorf("rename %v: saved terms table kept %v", rename, keep)
+		}
+		if !rename && &got.posts[0] != &savedPosts[0] {
+			t.Error("touched files: postings not merged in place")
 		}
 		want.waitNameTable()
 		got.waitNameTable()
