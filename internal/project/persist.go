@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"sync"
 	"time"
 
@@ -66,12 +67,27 @@ type saver struct {
 // stamps here, and their parse results and the graph on other goroutines
 // while the scan revalidates the stamps (savedIndex.waitResults).
 func loadSaved(path, engine, root string, protect bool, log *slog.Logger) (ix *savedIndex) {
-	f, err := os.Open(path)
+	// Only a regular file is read: opening a FIFO planted there would
+	// block until a writer came (O_NONBLOCK covers one swapped in after
+	// the Lstat), and a device or a folder is no index either.
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	}
+	var f *os.File
+	if err == nil {
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
 	if err == nil {
 		defer f.Close()
+		if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+		}
+	}
+	if err == nil {
 		ix, err = readSaved(f, engine, root, protect)
 	}
 	if err != nil {
@@ -439,7 +455,16 @@ func writeAtomic(path string, main func(io.Writer) error, tail func(io.Writer) (
 		return 0, err
 	}
 	if err = os.Rename(tmp, path); err != nil {
-		return 0, err
+		// Something not a file in the index's place (a folder, which
+		// rename cannot replace) would fail every save for ever: the
+		// index folder is ours, so it goes and the rename is retried.
+		fi, serr := os.Lstat(path)
+		if serr != nil || fi.Mode().IsRegular() || os.RemoveAll(path) != nil {
+			return 0, err
+		}
+		if err = os.Rename(tmp, path); err != nil {
+			return 0, err
+		}
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		d.Sync()
