@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/graph"

@@ -627,13 +627,7 @@ func (sh *shard) identParts(id []byte, buf []byte) []byte {
 		start = next
 	}
 	if parts > 1 {
-		buf = buf[:0]
-		for _, c := range id {
-			if c != '_' {
-				buf = append(buf, c)
-			}
-		}
-		lowerASCII(buf)
+		buf = joinedLower(buf[:0], id)
 		if len(buf) >= 2 {
 			sh.term(stemBytes(buf))
 		}

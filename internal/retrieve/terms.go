@@ -321,17 +321,23 @@ func identParts(id []byte, buf []byte, fn func([]byte)) []byte {
 	}
 	emit(len(id))
 	if parts > 1 {
-		buf = buf[:0]
-		for _, c := range id {
-			if c != '_' {
-				buf = append(buf, c)
-			}
-		}
-		lowerASCII(buf)
+		buf = joinedLower(buf[:0], id)
 		if len(buf) >= 2 {
 			fn(stemBytes(buf))
 		}
 	}
+	return buf
+}
+
+// joinedLower appends id's ASCII bytes without its underscores, lower
+// case, to buf: the whole-identifier term of a name with several parts.
+func joinedLower(buf []byte, id []byte) []byte {
+	for _, c := range id {
+		if c != '_' {
+			buf = append(buf, c)
+		}
+	}
+	lowerASCII(buf)
 	return buf
 }
 
