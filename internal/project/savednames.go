@@ -1,11 +1,14 @@
 package project
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/task-x/task-x-runtime/internal/binx"
 	"github.com/task-x/task-x-runtime/internal/syntax"
 )
+
+var errNameTableFull = errors.New("the process's name table is full")
 
 // savedNames turns entries of a saved index's string table into
 // syntax.Names (refs, symbol names and containers, edge symbols),
@@ -33,7 +36,12 @@ func (s *savedNames) read(r *binx.Reader) syntax.Name {
 	if v := s.ids[i].Load(); v != 0 {
 		return syntax.Name(v - 1)
 	}
-	n := syntax.InternName(s.strs.At(int(i)))
+	str := s.strs.At(int(i))
+	n := syntax.InternName(str)
+	if n == 0 && str != "" { // the name table is full: a cold open would drop this name
+		r.Fail(errNameTableFull)
+		return 0
+	}
 	s.ids[i].Store(uint32(n) + 1)
 	return n
 }

@@ -159,6 +159,9 @@ func (x *extractor) collectRefs() {
 			return true
 		}
 		n := x.in.nameBytes(b)
+		if n == 0 { // the name table is full
+			return true
+		}
 		seen[n.String()] = true
 		x.info.Refs = append(x.info.Refs, n)
 		return len(x.info.Refs) < MaxRefs

@@ -240,8 +240,12 @@ func (x *goAST) collectRefs() {
 		if seen[name] || goStop[name] || x.keyword[id.Pos()] || !isIdent(name) {
 			continue
 		}
+		n := x.in.name(name)
+		if n == 0 { // the name table is full
+			continue
+		}
 		seen[name] = true // the set is emptied before the tree is dropped
-		x.info.Refs = append(x.info.Refs, x.in.name(name))
+		x.info.Refs = append(x.info.Refs, n)
 		if len(x.info.Refs) >= MaxRefs {
 			return
 		}

@@ -3,8 +3,10 @@ package syntax
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -19,8 +21,32 @@ import (
 // process (names are identifiers, at most a few hundred thousand for a
 // large tree; unique.Make, which this replaces, freed the names no file
 // used any more, but cost ~80 bytes a name more; docs/index.md, "Memory:
-// sixth pass").
+// sixth pass"). So that a file cannot grow it by megabytes per edit, a
+// name is cut to MaxName bytes (clipName); and a table that is full (2^32
+// names, or 4 GiB of them) hands out Name 0, "no name", for every new name
+// instead of failing: the parser then keeps no symbol or reference by it,
+// and a saved index that needs one is not used.
 type Name uint32
+
+// MaxName is the longest name the table keeps, in bytes. References are
+// 128 bytes at most already; a symbol name or container over MaxName is
+// generated or hostile text (a 400 KB identifier rewritten on every edit
+// grew the table by its length each time). Such a name keeps its first
+// bytes, cut at a character boundary, followed by "…", so the symbol is
+// still listed and found by its start.
+const MaxName = 1024
+
+// clipName is s, or its first bytes and "…" when it is over MaxName bytes.
+func clipName(s string) string {
+	if len(s) <= MaxName {
+		return s
+	}
+	n := MaxName - len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 // String returns the name n stands for. n must come from this process's
 // table (InternName, LookupName, a FileInfo).
@@ -35,20 +61,23 @@ func (n *Name) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// InternName returns the id of s, adding s to the table when new.
+// InternName returns the id of s (cut to MaxName bytes: clipName), adding
+// it to the table when new; 0 for "" and, once the table is full, for a
+// name it does not hold.
 func InternName(s string) Name {
 	if s == "" {
 		return 0
 	}
-	return names.intern(s)
+	return names.intern(clipName(s))
 }
 
-// LookupName returns the id of s when the table holds it.
+// LookupName returns the id of s (cut to MaxName bytes) when the table
+// holds it.
 func LookupName(s string) (Name, bool) {
 	if s == "" {
 		return 0, true
 	}
-	return names.lookup(s)
+	return names.lookup(clipName(s))
 }
 
 // Names returns the names of ids, in order (nil for nil).
@@ -82,12 +111,15 @@ const (
 // nameState without a lock: it is replaced, never modified, when a page
 // or chunk is added, and a place is written before its id is handed out.
 type nameTable struct {
-	mu    sync.Mutex
-	seed  maphash.Seed
-	slots []uint32 // ids; 0 (the empty name, never in the hash) is a free slot
-	n     uint32   // names held, the empty name included
-	used  int      // bytes used of the last chunk
-	state atomic.Pointer[nameState]
+	mu        sync.Mutex
+	seed      maphash.Seed
+	slots     []uint32 // ids; 0 (the empty name, never in the hash) is a free slot
+	n         uint32   // names held, the empty name included
+	used      int      // bytes used of the last chunk
+	maxNames  uint32   // ids handed out at most, the empty name included
+	maxChunks int      // chunks at most (a place holds the chunk in 32-nameChunkBits bits)
+	full      bool     // a name was refused (logged once)
+	state     atomic.Pointer[nameState]
 }
 
 // nameState is the directories String reads: the pages of places and
@@ -109,7 +141,8 @@ func (d *nameState) str(id uint32) string {
 var names = newNameTable()
 
 func newNameTable() *nameTable {
-	t := &nameTable{seed: maphash.MakeSeed(), slots: make([]uint32, 1<<14), n: 1, used: 1}
+	t := &nameTable{seed: maphash.MakeSeed(), slots: make([]uint32, 1<<14), n: 1, used: 1,
+		maxNames: ^uint32(0), maxChunks: 1 << (32 - nameChunkBits)}
 	// Name 0 is "" at offset 0 of the first chunk (its length, 0).
 	t.state.Store(&nameState{pages: []*[namePageSize]uint32{new([namePageSize]uint32)}, chunks: [][]byte{make([]byte, nameChunk)}})
 	return t
@@ -144,13 +177,18 @@ func (t *nameTable) intern(s string) Name {
 			return Name(id)
 		}
 	}
-	if t.n == ^uint32(0) || len(d.chunks) == 1<<(32-nameChunkBits) {
-		panic("syntax: name table full")
-	}
 	id := t.n
 	// Copy the length and s into the last chunk, or a new one.
 	var lb [binary.MaxVarintLen64]byte
 	need := binary.PutUvarint(lb[:], uint64(len(s))) + len(s)
+	if id >= t.maxNames || need > nameChunk-t.used && len(d.chunks) >= t.maxChunks {
+		if !t.full {
+			t.full = true
+			slog.Warn("the name table is full: symbols and references by new names are dropped until the runtime restarts",
+				"names", t.n, "chunks", len(d.chunks))
+		}
+		return 0
+	}
 	newPage := int(id>>namePageBits) == len(d.pages)
 	if need > nameChunk-t.used || newPage {
 		nd := &nameState{pages: d.pages, chunks: d.chunks}
