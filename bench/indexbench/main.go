@@ -5,7 +5,8 @@
 // reopen after touching 1% of the files (against ctags and the cold open),
 // an unchanged workspace/refresh against `git status` (medians of 7
 // alternated runs), context/retrieve p50 against `rg` for the same terms,
-// peak RSS against the indexed bytes, and open time with the folder
+// peak RSS against the indexed bytes (through the first retrieve, as the
+// goal says, and again at the end of the cold runtime's work), and open time with the folder
 // copied x1, x2 and x4 (-scale). Touched files get their modification
 // times back at the end. It downloads nothing and installs nothing;
 // bench/index.sh builds and runs it.
@@ -87,6 +88,15 @@ func main() {
 	fmt.Printf("%-34s   open %v + graph %v%s; %d files, %d symbols, %.1f MB\n", "", ms(openDur), ms(graphDur), note,
 		sum.Stats.IndexedFiles, sum.Stats.Symbols, float64(sum.Stats.Bytes)/1e6)
 
+	// The issue's memory goal holds "through the first retrieve": VmHWM is
+	// read right after it, and again after the refreshes and retrieves
+	// below (a longer session's figure, printed without a goal).
+	first, err := r.timed("context/retrieve", map[string]any{"query": terms[0]})
+	if err != nil {
+		fail(fmt.Errorf("context/retrieve: %w", err))
+	}
+	firstHWM := r.peakRSS()
+
 	// Refresh and git status alternate, refreshRuns times each; the medians
 	// are compared (one run of each moved ±30% with the machine's load).
 	var refreshes, statuses []time.Duration
@@ -116,10 +126,6 @@ func main() {
 	}
 	fmt.Printf("%-34s   ready notification of a refresh: %.1f KB\n", "", float64(r.lastReady)/1e3)
 
-	first, err := r.timed("context/retrieve", map[string]any{"query": terms[0]})
-	if err != nil {
-		fail(fmt.Errorf("context/retrieve: %w", err))
-	}
 	var ours, theirs []time.Duration
 	for _, t := range terms {
 		d, err := r.timed("context/retrieve", map[string]any{"query": t})
@@ -139,8 +145,11 @@ func main() {
 	}
 	fmt.Printf("%-34s   first retrieve (builds the index): %v\n", "", ms(first))
 
+	rssRow("peak RSS (VmHWM), cold", firstHWM, sum.Stats.Bytes)
+	fmt.Printf("%-34s   through the open, graph/project and the first retrieve\n", "")
 	hwm := r.peakRSS()
-	rssRow("peak RSS (VmHWM), cold", hwm, sum.Stats.Bytes)
+	fmt.Printf("%-34s %11.1f MB   %-28s %9.1f MB %7.2fx\n", "  and after the rest", float64(hwm)/1e6, "indexed bytes", float64(sum.Stats.Bytes)/1e6, float64(hwm)/float64(max(sum.Stats.Bytes, 1)))
+	fmt.Printf("%-34s   (%d refreshes and %d more retrieves)\n", "", refreshRuns, len(terms))
 	saveStart := time.Now()
 	r.stop() // the runtime saves the index as it ends
 	fmt.Printf("%-34s   exit with the index saved: %v, %.1f MB on disk\n", "", ms(time.Since(saveStart)), float64(dirBytes(dataDir))/1e6)
