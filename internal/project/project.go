@@ -117,6 +117,9 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	var saved *savedIndex
 	if o.DataDir != "" {
 		if resolved, err := filepath.EvalSymlinks(filepath.Clean(root)); err == nil {
+			// git's commands run beside the saved index's load and the
+			// scan (the scan would start them only after the load).
+			wo.Git = workspace.StartGit(ctx, resolved, o.Logger)
 			sv = &saver{path: IndexPath(o.DataDir, resolved), engine: engineKey(!o.NoParse)}
 			removeStaleTemps(sv.path)
 			saved = loadSaved(sv.path, sv.engine, resolved, o.protectReleased, o.Logger)

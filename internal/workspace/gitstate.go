@@ -3,10 +3,12 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // gitStamp describes the files git reads to answer for the repository's
@@ -17,8 +19,10 @@ import (
 // last GitInfo instead of running git (see reuseGit). It returns "" when
 // no stamp can be made (no .git folder: a worktree's or submodule's .git
 // file, or no repository), and then git always runs.
-func (w *Workspace) gitStamp() string {
-	dir := filepath.Join(w.root, ".git")
+func (w *Workspace) gitStamp() string { return gitStampOf(w.root) }
+
+func gitStampOf(root string) string {
+	dir := filepath.Join(root, ".git")
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return ""
 	}
@@ -79,13 +83,54 @@ type pendingGit struct {
 	w     *Workspace
 	stamp string
 	ch    <-chan *GitInfo
+	probe *GitProbe // Options.Git's commands, instead of ch
 	old   *Snapshot
+}
+
+// GitProbe is the git state of a folder being read for the first scan of
+// a workspace opened on it (Options.Git), started by StartGit before the
+// open: project.Open starts it before it loads a saved index, so git's
+// commands run beside that load and the scan instead of starting only
+// when the scan does.
+type GitProbe struct {
+	root  string
+	stamp string
+	ch    <-chan *GitInfo
+	once  sync.Once
+	info  *GitInfo
+}
+
+// result waits for the commands' answer; every call gets the same one.
+func (p *GitProbe) result() *GitInfo {
+	p.once.Do(func() { p.info = <-p.ch })
+	return p.info
+}
+
+// StartGit takes the git stamp of root (absolute, symbolic links
+// resolved, as Workspace.Root) and starts the git commands that read its
+// state (see Project.Git); Options.Git hands the result to Open, which
+// may use it more than once (project.Open opens the folder again when its
+// saved index fails late). ctx bounds the commands, like the scan's own
+// (3 s at most).
+func StartGit(ctx context.Context, root string, log *slog.Logger) *GitProbe {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	root = filepath.Clean(root)
+	p := &GitProbe{root: root, stamp: gitStampOf(root)}
+	p.ch = startGitCommands(ctx, root, defaultGitTimeout, log)
+	return p
 }
 
 // startGitUnlessStamped starts reading the git state alongside a scan,
 // unless old's git state is known and its stamp still holds: then the
-// commands run only if the scan finds a changed file (wait).
+// commands run only if the scan finds a changed file (wait). A first scan
+// takes Options.Git's commands when they were started for this root.
 func (w *Workspace) startGitUnlessStamped(ctx context.Context, old *Snapshot) *pendingGit {
+	if g := w.opts.Git; old == nil && g != nil && g.root == w.root {
+		w.gitRuns.Add(1)
+		return &pendingGit{w: w, stamp: g.stamp, probe: g}
+	}
 	p := &pendingGit{w: w, stamp: w.gitStamp()}
 	if old != nil && p.stamp != "" && old.gitStamp == p.stamp && old.summary.Project.Git != nil {
 		p.old = old
@@ -101,6 +146,8 @@ func (w *Workspace) startGitUnlessStamped(ctx context.Context, old *Snapshot) *p
 // (sameEntries), else the answer of git run now.
 func (p *pendingGit) wait(ctx context.Context, s *Snapshot) *GitInfo {
 	switch {
+	case p.probe != nil:
+		return p.probe.result()
 	case p.ch != nil:
 		return <-p.ch
 	case s == nil:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/gitx"
 )
@@ -426,52 +428,84 @@ func projectCommands(dir, pre string, has func(string) bool) map[string]string {
 // startGit reads the git state of the root in the background; the channel
 // yields nil when the root is not a repository or git fails.
 func (w *Workspace) startGit(ctx context.Context) <-chan *GitInfo {
-	ch := make(chan *GitInfo, 1)
-	go func() { ch <- w.gitInfo(ctx) }()
-	return ch
+	w.gitRuns.Add(1)
+	return startGitCommands(ctx, w.root, w.opts.GitTimeout, w.log)
 }
 
 func (w *Workspace) gitInfo(ctx context.Context) *GitInfo {
-	if _, err := os.Lstat(filepath.Join(w.root, ".git")); err != nil {
-		return nil
+	return <-w.startGit(ctx)
+}
+
+// startGitCommands starts the three git commands that read root's state
+// (branch, head, `git status`) at once, before it returns, and yields
+// their answer on the channel once all have ended: nil when root is not
+// a repository or git fails. They used to run one after the other from a
+// goroutine, which on a busy process only began once the scheduler let
+// it run (tens of ms into a reopen), and then took the sum of the three.
+func startGitCommands(ctx context.Context, root string, timeout time.Duration, log *slog.Logger) <-chan *GitInfo {
+	ch := make(chan *GitInfo, 1)
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		ch <- nil
+		return ch
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		return nil
+		ch <- nil
+		return ch
 	}
 	// The runtime's git runs outside the sandbox: gitx keeps it from
 	// running anything a sandboxed command planted in .git (fsmonitor,
 	// filters, hooks...) and gives it no key.
-	repo, err := gitx.Open(w.root)
+	repo, err := gitx.Open(root)
 	if err != nil {
-		w.log.Debug("workspace: git snapshot failed", "err", err)
-		return nil
+		log.Debug("workspace: git snapshot failed", "err", err)
+		ch <- nil
+		return ch
 	}
-	defer repo.Close()
-	w.gitRuns.Add(1)
-	ctx, cancel := context.WithTimeout(ctx, w.opts.GitTimeout)
-	defer cancel()
-	run := func(args ...string) (string, error) {
-		out, err := repo.Command(ctx, args...).Output()
-		return string(out), err
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	type started struct {
+		cmd *exec.Cmd
+		out bytes.Buffer
+		err error
 	}
-	info := &GitInfo{}
-	if out, err := run("symbolic-ref", "--short", "-q", "HEAD"); err == nil {
-		info.Branch = strings.TrimSpace(out)
+	start := func(args ...string) *started {
+		c := &started{cmd: repo.Command(ctx, args...)}
+		c.cmd.Stdout = &c.out
+		c.err = c.cmd.Start()
+		return c
 	}
-	if out, err := run("rev-parse", "--short", "HEAD"); err == nil {
-		info.Head = strings.TrimSpace(out)
-	}
-	out, err := run("status", "--porcelain", "--untracked-files=normal")
-	if err != nil {
-		w.log.Debug("workspace: git status failed", "err", err)
-		return nil
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if line != "" {
-			info.Dirty++
+	branch := start("symbolic-ref", "--short", "-q", "HEAD")
+	head := start("rev-parse", "--short", "HEAD")
+	status := start("status", "--porcelain", "--untracked-files=normal")
+	go func() {
+		defer repo.Close()
+		defer cancel()
+		wait := func(c *started) (string, error) {
+			if c.err == nil {
+				c.err = c.cmd.Wait()
+			}
+			return c.out.String(), c.err
 		}
-	}
-	return info
+		info := &GitInfo{}
+		if out, err := wait(branch); err == nil {
+			info.Branch = strings.TrimSpace(out)
+		}
+		if out, err := wait(head); err == nil {
+			info.Head = strings.TrimSpace(out)
+		}
+		out, err := wait(status)
+		if err != nil {
+			log.Debug("workspace: git status failed", "err", err)
+			ch <- nil
+			return
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if line != "" {
+				info.Dirty++
+			}
+		}
+		ch <- info
+	}()
+	return ch
 }
 
 // Commands returns the build, test, lint and run commands of the project

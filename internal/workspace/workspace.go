@@ -112,6 +112,10 @@ type Options struct {
 	ParseSource SourceParser
 	// GitTimeout bounds the git commands of project detection; default 3s.
 	GitTimeout time.Duration
+	// Git, when set, is the git state StartGit began reading for this
+	// root: the first scan uses it instead of running git itself. One
+	// started for another root is ignored.
+	Git *GitProbe
 	// Private are absolute folders the runtime itself writes (the data
 	// folder, its worktrees): one inside the root is excluded like a
 	// built-in folder (never indexed, listed or returned by a tool) but,
@@ -137,6 +141,9 @@ type Saved struct {
 	Files   map[string]*File
 	Skipped map[string]SkippedFile
 }
+
+// defaultGitTimeout is Options.GitTimeout's default.
+const defaultGitTimeout = 3 * time.Second
 
 // AmbiguousWindow is how close to its read a file's modification time
 // makes its stamp ambiguous (File.Hash).
@@ -259,7 +266,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Workspace, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.GitTimeout <= 0 {
-		o.GitTimeout = 3 * time.Second
+		o.GitTimeout = defaultGitTimeout
 	}
 	if o.Home == "" {
 		if h, err := os.UserHomeDir(); err == nil {
@@ -287,7 +294,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Workspace, error) {
 	w := &Workspace{root: filepath.Clean(resolved), opts: o, log: o.Logger}
 	w.private = privateRels(w.root, o.Private)
 	s, err := w.fullScan(ctx, nil)
-	w.opts.Saved = nil // only the first scan may use it
+	w.opts.Saved, w.opts.Git = nil, nil // only the first scan may use them
 	if err != nil {
 		return nil, err
 	}

@@ -667,6 +667,57 @@ func TestGitInfo(t *testing.T) {
 	}
 }
 
+// TestGitProbe: Options.Git hands Open the git state StartGit read before
+// it (project.Open starts git before it loads a saved index): the scan
+// takes that answer and its stamp instead of running git, also in a second
+// Open with the same probe (project.Open's rebuild after a late failure);
+// a probe of another folder is not used.
+func TestGitProbe(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := func(branch string, dirty map[string]string) string {
+		t.Helper()
+		root, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, root, map[string]string{"a.go": "package a"})
+		for _, args := range [][]string{{"init", "-q", "-b", branch}, {"add", "."}, {"commit", "-q", "-m", "init"}} {
+			cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		write(t, root, dirty)
+		return root
+	}
+	a := repo("trunk", map[string]string{"b.go": "package b"})
+	b := repo("topic", map[string]string{"c.go": "package c", "d.go": "package d"})
+	ctx := context.Background()
+	pa, pb := StartGit(ctx, a, nil), StartGit(ctx, b, nil)
+	before := pa.result()
+	if before == nil || before.Branch != "trunk" || before.Dirty != 1 {
+		t.Fatalf("probe of a = %+v, want trunk with 1 dirty", before)
+	}
+	// A file made after the probe read git: a scan that ran git itself
+	// would count it.
+	write(t, a, map[string]string{"e.go": "package e"})
+	for i := range 2 {
+		w := open(t, a, &Options{Git: pa})
+		if g := w.Summary().Project.Git; g == nil || *g != *before {
+			t.Errorf("open %d with the probe: git = %+v, want the probe's %+v", i, g, before)
+		}
+		if n := w.gitRuns.Load(); n != 1 {
+			t.Errorf("open %d with the probe: %d git runs, want 1", i, n)
+		}
+	}
+	g := open(t, a, &Options{Git: pb}).Summary().Project.Git
+	if g == nil || g.Branch != "trunk" || g.Dirty != 2 {
+		t.Errorf("open of a with b's probe: git = %+v, want a's own (trunk, 2 dirty)", g)
+	}
+}
+
 func TestInstructions(t *testing.T) {
 	root := t.TempDir()
 	home := t.TempDir()
