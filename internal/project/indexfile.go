@@ -570,14 +570,39 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 		}
 		return int(c - 1), false
 	}
+	// The records' FileInfos and symbols are windows of one array each
+	// (sized by the stamps' counts: a record whose count was wrong gets
+	// its own), and their refs windows of blocks: a few allocations a
+	// chunk instead of three or four a file, on the fresh heap of a
+	// reopen. A window's capacity ends with it.
+	nInfos, nSyms := 0, 0
+	for i := range recs {
+		if lens[i] > 0 {
+			nInfos++
+			nSyms += max(recs[i].Symbols, 0)
+		}
+	}
+	infos := make([]syntax.FileInfo, nInfos)
+	syms := make([]syntax.Symbol, min(nSyms, r.Len()/8))
+	var refs []syntax.Name
+	const refBlock = 16 << 10
 	for i := range recs {
 		if lens[i] == 0 {
 			continue
 		}
 		left := r.Len()
-		info := &syntax.FileInfo{Language: ref(), Package: ref(), TimedOut: r.Bool(), HasErrors: r.Bool()}
+		info := &infos[0]
+		infos = infos[1:]
+		*info = syntax.FileInfo{Language: ref(), Package: ref(), TimedOut: r.Bool(), HasErrors: r.Bool()}
 		if c, isNil := count(8); !isNil {
-			info.Symbols = make([]syntax.Symbol, c)
+			switch {
+			case c == 0:
+				info.Symbols = []syntax.Symbol{}
+			case c <= len(syms):
+				info.Symbols, syms = syms[:c:c], syms[c:]
+			default:
+				info.Symbols = make([]syntax.Symbol, c)
+			}
 			for i := range info.Symbols {
 				s := &info.Symbols[i]
 				s.Name = names.read(r)
@@ -606,7 +631,17 @@ func (ix *savedIndex) decodeResults(errp *error, recs []workspace.File, lens []u
 			}
 		}
 		if c, isNil := count(1); !isNil {
-			info.Refs = make([]syntax.Name, c)
+			switch {
+			case c == 0:
+				info.Refs = []syntax.Name{}
+			case c <= len(refs):
+				info.Refs, refs = refs[:c:c], refs[c:]
+			case c >= refBlock/4:
+				info.Refs = make([]syntax.Name, c)
+			default:
+				refs = make([]syntax.Name, min(refBlock, r.Len()))
+				info.Refs, refs = refs[:c:c], refs[c:]
+			}
 			for i := range info.Refs {
 				info.Refs[i] = names.read(r)
 			}

@@ -582,6 +582,37 @@ func TestCodecRoundTrip(t *testing.T) {
 		got.graph.Nodes != ix.graph.Nodes || got.graph.Unresolved != ix.graph.Unresolved || !reflect.DeepEqual(got.graph, ix.graph) {
 		t.Fatal("round trip differs")
 	}
+	// The decoded symbols and refs are windows of shared arrays: each
+	// must end its capacity, so an append never writes into a neighbour.
+	capped := func(files map[string]*workspace.File) {
+		t.Helper()
+		for rel, f := range files {
+			if info, _ := f.Parsed.(*syntax.FileInfo); info != nil && (cap(info.Symbols) != len(info.Symbols) || cap(info.Refs) != len(info.Refs)) {
+				t.Errorf("%s: symbols %d/%d, refs %d/%d (len/cap)", rel, len(info.Symbols), cap(info.Symbols), len(info.Refs), cap(info.Refs))
+			}
+		}
+	}
+	capped(got.files)
+	// The symbol counts of the stamps only size the symbols' array: wrong
+	// ones (a crafted file) decode the same parse results.
+	wrong := &savedIndex{engine: "e", root: p.Root(), files: map[string]*workspace.File{}, skipped: ix.skipped}
+	i := 0
+	for rel, f := range ix.files {
+		g := *f
+		if g.Symbols = f.Symbols * 3; i%2 == 0 {
+			g.Symbols = 0
+		}
+		i++
+		wrong.files[rel] = &g
+	}
+	got, err = decodeIndex(encodeIndex(wrong, snap.Files()), "e", p.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.files, wrong.files) {
+		t.Fatal("round trip with wrong symbol counts differs")
+	}
+	capped(got.files)
 }
 
 // TestCodecUnknownKind: a saved symbol whose kind is no kind (behind a

@@ -129,6 +129,7 @@ type scanner struct {
 
 	g         *errgroup.Group
 	cur       *batch
+	batchHint int // entries of the folder being listed (queue sizes a batch by it)
 	batches   []*batch
 	candidate int
 	truncated bool
@@ -372,6 +373,7 @@ func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, re
 		cls = l.cls
 	}
 	ro := reused && cls != nil && l.complete
+	sc.batchHint = len(entries)
 	for i, e := range entries {
 		var c *classified
 		var rel string
@@ -627,7 +629,9 @@ func (sc *scanner) queue(j fileJob) {
 	sc.candidate++
 	sc.seen.Add(1)
 	if sc.cur == nil {
-		sc.cur = &batch{}
+		// Sized for the folder's entries (flushed after each folder),
+		// not grown by doubling.
+		sc.cur = &batch{jobs: make([]fileJob, 0, max(1, min(batchSize, sc.batchHint)))}
 	}
 	sc.cur.jobs = append(sc.cur.jobs, j)
 	if len(sc.cur.jobs) >= batchSize {
