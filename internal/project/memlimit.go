@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 )
@@ -12,48 +13,43 @@ import (
 // open projects index: memLimitBase plus memLimitPerByte per indexed byte
 // while a project opens (during a cold open, of the bytes parsed so far)
 // and memLimitSteady per byte once its retrieval index is built (relax),
-// summed over the open projects, and only while some project is opening:
-// once every open project is built the limit is lifted. Without it the GC lets the heap reach
-// twice the live data (GOGC 100): 370-500 MB of peak RSS for the ~125 MB
-// live after opening Go's source tree. With it the GC runs more often only
-// while the heap is near the limit; the live data never waits on it (the
-// limit is soft: the runtime bounds the GC's share of CPU). The steady
-// share is looser: at 1.25x a GOROOT/src refresh cost 136 ms, 78 without
-// a limit (the GC ran every few refreshes with ~125 MB live), and even at
-// 1.5x context/retrieve on GOROOT/src took p50 41 / 70 / 118 ms for terms,
-// questions and commit messages against 14 / 29 / 49 ms without a limit
-// (Search allocates 4-17 MB a query, so a GC of the whole heap ran every
-// few queries): so the limit holds only while a project opens, where the
-// peak is (parse, graph, retrieval index and, with a dataDir, the first
-// background save after it), and is lifted when the last opening project
-// is done. After that the GC's own pacing (GOGC) bounds the heap: up to
-// about twice the live data over a long session. A limit
+// summed over the open projects. Without a limit the GC lets the heap
+// reach twice the live data (GOGC 100): 370-500 MB of peak RSS for the
+// ~125 MB live after opening Go's source tree (then). With it the GC runs
+// more often only while the heap is near the limit, and the runtime
+// returns free pages to stay under it; the live data never waits on it
+// (the limit is soft: the runtime bounds the GC's share of CPU). A limit
 // the user set (GOMEMLIMIT or an earlier SetMemoryLimit) is left alone.
 //
-// Once the limit is lifted with projects open, the GC's percent is set to
+// Once every open project is built, the GC's percent is set to
 // steadyGCPercent (unless GOGC is set) until no project is open or
-// another one opens: with the default 100 the refreshes and retrieves
-// after an open let the heap reach twice the live data (~95 MB on
-// GOROOT/src: 235-258 MB of RSS at load 10-13, above the open's own
-// peak); at 50 it stays within 1.5x. The GC runs about twice as often
-// then (Search allocates 4-17 MB a query), concurrently and paced, not
-// against a limit.
+// another one opens, and the limit moves to the steady share. Until
+// session 24 the limit was lifted there (at 1.5x a GOROOT/src refresh and
+// retrieve paid a GC of a ~125 MB live heap full of pointers every few
+// requests); the live heap is now ~0.6 byte per indexed byte and mostly
+// pointer-free, and without a limit the free pages the GC left and the
+// heap's growth over the refreshes and retrieves after an open (GOGC 50)
+// took the RSS back to the open's peak (GOROOT/src 105 -> 148 MiB, the
+// mixed tree 74 -> 104 MB). The steady limit is never below
+// memLimitBase + steadyLiveFactor x the live heap measured after the
+// open's GC (afterOpen), so a tree with more live data per byte than
+// these two does not make the GC run back to back.
 const (
-	memLimitSteady  = 1.5
-	steadyGCPercent = 50
+	memLimitSteady   = 1.0
+	steadyGCPercent  = 50
+	steadyLiveFactor = 1.5
 )
 
 // The open's share; variables so TestMemoryProbe can try others
-// (TASK_X_MEM_PROBE_LIMIT). 16 MiB + 1.2 per byte since session 23: the
-// records, graph and retrieval build shrank (the highest live heap a GC
-// marked during a cold open: 96 MB on GOROOT/src, 40 MB on the mixed
-// tree), and with 48 MiB + 1.25 the heap sat at the limit with that much
-// less live data in it (cold peak RSS in process 186-187 -> 148-152 MB
-// on GOROOT/src, 109-121 -> 93-97 MB on the mixed tree, alternated, load
-// 8-13; docs/index.md "Memory: the open's limit (session 23)").
+// (TASK_X_MEM_PROBE_LIMIT). 16 MiB + 1.05 per byte since session 24 (was
+// 1.2, and 48 MiB + 1.25 before session 23): the heap sits at the limit
+// at the end of a cold open (graph and retrieval builds, the first save),
+// where the highest live heap a GC marked was ~81 MB on GOROOT/src (98.3
+// MB indexed) and ~35 MB on the mixed tree (47.8 MB); docs/index.md
+// "Memory: seventh pass".
 var (
 	memLimitBase    int64 = 16 << 20
-	memLimitPerByte       = 1.2
+	memLimitPerByte       = 1.05
 )
 
 var memLimits struct {
@@ -67,6 +63,8 @@ var memLimits struct {
 	gcOwned    bool    // GOGC is not set: the GC percent is ours
 	gcDefault  int     // the GC percent when the first project opened
 	gcSteady   bool    // steadyGCPercent is set
+	steady     bool    // projects are open and none is opening
+	floor      int64   // the steady limit's floor (steadyFloor), 0 before the first afterOpen
 }
 
 // memBudget is one project's share of the limit.
@@ -168,7 +166,8 @@ func applyMemLimit() {
 			debug.SetGCPercent(memLimits.gcDefault)
 		}
 	}
-	if steady := memLimits.open > 0 && memLimits.opening == 0; memLimits.gcOwned && steady != memLimits.gcSteady {
+	steady := memLimits.open > 0 && memLimits.opening == 0
+	if memLimits.gcOwned && steady != memLimits.gcSteady {
 		memLimits.gcSteady = steady
 		if steady {
 			setGCPercent(steadyGCPercent)
@@ -176,29 +175,72 @@ func applyMemLimit() {
 			setGCPercent(memLimits.gcDefault)
 		}
 	}
+	opened := steady && !memLimits.steady
+	memLimits.steady = steady
 	if !memLimits.owned {
 		return
 	}
 	limit := int64(math.MaxInt64)
 	if memLimits.open == 0 {
-		memLimits.weighted = 0
-	} else if memLimits.opening > 0 {
+		memLimits.weighted, memLimits.floor = 0, 0
+	} else {
 		limit = memLimitBase + int64(max(memLimits.weighted, 0))
+		if steady {
+			limit = max(limit, memLimits.floor)
+		}
 	}
-	if prev := debug.SetMemoryLimit(limit); prev != math.MaxInt64 && limit == math.MaxInt64 && memLimits.open > 0 {
+	debug.SetMemoryLimit(limit)
+	if opened {
 		// The open is done: its transients (parse, graph and retrieval
-		// builds, the first save) are garbage now. Without a limit the GC
-		// would next run when the heap is twice what it marked last, and
-		// that mark was near the limit's peak; a GC now marks only the
-		// live data, and the pages it frees go back to the system.
+		// builds, the first save) are garbage now. Without a GC now the
+		// next one would run when the heap reached the GC's goal from a
+		// mark near the open's peak; a GC now marks only the live data,
+		// the pages it frees go back to the system, and its mark sets
+		// the steady limit's floor.
 		memLimits.afterOpens++
 		afterOpen()
 	}
 }
 
-// afterOpen is called (memLimits.mu held) when the limit is lifted with
-// projects open; a variable for tests.
-var afterOpen = func() { go debug.FreeOSMemory() }
+// afterOpen is called (memLimits.mu held) when every open project is
+// built (the open's share becomes the steady one); a variable for tests
+// (set in init: it calls applyMemLimit, which calls it).
+var afterOpen func()
+
+func init() { afterOpen = collectAfterOpen }
+
+// collectAfterOpen runs collectNow in the background.
+func collectAfterOpen() { go collectNow() }
+
+// collectNow runs a GC that returns the free pages, then sets the steady
+// limit's floor from its mark.
+func collectNow() {
+	debug.FreeOSMemory()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		setSteadyFloor(s[0].Value.Uint64())
+	}
+}
+
+// setSteadyFloor makes the steady limit at least steadyFloor(live).
+func setSteadyFloor(live uint64) {
+	memLimits.mu.Lock()
+	defer memLimits.mu.Unlock()
+	if memLimits.open == 0 {
+		return
+	}
+	memLimits.floor = steadyFloor(live)
+	applyMemLimit()
+}
+
+// steadyFloor is the lowest steady limit for a live heap of live bytes:
+// the limit counts the heap's free slots and pages and the runtime's
+// metadata too (at the cold peak of GOROOT/src ~25% and ~6 MB over the
+// live objects), and a query or refresh allocates 4-17 MB.
+func steadyFloor(live uint64) int64 {
+	return memLimitBase + int64(float64(live)*steadyLiveFactor)
+}
 
 // setGCPercent sets the GC percent (memLimits.mu held); a variable for
 // tests.

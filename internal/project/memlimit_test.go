@@ -2,6 +2,7 @@ package project
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"testing"
@@ -16,7 +17,8 @@ func resetMemLimits(t *testing.T) {
 	memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = false, false, 0, 0, 0
 	memLimits.afterOpens = 0
 	gcOwned, gcDefault, gcSteady := memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady
-	memLimits.gcSteady = false
+	steady, floor := memLimits.steady, memLimits.floor
+	memLimits.gcSteady, memLimits.steady, memLimits.floor = false, false, 0
 	memLimits.mu.Unlock()
 	hook, gcHook := afterOpen, setGCPercent
 	afterOpen = func() {}
@@ -25,6 +27,7 @@ func resetMemLimits(t *testing.T) {
 		afterOpen, setGCPercent = hook, gcHook
 		memLimits.mu.Lock()
 		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady = gcOwned, gcDefault, gcSteady
+		memLimits.steady, memLimits.floor = steady, floor
 		memLimits.mu.Unlock()
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
@@ -101,19 +104,20 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	a.close()
 	a.close()
 	a.set(1 << 30) // closed: ignored
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Fatalf("no project opening (a closed, b built): limit %d, want none", got)
+	// No project opening (a closed, b built): b's steady share.
+	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitSteady); got != want {
+		t.Fatalf("no project opening (a closed, b built): limit %d, want %d", got, want)
 	}
 	if n := afterOpens(); n != 1 {
-		t.Fatalf("limit lifted with b open: %d releases after open, want 1", n)
+		t.Fatalf("b open and built: %d GCs after open, want 1", n)
 	}
-	c := newMemBudget(20 << 20) // another opens: the built one's bytes count again
+	c := newMemBudget(20 << 20) // another opens: its share at the open's rate
 	if want := memLimitBase + int64(float64(10<<20)*memLimitSteady+float64(20<<20)*memLimitPerByte); debug.SetMemoryLimit(-1) != want {
 		t.Fatalf("while a third opens: limit %d, want %d", debug.SetMemoryLimit(-1), want)
 	}
 	c.relax()
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Fatalf("every open project built: limit %d, want none", got)
+	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(30<<20)*memLimitSteady); got != want {
+		t.Fatalf("every open project built: limit %d, want %d", got, want)
 	}
 	c.close()
 	b.close()
@@ -121,8 +125,51 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 		t.Fatalf("all closed: limit %d, want none", got)
 	}
 	if n := afterOpens(); n != 2 {
-		t.Fatalf("after c was built and all closed: %d releases after open, want 2 (not on close)", n)
+		t.Fatalf("after c was built and all closed: %d GCs after open, want 2 (not on close)", n)
 	}
+}
+
+// TestSteadyFloor: once every project is built, the steady limit is at
+// least steadyFloor of the live heap afterOpen measured (a tree with more
+// live data per byte than the share allows), only while projects are
+// open and not while one opens; closing the last forgets it.
+func TestSteadyFloor(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	share := func(bytes int64, factor float64) int64 { return memLimitBase + int64(float64(bytes)*factor) }
+	a := newMemBudget(10 << 20)
+	a.relax()
+	if got := debug.SetMemoryLimit(-1); got != share(10<<20, memLimitSteady) {
+		t.Fatalf("built, no floor: limit %d, want %d", got, share(10<<20, memLimitSteady))
+	}
+	setSteadyFloor(1 << 20) // below the share: no change
+	if got := debug.SetMemoryLimit(-1); got != share(10<<20, memLimitSteady) {
+		t.Fatalf("low floor: limit %d, want the share %d", got, share(10<<20, memLimitSteady))
+	}
+	setSteadyFloor(40 << 20)
+	if got, want := debug.SetMemoryLimit(-1), steadyFloor(40<<20); got != want || want <= share(10<<20, memLimitSteady) {
+		t.Fatalf("live heap 40 MiB: limit %d, want the floor %d (over the share %d)", got, want, share(10<<20, memLimitSteady))
+	}
+	b := newMemBudget(1 << 20) // opening: the open's share, no floor
+	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitSteady+float64(1<<20)*memLimitPerByte); got != want {
+		t.Fatalf("while b opens: limit %d, want %d", got, want)
+	}
+	b.relax()
+	if got, want := debug.SetMemoryLimit(-1), steadyFloor(40<<20); got != want {
+		t.Fatalf("both built: limit %d, want the floor %d", got, want)
+	}
+	a.close()
+	b.close()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("all closed: limit %d, want none", got)
+	}
+	setSteadyFloor(40 << 20) // nothing open: ignored
+	c := newMemBudget(1 << 20)
+	c.relax()
+	if got := debug.SetMemoryLimit(-1); got != share(1<<20, memLimitSteady) {
+		t.Fatalf("a new project after all closed: limit %d, want %d (the old floor forgotten)", got, share(1<<20, memLimitSteady))
+	}
+	c.close()
 }
 
 func TestMemBudgetLeavesUserLimit(t *testing.T) {
@@ -136,4 +183,27 @@ func TestMemBudgetLeavesUserLimit(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
 		t.Fatalf("after close: limit %d, want the user's %d", got, int64(1<<40))
 	}
+}
+
+// TestCollectNowSetsFloor: the GC after an open sets the steady floor
+// from the live heap it marked.
+func TestCollectNowSetsFloor(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	a := newMemBudget(1 << 10)
+	a.relax()
+	keep := make([]byte, 8<<20) // live during the GC
+	collectNow()
+	memLimits.mu.Lock()
+	floor := memLimits.floor
+	memLimits.mu.Unlock()
+	if floor < steadyFloor(8<<20) {
+		t.Fatalf("floor %d with 8 MiB live, want at least %d", floor, steadyFloor(8<<20))
+	}
+	if got := debug.SetMemoryLimit(-1); got != floor {
+		t.Fatalf("limit %d, want the floor %d (over the share of 1 KiB)", got, floor)
+	}
+	keep[0] = 1
+	runtime.KeepAlive(keep)
+	a.close()
 }

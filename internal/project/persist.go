@@ -315,8 +315,8 @@ func (p *Project) scheduledSave() {
 		p.log.Warn("saving the index", "err", err)
 	}
 	// The save of the built index is the open's last big transient
-	// allocation (the string table and records): the heap limit is lifted
-	// after it, saved or not (memlimit.go).
+	// allocation (the string table and records): the heap limit moves to
+	// the steady share after it, saved or not (memlimit.go).
 	if p.retrievalCache().Current() != nil {
 		p.mem.relax()
 	}

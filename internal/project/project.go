@@ -391,7 +391,7 @@ func (p *Project) BuildRetrieval(ctx context.Context) {
 	}
 	if err == nil {
 		if p.saver == nil {
-			p.mem.relax() // opened: the limit is lifted (memlimit.go)
+			p.mem.relax() // opened: the steady share of the limit (memlimit.go)
 		}
 		p.saveSoon() // with a dataDir, after it (scheduledSave)
 	}
