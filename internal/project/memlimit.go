@@ -21,9 +21,16 @@ import (
 // (the limit is soft: the runtime bounds the GC's share of CPU). A limit
 // the user set (GOMEMLIMIT or an earlier SetMemoryLimit) is left alone.
 //
-// Once every open project is built, the GC's percent is set to
-// steadyGCPercent (unless GOGC is set) until no project is open or
-// another one opens, and the limit moves to the steady share. Until
+// While a project is open the GC's percent is steadyGCPercent (unless
+// GOGC is set), except while one opens from a saved index (a reopen's
+// load, whose speed counts, keeps the default); with no project open it
+// is the default again. During a cold open's parse the live heap is the
+// records parsed so far and the default let the heap reach twice that:
+// with a tree-sitter parse of a minified bundle beside it (hugo's
+// renderkatex.bundle.js, 305 KB: ~24 MB of C for its tree) the mixed
+// tree's RSS peaked there (TestMemoryProbe 90-94 -> 84-86 MB at 50, the
+// cold open's CPU unchanged within the load's noise). Once every open
+// project is built, the limit moves to the steady share. Until
 // session 24 the limit was lifted there (at 1.5x a GOROOT/src refresh and
 // retrieve paid a GC of a ~125 MB live heap full of pointers every few
 // requests); the live heap is now ~0.6 byte per indexed byte and mostly
@@ -63,6 +70,7 @@ var memLimits struct {
 	gcOwned    bool    // GOGC is not set: the GC percent is ours
 	gcDefault  int     // the GC percent when the first project opened
 	gcSteady   bool    // steadyGCPercent is set
+	reopening  int     // opening budgets of projects loaded from a saved index
 	steady     bool    // projects are open and none is opening
 	floor      int64   // the steady limit's floor (steadyFloor), 0 before the first afterOpen
 }
@@ -70,17 +78,23 @@ var memLimits struct {
 // memBudget is one project's share of the limit.
 type memBudget struct {
 	bytes  int64        // registered share (guarded by memLimits.mu)
+	reopen bool         // loaded from a saved index, not yet relaxed or closed (guarded by memLimits.mu)
+	built  bool         // relaxed: the steady share (guarded by memLimits.mu)
 	factor float64      // limit bytes per indexed byte (guarded by memLimits.mu)
 	closed bool         // guarded by memLimits.mu
 	step   atomic.Int64 // parsed bytes not yet registered (grow)
 }
 
-// newMemBudget registers a project's budget of bytes indexed bytes.
-func newMemBudget(bytes int64) *memBudget {
-	b := &memBudget{factor: memLimitPerByte}
+// newMemBudget registers a project's budget of bytes indexed bytes;
+// reopen says it opens from a saved index.
+func newMemBudget(bytes int64, reopen bool) *memBudget {
+	b := &memBudget{factor: memLimitPerByte, reopen: reopen}
 	memLimits.mu.Lock()
 	memLimits.open++
 	memLimits.opening++
+	if reopen {
+		memLimits.reopening++
+	}
 	memLimits.mu.Unlock()
 	b.set(bytes)
 	return b
@@ -126,13 +140,22 @@ func (b *memBudget) relax() {
 	}
 	memLimits.mu.Lock()
 	defer memLimits.mu.Unlock()
-	if b.closed || b.factor == memLimitSteady {
+	if b.closed || b.built {
 		return
 	}
 	memLimits.weighted += float64(b.bytes) * (memLimitSteady - b.factor)
-	b.factor = memLimitSteady
+	b.factor, b.built = memLimitSteady, true
 	memLimits.opening--
+	b.reopened()
 	applyMemLimit()
+}
+
+// reopened ends the reopen's load (mu held).
+func (b *memBudget) reopened() {
+	if b.reopen {
+		b.reopen = false
+		memLimits.reopening--
+	}
 }
 
 // close removes the project's share (the limit is lifted with the last).
@@ -147,9 +170,10 @@ func (b *memBudget) close() {
 	}
 	b.closed = true
 	memLimits.open--
-	if b.factor != memLimitSteady {
+	if !b.built {
 		memLimits.opening--
 	}
+	b.reopened()
 	memLimits.weighted -= float64(b.bytes) * b.factor
 	b.bytes = 0
 	applyMemLimit()
@@ -167,9 +191,9 @@ func applyMemLimit() {
 		}
 	}
 	steady := memLimits.open > 0 && memLimits.opening == 0
-	if memLimits.gcOwned && steady != memLimits.gcSteady {
-		memLimits.gcSteady = steady
-		if steady {
+	if low := memLimits.open > 0 && memLimits.reopening == 0; memLimits.gcOwned && low != memLimits.gcSteady {
+		memLimits.gcSteady = low
+		if low {
 			setGCPercent(steadyGCPercent)
 		} else {
 			setGCPercent(memLimits.gcDefault)

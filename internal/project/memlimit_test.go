@@ -17,8 +17,8 @@ func resetMemLimits(t *testing.T) {
 	memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = false, false, 0, 0, 0
 	memLimits.afterOpens = 0
 	gcOwned, gcDefault, gcSteady := memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady
-	steady, floor := memLimits.steady, memLimits.floor
-	memLimits.gcSteady, memLimits.steady, memLimits.floor = false, false, 0
+	steady, floor, reopening := memLimits.steady, memLimits.floor, memLimits.reopening
+	memLimits.gcSteady, memLimits.steady, memLimits.floor, memLimits.reopening = false, false, 0, 0
 	memLimits.mu.Unlock()
 	hook, gcHook := afterOpen, setGCPercent
 	afterOpen = func() {}
@@ -27,7 +27,7 @@ func resetMemLimits(t *testing.T) {
 		afterOpen, setGCPercent = hook, gcHook
 		memLimits.mu.Lock()
 		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady = gcOwned, gcDefault, gcSteady
-		memLimits.steady, memLimits.floor = steady, floor
+		memLimits.steady, memLimits.floor, memLimits.reopening = steady, floor, reopening
 		memLimits.mu.Unlock()
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
@@ -37,8 +37,9 @@ func resetMemLimits(t *testing.T) {
 }
 
 // TestSteadyGCPercent: the GC percent is steadyGCPercent while projects
-// are open and none is opening, the default otherwise; GOGC set by the
-// user is left alone.
+// are open (a cold open's parse included), the default while one loads
+// from a saved index and when none is open; GOGC set by the user is left
+// alone.
 func TestSteadyGCPercent(t *testing.T) {
 	for _, owned := range []bool{true, false} {
 		resetMemLimits(t)
@@ -47,18 +48,28 @@ func TestSteadyGCPercent(t *testing.T) {
 		memLimits.mu.Lock()
 		memLimits.checked, memLimits.owned, memLimits.gcOwned, memLimits.gcDefault = true, true, owned, 100
 		memLimits.mu.Unlock()
-		a := newMemBudget(1 << 20)
-		a.relax()                  // built: steady
-		b := newMemBudget(1 << 20) // another opens: default
-		b.relax()                  // both built: steady
+		a := newMemBudget(1<<20, false) // a cold open: steady percent
+		a.relax()                       // built: unchanged
+		b := newMemBudget(1<<20, true)  // a reopen loads: default
+		b.relax()                       // loaded: steady
+		c := newMemBudget(1<<20, true)  // another reopen: default
+		c.close()                       // closed before it loaded: steady
+		d := newMemBudget(1<<20, false) // a cold open beside built ones: unchanged
+		d.close()
 		a.close()
 		b.close() // none open: default
-		want := []int{steadyGCPercent, 100, steadyGCPercent, 100}
+		want := []int{steadyGCPercent, 100, steadyGCPercent, 100, steadyGCPercent, 100}
 		if !owned {
 			want = nil
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("GOGC ours %v: percents set %v, want %v", owned, got, want)
+		}
+		memLimits.mu.Lock()
+		reopening := memLimits.reopening
+		memLimits.mu.Unlock()
+		if reopening != 0 {
+			t.Errorf("GOGC ours %v: %d reopens counted after all closed, want 0", owned, reopening)
 		}
 	}
 }
@@ -67,11 +78,11 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(math.MaxInt64)
 	want := func(total int64) int64 { return memLimitBase + int64(float64(total)*memLimitPerByte) }
-	a := newMemBudget(100 << 20)
+	a := newMemBudget(100<<20, false)
 	if got := debug.SetMemoryLimit(-1); got != want(100<<20) {
 		t.Fatalf("one project of 100 MiB: limit %d, want %d", got, want(100<<20))
 	}
-	b := newMemBudget(0)
+	b := newMemBudget(0, false)
 	b.grow(3 << 20) // under the 4 MiB step: not yet counted
 	if got := debug.SetMemoryLimit(-1); got != want(100<<20) {
 		t.Fatalf("after 3 MiB parsed: limit %d, want %d", got, want(100<<20))
@@ -111,7 +122,7 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	if n := afterOpens(); n != 1 {
 		t.Fatalf("b open and built: %d GCs after open, want 1", n)
 	}
-	c := newMemBudget(20 << 20) // another opens: its share at the open's rate
+	c := newMemBudget(20<<20, false) // another opens: its share at the open's rate
 	if want := memLimitBase + int64(float64(10<<20)*memLimitSteady+float64(20<<20)*memLimitPerByte); debug.SetMemoryLimit(-1) != want {
 		t.Fatalf("while a third opens: limit %d, want %d", debug.SetMemoryLimit(-1), want)
 	}
@@ -137,7 +148,7 @@ func TestSteadyFloor(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(math.MaxInt64)
 	share := func(bytes int64, factor float64) int64 { return memLimitBase + int64(float64(bytes)*factor) }
-	a := newMemBudget(10 << 20)
+	a := newMemBudget(10<<20, false)
 	a.relax()
 	if got := debug.SetMemoryLimit(-1); got != share(10<<20, memLimitSteady) {
 		t.Fatalf("built, no floor: limit %d, want %d", got, share(10<<20, memLimitSteady))
@@ -150,7 +161,7 @@ func TestSteadyFloor(t *testing.T) {
 	if got, want := debug.SetMemoryLimit(-1), steadyFloor(40<<20); got != want || want <= share(10<<20, memLimitSteady) {
 		t.Fatalf("live heap 40 MiB: limit %d, want the floor %d (over the share %d)", got, want, share(10<<20, memLimitSteady))
 	}
-	b := newMemBudget(1 << 20) // opening: the open's share, no floor
+	b := newMemBudget(1<<20, false) // opening: the open's share, no floor
 	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitSteady+float64(1<<20)*memLimitPerByte); got != want {
 		t.Fatalf("while b opens: limit %d, want %d", got, want)
 	}
@@ -164,7 +175,7 @@ func TestSteadyFloor(t *testing.T) {
 		t.Fatalf("all closed: limit %d, want none", got)
 	}
 	setSteadyFloor(40 << 20) // nothing open: ignored
-	c := newMemBudget(1 << 20)
+	c := newMemBudget(1<<20, false)
 	c.relax()
 	if got := debug.SetMemoryLimit(-1); got != share(1<<20, memLimitSteady) {
 		t.Fatalf("a new project after all closed: limit %d, want %d (the old floor forgotten)", got, share(1<<20, memLimitSteady))
@@ -175,7 +186,7 @@ func TestSteadyFloor(t *testing.T) {
 func TestMemBudgetLeavesUserLimit(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(1 << 40) // as GOMEMLIMIT would
-	b := newMemBudget(100 << 20)
+	b := newMemBudget(100<<20, false)
 	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
 		t.Fatalf("limit %d, want the user's %d", got, int64(1<<40))
 	}
@@ -190,7 +201,7 @@ func TestMemBudgetLeavesUserLimit(t *testing.T) {
 func TestCollectNowSetsFloor(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(math.MaxInt64)
-	a := newMemBudget(1 << 10)
+	a := newMemBudget(1<<10, false)
 	a.relax()
 	keep := make([]byte, 8<<20) // live during the GC
 	collectNow()

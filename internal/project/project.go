@@ -146,7 +146,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 			savedBytes += f.Size
 		}
 	}
-	mem := newMemBudget(savedBytes)
+	mem := newMemBudget(savedBytes, saved != nil)
 	var parsed atomic.Int64
 	if !o.NoParse {
 		wo.ParseSource = func(ctx context.Context, f *workspace.File, src []byte) (workspace.ParseResult, error) {
