@@ -218,3 +218,24 @@ func TestCollectNowSetsFloor(t *testing.T) {
 	runtime.KeepAlive(keep)
 	a.close()
 }
+
+// TestReopenShare: a project opening from a saved index has the reopen's
+// share of the limit, a cold one the open's.
+func TestReopenShare(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	a := newMemBudget(10<<20, true)
+	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitReopenPerByte); got != want {
+		t.Fatalf("reopen: limit %d, want %d", got, want)
+	}
+	a.grow(4 << 20) // a touched file parsed during the reopen
+	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(14<<20)*memLimitReopenPerByte); got != want {
+		t.Fatalf("reopen after 4 MiB parsed: limit %d, want %d", got, want)
+	}
+	a.close()
+	b := newMemBudget(10<<20, false)
+	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitPerByte); got != want {
+		t.Fatalf("cold open: limit %d, want %d", got, want)
+	}
+	b.close()
+}
