@@ -3,6 +3,7 @@ package project
 import (
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -38,9 +39,11 @@ import (
 // heap's growth over the refreshes and retrieves after an open (GOGC 50)
 // took the RSS back to the open's peak (GOROOT/src 105 -> 148 MiB, the
 // mixed tree 74 -> 104 MB). The steady limit is never below
-// memLimitBase + steadyLiveFactor x the live heap measured after the
-// open's GC (afterOpen), so a tree with more live data per byte than
-// these two does not make the GC run back to back.
+// memLimitBase + steadyLiveFactor x the live heap the last GC marked
+// (measured first by the GC after the open, then after every GC:
+// followLiveHeap), so neither a tree with more live data per byte than
+// these two nor the rest of the process (agent tasks) makes the GC run
+// back to back; the limit still makes the runtime return free pages.
 const (
 	memLimitSteady   = 1.0
 	steadyGCPercent  = 50
@@ -247,25 +250,85 @@ func init() { afterOpen = collectAfterOpen }
 func collectAfterOpen() { go collectNow() }
 
 // collectNow runs a GC that returns the free pages, then sets the steady
-// limit's floor from its mark.
+// limit's floor from its mark, and from then on from every GC's mark
+// while the projects stay open and built (followLiveHeap).
 func collectNow() {
 	debug.FreeOSMemory()
+	if live, ok := liveHeap(); ok {
+		setSteadyFloor(live)
+	}
+	followLiveHeap()
+}
+
+// liveHeap is the heap the last GC marked live.
+func liveHeap() (uint64, bool) {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		setSteadyFloor(s[0].Value.Uint64())
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	return s[0].Value.Uint64(), true
+}
+
+// The steady floor follows the live heap from GC to GC. The process does
+// more than hold an index: an agent task's conversation, images (up to
+// 8 x 7 MB of base64 a prompt), tool output and subagents live in the
+// same heap, and a floor measured once after the open would leave a
+// small workspace's process (16 MiB + 1.0 per byte: ~20 MB for a few MB
+// of code) with its live heap above the limit, the GC running back to
+// back at its 50% cap of the CPU. A GC cycle's end is seen by a
+// finalizer that re-arms itself (gcCycle); it stops when the projects
+// are no longer all open and built (an open has its own share; the next
+// afterOpen starts it again).
+type gcCycle struct{ _ *byte } // a pointer: not a tiny allocation, whose finalizer may never run
+
+var followingGC atomic.Bool
+
+// followLiveHeap starts the floor's updates unless they run.
+func followLiveHeap() {
+	if followingGC.CompareAndSwap(false, true) {
+		runtime.SetFinalizer(new(gcCycle), afterGC)
 	}
 }
 
-// setSteadyFloor makes the steady limit at least steadyFloor(live).
-func setSteadyFloor(live uint64) {
+// afterGC runs on the finalizer goroutine after a GC cycle found c
+// unreachable: it sets the floor from the live heap that cycle marked and
+// re-arms c for the next cycle, or stops.
+func afterGC(c *gcCycle) {
+	memLimits.mu.Lock()
+	steady := memLimits.steady
+	memLimits.mu.Unlock()
+	if !steady {
+		followingGC.Store(false)
+		if f := gcFollowed.Load(); f != nil {
+			(*f)(-1)
+		}
+		return
+	}
+	if live, ok := liveHeap(); ok {
+		floor := setSteadyFloor(live)
+		if f := gcFollowed.Load(); f != nil {
+			(*f)(floor)
+		}
+	}
+	runtime.SetFinalizer(c, afterGC)
+}
+
+// gcFollowed, when set, is called with the floor afterGC set (-1: it
+// stopped); for tests.
+var gcFollowed atomic.Pointer[func(int64)]
+
+// setSteadyFloor makes the steady limit at least steadyFloor(live) and
+// returns the floor (0 with no project open).
+func setSteadyFloor(live uint64) int64 {
 	memLimits.mu.Lock()
 	defer memLimits.mu.Unlock()
 	if memLimits.open == 0 {
-		return
+		return 0
 	}
 	memLimits.floor = steadyFloor(live)
 	applyMemLimit()
+	return memLimits.floor
 }
 
 // steadyFloor is the lowest steady limit for a live heap of live bytes:

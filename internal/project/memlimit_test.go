@@ -239,3 +239,50 @@ func TestReopenShare(t *testing.T) {
 	}
 	b.close()
 }
+
+// TestFloorFollowsLiveHeap: once the projects are built, the steady floor
+// follows the live heap from GC to GC (an agent task's data lives in the
+// same heap), down again when it shrinks, and the updates stop when a
+// project opens.
+func TestFloorFollowsLiveHeap(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	floors := make(chan int64, 64)
+	hook := func(f int64) {
+		select {
+		case floors <- f:
+		default: // a cycle after the test's end
+		}
+	}
+	gcFollowed.Store(&hook)
+	t.Cleanup(func() { gcFollowed.Store(nil) })
+	a := newMemBudget(1<<10, false)
+	a.relax()
+	collectNow() // as afterOpen does: the floor, and the updates start
+	// waitFloor runs GCs until an update satisfies ok (a few cycles: an
+	// update may come from the cycle before).
+	waitFloor := func(what string, ok func(int64) bool) int64 {
+		t.Helper()
+		for range 6 {
+			runtime.GC()
+			if f := <-floors; ok(f) {
+				return f
+			}
+		}
+		t.Fatalf("%s: no update after 6 GCs", what)
+		return 0
+	}
+	keep := make([]byte, 48<<20)
+	keep[len(keep)-1] = 1
+	waitFloor("48 MiB live", func(f int64) bool { return f >= steadyFloor(48<<20) })
+	if got := debug.SetMemoryLimit(-1); got < steadyFloor(48<<20) {
+		t.Fatalf("limit %d with 48 MiB live, want at least the floor %d", got, steadyFloor(48<<20))
+	}
+	runtime.KeepAlive(keep)
+	keep = nil
+	waitFloor("the 48 MiB dropped", func(f int64) bool { return f >= 0 && f < steadyFloor(48<<20) })
+	b := newMemBudget(1<<10, false) // another project opens: the updates stop
+	waitFloor("a project opening", func(f int64) bool { return f == -1 })
+	b.close()
+	a.close()
+}
