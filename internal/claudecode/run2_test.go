@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/task-x/task-x-runtime/internal/agent"
 )
 
@@ -188,14 +190,31 @@ func TestRunCancelKillsTree(t *testing.T) {
 	if len(before) == 0 {
 		t.Fatal("no processes under the CLI")
 	}
+	// A pidfd per process, taken before the cancel (no pid reuse), reads
+	// as ready when the process has exited: SIGKILL is sent by the time
+	// Wait returns, but a killed process on a loaded machine may not have
+	// run its exit yet (it was seen in state R right after Wait).
+	fds := map[int]int{}
+	for _, p := range before {
+		if fd, err := unix.PidfdOpen(p, 0); err == nil {
+			fds[p] = fd
+			defer unix.Close(fd)
+		}
+	}
 	cancel()
 	sum, err := h.run.Wait()
 	if err == nil || sum.Status != "cancelled" {
 		t.Errorf("status %s err %v, want cancelled", sum.Status, err)
 	}
-	for _, p := range before {
-		if b, err := os.ReadFile("/proc/" + itoa(p) + "/stat"); err == nil && !strings.Contains(string(b), ") Z ") {
-			t.Errorf("process %d still runs after cancel: %s", p, b)
+	for p, fd := range fds {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 20_000) // a guard: the exit is the event
+		for err == unix.EINTR {
+			n, err = unix.Poll(pfd, 20_000)
+		}
+		if n != 1 {
+			b, _ := os.ReadFile("/proc/" + itoa(p) + "/stat")
+			t.Errorf("process %d still runs 20 s after cancel (poll %d, %v): %s", p, n, err, b)
 		}
 	}
 }
