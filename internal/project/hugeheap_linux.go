@@ -37,7 +37,8 @@ var hugeHeapOnce sync.Once
 // first project; in a long-lived process the block could reuse freed
 // pages, which the allocation would zero).
 func hugeHeap(n int64) {
-	if n < 2*hugePage || n > 4<<30 {
+	n = hugeBlock(n)
+	if n == 0 {
 		return
 	}
 	hugeHeapOnce.Do(func() {
@@ -51,6 +52,24 @@ func hugeHeap(n int64) {
 		adviseHuge(heapBlock(int(n)), uintptr(n))
 		runtime.GC() // the block is garbage: its pages go back to the heap
 	})
+}
+
+// maxHugeBlock bounds hugeHeap's block. The size comes from the saved
+// index file before anything in it is checked: a file planted or grown
+// to 1.4 GB asked for a 4.2 GB block, which a process with a capped
+// address space (RLIMIT_AS 3 GB) could not get, and the runtime died of
+// it instead of rebuilding the index. 256 MiB covers the records of an
+// index file of ~85 MB (GOROOT/src's is 29 MB); past that the rest of
+// the heap faults in 4 KiB pages as before.
+const maxHugeBlock = 256 << 20
+
+// hugeBlock is the block hugeHeap allocates for n bytes of records: 0
+// under two huge pages, at most maxHugeBlock.
+func hugeBlock(n int64) int64 {
+	if n < 2*hugePage {
+		return 0
+	}
+	return min(n, maxHugeBlock)
 }
 
 // heapBlock allocates n bytes and returns their address only (the block

@@ -59,3 +59,18 @@ func TestHugeHeapAdvised(t *testing.T) {
 		t.Fatalf("an advised mapping: eligible %v (found %v), want eligible", e, found)
 	}
 }
+
+// TestHugeBlockBounded: the block is sized from an index file nothing has
+// checked yet, so it is bounded (a 1.4 GB file asked for 4.2 GB, which
+// killed a runtime whose address space was capped).
+func TestHugeBlockBounded(t *testing.T) {
+	for _, c := range []struct{ n, want int64 }{
+		{0, 0}, {2*hugePage - 1, 0}, {2 * hugePage, 2 * hugePage},
+		{3 * 29 << 20, 3 * 29 << 20}, {maxHugeBlock, maxHugeBlock},
+		{3 * 1_400_000_000, maxHugeBlock}, {1 << 62, maxHugeBlock},
+	} {
+		if got := hugeBlock(c.n); got != c.want {
+			t.Errorf("hugeBlock(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}
