@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Overrides are the -c settings of every git the runtime runs: each one a
@@ -87,6 +88,11 @@ func Command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", withOverrides(args)...)
 	cmd.Dir = dir
 	cmd.Env = Env()
+	ownGroup(cmd)
+	// After the context ends, Wait gives up on output a surviving
+	// descendant still holds open (the 3 s bound on a scan's git held 20 s
+	// when a git wrapper's child kept stdout).
+	cmd.WaitDelay = time.Second
 	return cmd
 }
 
