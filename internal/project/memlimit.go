@@ -297,9 +297,15 @@ func followLiveHeap() {
 func afterGC(c *gcCycle) {
 	memLimits.mu.Lock()
 	steady := memLimits.steady
+	if !steady {
+		// Under mu: an open that ends after this sees the flag clear
+		// and starts the updates again (collectNow, after steady is
+		// set under mu); cleared after unlocking, its start could be
+		// lost between the two.
+		followingGC.Store(false)
+	}
 	memLimits.mu.Unlock()
 	if !steady {
-		followingGC.Store(false)
 		if f := gcFollowed.Load(); f != nil {
 			(*f)(-1)
 		}
