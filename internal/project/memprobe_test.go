@@ -21,12 +21,18 @@ import (
 // /proc/self/statm, the Go heap's live objects, and the memory the Go
 // runtime holds from the OS (mapped, not released); RSS minus that is
 // mostly C (tree-sitter, glibc's arenas) and the binary.
-type memSample struct{ rss, heapObjects, goHeld, file uint64 }
+type memSample struct{ rss, heapObjects, goHeld, file, unused, free, meta uint64 }
 
 var memMetrics = []metrics.Sample{
 	{Name: "/memory/classes/heap/objects:bytes"},
 	{Name: "/memory/classes/total:bytes"},
 	{Name: "/memory/classes/heap/released:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/memory/classes/metadata/other:bytes"},
+	{Name: "/memory/classes/metadata/mspan/inuse:bytes"},
+	{Name: "/memory/classes/metadata/mcache/inuse:bytes"},
+	{Name: "/memory/classes/heap/stacks:bytes"},
 }
 
 func readMem() memSample {
@@ -42,7 +48,8 @@ func readMem() memSample {
 			file = n * uint64(os.Getpagesize())
 		}
 	}
-	return memSample{rss: rss, heapObjects: s[0].Value.Uint64(), goHeld: s[1].Value.Uint64() - s[2].Value.Uint64(), file: file}
+	return memSample{rss: rss, heapObjects: s[0].Value.Uint64(), goHeld: s[1].Value.Uint64() - s[2].Value.Uint64(), file: file,
+		unused: s[3].Value.Uint64(), free: s[4].Value.Uint64(), meta: s[5].Value.Uint64() + s[6].Value.Uint64() + s[7].Value.Uint64() + s[8].Value.Uint64()}
 }
 
 // memPeak samples readMem every 10 ms until stop and keeps the maxima.
@@ -79,7 +86,8 @@ func (p *memPeak) observe() {
 	defer p.mu.Unlock()
 	if s.rss > p.max.rss {
 		p.max.rss = s.rss
-		p.c = memSample{rss: s.rss - min(s.goHeld+s.file, s.rss), goHeld: s.goHeld, heapObjects: s.heapObjects, file: s.file}
+		p.c = s
+		p.c.rss = s.rss - min(s.goHeld+s.file, s.rss)
 	}
 	p.max.heapObjects = max(p.max.heapObjects, s.heapObjects)
 	p.lapMax = max(p.lapMax, s.heapObjects)
@@ -133,7 +141,7 @@ func TestMemoryProbe(t *testing.T) {
 	live := func(phase string) {
 		runtime.GC()
 		s := readMem()
-		t.Logf("%-28s live heap %s, rss %s, go held %s", phase, mb(s.heapObjects), mb(s.rss), mb(s.goHeld))
+		t.Logf("%-28s live heap %s, rss %s, go held %s (free slots in used spans %s)", phase, mb(s.heapObjects), mb(s.rss), mb(s.goHeld), mb(s.unused))
 	}
 	run := func(name string) {
 		var ru0 syscall.Rusage
@@ -161,6 +169,8 @@ func TestMemoryProbe(t *testing.T) {
 		t.Logf("%s: wall %v, cpu %v", name, time.Since(wall).Round(time.Millisecond), cpu.Round(time.Millisecond))
 		t.Logf("%s: peak rss %s (at it: C anon %s, file-backed %s, go held %s, heap objects %s); peak heap objects %s, peak go held %s",
 			name, mb(m.rss), mb(c.rss), mb(c.file), mb(c.goHeld), mb(c.heapObjects), mb(m.heapObjects), mb(m.goHeld))
+		t.Logf("%s: the Go heap at the rss peak: free slots in used spans %s, free pages kept %s, metadata and stacks %s",
+			name, mb(c.unused), mb(c.free), mb(c.meta))
 		// The first save runs in the background: wait for it (or make
 		// it), so the live heap is the records and indexes, not its buffers.
 		if err := p.SaveIndex(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"slices"
 	"sort"
 )
 
@@ -43,9 +42,7 @@ func parseGoAST(src []byte) (info *FileInfo, ok bool) {
 	x.extract()
 	x.collectRefs()
 	info = x.info
-	info.Symbols = slices.Clone(info.Symbols)
-	info.Refs = slices.Clone(info.Refs)
-	info.Imports = slices.Clone(info.Imports)
+	info = settle(info)
 	sort.SliceStable(info.Imports, func(i, j int) bool { return info.Imports[i].Line < info.Imports[j].Line })
 	return info, true
 }

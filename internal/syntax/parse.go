@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -187,11 +186,11 @@ func parseTreeSitter(ctx context.Context, g *grammar, language string, src []byt
 	defer putInternCache(x.in)
 	g.extract(x)
 	x.collectRefs()
-	// Exactly sized: the FileInfo lives as long as its snapshot, and
-	// append's spare capacity is up to half of each slice.
-	info.Symbols = slices.Clone(info.Symbols)
-	info.Refs = slices.Clone(info.Refs)
-	info.Imports = slices.Clone(info.Imports)
+	// Exactly sized and carved from shared blocks (blocks.go): the
+	// FileInfo lives as long as its snapshot, append's spare capacity is
+	// up to half of each slice, and one allocation each left them spread
+	// over mostly empty spans.
+	info = settle(info)
 	sort.SliceStable(info.Imports, func(i, j int) bool { return info.Imports[i].Line < info.Imports[j].Line })
 	return info, nil
 }
