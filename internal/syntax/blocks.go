@@ -1,7 +1,9 @@
 package syntax
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -23,10 +25,11 @@ import (
 // few files keeps their old records' few KB; one that re-parses most of a
 // tree (a branch switch) leaves the old blocks part full, at most the
 // bytes of the records it replaced.
-const blockBytes = 64 << 10
+const blockBytes = 32 << 10
 
 // recordBlocks holds the free tail of the current block of each kind.
 type recordBlocks struct {
+	mu    sync.Mutex
 	syms  []Symbol
 	names []Name
 	imps  []Import
@@ -35,9 +38,29 @@ type recordBlocks struct {
 	infos []FileInfo
 }
 
-// blocks holds recordBlocks for the parses running at once (a pool: one
-// per P in the steady state, so parses on two cores do not contend).
-var blocks = sync.Pool{New: func() any { return new(recordBlocks) }}
+// blockSlots holds one recordBlocks per P, for the parses running at
+// once; a parse takes a free one (getBlocks). Not a sync.Pool: a pool
+// drops what it holds at every other GC, and each drop abandoned the free
+// tails of six blocks (~190 KiB): Go's source tree, ~190 GCs into its
+// cold open, held 54 MB more than its records.
+var (
+	blockSlots = make([]recordBlocks, max(2, runtime.GOMAXPROCS(0)))
+	nextSlot   atomic.Uint32
+)
+
+// getBlocks locks and returns a recordBlocks, a free one when there is.
+func getBlocks() *recordBlocks {
+	n := uint32(len(blockSlots))
+	start := nextSlot.Add(1)
+	for i := range n {
+		if b := &blockSlots[(start+i)%n]; b.mu.TryLock() {
+			return b
+		}
+	}
+	b := &blockSlots[start%n]
+	b.mu.Lock()
+	return b
+}
 
 // perBlock is how many Ts a block holds.
 func perBlock[T any]() int {
@@ -88,8 +111,8 @@ func (b *recordBlocks) str(s string) string {
 // (with their paths and names), carved from shared blocks. info's own
 // slices are then garbage: the parse's scratch.
 func settle(info *FileInfo) *FileInfo {
-	b := blocks.Get().(*recordBlocks)
-	defer blocks.Put(b)
+	b := getBlocks()
+	defer b.mu.Unlock()
 	out := carveOne(&b.infos)
 	*out = *info
 	out.Symbols = carve(&b.syms, info.Symbols)
