@@ -15,6 +15,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // ErrCorrupt is the Reader's error for input that does not decode.
@@ -363,6 +364,18 @@ func NewStringsBytes(all []byte, ends []uint32) *Strings {
 		ends = []uint32{}
 	}
 	return &Strings{all: string(all), ends: ends}
+}
+
+// StringsOwning is NewStringsBytes without the copy: the table takes all
+// and ends, which the caller must not change afterwards.
+func StringsOwning(all []byte, ends []uint32) *Strings {
+	if n := len(ends); n > 0 && int(ends[n-1]) != len(all) || n == 0 && len(all) != 0 {
+		panic("binx: StringsOwning: ends do not end at the bytes' end")
+	}
+	if ends == nil {
+		ends = []uint32{}
+	}
+	return &Strings{all: unsafe.String(unsafe.SliceData(all), len(all)), ends: ends}
 }
 
 // AppendTable appends t as AppendStrings appends its entries.

@@ -274,3 +274,36 @@ func TestWriteStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestStringsOwning checks the table that takes its arrays reads as the
+// copying one, shares the caller's bytes, and refuses ends that do not
+// end at the bytes' end.
+func TestStringsOwning(t *testing.T) {
+	all := []byte("alphabetagamma")
+	ends := []uint32{5, 9, 14}
+	own, cp := StringsOwning(all, ends), NewStringsBytes(all, ends)
+	if own.Len() != 3 || own.Size() != cp.Size() {
+		t.Fatalf("len %d size %d, want 3 and %d", own.Len(), own.Size(), cp.Size())
+	}
+	for i := range 3 {
+		if own.At(i) != cp.At(i) {
+			t.Fatalf("entry %d: %q, want %q", i, own.At(i), cp.At(i))
+		}
+	}
+	if i, ok := own.Find("beta"); !ok || i != 1 {
+		t.Fatalf("Find(beta) = %d, %v", i, ok)
+	}
+	all[0] = 'A' // the table took the bytes: no copy
+	if own.At(0) != "Alpha" || cp.At(0) != "alpha" {
+		t.Fatalf("owning %q, copying %q", own.At(0), cp.At(0))
+	}
+	if e := StringsOwning(nil, nil); e.Len() != 0 || e.Size() != 0 {
+		t.Fatal("empty table not empty")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("ends short of the bytes' end accepted")
+		}
+	}()
+	StringsOwning([]byte("abc"), []uint32{2})
+}

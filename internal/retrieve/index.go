@@ -151,49 +151,66 @@ func (ix *Index) merge(workers []*shard, finished <-chan struct{}) {
 	}
 	wg.Wait()
 
-	// Merge the sorted term lists: ranks[w][lid] is shard w's term lid's
-	// global rank; the terms go to the table in rank order.
-	ranks := make([][]uint32, len(workers))
-	arena := 0
-	for w, sh := range workers {
-		ranks[w] = make([]uint32, sh.dict.len())
-		arena += len(sh.dict.arena)
-	}
-	all := make([]byte, 0, arena)
-	var ends []uint32
-	var counts []uint32 // postings per rank
+	// Merge the sorted term lists, twice: the first pass counts the
+	// distinct terms and their bytes, so that the second writes them into
+	// exactly sized arrays the table then owns (binx.StringsOwning: no copy).
+	// One pass into arrays grown by append, and the table's copy of them,
+	// had the mixed tree's build at 37.3 MB live here (6 MB over the
+	// shards), GOROOT/src's at 76.3 (12.4 over). ranks[w][lid] is shard
+	// w's term lid's global rank; the terms go to the table in rank order.
 	heads := make([]int, len(workers))
-	for {
-		var least []byte
+	least := func() []byte {
+		var t []byte
 		for w, sh := range workers {
 			if heads[w] < len(orders[w]) {
-				t := sh.dict.term(orders[w][heads[w]])
-				if least == nil || bytes.Compare(t, least) < 0 {
-					least = t
+				if u := sh.dict.term(orders[w][heads[w]]); t == nil || bytes.Compare(u, t) < 0 {
+					t = u
 				}
 			}
 		}
-		if least == nil {
-			break
-		}
-		r := uint32(len(ends))
-		all = append(all, least...)
-		ends = append(ends, uint32(len(all)))
-		var c uint32
+		return t
+	}
+	// advance moves past t every head at it, calling at (when not nil)
+	// with its shard and local id.
+	advance := func(t []byte, at func(w int, lid int32)) {
 		for w, sh := range workers {
 			if heads[w] < len(orders[w]) {
-				lid := orders[w][heads[w]]
-				if bytes.Equal(sh.dict.term(lid), least) {
-					ranks[w][lid] = r
-					c += sh.df[lid]
+				if lid := orders[w][heads[w]]; bytes.Equal(sh.dict.term(lid), t) {
+					if at != nil {
+						at(w, lid)
+					}
 					heads[w]++
 				}
 			}
 		}
+	}
+	nTerms, nBytes := 0, 0
+	for t := least(); t != nil; t = least() {
+		nTerms++
+		nBytes += len(t)
+		advance(t, nil)
+	}
+	clear(heads)
+	ranks := make([][]uint32, len(workers))
+	for w, sh := range workers {
+		ranks[w] = make([]uint32, sh.dict.len())
+	}
+	all := make([]byte, 0, nBytes)
+	ends := make([]uint32, 0, nTerms)
+	counts := make([]uint32, 0, nTerms) // postings per rank
+	for t := least(); t != nil; t = least() {
+		r := uint32(len(ends))
+		all = append(all, t...)
+		ends = append(ends, uint32(len(all)))
+		var c uint32
+		advance(t, func(w int, lid int32) {
+			ranks[w][lid] = r
+			c += workers[w].df[lid]
+		})
 		counts = append(counts, c)
 	}
 	orders = nil
-	ix.terms = binx.NewStringsBytes(all, ends)
+	ix.terms = binx.StringsOwning(all, ends)
 	all, ends = nil, nil
 	for _, sh := range workers {
 		sh.dict = nil
