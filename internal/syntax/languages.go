@@ -60,9 +60,9 @@ func (g *grammar) init() {
 var grammars = map[string]*grammar{
 	"go":         {load: tsgo.Language, extract: extractGo},
 	"rust":       {load: tsrust.Language, extract: extractRust, bodies: rustBodies, bodyIdents: rustBodyIdents},
-	"typescript": {load: tsts.LanguageTypescript, extract: extractJS},
-	"tsx":        {load: tsts.LanguageTSX, extract: extractJS},
-	"javascript": {load: tsjs.Language, extract: extractJS},
+	"typescript": {load: tsts.LanguageTypescript, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsBodyIdents},
+	"tsx":        {load: tsts.LanguageTSX, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsBodyIdents},
+	"javascript": {load: tsjs.Language, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsBodyIdents},
 	"python":     {load: tspython.Language, extract: extractPython, bodies: pythonBodies, bodyIdents: pyBodyIdents},
 	"java":       {load: tsjava.Language, extract: extractJava},
 	"c":          {load: tsc.Language, extract: extractC},

@@ -27,7 +27,7 @@ var bigParses = semaphore.NewWeighted(bigInFlight)
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
-const Version = "5"
+const Version = "6"
 
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.
