@@ -1,5 +1,7 @@
 package syntax
 
+import "bytes"
+
 // Minified JavaScript (a bundle: webpack's, esbuild's, a vendored .min.js)
 // is one to a few hundred lines of up to hundreds of KB, and tree-sitter
 // builds a node for every token of it: hugo's renderkatex.bundle.js, 305
@@ -33,13 +35,7 @@ func jsMinified(src []byte) bool {
 	if len(src) < minifiedSize {
 		return false
 	}
-	lines := 1
-	for _, c := range src {
-		if c == '\n' {
-			lines++
-		}
-	}
-	return len(src)/lines >= minifiedMeanLine
+	return len(src)/(1+bytes.Count(src, []byte{'\n'})) >= minifiedMeanLine
 }
 
 // jsTok is a token kind of jsLexer.
