@@ -174,7 +174,7 @@ func (l *jsLexer) scan() (jsTok, int, int) {
 		case jsIdentStart(c):
 			s := l.i
 			for l.i < end && jsIdentPart(src[l.i]) {
-				if src[l.i] == '\\' && l.i+1 < end { // \uXXXX in a name
+				if src[l.i] == '\\' && l.i+1 < end && src[l.i+1] != '\n' && src[l.i+1] != '\r' { // \uXXXX in a name
 					l.i++
 				}
 				l.i++
@@ -210,8 +210,11 @@ func (l *jsLexer) quoted(q byte) bool {
 		case q:
 			l.i++
 			return true
-		case '\\':
-			if l.i+1 < end && src[l.i+1] == '\n' { // a line continuation
+		case '\\': // an escape; a line continuation (\ LF, \ CR LF) goes on
+			if l.i+2 < end && src[l.i+1] == '\r' && src[l.i+2] == '\n' {
+				l.i++
+			}
+			if l.i+1 < end && src[l.i+1] == '\n' {
 				l.newline(l.i + 1)
 			}
 			l.i++
@@ -258,6 +261,9 @@ func (l *jsLexer) regex() bool {
 	for l.i++; l.i < end; l.i++ {
 		switch src[l.i] {
 		case '\\':
+			if l.i+1 < end && (src[l.i+1] == '\n' || src[l.i+1] == '\r') {
+				return false // a regular expression ends on its line
+			}
 			l.i++
 		case '\n':
 			return false

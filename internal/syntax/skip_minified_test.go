@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -135,6 +136,10 @@ func FuzzJSMinifiedBodies(f *testing.F) {
 	f.Add([]byte("var r=/\\{/;function f(){return `a${ {b:1} }`}"))
 	f.Add([]byte("a/b/c;x=/[/]/g;`${`${`x`}`}`"))
 	f.Add([]byte("import{a}from'b';export{c};if(x){y}"))
+	const fn = "function f(){return alpha+beta+gamma+delta+epsilon+zeta+eta+theta+iota}"
+	f.Add([]byte("var a\\\nb=1;" + fn))    // a backslash at a line's end in code
+	f.Add([]byte("s='a\\\r\nb';" + fn))    // a CRLF line continuation in a string
+	f.Add([]byte("x=/a\\\n/;y=1;\n" + fn)) // a regex cut by its line's end
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Padded to the minified size with a comment on one line, so the
 		// lexer runs unless b has over ~130 lines.
@@ -146,6 +151,13 @@ func FuzzJSMinifiedBodies(f *testing.F) {
 				t.Fatalf("bad span %+v (last %d, len %d)", sp, last, len(src))
 			}
 			last = int(sp.close)
+			for _, at := range [][3]uint32{{sp.open, sp.openRow, sp.openCol}, {sp.close, sp.closeRow, sp.closeCol}} {
+				before := src[:at[0]]
+				row, col := uint32(bytes.Count(before, []byte{'\n'})), at[0]-uint32(bytes.LastIndexByte(before, '\n')+1)
+				if at[1] != row || at[2] != col {
+					t.Fatalf("span %+v: brace at %d is on row %d col %d", sp, at[0], row, col)
+				}
+			}
 			jsBodyIdents(src, sp, func([]byte) bool { return true })
 		}
 	})
