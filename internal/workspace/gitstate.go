@@ -119,18 +119,12 @@ type GitProbe struct {
 	// saved is the saved index's git state when its stamp is this one:
 	// the commands then start only when the first scan finds a file that
 	// is not the saved one (start), or at its end (answer).
-	saved *SavedGit
-	// excluded is the answer of git status for the saved excluded paths
-	// (saved.Excluded), started with the probe so that it does not run
-	// after the scan; reuseSaved takes it when the scan excluded the same.
-	excluded     <-chan excludedStatus
-	excludedOnce sync.Once
-	excludedAns  excludedStatus
-	started      sync.Once
-	ch           <-chan *GitInfo
-	starting     atomic.Bool
-	once         sync.Once
-	info         *GitInfo
+	saved    *SavedGit
+	started  sync.Once
+	ch       <-chan *GitInfo
+	starting atomic.Bool
+	once     sync.Once
+	info     *GitInfo
 }
 
 // start starts the commands (once).
@@ -309,18 +303,23 @@ func (p *GitProbe) reuseSaved(ctx context.Context, s *Snapshot) (*GitInfo, bool)
 		status = append(status, sp)
 	}
 	if len(excluded) > 0 {
-		var st excludedStatus
-		if p.excluded != nil && slices.Equal(excluded, p.saved.Excluded) {
-			p.excludedOnce.Do(func() { p.excludedAns = <-p.excluded })
-			st = p.excludedAns
-		} else {
-			st = p.statusOf(ctx, excluded)
-		}
-		if st.err != nil {
-			p.log.Debug("workspace: git status of the excluded paths failed", "err", st.err, "out", st.out)
+		repo, err := gitx.Open(p.root)
+		if err != nil {
 			return nil, false
 		}
-		paths, ok := statusPaths(st.out)
+		defer repo.Close()
+		ctx, cancel := context.WithTimeout(ctx, defaultGitTimeout)
+		defer cancel()
+		args := append(make([]string, 0, 4+len(excluded)), "status", "--porcelain", "--untracked-files=normal", "--")
+		for _, e := range excluded {
+			args = append(args, ":(literal)"+e)
+		}
+		out, err := repo.Run(ctx, args...)
+		if err != nil {
+			p.log.Debug("workspace: git status of the excluded paths failed", "err", err, "out", out)
+			return nil, false
+		}
+		paths, ok := statusPaths(out)
 		if !ok {
 			return nil, false
 		}
@@ -335,31 +334,6 @@ func (p *GitProbe) reuseSaved(ctx context.Context, s *Snapshot) (*GitInfo, bool)
 		return nil, false
 	}
 	return &GitInfo{Branch: p.saved.Branch, Head: p.saved.Head, Dirty: len(status), status: status, statusOK: true}, true
-}
-
-// excludedStatus is git status's output for some paths, or its error.
-type excludedStatus struct {
-	out string
-	err error
-}
-
-// statusOf runs `git status --porcelain` for the paths (literal
-// pathspecs) through gitx's hardened invocation, bounded by
-// defaultGitTimeout.
-func (p *GitProbe) statusOf(ctx context.Context, paths []string) excludedStatus {
-	repo, err := gitx.Open(p.root)
-	if err != nil {
-		return excludedStatus{err: err}
-	}
-	defer repo.Close()
-	ctx, cancel := context.WithTimeout(ctx, defaultGitTimeout)
-	defer cancel()
-	args := append(make([]string, 0, 4+len(paths)), "status", "--porcelain", "--untracked-files=normal", "--")
-	for _, e := range paths {
-		args = append(args, ":(literal)"+e)
-	}
-	out, err := repo.Run(ctx, args...)
-	return excludedStatus{out: out, err: err}
 }
 
 // StartGit takes the git stamp of root (absolute, symbolic links
@@ -383,11 +357,6 @@ func StartGit(ctx context.Context, root string, saved *SavedGit, log *slog.Logge
 		// A submodule's state (its own commits) has no stamp here.
 		if _, err := os.Lstat(filepath.Join(root, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
 			p.saved = saved
-			if len(saved.Excluded) > 0 {
-				ch := make(chan excludedStatus, 1)
-				p.excluded = ch
-				go func() { ch <- p.statusOf(ctx, saved.Excluded) }()
-			}
 			return p
 		}
 	}
