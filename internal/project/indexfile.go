@@ -51,9 +51,8 @@ const (
 	// 2: inode change time in the stamps; 3: the graph's edges; 4: the
 	// main part's length, the retrieval part read on its own; 5: whether
 	// the file is a symbolic link; 6: the stamps first, then the parse
-	// results (each one's length with its stamp), then the graph; 7: the
-	// git state after the skipped files (workspace.SavedGit).
-	indexFormat   uint32 = 7
+	// results (each one's length with its stamp), then the graph.
+	indexFormat   uint32 = 6
 	headerLen            = len(indexMagic) + 4 + 8 + 4
 	mainLenLen           = 8 // the payload's first field
 	indexFileName        = "index.bin"
@@ -114,9 +113,7 @@ type savedIndex struct {
 	savedAt      time.Time
 	files        map[string]*workspace.File
 	skipped      map[string]workspace.SkippedFile
-	// git is the git state the files were saved under, nil when none.
-	git       *workspace.SavedGit
-	retrieval []byte // retrieve.AppendSaved's bytes, nil when not saved
+	retrieval    []byte // retrieve.AppendSaved's bytes, nil when not saved
 	// writeRetrieval, when set (a save), writes the retrieval part
 	// (retrieve.Index.WriteSaved) instead of retrieval.
 	writeRetrieval func(io.Writer) (int64, error)
@@ -280,20 +277,6 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 		stamps = binx.AppendInt(stamps, e.ModTime.UnixNano())
 		stamps = binx.AppendUint(stamps, e.Inode)
 		stamps = binx.AppendInt(stamps, e.CTime)
-	}
-	stamps = binx.AppendBool(stamps, ix.git != nil)
-	if g := ix.git; g != nil {
-		stamps = ref(stamps, g.Stamp)
-		stamps = ref(stamps, g.Branch)
-		stamps = ref(stamps, g.Head)
-		stamps = binx.AppendUint(stamps, uint64(len(g.Status)))
-		for _, p := range g.Status {
-			stamps = ref(stamps, p)
-		}
-		stamps = binx.AppendUint(stamps, uint64(len(g.Excluded)))
-		for _, p := range g.Excluded {
-			stamps = ref(stamps, p)
-		}
 	}
 	stamps = binx.AppendUint(stamps, uint64(bodyLen))
 	if g := ix.graph; g != nil {
@@ -521,21 +504,6 @@ func decodeParts(head, main, retr []byte, engine, root string, m *mappedIndex, e
 	for range nSkipped {
 		p := ref()
 		ix.skipped[p] = workspace.SkippedFile{Binary: r.Bool(), Size: r.Int(), ModTime: time.Unix(0, r.Int()), Inode: r.Uint(), CTime: r.Int()}
-	}
-	if r.Bool() {
-		g := &workspace.SavedGit{Stamp: ref(), Branch: ref(), Head: ref()}
-		g.Status = make([]string, r.Count(1))
-		for i := range g.Status {
-			g.Status[i] = ref()
-		}
-		g.Excluded = make([]string, r.Count(1))
-		for i := range g.Excluded {
-			g.Excluded[i] = ref()
-		}
-		if r.Err() == nil && g.Stamp == "" {
-			r.Fail(errors.New("bad git state"))
-		}
-		ix.git = g
 	}
 	if n := r.Uint(); r.Err() == nil && (n != total || n > uint64(r.Len())) {
 		r.Fail(errors.New("parse results' length"))

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -272,22 +271,13 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 	if graphRestored != nil {
 		graphOK = <-graphRestored
 	}
-	if same && restored && graphOK && len(snap.SkippedFiles()) == len(saved.skipped) && sameGit(saved.git, snap.SavedGit()) {
+	if same && restored && graphOK && len(snap.SkippedFiles()) == len(saved.skipped) {
 		p.saver.writeMu.Lock()
 		p.saver.lastSnap, p.saver.lastRetrieval, p.saver.lastGraph = snap, true, true
 		p.saver.writeMu.Unlock()
 	}
 	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "parsed", parsed,
 		"retrieval", restored, "graph", graphOK, "elapsedMs", time.Since(start).Milliseconds())
-}
-
-// sameGit reports whether two saved git states are equal (both nil
-// included): a reopen whose git state is not the saved one saves again.
-func sameGit(a, b *workspace.SavedGit) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Stamp == b.Stamp && a.Branch == b.Branch && a.Head == b.Head && slices.Equal(a.Status, b.Status) && slices.Equal(a.Excluded, b.Excluded)
 }
 
 // saveSoon schedules a save of the index after an update (no-op without
@@ -378,7 +368,7 @@ func (p *Project) SaveIndex() error {
 	start := time.Now()
 	ix := &savedIndex{
 		engine: s.engine, root: p.Root(), savedAt: start,
-		files: make(map[string]*workspace.File, snap.Len()), skipped: snap.SkippedFiles(), git: snap.SavedGit(),
+		files: make(map[string]*workspace.File, snap.Len()), skipped: snap.SkippedFiles(),
 		strings: s.strings, bodyBytes: s.bodyBytes,
 	}
 	paths := snap.Files()

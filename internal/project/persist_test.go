@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -922,88 +921,5 @@ func TestSaveResultsChangedBetweenPasses(t *testing.T) {
 	}
 	if err := m.writeTo(io.Discard); err == nil {
 		t.Fatal("writeTo after a parse result changed: no error")
-	}
-}
-
-// TestReopenKeepsGitState: the git state of a reopen that runs none of
-// git's three commands (the saved one, with git asked about the excluded
-// paths alone) is the one a cold open reads, also after a tracked file
-// changed inside an excluded folder while the runtime was down; the saved
-// index keeps the state the reopen saw.
-func TestReopenKeepsGitState(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	root := copyTree(t, fixtures[0])
-	if err := os.MkdirAll(filepath.Join(root, "node_modules", "m"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "node_modules", "m", "index.js"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"add", "-f", "."}, {"commit", "-q", "-m", "init"}} {
-		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	// An untracked file, made old so its stamp is not ambiguous.
-	untracked := filepath.Join(root, "untracked.txt")
-	if err := os.WriteFile(untracked, []byte("u"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(untracked, old, old); err != nil {
-		t.Fatal(err)
-	}
-	gitOf := func(o *opened) workspace.GitInfo {
-		t.Helper()
-		g := o.p.Summary().Project.Git
-		if g == nil {
-			t.Fatal("git = nil")
-		}
-		return *g
-	}
-	coldGit := func() workspace.GitInfo {
-		t.Helper()
-		o := open(t, root, "")
-		defer o.p.Close()
-		return gitOf(o)
-	}
-	same := func(a, b workspace.GitInfo) bool {
-		return a.Branch == b.Branch && a.Head == b.Head && a.Dirty == b.Dirty
-	}
-	data := t.TempDir()
-	first := open(t, root, data)
-	saveAndClose(t, first)
-	want := coldGit()
-	if want.Dirty != 1 || want.Branch != "trunk" {
-		t.Fatalf("cold git = %+v, want trunk with 1 dirty", want)
-	}
-	second := open(t, root, data)
-	if got := gitOf(second); !same(got, want) {
-		t.Errorf("reopen git = %+v, want %+v", got, want)
-	}
-	if err := second.p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ix := loadSaved(IndexPath(data, first.p.Root()), engineKey(true), first.p.Root(), false, slog.New(slog.DiscardHandler))
-	if ix == nil || ix.git == nil || ix.git.Branch != "trunk" || !slices.Equal(ix.git.Status, []string{"untracked.txt"}) || !slices.Equal(ix.git.Excluded, []string{"node_modules"}) {
-		t.Fatalf("saved git state = %+v", ix.git)
-	}
-	ix.waitResults()
-	// A tracked file inside the excluded node_modules changes while the
-	// runtime is down: no stamp of the index sees it, git does.
-	if err := os.WriteFile(filepath.Join(root, "node_modules", "m", "index.js"), []byte("y"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want = coldGit()
-	if want.Dirty != 2 {
-		t.Fatalf("cold git = %+v, want 2 dirty", want)
-	}
-	third := open(t, root, data)
-	defer third.p.Close()
-	if got := gitOf(third); !same(got, want) {
-		t.Errorf("reopen after a change in an excluded folder: git = %+v, want %+v", got, want)
 	}
 }

@@ -128,19 +128,14 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 			if fi, err := os.Lstat(sv.path); err == nil && fi.Mode().IsRegular() {
 				hugeHeap(3 * fi.Size())
 			}
+			// git's commands run beside the saved index's load and the
+			// scan (the scan would start them only after the load).
+			wo.Git = workspace.StartGit(ctx, resolved, o.Logger)
 			removeStaleTemps(sv.path)
 			saved = loadSaved(sv.path, sv.engine, resolved, o.protectReleased, o.Logger)
-			var savedGit *workspace.SavedGit
 			if saved != nil {
 				sv.strings, sv.bodyBytes, sv.retrievalBytes = saved.strings, saved.bodyBytes, len(saved.retrieval)
-				savedGit = saved.git
 			}
-			// git's commands run beside the rest of the saved index's load
-			// and the scan (the scan would start them only after the
-			// load); under the saved git state's stamp, only once the scan
-			// finds a changed file, or never when it finds none
-			// (workspace.StartGit).
-			wo.Git = workspace.StartGit(ctx, resolved, savedGit, o.Logger)
 		}
 	}
 	// The heap limit follows the bytes indexed: the saved ones at once,

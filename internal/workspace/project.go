@@ -51,13 +51,6 @@ type GitInfo struct {
 	Branch string `json:"branch"`
 	Head   string `json:"head"`
 	Dirty  int    `json:"dirty"`
-	// status are the paths of `git status --porcelain`'s lines (Dirty
-	// of them; a collapsed untracked folder ends with "/"), kept for a
-	// saved index (Snapshot.SavedGit); statusOK is false when a line
-	// could not be read as one plain path (quoted, a rename) or there
-	// were too many to keep.
-	status   []string
-	statusOK bool
 }
 
 // manifestKinds maps a manifest base name to the kinds it implies.
@@ -505,7 +498,6 @@ func startGitCommands(ctx context.Context, root string, timeout time.Duration, l
 			ch <- nil
 			return
 		}
-		info.status, info.statusOK = statusPaths(out)
 		for _, line := range strings.Split(out, "\n") {
 			if line != "" {
 				info.Dirty++

@@ -114,7 +114,6 @@ type scanner struct {
 	start  time.Time
 	old    *Snapshot // entries to reuse when size and mtime match; nil to read all
 	saved  *Saved    // entries of a saved index, reused after the stamp check
-	git    *pendingGit
 
 	rules   *rules
 	files   map[string]*File
@@ -162,7 +161,6 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 	}
 	git := w.startGitUnlessStamped(ctx, old)
 	sc := newScanner(ctx, w, old, r)
-	sc.git = git
 	if old == nil {
 		sc.saved = w.opts.Saved
 	}
@@ -701,7 +699,6 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		if r, ok := sc.reuseSaved(j, size, mtime, ino, ctime); ok {
 			return r
 		}
-		sc.git.changed() // git's answer will be needed: start it now
 	}
 	if sc.old != nil {
 		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) && f.CTime == ctime && f.Link == link {

@@ -632,7 +632,7 @@ func TestGitInfo(t *testing.T) {
 		}
 		return s.Project.Git, w.gitRuns.Load() - before
 	}
-	if g2, runs := refresh("unchanged"); runs != 0 || g2 != g {
+	if g2, runs := refresh("unchanged"); runs != 0 || *g2 != *g {
 		t.Errorf("unchanged refresh: git = %+v after %d runs, want %+v without running git", g2, runs, g)
 	}
 	write(t, root, map[string]string{"c.go": "package c"})
@@ -695,7 +695,7 @@ func TestGitProbe(t *testing.T) {
 	a := repo("trunk", map[string]string{"b.go": "package b"})
 	b := repo("topic", map[string]string{"c.go": "package c", "d.go": "package d"})
 	ctx := context.Background()
-	pa, pb := StartGit(ctx, a, nil, nil), StartGit(ctx, b, nil, nil)
+	pa, pb := StartGit(ctx, a, nil), StartGit(ctx, b, nil)
 	before := pa.result()
 	if before == nil || before.Branch != "trunk" || before.Dirty != 1 {
 		t.Fatalf("probe of a = %+v, want trunk with 1 dirty", before)
@@ -705,7 +705,7 @@ func TestGitProbe(t *testing.T) {
 	write(t, a, map[string]string{"e.go": "package e"})
 	for i := range 2 {
 		w := open(t, a, &Options{Git: pa})
-		if g := w.Summary().Project.Git; g == nil || g != before {
+		if g := w.Summary().Project.Git; g == nil || *g != *before {
 			t.Errorf("open %d with the probe: git = %+v, want the probe's %+v", i, g, before)
 		}
 		if n := w.gitRuns.Load(); n != 1 {
@@ -1140,190 +1140,5 @@ func TestParseSourceGetsWholeFiles(t *testing.T) {
 	}
 	if v, _ := got.Load("f1.txt"); v != "changed content" {
 		t.Errorf("after refresh the parser got %q", v)
-	}
-}
-
-// TestGitSavedReuse: a reopen under the saved git state's stamp that finds
-// every file as saved runs none of git's three commands and answers as git
-// would, asking git only about the excluded paths (a tracked file changed
-// under node_modules counts); a changed file, a commit, or a saved
-// collapsed untracked folder holding an excluded path run git as before.
-func TestGitSavedReuse(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	write(t, root, map[string]string{"a.go": "package a", "b.go": "package b", "node_modules/m/index.js": "x", "bin.dat": "\x00\x01"})
-	run("init", "-q", "-b", "trunk")
-	run("add", "-f", ".")
-	run("commit", "-q", "-m", "init")
-	write(t, root, map[string]string{"a.go": "package a // x", "c.go": "package c"})
-	// Files written within AmbiguousWindow are hashed, and a binary one
-	// is not offered to a saved index: age them all.
-	old := time.Now().Add(-time.Hour)
-	age := func(rels ...string) {
-		t.Helper()
-		for _, rel := range rels {
-			if err := os.Chtimes(filepath.Join(root, rel), old, old); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	age("a.go", "b.go", "c.go", "node_modules/m/index.js", "bin.dat")
-	ctx := context.Background()
-	// truth is git's own answer now, its status paths sorted.
-	truth := func() *GitInfo {
-		t.Helper()
-		g := StartGit(ctx, root, nil, nil).result()
-		if g == nil || !g.statusOK {
-			t.Fatalf("git = %+v", g)
-		}
-		slices.Sort(g.status)
-		return g
-	}
-	// reopen opens root with the saved entries and git state of s.
-	reopen := func(s *Snapshot) (*Workspace, *GitProbe) {
-		t.Helper()
-		sg := s.SavedGit()
-		if sg == nil {
-			t.Fatal("no saved git state")
-		}
-		p := StartGit(ctx, root, sg, nil)
-		return open(t, root, &Options{Git: p, Saved: &Saved{Files: s.files, Skipped: s.SkippedFiles()}}), p
-	}
-	check := func(what string, w *Workspace, p *GitProbe, wantRun bool) {
-		t.Helper()
-		g, want := w.Summary().Project.Git, truth()
-		if g == nil {
-			t.Fatalf("%s: git = nil", what)
-		}
-		got := slices.Sorted(slices.Values(g.status))
-		if g.Branch != want.Branch || g.Head != want.Head || g.Dirty != want.Dirty || !slices.Equal(got, want.status) || !g.statusOK {
-			t.Errorf("%s: git = %+v %q, want %+v %q", what, g, got, want, want.status)
-		}
-		if ran := p.starting.Load(); ran != wantRun {
-			t.Errorf("%s: git's commands ran = %v, want %v", what, ran, wantRun)
-		}
-	}
-	w := open(t, root, nil)
-	s := w.Snapshot()
-
-	w2, p := reopen(s)
-	check("unchanged", w2, p, false)
-	// A tracked file inside an excluded folder: no stamp of the index
-	// sees it; git is asked about node_modules alone.
-	write(t, root, map[string]string{"node_modules/m/index.js": "y"})
-	age("node_modules/m/index.js")
-	w3, p := reopen(s)
-	check("excluded file changed", w3, p, false)
-	if got := w3.Summary().Project.Git.Dirty; got != s.summary.Project.Git.Dirty+1 {
-		t.Errorf("excluded file changed: dirty %d, want %d", got, s.summary.Project.Git.Dirty+1)
-	}
-	// A saved state reused by a reopen reads the same at the next one.
-	w4, p := reopen(w3.Snapshot())
-	check("reopen of a reopen", w4, p, false)
-
-	// A changed indexed file: git runs (started by the scan).
-	write(t, root, map[string]string{"b.go": "package b // changed"})
-	age("b.go")
-	w5, p := reopen(w4.Snapshot())
-	check("indexed file changed", w5, p, true)
-	// A deleted file: git runs at the scan's end.
-	s5 := w5.Snapshot()
-	if err := os.Remove(filepath.Join(root, "c.go")); err != nil {
-		t.Fatal(err)
-	}
-	w6, p := reopen(s5)
-	check("file deleted", w6, p, true)
-	// A commit changes the stamp: git runs at once.
-	s6 := w6.Snapshot()
-	run("add", "a.go")
-	run("commit", "-q", "-m", "a")
-	w7, p := reopen(s6)
-	check("commit", w7, p, true)
-	// A new untracked folder holding an excluded one is one collapsed
-	// line ("?? new/") the excluded paths' status would count again.
-	write(t, root, map[string]string{"new/x.go": "package x", "new/node_modules/y.js": "y"})
-	age("new/x.go", "new/node_modules/y.js")
-	w8 := open(t, root, nil)
-	if st := w8.Summary().Project.Git.status; !slices.Contains(st, "new/") {
-		t.Fatalf("status %q has no collapsed new/", st)
-	}
-	w9, p := reopen(w8.Snapshot())
-	check("collapsed untracked folder over an excluded one", w9, p, true)
-	// The stamp covers the repository's config.
-	s9 := w9.Snapshot()
-	run("config", "status.showUntrackedFiles", "no")
-	w10, p := reopen(s9)
-	check("config changed", w10, p, true)
-}
-
-func TestStatusPaths(t *testing.T) {
-	for _, c := range []struct {
-		out  string
-		want []string
-		ok   bool
-	}{
-		{"", nil, true},
-		{" M a.go\n?? new/\nA  b c.go\n", []string{"a.go", "new/", "b c.go"}, true},
-		{"R  a.go -> b.go\n", nil, false},
-		{"?? \"t\\303\\251.go\"\n", nil, false},
-		{"XX\n", nil, false},
-	} {
-		got, ok := statusPaths(c.out)
-		if ok != c.ok || !slices.Equal(got, c.want) {
-			t.Errorf("statusPaths(%q) = %q, %v; want %q, %v", c.out, got, ok, c.want, c.ok)
-		}
-	}
-	if !under("node_modules/m/x.js", []string{"node_modules"}) || under("node_modules2/x", []string{"node_modules"}) || !under("a/b/", []string{"a/b"}) {
-		t.Error("under")
-	}
-}
-
-// TestGitSavedNotReused: a snapshot with more excluded paths than git is
-// asked about keeps no saved git state, and a repository with submodules
-// starts git at once under a saved state whose stamp holds.
-func TestGitSavedNotReused(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{"a.go": "package a"}
-	for i := range maxStatusPathspecs + 1 {
-		files[fmt.Sprintf("x%03d.skip", i)] = "x"
-	}
-	write(t, root, files)
-	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	ctx := context.Background()
-	s := open(t, root, &Options{Exclude: []string{"*.skip"}}).Snapshot()
-	if g := s.SavedGit(); g != nil {
-		t.Errorf("%d excluded paths: saved git state %+v, want none", len(excludedPaths(s)), g)
-	}
-	s = open(t, root, nil).Snapshot()
-	g := s.SavedGit()
-	if g == nil {
-		t.Fatal("no saved git state")
-	}
-	if p := StartGit(ctx, root, g, nil); p.starting.Load() || p.saved == nil {
-		t.Error("a saved state under the same stamp: git started at once")
-	}
-	write(t, root, map[string]string{".gitmodules": ""})
-	if p := StartGit(ctx, root, g, nil); !p.starting.Load() || p.saved != nil {
-		t.Error("with .gitmodules: git not started at once")
 	}
 }
