@@ -52,7 +52,7 @@ const (
 	// main part's length, the retrieval part read on its own; 5: whether
 	// the file is a symbolic link; 6: the stamps first, then the parse
 	// results (each one's length with its stamp), then the graph.
-	indexFormat   uint32 = 6
+	indexFormat   uint32 = 7
 	headerLen            = len(indexMagic) + 4 + 8 + 4
 	mainLenLen           = 8 // the payload's first field
 	indexFileName        = "index.bin"
@@ -138,6 +138,51 @@ type savedIndex struct {
 	release func([]byte) int
 	// names interns the string table's refs (decodeResults).
 	names *savedNames
+	// git is the git state the files were saved under (nil: none; git
+	// runs at the reopen, as on a cold open).
+	git *workspace.SavedGit
+}
+
+// appendSavedGit appends g (nil: none): its stamp, git's answer and the
+// other skipped paths, sorted.
+func appendSavedGit(b []byte, g *workspace.SavedGit) []byte {
+	b = binx.AppendBool(b, g != nil)
+	if g == nil {
+		return b
+	}
+	b = binx.AppendString(b, g.Stamp)
+	b = binx.AppendString(b, g.Info.Branch)
+	b = binx.AppendString(b, g.Info.Head)
+	b = binx.AppendUint(b, uint64(max(g.Info.Dirty, 0)))
+	b = binx.AppendUint(b, uint64(len(g.Others)))
+	for _, p := range sortedKeys(g.Others) {
+		b = binx.AppendString(b, p)
+		b = binx.AppendUint(b, uint64(g.Others[p]))
+	}
+	return b
+}
+
+// readSavedGit reads what appendSavedGit wrote; a malformed entry fails r.
+func readSavedGit(r *binx.Reader) *workspace.SavedGit {
+	if !r.Bool() {
+		return nil
+	}
+	g := &workspace.SavedGit{Stamp: r.String()}
+	g.Info.Branch, g.Info.Head = r.String(), r.String()
+	g.Info.Dirty = int(r.Max(1 << 31))
+	n := r.Count(2)
+	g.Others = make(map[string]uint8, n)
+	for range n {
+		p, reason := r.String(), r.Max(255)
+		if r.Err() != nil {
+			return nil
+		}
+		g.Others[p] = uint8(reason)
+	}
+	if r.Err() != nil || g.Stamp == "" || len(g.Others) != n {
+		return nil
+	}
+	return g
 }
 
 // encodeIndex returns the file's bytes (with ix.retrieval as the
@@ -309,6 +354,7 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 	prefix = binx.AppendString(prefix, ix.engine)
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
+	prefix = appendSavedGit(prefix, ix.git)
 	table := binx.StringsLen(strs.List())
 	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+table+len(stamps)+bodyLen+len(tail)))
 	return &mainPart{ix: ix, paths: paths, strs: strs, prefix: prefix, stamps: stamps, tail: tail, bodyLen: bodyLen, tableLen: table}
@@ -464,6 +510,7 @@ func decodeParts(head, main, retr []byte, engine, root string, m *mappedIndex, e
 		early(ix)
 	}
 	ix.savedAt = time.Unix(0, r.Int())
+	ix.git = readSavedGit(r)
 	strs := r.ReadStrings()
 	ix.strings = strs.Len()
 	ref := func() string { return r.Ref(strs) }

@@ -271,7 +271,13 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 	if graphRestored != nil {
 		graphOK = <-graphRestored
 	}
-	if same && restored && graphOK && len(snap.SkippedFiles()) == len(saved.skipped) {
+	// The saved git state too: one that no longer holds (a commit, a
+	// checkout) is saved again, so the next reopen need not run git.
+	sameGit := saved.git != nil
+	if g := snap.SavedGit(); g == nil || !sameGit || g.Stamp != saved.git.Stamp || g.Info != saved.git.Info {
+		sameGit = false
+	}
+	if same && restored && graphOK && sameGit && len(snap.SkippedFiles()) == len(saved.skipped) {
 		p.saver.writeMu.Lock()
 		p.saver.lastSnap, p.saver.lastRetrieval, p.saver.lastGraph = snap, true, true
 		p.saver.writeMu.Unlock()
@@ -379,6 +385,7 @@ func (p *Project) SaveIndex() error {
 	if g != nil {
 		ix.graph = g.Saved()
 	}
+	ix.git = snap.SavedGit()
 	if rix != nil {
 		ix.writeRetrieval = rix.WriteSaved
 	}

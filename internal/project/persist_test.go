@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -569,6 +570,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		ix.files[rel] = f
 	}
 	ix.retrieval = []byte{1, 2, 3}
+	ix.git = &workspace.SavedGit{Stamp: "HEAD 1 2\n", Info: workspace.GitInfo{Branch: "trunk", Head: "abc1234", Dirty: 3},
+		Others: map[string]uint8{"node_modules": 2, "x/.env": 1}}
 	ix.graph = p.Graph().Saved()
 	if ix.graph.Len() == 0 {
 		t.Fatalf("fixture graph is empty: %+v", ix.graph)
@@ -578,7 +581,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got.files, ix.files) || !reflect.DeepEqual(got.skipped, ix.skipped) ||
-		!bytes.Equal(got.retrieval, ix.retrieval) || !got.savedAt.Equal(ix.savedAt) ||
+		!bytes.Equal(got.retrieval, ix.retrieval) || !got.savedAt.Equal(ix.savedAt) || !reflect.DeepEqual(got.git, ix.git) ||
 		got.graph.Nodes != ix.graph.Nodes || got.graph.Unresolved != ix.graph.Unresolved || !reflect.DeepEqual(got.graph, ix.graph) {
 		t.Fatal("round trip differs")
 	}
@@ -756,7 +759,8 @@ func FuzzDecodeIndex(f *testing.F) {
 	ix := &savedIndex{engine: "e", root: "/r", files: map[string]*workspace.File{
 		"a.go": {Path: "a.go", Language: "go", Size: 10, ModTime: time.Unix(5, 0), Inode: 7, CTime: 11, Hashed: true, Hash: 9},
 	}, skipped: map[string]workspace.SkippedFile{"b.bin": {Binary: true, Size: 3, CTime: 4}},
-		graph: g}
+		graph: g, git: &workspace.SavedGit{Stamp: "s", Info: workspace.GitInfo{Branch: "b", Head: "h", Dirty: 1},
+			Others: map[string]uint8{"node_modules": 2}}}
 	file := encodeIndex(ix, []string{"a.go"})
 	f.Add(file)
 	f.Add(file[headerLen:])
@@ -921,5 +925,75 @@ func TestSaveResultsChangedBetweenPasses(t *testing.T) {
 	}
 	if err := m.writeTo(io.Discard); err == nil {
 		t.Fatal("writeTo after a parse result changed: no error")
+	}
+}
+
+// TestReopenKeepsGitState: the saved index keeps the git state its files
+// were saved under; an unchanged reopen reports it without running git,
+// and a reopen after a tracked file changed while the runtime was down
+// reports what git says now (as a cold open does).
+func TestReopenKeepsGitState(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root := copyTree(t, "../graph/testdata/go")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "trunk")
+	git("add", ".")
+	git("commit", "-q", "-m", "init")
+	if err := os.WriteFile(filepath.Join(root, "new.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	coldGit := func() workspace.GitInfo {
+		t.Helper()
+		g := open(t, root, "").p.Summary().Project.Git
+		if g == nil {
+			t.Fatal("no git state")
+		}
+		return *g
+	}
+	want := coldGit()
+	if want.Dirty != 1 {
+		t.Fatalf("cold git = %+v, want 1 dirty", want)
+	}
+	_, saved := savedIndexOf(t, root, data)
+	if saved.git == nil || saved.git.Info != want {
+		t.Fatalf("saved git state = %+v, want %+v", saved.git, want)
+	}
+	var files []string
+	t.Run("unchanged", func(t *testing.T) {
+		// No git to run: the state must come from the saved index.
+		t.Setenv("PATH", t.TempDir())
+		reopened := open(t, root, data).p
+		if g := reopened.Summary().Project.Git; g == nil || *g != want {
+			t.Errorf("unchanged reopen: git = %+v, want %+v", g, want)
+		}
+		files = reopened.Snapshot().Files()
+		reopened.Close()
+	})
+	// A tracked file changed while no runtime ran.
+	var tracked string
+	for _, rel := range files {
+		if rel != "new.go" && strings.HasSuffix(rel, ".go") {
+			tracked = rel
+			break
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, tracked), []byte("package main // changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want = coldGit()
+	if want.Dirty != 2 {
+		t.Fatalf("cold git after the change = %+v, want 2 dirty", want)
+	}
+	if g := open(t, root, data).p.Summary().Project.Git; g == nil || *g != want {
+		t.Errorf("reopen after a change: git = %+v, want %+v", g, want)
 	}
 }

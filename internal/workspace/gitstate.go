@@ -61,6 +61,14 @@ func gitStampOf(root string) string {
 	return b.String()
 }
 
+// hasSubmodules reports whether root has a .gitmodules entry: a
+// submodule's commits move no file of the stamp (they live under
+// .git/modules), so its git state is never taken from a saved one.
+func hasSubmodules(root string) bool {
+	_, err := os.Lstat(filepath.Join(root, ".gitmodules"))
+	return err == nil
+}
+
 // sameEntries reports whether s saw exactly what old saw: the same indexed
 // files (SameFiles) and the same skipped paths for the same reasons (with
 // the same size and modification time for binary and too large files).
@@ -76,15 +84,62 @@ func sameEntries(s, old *Snapshot) bool {
 	return true
 }
 
+// sameAsSaved is sameEntries for a first scan against a saved index:
+// every indexed file is its saved entry, the binary and too-large files
+// are the saved ones with the same stamps, and the other skipped paths
+// are g's, for the same reasons.
+func sameAsSaved(s *Snapshot, saved *Saved, g *SavedGit) bool {
+	if len(s.files) != len(saved.Files) {
+		return false
+	}
+	for rel, f := range s.files {
+		if saved.Files[rel] != f {
+			return false
+		}
+	}
+	files, others := 0, 0
+	for p, e := range s.skipped {
+		switch e.reason {
+		case skipBinary, skipTooLarge:
+			o, ok := saved.Skipped[p]
+			if !ok || o.Binary != (e.reason == skipBinary) || o.Size != e.size || !o.ModTime.Equal(e.modTime) {
+				return false
+			}
+			files++
+		default:
+			if r, ok := g.Others[p]; !ok || r != uint8(e.reason) {
+				return false
+			}
+			others++
+		}
+	}
+	return files == len(saved.Skipped) && others == len(g.Others)
+}
+
 // pendingGit is the git state of a scan in progress: either git commands
 // already running (ch), or the previous snapshot's state kept for when the
-// scan finds nothing changed (old).
+// scan finds nothing changed (old), or a saved index's state (saved) kept
+// likewise, git's commands starting at the first changed file (changed).
 type pendingGit struct {
 	w     *Workspace
 	stamp string
 	ch    <-chan *GitInfo
 	probe *GitProbe // Options.Git's commands, instead of ch
 	old   *Snapshot
+	saved *SavedGit
+	ctx   context.Context // the scan's caller's, for commands changed starts
+	once  sync.Once       // starts the commands (changed), or rules them out (wait)
+}
+
+// changed starts git's commands, once, when the scan is waiting on a
+// saved state (saved) and has met a file that is not its saved entry: git
+// then runs beside the rest of the scan and its parse, as on any open.
+// Safe for concurrent use (the scan's file checks).
+func (p *pendingGit) changed() {
+	if p == nil || p.saved == nil {
+		return
+	}
+	p.once.Do(func() { p.ch = p.w.startGit(p.ctx) })
 }
 
 // GitProbe is the git state of a folder being read for the first scan of
@@ -132,6 +187,10 @@ func (w *Workspace) startGitUnlessStamped(ctx context.Context, old *Snapshot) *p
 		return &pendingGit{w: w, stamp: g.stamp, probe: g}
 	}
 	p := &pendingGit{w: w, stamp: w.gitStamp()}
+	if g := w.opts.SavedGit; old == nil && g != nil && w.opts.Saved != nil && p.stamp != "" && p.stamp == g.Stamp && !hasSubmodules(w.root) {
+		p.saved, p.ctx = g, ctx
+		return p
+	}
 	if old != nil && p.stamp != "" && old.gitStamp == p.stamp && old.summary.Project.Git != nil {
 		p.old = old
 		return p
@@ -145,6 +204,21 @@ func (w *Workspace) startGitUnlessStamped(ctx context.Context, old *Snapshot) *p
 // previous one when s saw exactly the entries of the previous snapshot
 // (sameEntries), else the answer of git run now.
 func (p *pendingGit) wait(ctx context.Context, s *Snapshot) *GitInfo {
+	if p.saved != nil {
+		started := true
+		p.once.Do(func() { started = false }) // no command starts after this
+		if started {
+			return <-p.ch
+		}
+		if s == nil {
+			return nil
+		}
+		if sameAsSaved(s, p.w.opts.Saved, p.saved) {
+			info := p.saved.Info
+			return &info
+		}
+		return p.w.gitInfo(ctx)
+	}
 	switch {
 	case p.probe != nil:
 		return p.probe.result()

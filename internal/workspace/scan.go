@@ -114,6 +114,7 @@ type scanner struct {
 	start  time.Time
 	old    *Snapshot // entries to reuse when size and mtime match; nil to read all
 	saved  *Saved    // entries of a saved index, reused after the stamp check
+	git    *pendingGit
 
 	rules   *rules
 	files   map[string]*File
@@ -164,6 +165,7 @@ func (w *Workspace) fullScan(ctx context.Context, old *Snapshot) (*Snapshot, err
 	if old == nil {
 		sc.saved = w.opts.Saved
 	}
+	sc.git = git
 	stop := sc.startProgress()
 	err = sc.run("", w.root)
 	stop()
@@ -699,6 +701,7 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		if r, ok := sc.reuseSaved(j, size, mtime, ino, ctime); ok {
 			return r
 		}
+		sc.git.changed() // a saved git state no longer holds: git runs beside the parse
 	}
 	if sc.old != nil {
 		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) && f.CTime == ctime && f.Link == link {

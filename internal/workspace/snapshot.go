@@ -74,6 +74,27 @@ func (s *Snapshot) SkippedFiles() map[string]SkippedFile {
 	return out
 }
 
+// SavedGit returns s's git state for a saved index (Options.SavedGit), or
+// nil when s has none to offer: no git stamp (not a plain repository),
+// no answer from git, or more than maxSavedGitOthers other skipped paths.
+func (s *Snapshot) SavedGit() *SavedGit {
+	g := s.summary.Project.Git
+	if s.gitStamp == "" || g == nil {
+		return nil
+	}
+	others := map[string]uint8{}
+	for p, e := range s.skipped {
+		if e.reason == skipBinary || e.reason == skipTooLarge {
+			continue
+		}
+		if len(others) == maxSavedGitOthers {
+			return nil
+		}
+		others[p] = uint8(e.reason)
+	}
+	return &SavedGit{Stamp: s.gitStamp, Info: *g, Others: others}
+}
+
 // skipReason says why a seen path is not indexed.
 type skipReason uint8
 

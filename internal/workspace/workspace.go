@@ -132,7 +132,29 @@ type Options struct {
 	// anything else is read as new. While nothing had to be parsed, the
 	// scan's progress phase is "loading" instead of "indexing".
 	Saved *Saved
+	// SavedGit, with Saved, is the git state the saved index was made
+	// under (Snapshot.SavedGit). When git's stamp is the saved one, the
+	// first scan starts git's commands only once it meets a file that is
+	// not its saved entry, and when it ends having seen exactly the saved
+	// entries it takes the saved state instead: the rule a refresh follows
+	// (sameEntries), across a restart. Ignored when Git is set.
+	SavedGit *SavedGit
 }
+
+// SavedGit is a snapshot's git state as a saved index keeps it: git's
+// stamp taken before the commands ran, their answer, and the skipped
+// paths other than binary and too-large files (excluded folders and
+// files, unreadable, vanished...) with their reasons, which the saved
+// file entries do not hold but sameEntries compares.
+type SavedGit struct {
+	Stamp  string
+	Info   GitInfo
+	Others map[string]uint8
+}
+
+// maxSavedGitOthers bounds SavedGit.Others: a snapshot with more such
+// paths offers no git state (git runs on every reopen, as before).
+const maxSavedGitOthers = 4096
 
 // Saved is what a saved index offers Open (Options.Saved): file entries by
 // root-relative path, to be trusted only after the stamp check, and the

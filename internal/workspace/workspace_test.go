@@ -1142,3 +1142,108 @@ func TestParseSourceGetsWholeFiles(t *testing.T) {
 		t.Errorf("after refresh the parser got %q", v)
 	}
 }
+
+// TestSavedGit: a first scan with a saved index's git state
+// (Options.SavedGit) runs none of git's commands when git's stamp and
+// every entry are the saved ones, and otherwise answers as git does: a
+// changed, deleted or new file, a new excluded folder, a commit, and a
+// repository with submodules each run git once.
+func TestSavedGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write(t, root, map[string]string{"a.go": "package a", "big.bin": "\x00\x01"})
+	run("init", "-q", "-b", "trunk")
+	run("add", ".")
+	run("commit", "-q", "-m", "init")
+	write(t, root, map[string]string{"a.go": "package a // x", "b.go": "package b"})
+	// A binary file read within AmbiguousWindow of its change is not
+	// offered to a saved index (SkippedFiles): one older than that is.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(root, "big.bin"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	base := open(t, root, nil).Snapshot()
+	sg := base.SavedGit()
+	if sg == nil || sg.Info.Branch != "trunk" || sg.Info.Dirty != 2 {
+		t.Fatalf("saved git = %+v, want trunk with 2 dirty", sg)
+	}
+	saved := func(s *Snapshot) *Saved { return &Saved{Files: s.files, Skipped: s.SkippedFiles()} }
+	// reopen opens root with s's saved state and returns git's answer and
+	// how many times git ran; fresh is git's own answer now.
+	reopen := func(s *Snapshot, g *SavedGit) (*GitInfo, int64) {
+		t.Helper()
+		w := open(t, root, &Options{Saved: saved(s), SavedGit: g})
+		return w.Summary().Project.Git, w.gitRuns.Load()
+	}
+	fresh := func() GitInfo {
+		t.Helper()
+		g := open(t, root, nil).Summary().Project.Git
+		if g == nil {
+			t.Fatal("git = nil")
+		}
+		return *g
+	}
+	check := func(what string, wantRuns int64) {
+		t.Helper()
+		g, runs := reopen(base, sg)
+		if want := fresh(); g == nil || *g != want || runs != wantRuns {
+			t.Errorf("%s: git = %+v after %d runs, want %+v after %d", what, g, runs, want, wantRuns)
+		}
+	}
+	check("unchanged", 0)
+	check("unchanged again", 0)
+	if g, runs := reopen(base, &SavedGit{Stamp: sg.Stamp, Info: GitInfo{Branch: "x"}, Others: sg.Others}); runs != 0 || g == nil || g.Branch != "x" {
+		t.Errorf("the saved answer is the one used: git = %+v after %d runs", g, runs)
+	}
+	if g, runs := reopen(base, &SavedGit{Stamp: sg.Stamp + "x", Info: sg.Info, Others: sg.Others}); runs != 1 || g == nil || *g != sg.Info {
+		t.Errorf("another stamp: git = %+v after %d runs, want git's answer after 1", g, runs)
+	}
+
+	write(t, root, map[string]string{"a.go": "package a"}) // back to the committed content
+	check("changed file", 1)
+	write(t, root, map[string]string{"a.go": "package a // x"})
+	if err := os.Remove(filepath.Join(root, "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	check("deleted file", 1)
+	write(t, root, map[string]string{"b.go": "package b", "c.go": "package c"})
+	check("new file", 1)
+	if err := os.Remove(filepath.Join(root, "c.go")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{"node_modules/m.js": "x"})
+	check("new excluded folder", 1)
+	if err := os.RemoveAll(filepath.Join(root, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	base = open(t, root, nil).Snapshot() // saved again after the changes
+	sg = base.SavedGit()
+	check("unchanged after a new save", 0)
+	run("add", "a.go")
+	run("commit", "-q", "-m", "a")
+	check("commit", 1)
+
+	// With submodules git always runs: a submodule's commits move none
+	// of the stamp's files.
+	write(t, root, map[string]string{".gitmodules": ""})
+	run("add", ".gitmodules")
+	run("commit", "-q", "-m", "m")
+	base = open(t, root, nil).Snapshot()
+	sg = base.SavedGit()
+	if sg == nil {
+		t.Fatal("no saved git state")
+	}
+	check("submodules", 1)
+}
