@@ -75,6 +75,7 @@ var (
 	memLimitBase          int64 = 16 << 20
 	memLimitPerByte             = 0.9
 	memLimitReopenPerByte       = 1.2
+	memLimitBuildPerByte        = 0.7
 )
 
 var memLimits struct {
@@ -152,6 +153,27 @@ func (b *memBudget) grow(n int64) {
 		}
 		memLimits.mu.Unlock()
 	}
+}
+
+// parsed moves a cold open's share to memLimitBuildPerByte once its
+// parse is done and its graph and retrieval builds follow (Open with
+// Options.BuildRetrieval, whose BuildRetrieval relaxes it). The open's
+// share leaves room for the parse's transients (the trees' C memory, the
+// parse's Go garbage beside the records); the builds' are smaller, and
+// with the open's share the heap filled the limit there with free pages
+// the RSS kept. A reopen keeps its share.
+func (b *memBudget) parsed() {
+	if b == nil {
+		return
+	}
+	memLimits.mu.Lock()
+	defer memLimits.mu.Unlock()
+	if b.closed || b.built || b.reopen || b.factor == memLimitBuildPerByte {
+		return
+	}
+	memLimits.weighted += float64(b.bytes) * (memLimitBuildPerByte - b.factor)
+	b.factor = memLimitBuildPerByte
+	applyMemLimit()
 }
 
 // relax moves the project to the steady share (its index is built).

@@ -286,3 +286,34 @@ func TestFloorFollowsLiveHeap(t *testing.T) {
 	b.close()
 	a.close()
 }
+
+// TestMemBudgetParsed: a cold open's share moves to the builds' share
+// once its parse is done (parsed), then to the steady one (relax); a
+// reopen's share and a built budget's are left alone.
+func TestMemBudgetParsed(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	a := newMemBudget(100<<20, false)
+	if got, want := limit(), memLimitBase+int64(float64(100<<20)*memLimitPerByte); got != want {
+		t.Fatalf("parsing: limit %d, want %d", got, want)
+	}
+	a.parsed()
+	a.parsed()
+	build := memLimitBase + int64(float64(100<<20)*memLimitBuildPerByte)
+	if got := limit(); got != build {
+		t.Fatalf("building: limit %d, want %d", got, build)
+	}
+	r := newMemBudget(10<<20, true)
+	r.parsed() // a reopen keeps its share
+	if got, want := limit(), build+int64(float64(10<<20)*memLimitReopenPerByte); got != want {
+		t.Fatalf("with a reopen: limit %d, want %d", got, want)
+	}
+	r.close()
+	a.relax()
+	a.parsed() // built: stays steady
+	if got, want := limit(), memLimitBase+int64(float64(100<<20)*memLimitSteady); got != want {
+		t.Fatalf("built: limit %d, want %d", got, want)
+	}
+	a.close()
+}

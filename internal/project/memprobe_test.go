@@ -121,13 +121,14 @@ func TestMemoryProbe(t *testing.T) {
 	if dir == "" {
 		t.Skip("TASK_X_MEM_PROBE=DIR runs it")
 	}
-	if v := os.Getenv("TASK_X_MEM_PROBE_LIMIT"); v != "" { // "MiB,factor": the open's heap limit
+	if v := os.Getenv("TASK_X_MEM_PROBE_LIMIT"); v != "" { // "MiB,factor[,build factor]": the open's heap limit
 		var base int64
 		var factor float64
-		if _, err := fmt.Sscanf(v, "%d,%g", &base, &factor); err != nil {
+		build := memLimitBuildPerByte
+		if _, err := fmt.Sscanf(v, "%d,%g,%g", &base, &factor, &build); err != nil && !strings.Contains(err.Error(), "EOF") {
 			t.Fatalf("TASK_X_MEM_PROBE_LIMIT=%q: %v", v, err)
 		}
-		memLimitBase, memLimitPerByte = base<<20, factor
+		memLimitBase, memLimitPerByte, memLimitBuildPerByte = base<<20, factor, build
 	}
 	if r, err := strconv.Atoi(os.Getenv("TASK_X_MEM_PROBE_RATE")); err == nil && r > 0 {
 		runtime.MemProfileRate = r // a finer heap profile (TASK_X_MEM_PROBE_HEAP)
@@ -148,7 +149,7 @@ func TestMemoryProbe(t *testing.T) {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 		wall := time.Now()
 		pk := startPeak()
-		p, err := Open(ctx, dir, &Options{DataDir: data, Home: "-"})
+		p, err := Open(ctx, dir, &Options{DataDir: data, Home: "-", BuildRetrieval: true})
 		if err != nil {
 			t.Fatal(err)
 		}

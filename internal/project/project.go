@@ -199,6 +199,9 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		return nil, err
 	}
 	mem.set(ws.Summary().Stats.Bytes)
+	if o.BuildRetrieval && saved == nil {
+		mem.parsed() // the builds' share (memlimit.go)
+	}
 	if saved != nil && o.Progress != nil && parsed.Load() > 0 {
 		st := ws.Summary().Stats
 		o.Progress(workspace.Progress{Phase: "indexing", Files: st.Files, Parsed: int(parsed.Load()),

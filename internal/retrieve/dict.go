@@ -22,6 +22,21 @@ type termDict struct {
 	ends  []uint32 // term id's bytes end at arena[ends[id]]
 }
 
+// appendDoubling is append with the capacity doubled when it runs out.
+// append grows a large slice by about 1.25x, so a slice built up to n
+// elements by it allocates ~5n in all (mostly garbage at once); doubling
+// allocates ~2n. The build's dictionaries, term counts and pairs grow this
+// way (mixed tree: the build's allocations 56 -> 41 MB, its garbage the
+// GC must keep pace with at the open's peak).
+func appendDoubling[T any](s []T, v ...T) []T {
+	if n := len(s) + len(v); n > cap(s) {
+		ns := make([]T, len(s), max(2*cap(s), n, 16))
+		copy(ns, s)
+		s = ns
+	}
+	return append(s, v...)
+}
+
 // dictMinSlots is the table's first size (a power of two).
 const dictMinSlots = 1 << 12
 
@@ -50,8 +65,8 @@ func (d *termDict) id(t []byte) int32 {
 		s := d.slots[i]
 		if s == 0 {
 			id := int32(len(d.ends))
-			d.arena = append(d.arena, t...)
-			d.ends = append(d.ends, uint32(len(d.arena)))
+			d.arena = appendDoubling(d.arena, t...)
+			d.ends = appendDoubling(d.ends, uint32(len(d.arena)))
 			d.slots[i] = tag | uint64(id+1)
 			if len(d.ends)*4 >= len(d.slots)*3 {
 				d.grow()
@@ -135,13 +150,13 @@ func newIDListBuilder() *idListBuilder { return &idListBuilder{dict: newTermDict
 func (b *idListBuilder) add(key []byte, id uint32) {
 	k := b.dict.id(key)
 	if int(k) == len(b.last) {
-		b.last = append(b.last, 0)
+		b.last = appendDoubling(b.last, 0)
 	}
 	if b.last[k] == id+1 {
 		return
 	}
 	b.last[k] = id + 1
-	b.pairs = append(b.pairs, uint64(k)<<32|uint64(id))
+	b.pairs = appendDoubling(b.pairs, uint64(k)<<32|uint64(id))
 }
 
 // lists returns the keys sorted and their lists, as flatIDLists would

@@ -523,8 +523,8 @@ func (sh *shard) term(t []byte) {
 	sh.count++
 	lid := sh.dict.id(t)
 	if int(lid) == len(sh.tf) {
-		sh.tf = append(sh.tf, 0)
-		sh.df = append(sh.df, 0)
+		sh.tf = appendDoubling(sh.tf, 0)
+		sh.df = appendDoubling(sh.df, 0)
 	}
 	if sh.tf[lid] == 0 {
 		sh.touched = append(sh.touched, lid)
