@@ -52,7 +52,7 @@ const (
 	// main part's length, the retrieval part read on its own; 5: whether
 	// the file is a symbolic link; 6: the stamps first, then the parse
 	// results (each one's length with its stamp), then the graph.
-	indexFormat   uint32 = 7
+	indexFormat   uint32 = 8
 	headerLen            = len(indexMagic) + 4 + 8 + 4
 	mainLenLen           = 8 // the payload's first field
 	indexFileName        = "index.bin"
@@ -282,7 +282,7 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 	// retrieval flag. The parse results are encoded into scratch only to
 	// learn their lengths and add their strings, in the order the file
 	// has them (the table is the same as if they were kept).
-	stamps := make([]byte, 0, 64*len(paths)+64)
+	stamps := make([]byte, 0, 80*len(paths)+64)
 	var scratch, tail []byte
 	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.Add(s)) }
 	bodyLen := 0
@@ -299,6 +299,11 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 		if f.Hashed {
 			stamps = binary.LittleEndian.AppendUint64(stamps, f.Hash)
 		}
+		stamps = binx.AppendBool(stamps, f.Sum != 0)
+		if f.Sum != 0 {
+			stamps = binary.LittleEndian.AppendUint64(stamps, f.Sum)
+		}
+		stamps = binx.AppendBool(stamps, f.Exec)
 		stamps = binx.AppendBool(stamps, f.Link)
 		stamps = binx.AppendInt(stamps, int64(f.Symbols))
 		stamps = ref(stamps, f.ParseErr)
@@ -531,6 +536,10 @@ func decodeParts(head, main, retr []byte, engine, root string, m *mappedIndex, e
 		if f.Hashed = r.Bool(); f.Hashed {
 			f.Hash = r.Uint64LE()
 		}
+		if r.Bool() {
+			f.Sum = r.Uint64LE()
+		}
+		f.Exec = r.Bool()
 		f.Link = r.Bool()
 		f.Symbols = r.Int32()
 		f.ParseErr = ref()
@@ -763,6 +772,14 @@ func (ix *savedIndex) decodeTail(errp *error, r *binx.Reader, strs *binx.Strings
 	if err := r.Err(); err != nil {
 		ix.graph = nil
 		*errp = fmt.Errorf("corrupt: %w", err)
+	}
+}
+
+// waitDecoded returns once the parse results' and the graph's decoders
+// are done (workspace.Saved.Decoded; waitResults says how they ended).
+func (ix *savedIndex) waitDecoded() {
+	if ix.pwg != nil {
+		ix.pwg.Wait()
 	}
 }
 

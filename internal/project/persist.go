@@ -19,6 +19,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/retrieve"
+	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
@@ -173,16 +174,26 @@ func decodeMapped(m *mappedIndex, engine, root string, started **savedIndex) (ix
 // learns that the file is current when nothing changed.
 func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 	snap := p.ws.Snapshot()
-	reused := 0
+	// reused: files that are their saved record; kept: files with a new
+	// stamp and the saved content, which took the saved parse result
+	// (workspace: File.Sum). For the graph and the retrieval index both
+	// are unchanged; the saved file needs writing again for the kept ones.
+	reused, kept := 0, 0
 	for _, rel := range snap.Files() {
-		if f, _ := snap.File(rel); f != nil && saved.files[rel] == f {
+		f, _ := snap.File(rel)
+		switch old := saved.files[rel]; {
+		case f == nil || old == nil:
+		case old == f:
 			reused++
+		case keptContent(f, old):
+			kept++
 		}
 	}
 	same := reused == snap.Len() && reused == len(saved.files)
+	sameContent := reused+kept == snap.Len() && snap.Len() == len(saved.files)
 	restored, graphFilled := false, false
 	var graphRestored <-chan bool // the restore's outcome, when one runs
-	if same && saved.graph != nil {
+	if sameContent && saved.graph != nil {
 		// Every file is its saved record, so the saved edges are the ones
 		// a build would make (go.mod files are indexed files too). They
 		// are restored on the other core while the retrieval index loads
@@ -203,7 +214,7 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		})
 		graphFilled = true
 	}
-	if !same && saved.graph != nil && snap.Len() == len(saved.files) {
+	if !sameContent && saved.graph != nil && snap.Len() == len(saved.files) {
 		// The same paths with some files changed: the saved graph is
 		// updated for them (graph.Update), on the other core while the
 		// retrieval index loads; a change it does not update (paths,
@@ -217,7 +228,7 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 				samePaths = false
 				break
 			}
-			if old != f {
+			if old != f && !keptContent(f, old) {
 				prev[rel] = old
 			}
 		}
@@ -246,7 +257,8 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		}
 		unchanged := func(rel string) bool {
 			f, _ := snap.File(rel)
-			return f != nil && saved.files[rel] == f
+			old := saved.files[rel]
+			return f != nil && old != nil && (old == f || keptContent(f, old))
 		}
 		if same {
 			unchanged = nil // every file is its saved record: no look-up per file
@@ -282,8 +294,17 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 		p.saver.lastSnap, p.saver.lastRetrieval, p.saver.lastGraph = snap, true, true
 		p.saver.writeMu.Unlock()
 	}
-	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "parsed", parsed,
+	p.log.Info("saved index loaded", "files", snap.Len(), "reused", reused, "kept", kept, "parsed", parsed,
 		"retrieval", restored, "graph", graphOK, "elapsedMs", time.Since(start).Milliseconds())
+}
+
+// keptContent reports whether f, a new entry of a file saved as old, has
+// old's content and took its parse result (workspace's sameContent).
+func keptContent(f, old *workspace.File) bool {
+	fi, _ := f.Parsed.(*syntax.FileInfo)
+	oi, _ := old.Parsed.(*syntax.FileInfo)
+	return f.Sum != 0 && f.Sum == old.Sum && f.Size == old.Size && f.Language == old.Language && f.Link == old.Link &&
+		fi == oi && (fi != nil) == (f.Parsed != nil) && f.Symbols == old.Symbols && f.ParseErr == old.ParseErr
 }
 
 // saveSoon schedules a save of the index after an update (no-op without

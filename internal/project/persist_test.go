@@ -997,3 +997,44 @@ func TestReopenKeepsGitState(t *testing.T) {
 		t.Errorf("reopen after a change: git = %+v, want %+v", g, want)
 	}
 }
+
+// TestReopenKeepsTouchedParse: files touched while the runtime was down
+// (a new modification time, the same content) are not parsed again: the
+// reopen keeps their saved parse results, restores the saved graph and
+// retrieval index, answers as a cold open, and saves their new stamps so
+// the next reopen reuses every entry.
+func TestReopenKeepsTouchedParse(t *testing.T) {
+	root := copyTree(t, "../graph/testdata/go")
+	data := t.TempDir()
+	first := open(t, root, data)
+	first.p.Graph()
+	saveAndClose(t, first)
+	files := first.p.Snapshot().Files()
+	if len(files) < 3 {
+		t.Fatalf("fixture has %d files", len(files))
+	}
+	later := time.Now().Add(-time.Minute)
+	for _, rel := range files[:2] {
+		if err := os.Chtimes(filepath.Join(root, rel), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := cold(t, root)
+	second := open(t, root, data)
+	log := second.log.String()
+	if !strings.Contains(log, "parsed=0") || !strings.Contains(log, "kept=2") || !strings.Contains(log, "graph=true") ||
+		!strings.Contains(log, "retrieval=true") {
+		t.Errorf("log of a reopen with 2 touched files: %s", log)
+	}
+	if ph := second.phases(); strings.Contains(strings.Join(ph, " "), "indexing") {
+		t.Errorf("phases = %v, want no indexing", ph)
+	}
+	if got := answers(t, second.p); got != want {
+		t.Fatalf("reopen with touched files differs from cold: %s", diff(got, want))
+	}
+	saveAndClose(t, second)
+	third := open(t, root, data)
+	if log := third.log.String(); !strings.Contains(log, "kept=0") || !strings.Contains(log, fmt.Sprintf("reused=%d", len(files))) {
+		t.Errorf("log of the next reopen: %s", log)
+	}
+}

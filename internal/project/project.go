@@ -173,7 +173,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		}
 	}
 	if saved != nil {
-		wo.Saved = &workspace.Saved{Files: saved.files, Skipped: saved.skipped}
+		wo.Saved = &workspace.Saved{Files: saved.files, Skipped: saved.skipped, Decoded: saved.waitDecoded}
 		if o.Progress != nil {
 			o.Progress(workspace.Progress{Phase: "loading", Files: len(saved.files),
 				Total: len(saved.files) + len(saved.skipped), ElapsedMs: time.Since(start).Milliseconds()})

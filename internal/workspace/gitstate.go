@@ -93,7 +93,7 @@ func sameAsSaved(s *Snapshot, saved *Saved, g *SavedGit) bool {
 		return false
 	}
 	for rel, f := range s.files {
-		if saved.Files[rel] != f {
+		if o := saved.Files[rel]; o != f && (o == nil || !keptSame(f, o)) {
 			return false
 		}
 	}
@@ -114,6 +114,18 @@ func sameAsSaved(s *Snapshot, saved *Saved, g *SavedGit) bool {
 		}
 	}
 	return files == len(saved.Skipped) && others == len(g.Others)
+}
+
+// sameForGit reports whether git sees f as it saw old, whose content f
+// has (File.Sum): with the same mode bit git records and the same
+// link-ness, a new stamp alone changes no line of git status (git
+// compares the content of a file whose stat data changed).
+func sameForGit(f, old *File) bool { return f.Exec == old.Exec && f.Link == old.Link }
+
+// keptSame reports whether f, a new entry of a file saved as old, has
+// old's content (File.Sum) and is the same for git.
+func keptSame(f, old *File) bool {
+	return f.Sum != 0 && f.Sum == old.Sum && f.Size == old.Size && sameForGit(f, old)
 }
 
 // pendingGit is the git state of a scan in progress: either git commands

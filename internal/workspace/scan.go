@@ -97,6 +97,9 @@ func (j *fileJob) done() {
 type result struct {
 	file *File
 	skip skipEntry
+	// kept is the saved entry whose parse result file takes (sameContent),
+	// copied once the saved parse results are decoded (Saved.Decoded).
+	kept *File
 }
 
 type batch struct {
@@ -225,9 +228,17 @@ func (sc *scanner) run(rel, abs string) error {
 	if err != nil {
 		return err
 	}
+	waited := false
 	for _, b := range sc.batches {
 		for i, j := range b.jobs {
 			res := b.results[i]
+			if res.kept != nil {
+				if !waited && sc.saved.Decoded != nil {
+					sc.saved.Decoded()
+				}
+				waited = true
+				res.file.Parsed = res.kept.Parsed
+			}
 			if res.file != nil {
 				sc.files[j.rel] = res.file
 			} else {
@@ -701,7 +712,12 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		if r, ok := sc.reuseSaved(j, size, mtime, ino, ctime); ok {
 			return r
 		}
-		sc.git.changed() // a saved git state no longer holds: git runs beside the parse
+		if old := sc.saved.Files[j.rel]; old == nil || old.Sum == 0 || old.Size != size || sc.w.opts.ParseSource == nil {
+			// Neither the saved entry nor, by its size, its content: a
+			// saved git state no longer holds, and git runs beside the
+			// parse (the content check below decides for the rest).
+			sc.git.changed()
+		}
 	}
 	if sc.old != nil {
 		if f, ok := sc.old.files[j.rel]; ok && f.Size == size && f.ModTime.Equal(mtime) && f.CTime == ctime && f.Link == link {
@@ -732,7 +748,8 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		rf.close()
 		return result{skip: skipEntry{reason: skipBinary, size: size, modTime: mtime, ino: ino, ctime: ctime, ambiguous: ambiguous}}
 	}
-	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino, CTime: ctime, Link: link}
+	file := &File{Path: j.rel, Language: detectLanguage(j.rel, head), Size: size, ModTime: mtime, Inode: ino, CTime: ctime, Link: link,
+		Exec: info.Mode()&0o100 != 0}
 	// With a ParseSource the whole file is read here, once, for the hash
 	// and the parser (the head above is its start).
 	var data []byte
@@ -757,6 +774,21 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 		}
 	}
 	if ps := sc.w.opts.ParseSource; ps != nil {
+		if readErr == nil && int64(len(data)) == size {
+			if file.Hashed {
+				file.Sum = file.Hash
+			} else {
+				file.Sum = ContentHash(data)
+			}
+			if old := sc.sameContent(j.rel, file); old != nil {
+				file.Symbols, file.ParseErr = old.Symbols, old.ParseErr
+				if !sameForGit(file, old) {
+					sc.git.changed()
+				}
+				return result{file: file, kept: old}
+			}
+		}
+		sc.git.changed() // not the saved content
 		if readErr != nil {
 			file.ParseErr = readErr.Error()
 		} else if res, err := ps(sc.ctx, file, data); err != nil {
@@ -814,6 +846,22 @@ func readRest(f readFile, buf []byte, n int, size int64) ([]byte, error) {
 			return buf, nil
 		}
 	}
+}
+
+// sameContent returns the saved entry of rel when file, read now with a
+// stamp that is not the saved one, has the content that entry was parsed
+// from: the same size, language, link-ness and content hash (File.Sum).
+// Its parse result then stands for file's (a touched file, a checkout
+// back and forth), without a parse.
+func (sc *scanner) sameContent(rel string, file *File) *File {
+	if sc.saved == nil || file.Sum == 0 {
+		return nil
+	}
+	old := sc.saved.Files[rel]
+	if old == nil || old.Sum != file.Sum || old.Size != file.Size || old.Language != file.Language || old.Link != file.Link {
+		return nil
+	}
+	return old
 }
 
 // reuseSaved returns the saved entry of j when the file's stamp is the

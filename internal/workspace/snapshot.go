@@ -41,6 +41,11 @@ type File struct {
 	// same size and time (coarse timestamps, git's "racily clean" case).
 	Hash   uint64
 	Hashed bool
+	// Sum is ContentHash of the content the parse result was made from
+	// (Options.ParseSource; 0 when not taken). A saved entry whose file
+	// has a new stamp but this content (touched, checked out back and
+	// forth) lends the new entry its parse result instead of a parse.
+	Sum uint64
 	// Link is true when Path is a symbolic link (to a regular file inside
 	// the root; the stamp is the target's). A saved or earlier entry is
 	// reused only when the scan sees the same, so a file the index holds
@@ -48,6 +53,10 @@ type File struct {
 	// it (callers that care about the link's target, such as the secret
 	// file check, need not lstat the others).
 	Link bool
+	// Exec is the file's owner-execute bit when it was read: git records
+	// it (core.filemode), so a saved git state holds for a file with a
+	// new stamp and the saved content only while it is the same.
+	Exec bool
 }
 
 // SkippedFile is the stamp of a file seen but not indexed because it is

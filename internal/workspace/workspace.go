@@ -162,6 +162,12 @@ const maxSavedGitOthers = 4096
 type Saved struct {
 	Files   map[string]*File
 	Skipped map[string]SkippedFile
+	// Decoded, when set, returns once every saved entry's Parsed is final
+	// (the saved parse results may be decoded while the scan runs). The
+	// scan calls it, at its end, before it gives a file read with a new
+	// stamp and the saved content the saved entry's parse result
+	// (File.Sum).
+	Decoded func()
 }
 
 // defaultGitTimeout is Options.GitTimeout's default.

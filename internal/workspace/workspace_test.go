@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -1235,6 +1236,30 @@ func TestSavedGit(t *testing.T) {
 	run("commit", "-q", "-m", "a")
 	check("commit", 1)
 
+	// With a parser (the content hash is taken): a touched file, its
+	// content the saved one, needs no git; the same file made executable
+	// does (git status reports the mode).
+	parse := func(ctx context.Context, f *File, src []byte) (ParseResult, error) { return ParseResult{}, nil }
+	parsedBase := open(t, root, &Options{ParseSource: parse}).Snapshot()
+	psg := parsedBase.SavedGit()
+	reparse := func(what string, wantRuns int64) {
+		t.Helper()
+		w := open(t, root, &Options{ParseSource: parse, Saved: saved(parsedBase), SavedGit: psg})
+		if g, want := w.Summary().Project.Git, fresh(); g == nil || *g != want || w.gitRuns.Load() != wantRuns {
+			t.Errorf("%s: git = %+v after %d runs, want %+v after %d", what, g, w.gitRuns.Load(), want, wantRuns)
+		}
+	}
+	reparse("unchanged, parsed", 0)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(root, "a.go"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	reparse("touched", 0)
+	if err := os.Chmod(filepath.Join(root, "a.go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reparse("made executable", 1)
+
 	// With submodules git always runs: a submodule's commits move none
 	// of the stamp's files.
 	write(t, root, map[string]string{".gitmodules": ""})
@@ -1246,4 +1271,47 @@ func TestSavedGit(t *testing.T) {
 		t.Fatal("no saved git state")
 	}
 	check("submodules", 1)
+}
+
+// TestSavedContentKept: a file whose stamp is not the saved one but whose
+// content is (touched, or rewritten with the same bytes) takes the saved
+// entry's parse result, after the saved results are decoded
+// (Saved.Decoded), without a parse; a file with new content is parsed.
+func TestSavedContentKept(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.go": "package a", "b.go": "package b", "c.go": "package c"})
+	var parses atomic.Int64
+	type parsed struct{ src string }
+	parse := func(ctx context.Context, f *File, src []byte) (ParseResult, error) {
+		parses.Add(1)
+		return ParseResult{Symbols: 1, Data: &parsed{string(src)}}, nil
+	}
+	base := open(t, root, &Options{ParseSource: parse}).Snapshot()
+	for _, rel := range base.Files() {
+		if f, _ := base.File(rel); f.Sum != ContentHash([]byte(f.Parsed.(*parsed).src)) {
+			t.Fatalf("%s: sum %x, want the content's", rel, f.Sum)
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(root, "a.go"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{"b.go": "package b", "c.go": "package x"}) // b: same bytes; c: same size, new bytes
+	decoded := 0
+	parses.Store(0)
+	w := open(t, root, &Options{ParseSource: parse, Saved: &Saved{Files: base.files, Skipped: base.SkippedFiles(), Decoded: func() { decoded++ }}})
+	s := w.Snapshot()
+	if n := parses.Load(); n != 1 || decoded != 1 {
+		t.Errorf("%d parses and %d waits for the decoders, want 1 (c.go) and 1", n, decoded)
+	}
+	for _, rel := range []string{"a.go", "b.go"} {
+		f, _ := s.File(rel)
+		old, _ := base.File(rel)
+		if f == old || f.Parsed != old.Parsed || f.Sum != old.Sum || f.Symbols != 1 || f.ModTime.Equal(old.ModTime) && f.CTime == old.CTime {
+			t.Errorf("%s: %+v, want a new entry with the saved parse result (%+v)", rel, f, old)
+		}
+	}
+	if f, _ := s.File("c.go"); f.Parsed.(*parsed).src != "package x" {
+		t.Errorf("c.go: parsed %+v, want the new content's", f.Parsed)
+	}
 }
