@@ -66,6 +66,14 @@ const (
 // held back by its CPU cap). 0.9 keeps ~2 MB over 0.88's highest Go heap.
 // docs/index.md "Memory: eighth pass".
 //
+// Once a cold open's parse is done and workspace/open's graph and
+// retrieval builds follow, the share is memLimitBuildPerByte (parsed):
+// 0.7 since session 26, where the mixed tree's cold peak fell 2.5-4 MB
+// and GOROOT/src's 9 MB (indexbench, alternated) for ~2% of the open's
+// time; at 0.5-0.6 the GC, capped at half the CPU, overshot the limit
+// and cost more CPU for no lower peak (docs/index.md "Memory: ninth
+// pass").
+//
 // A reopen keeps 1.2 per byte (memLimitReopenPerByte): its peak is the
 // load of the saved records, well under either share (GOROOT/src ~100 MB
 // of RSS), but at 1.05 the GC ran more often during the load and the
