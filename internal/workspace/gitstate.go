@@ -69,6 +69,20 @@ func hasSubmodules(root string) bool {
 	return err == nil
 }
 
+// nestedRepo reports whether s saw a repository inside the root (a .git
+// folder or file below it, excluded as the root's is): a submodule
+// without .gitmodules, or a repository added as a gitlink, whose commits
+// git reports and no file of the stamp shows (QA: `git add sub` of a
+// folder with its own .git, then a commit inside it).
+func (s *Snapshot) nestedRepo() bool {
+	for p := range s.skipped {
+		if strings.HasSuffix(p, "/.git") {
+			return true
+		}
+	}
+	return false
+}
+
 // sameEntries reports whether s saw exactly what old saw: the same indexed
 // files (SameFiles) and the same skipped paths for the same reasons (with
 // the same size and modification time for binary and too large files).
@@ -117,10 +131,12 @@ func sameAsSaved(s *Snapshot, saved *Saved, g *SavedGit) bool {
 }
 
 // sameForGit reports whether git sees f as it saw old, whose content f
-// has (File.Sum): with the same mode bit git records and the same
-// link-ness, a new stamp alone changes no line of git status (git
-// compares the content of a file whose stat data changed).
-func sameForGit(f, old *File) bool { return f.Exec == old.Exec && f.Link == old.Link }
+// has (File.Sum): for a regular file with the same mode bit git records, a
+// new stamp alone changes no line of git status (git compares the content
+// of a file whose stat data changed). A symbolic link is never: git
+// records the path it points to, which the stamp (its target's) and the
+// content do not show (QA: a link moved to another file of the same bytes).
+func sameForGit(f, old *File) bool { return f.Exec == old.Exec && !f.Link && !old.Link }
 
 // keptSame reports whether f, a new entry of a file saved as old, has
 // old's content (File.Sum) and is the same for git.
@@ -203,7 +219,7 @@ func (w *Workspace) startGitUnlessStamped(ctx context.Context, old *Snapshot) *p
 		p.saved, p.ctx = g, ctx
 		return p
 	}
-	if old != nil && p.stamp != "" && old.gitStamp == p.stamp && old.summary.Project.Git != nil {
+	if old != nil && p.stamp != "" && old.gitStamp == p.stamp && old.summary.Project.Git != nil && !old.nestedRepo() && !hasSubmodules(w.root) {
 		p.old = old
 		return p
 	}

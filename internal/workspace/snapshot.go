@@ -85,10 +85,11 @@ func (s *Snapshot) SkippedFiles() map[string]SkippedFile {
 
 // SavedGit returns s's git state for a saved index (Options.SavedGit), or
 // nil when s has none to offer: no git stamp (not a plain repository),
-// no answer from git, or more than maxSavedGitOthers other skipped paths.
+// no answer from git, a repository nested in the root (nestedRepo), or
+// more than maxSavedGitOthers other skipped paths.
 func (s *Snapshot) SavedGit() *SavedGit {
 	g := s.summary.Project.Git
-	if s.gitStamp == "" || g == nil {
+	if s.gitStamp == "" || g == nil || s.nestedRepo() {
 		return nil
 	}
 	others := map[string]uint8{}

@@ -1315,3 +1315,81 @@ func TestSavedContentKept(t *testing.T) {
 		t.Errorf("c.go: parsed %+v, want the new content's", f.Parsed)
 	}
 }
+
+// TestSavedGitLinksAndNestedRepos: QA's two cases where git's answer
+// changes while every file keeps its content: a symbolic link moved to
+// another file of the same bytes (git records the link's target path),
+// and a repository inside the root (a gitlink without .gitmodules) whose
+// own commits git reports. A reopen runs git for the first and offers no
+// saved state for the second; a refresh runs git after the nested commit.
+func TestSavedGitLinksAndNestedRepos(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	parse := func(ctx context.Context, f *File, src []byte) (ParseResult, error) { return ParseResult{}, nil }
+	old := time.Now().Add(-time.Hour)
+
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{"a.go": "package a", "b.go": "package a"})
+	if err := os.Symlink("a.go", filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(root, "init", "-q", "-b", "trunk")
+	gitIn(root, "add", ".")
+	gitIn(root, "commit", "-q", "-m", "init")
+	for _, n := range []string{"a.go", "b.go"} {
+		if err := os.Chtimes(filepath.Join(root, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := open(t, root, &Options{ParseSource: parse}).Snapshot()
+	sg := base.SavedGit()
+	if sg == nil || sg.Info.Dirty != 0 {
+		t.Fatalf("saved git = %+v, want a clean state", sg)
+	}
+	if err := os.Remove(filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b.go", filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	w := open(t, root, &Options{ParseSource: parse, Saved: &Saved{Files: base.files, Skipped: base.SkippedFiles()}, SavedGit: sg})
+	if g := w.Summary().Project.Git; g == nil || g.Dirty != 1 || w.gitRuns.Load() != 1 {
+		t.Errorf("link moved to a file of the same bytes: git = %+v after %d runs, want dirty 1 after 1", g, w.gitRuns.Load())
+	}
+
+	outer, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, outer, map[string]string{"main.go": "package main", "sub/s.go": "package s"})
+	sub := filepath.Join(outer, "sub")
+	gitIn(sub, "init", "-q", "-b", "trunk")
+	gitIn(sub, "add", ".")
+	gitIn(sub, "commit", "-q", "-m", "sub")
+	gitIn(outer, "init", "-q", "-b", "trunk")
+	gitIn(outer, "add", "main.go", "sub") // sub: a gitlink, no .gitmodules
+	gitIn(outer, "commit", "-q", "-m", "outer")
+	ow := open(t, outer, &Options{ParseSource: parse})
+	if g := ow.Snapshot().SavedGit(); g != nil {
+		t.Errorf("a root with a nested repository offers a saved git state: %+v", g)
+	}
+	gitIn(sub, "commit", "-q", "--allow-empty", "-m", "moved")
+	s, err := ow.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := s.Project.Git; g == nil || g.Dirty != 1 {
+		t.Errorf("refresh after a commit in the nested repository: git = %+v, want dirty 1", g)
+	}
+}
