@@ -1,7 +1,12 @@
 package project
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -316,4 +321,36 @@ func TestMemBudgetParsed(t *testing.T) {
 		t.Fatalf("built: limit %d, want %d", got, want)
 	}
 	a.close()
+}
+
+// TestMemBudgetCountsTinyFiles: each indexed file counts for at least
+// memMinFileBytes in the limit (QA of session 26: a tree of 20 000 files
+// of ~100 bytes ran its GC back to back under 16 MiB + 0.9 x its bytes).
+func TestMemBudgetCountsTinyFiles(t *testing.T) {
+	resetMemLimits(t)
+	debug.SetMemoryLimit(math.MaxInt64)
+	root := t.TempDir()
+	for i := range 100 {
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.py", i)), []byte("x = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "big.py"), bytes.Repeat([]byte("y = 2\n"), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(context.Background(), root, &Options{Home: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	want := memLimitBase + int64(float64(100*memMinFileBytes+6000)*memLimitPerByte)
+	if got := debug.SetMemoryLimit(-1); got != want {
+		t.Errorf("limit %d, want %d (100 files of 6 bytes counted as %d each, and one of 6000)", got, want, memMinFileBytes)
+	}
+	if _, err := p.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != want {
+		t.Errorf("after a refresh: limit %d, want %d", got, want)
+	}
 }

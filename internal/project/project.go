@@ -87,6 +87,8 @@ type Project struct {
 
 	saver *saver // nil without a dataDir
 	mem   *memBudget
+	// memSnap is the snapshot mem's share was last set from (setMem).
+	memSnap atomic.Pointer[workspace.Snapshot]
 	// openSave is set from an Open with Options.BuildRetrieval until its
 	// BuildRetrieval schedules the open's first save.
 	openSave atomic.Bool
@@ -160,7 +162,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	var savedBytes int64
 	if saved != nil {
 		for _, f := range saved.files {
-			savedBytes += f.Size
+			savedBytes += memBytes(f.Size)
 		}
 	}
 	mem := newMemBudget(savedBytes, saved != nil)
@@ -168,7 +170,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if !o.NoParse {
 		wo.ParseSource = func(ctx context.Context, f *workspace.File, src []byte) (workspace.ParseResult, error) {
 			parsed.Add(1)
-			mem.grow(f.Size)
+			mem.grow(memBytes(f.Size))
 			return parseSource(ctx, f, src)
 		}
 	}
@@ -198,7 +200,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		mem.close()
 		return nil, err
 	}
-	mem.set(ws.Summary().Stats.Bytes)
+	mem.set(snapMemBytes(ws.Snapshot()))
 	if o.BuildRetrieval && saved == nil {
 		mem.parsed() // the builds' share (memlimit.go)
 	}
@@ -230,6 +232,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		sv = nil // the root moved under us: save nothing rather than under another id
 	}
 	p := &Project{ws: ws, edits: l, dataDir: dataDir, log: o.Logger, saver: sv, mem: mem}
+	p.memSnap.Store(ws.Snapshot())
 	if saved != nil && sv != nil {
 		p.restore(saved, parsed.Load(), start)
 	}
@@ -326,7 +329,7 @@ func (p *Project) Env(sandbox bool, taskID string) *tool.Env {
 func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) {
 	sum, err := p.ws.Refresh(ctx)
 	if err == nil {
-		p.mem.set(sum.Stats.Bytes)
+		p.setMem()
 		p.saveSoon()
 	}
 	return sum, err
@@ -337,10 +340,22 @@ func (p *Project) Refresh(ctx context.Context) (workspace.Summary, error) {
 func (p *Project) FilesChanged(ctx context.Context, paths []string) (workspace.Summary, error) {
 	sum, err := p.ws.FilesChanged(ctx, paths)
 	if err == nil {
-		p.mem.set(sum.Stats.Bytes)
+		p.setMem()
 		p.saveSoon()
 	}
 	return sum, err
+}
+
+// setMem sets the project's share of the heap limit from the current
+// snapshot's files, unless they are the ones it was last set from (a
+// refresh that changed nothing does not walk them).
+func (p *Project) setMem() {
+	snap := p.ws.Snapshot()
+	if last := p.memSnap.Load(); last != nil && snap.SameFiles(last) {
+		return
+	}
+	p.mem.set(snapMemBytes(snap))
+	p.memSnap.Store(snap)
 }
 
 // Changed tells the index about files a tool or the edit log changed,

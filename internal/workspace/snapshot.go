@@ -205,6 +205,17 @@ func (s *Snapshot) Root() string { return s.root }
 // indexed files. The slice is a copy the caller may modify.
 func (s *Snapshot) Files() []string { return slices.Clone(s.paths) }
 
+// BytesAtLeast is the indexed files' bytes with each file counted as at
+// least min bytes (the heap limit's measure of a project, which counts
+// every file's own entry and records even when the file is tiny).
+func (s *Snapshot) BytesAtLeast(min int64) int64 {
+	var n int64
+	for _, f := range s.files {
+		n += max(f.Size, min)
+	}
+	return n
+}
+
 // Len returns the number of indexed files.
 func (s *Snapshot) Len() int { return len(s.paths) }
 
