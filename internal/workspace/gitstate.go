@@ -56,7 +56,13 @@ func gitStampOf(root string) string {
 	}
 	stat("HEAD")
 	stat("packed-refs")
-	stat("index")
+	if d, ok := gitIndexDigest(filepath.Join(dir, "index"), gitUsesSHA256(dir)); ok {
+		b.WriteString("index digest ")
+		b.WriteString(d)
+		b.WriteByte('\n')
+	} else {
+		stat("index")
+	}
 	stat(filepath.Join("info", "exclude"))
 	return b.String()
 }
