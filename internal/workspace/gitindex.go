@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // maxIndexDigest bounds the index file gitIndexDigest reads (a larger one
@@ -42,8 +43,12 @@ func gitIndexDigest(path string, sha256Names bool) (digest string, ok bool) {
 	}
 	n := binary.BigEndian.Uint32(data[8:12])
 	body := data[:len(data)-20] // the trailing checksum
+	// The fields go through a small buffer, hashed 32 KiB at a time: a
+	// Write per field cost ~2 ms for GOROOT/src's 11 000 entries, on
+	// every refresh.
 	h := sha256.New()
-	h.Write(data[4:12])
+	var scratch [32 << 10]byte
+	w := append(scratch[:0], data[4:12]...)
 	var prev []byte // v4: the previous entry's path
 	at := 12
 	const statLen, nameLen = 40, 20
@@ -54,14 +59,18 @@ func gitIndexDigest(path string, sha256Names bool) (digest string, ok bool) {
 		e := body[at:]
 		mode := e[24:28]
 		flags := binary.BigEndian.Uint16(e[statLen+nameLen:])
-		h.Write(mode)
-		h.Write(e[statLen : statLen+nameLen+2]) // object name and flags
+		if len(w) > len(scratch)-4096 {
+			h.Write(w)
+			w = w[:0]
+		}
+		w = append(w, mode...)
+		w = append(w, e[statLen:statLen+nameLen+2]...) // object name and flags
 		at += statLen + nameLen + 2
 		if flags&0x4000 != 0 { // extended flags (skip-worktree, intent-to-add)
 			if version < 3 || at+2 > len(body) {
 				return "", false
 			}
-			h.Write(body[at : at+2])
+			w = append(w, body[at:at+2]...)
 			at += 2
 		}
 		var name []byte
@@ -91,8 +100,8 @@ func gitIndexDigest(path string, sha256Names bool) (digest string, ok bool) {
 			}
 			at += end + (8 - entry%8)
 		}
-		h.Write(name)
-		h.Write([]byte{0})
+		w = append(w, name...)
+		w = append(w, 0)
 	}
 	// Extensions: a split index keeps entries in another file.
 	for at+8 <= len(body) {
@@ -106,7 +115,51 @@ func gitIndexDigest(path string, sha256Names bool) (digest string, ok bool) {
 	if at != len(body) {
 		return "", false
 	}
+	h.Write(w)
 	return hex.EncodeToString(h.Sum(nil)[:16]), true
+}
+
+// indexDigests remembers the last digest of each index file by its stat
+// (size, modification time, inode): a refresh whose index file did not
+// change reads nothing (a digest costs ~2.5 ms for GOROOT/src's 1.2 MB
+// index); git replaces the file when it writes it, so a new one has a new
+// inode.
+var indexDigests struct {
+	sync.Mutex
+	m map[string]cachedDigest
+}
+
+type cachedDigest struct {
+	size, mtime int64
+	ino         uint64
+	digest      string
+	ok          bool
+}
+
+// cachedIndexDigest is gitIndexDigest through indexDigests.
+func cachedIndexDigest(path string, sha256Names bool) (string, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", false
+	}
+	id, idOK := idOf(fi)
+	key := cachedDigest{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: id.ino}
+	indexDigests.Lock()
+	c, hit := indexDigests.m[path]
+	indexDigests.Unlock()
+	if hit && idOK && !sha256Names && c.size == key.size && c.mtime == key.mtime && c.ino == key.ino {
+		return c.digest, c.ok
+	}
+	key.digest, key.ok = gitIndexDigest(path, sha256Names)
+	if idOK {
+		indexDigests.Lock()
+		if indexDigests.m == nil || len(indexDigests.m) > 64 {
+			indexDigests.m = map[string]cachedDigest{}
+		}
+		indexDigests.m[path] = key
+		indexDigests.Unlock()
+	}
+	return key.digest, key.ok
 }
 
 // gitVarint reads git's offset varint (index format 4): each byte adds 7

@@ -56,7 +56,7 @@ func gitStampOf(root string) string {
 	}
 	stat("HEAD")
 	stat("packed-refs")
-	if d, ok := gitIndexDigest(filepath.Join(dir, "index"), gitUsesSHA256(dir)); ok {
+	if d, ok := cachedIndexDigest(filepath.Join(dir, "index"), gitUsesSHA256(dir)); ok {
 		b.WriteString("index digest ")
 		b.WriteString(d)
 		b.WriteByte('\n')
