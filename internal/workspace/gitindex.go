@@ -103,11 +103,17 @@ func gitIndexDigest(path string, sha256Names bool) (digest string, ok bool) {
 		w = append(w, name...)
 		w = append(w, 0)
 	}
-	// Extensions: a split index keeps entries in another file.
+	// Extensions. One whose signature starts with an upper-case letter is
+	// optional (a cache: the tree, untracked files, fsmonitor, offsets);
+	// any other is one git must understand or fail ("index file corrupt"),
+	// and only the sparse index's directories ("sdir", entries read above)
+	// is read here: a split index ("link") keeps entries in another file,
+	// and an unknown one makes git fail, which a stamp of the file's stat
+	// lets the next scan find out (QA).
 	for at+8 <= len(body) {
 		sig := string(body[at : at+4])
 		size := int(binary.BigEndian.Uint32(body[at+4 : at+8]))
-		if sig == "link" || size < 0 || at+8+size > len(body) {
+		if (sig[0] < 'A' || sig[0] > 'Z') && sig != "sdir" || size < 0 || at+8+size > len(body) {
 			return "", false
 		}
 		at += 8 + size

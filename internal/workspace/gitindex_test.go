@@ -85,6 +85,27 @@ func TestGitIndexDigest(t *testing.T) {
 	if d := digest("format 4 again"); d != d4 {
 		t.Error("format 4 digest not stable")
 	}
+	// Extensions: an optional one (upper case) is read past, a mandatory
+	// one git may not know is not digested.
+	raw, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withExt := func(sig string) string {
+		p := filepath.Join(t.TempDir(), "index")
+		b := append(append([]byte{}, raw[:len(raw)-20]...), sig...)
+		b = append(b, 0, 0, 0, 2, 'x', 'y')
+		if err := os.WriteFile(p, append(b, raw[len(raw)-20:]...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if d, ok := gitIndexDigest(withExt("ZZZZ"), false); !ok || d != d4 {
+		t.Errorf("an optional extension: digest %q %v, want the same as without", d, ok)
+	}
+	if _, ok := gitIndexDigest(withExt("zzzz"), false); ok {
+		t.Error("an unknown mandatory extension was digested")
+	}
 	git("update-index", "--split-index")
 	if _, ok := gitIndexDigest(index, false); ok {
 		t.Error("a split index was digested")

@@ -86,6 +86,14 @@ func (s *Snapshot) nestedRepo() bool {
 			return true
 		}
 	}
+	// A .git file (a submodule's or a linked worktree's "gitdir:" line) is
+	// not excluded as a folder named .git is: it is an indexed file (QA: a
+	// submodule whose .gitmodules was removed).
+	for p := range s.files {
+		if strings.HasSuffix(p, "/.git") {
+			return true
+		}
+	}
 	return false
 }
 

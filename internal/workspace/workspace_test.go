@@ -1384,6 +1384,18 @@ func TestSavedGitLinksAndNestedRepos(t *testing.T) {
 	if g := ow.Snapshot().SavedGit(); g != nil {
 		t.Errorf("a root with a nested repository offers a saved git state: %+v", g)
 	}
+	// A .git file (a gitdir line) marks a nested repository too.
+	gitRoot, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, gitRoot, map[string]string{"main.go": "package main", "mod/.git": "gitdir: ../.git/modules/mod\n", "mod/m.go": "package m"})
+	gitIn(gitRoot, "init", "-q", "-b", "trunk")
+	gitIn(gitRoot, "add", "main.go")
+	gitIn(gitRoot, "commit", "-q", "-m", "init")
+	if g := open(t, gitRoot, &Options{ParseSource: parse}).Snapshot().SavedGit(); g != nil {
+		t.Errorf("a root with a nested .git file offers a saved git state: %+v", g)
+	}
 	gitIn(sub, "commit", "-q", "--allow-empty", "-m", "moved")
 	s, err := ow.Refresh(context.Background())
 	if err != nil {
