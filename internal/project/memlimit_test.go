@@ -28,7 +28,9 @@ func resetMemLimits(t *testing.T) {
 	hook, gcHook := afterOpen, setGCPercent
 	afterOpen = func() {}
 	setGCPercent = func(int) {}
+	followOff.Store(true) // no floor from a GC during the test
 	t.Cleanup(func() {
+		followOff.Store(false)
 		afterOpen, setGCPercent = hook, gcHook
 		memLimits.mu.Lock()
 		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady = gcOwned, gcDefault, gcSteady
@@ -148,7 +150,8 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 // TestSteadyFloor: once every project is built, the steady limit is at
 // least steadyFloor of the live heap afterOpen measured (a tree with more
 // live data per byte than the share allows), only while projects are
-// open and not while one opens; closing the last forgets it.
+// open; while one opens, the open's floor (openFloor) of the same live
+// heap; closing the last forgets both.
 func TestSteadyFloor(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(math.MaxInt64)
@@ -166,8 +169,8 @@ func TestSteadyFloor(t *testing.T) {
 	if got, want := debug.SetMemoryLimit(-1), steadyFloor(40<<20); got != want || want <= share(10<<20, memLimitSteady) {
 		t.Fatalf("live heap 40 MiB: limit %d, want the floor %d (over the share %d)", got, want, share(10<<20, memLimitSteady))
 	}
-	b := newMemBudget(1<<20, false) // opening: the open's share, no floor
-	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitSteady+float64(1<<20)*memLimitPerByte); got != want {
+	b := newMemBudget(1<<20, false) // opening: the open's share, or the open's floor over it
+	if got, want := debug.SetMemoryLimit(-1), max(memLimitBase+int64(float64(10<<20)*memLimitSteady+float64(1<<20)*memLimitPerByte), openFloor(40<<20)); got != want {
 		t.Fatalf("while b opens: limit %d, want %d", got, want)
 	}
 	b.relax()
@@ -261,6 +264,7 @@ func TestFloorFollowsLiveHeap(t *testing.T) {
 	}
 	gcFollowed.Store(&hook)
 	t.Cleanup(func() { gcFollowed.Store(nil) })
+	followOff.Store(false)
 	a := newMemBudget(1<<10, false)
 	a.relax()
 	collectNow() // as afterOpen does: the floor, and the updates start
@@ -286,10 +290,18 @@ func TestFloorFollowsLiveHeap(t *testing.T) {
 	runtime.KeepAlive(keep)
 	keep = nil
 	waitFloor("the 48 MiB dropped", func(f int64) bool { return f >= 0 && f < steadyFloor(48<<20) })
-	b := newMemBudget(1<<10, false) // another project opens: the updates stop
-	waitFloor("a project opening", func(f int64) bool { return f == -1 })
+	b := newMemBudget(1<<10, false) // another project opens: the open's floor
+	keep = make([]byte, 32<<20)
+	keep[len(keep)-1] = 1
+	waitFloor("32 MiB live while a project opens", func(f int64) bool { return f >= openFloor(32<<20) && f < steadyFloor(32<<20) })
+	if got := debug.SetMemoryLimit(-1); got < openFloor(32<<20) {
+		t.Fatalf("limit %d with 32 MiB live while a project opens, want at least %d", got, openFloor(32<<20))
+	}
+	runtime.KeepAlive(keep)
+	keep = nil
 	b.close()
 	a.close()
+	waitFloor("none open", func(f int64) bool { return f == -1 }) // the updates stop
 }
 
 // TestMemBudgetParsed: a cold open's share moves to the builds' share
