@@ -285,10 +285,8 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 	}
 	// The saved git state too: one that no longer holds (a commit, a
 	// checkout) is saved again, so the next reopen need not run git.
-	sameGit := saved.git != nil
-	if g := snap.SavedGit(); g == nil || !sameGit || g.Stamp != saved.git.Stamp || g.Info != saved.git.Info {
-		sameGit = false
-	}
+	g := snap.SavedGit()
+	sameGit := g != nil && saved.git != nil && g.Stamp == saved.git.Stamp && g.Info == saved.git.Info
 	if same && restored && graphOK && sameGit && len(snap.SkippedFiles()) == len(saved.skipped) {
 		p.saver.writeMu.Lock()
 		p.saver.lastSnap, p.saver.lastRetrieval, p.saver.lastGraph = snap, true, true
@@ -303,8 +301,7 @@ func (p *Project) restore(saved *savedIndex, parsed int64, start time.Time) {
 func keptContent(f, old *workspace.File) bool {
 	fi, _ := f.Parsed.(*syntax.FileInfo)
 	oi, _ := old.Parsed.(*syntax.FileInfo)
-	return f.Sum != 0 && f.Sum == old.Sum && f.Size == old.Size && f.Language == old.Language && f.Link == old.Link &&
-		fi == oi && (fi != nil) == (f.Parsed != nil) && f.Symbols == old.Symbols && f.ParseErr == old.ParseErr
+	return f.SameContent(old) && fi == oi && (fi != nil) == (f.Parsed != nil) && f.Symbols == old.Symbols && f.ParseErr == old.ParseErr
 }
 
 // saveSoon schedules a save of the index after an update (no-op without

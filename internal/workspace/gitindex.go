@@ -142,8 +142,11 @@ type cachedDigest struct {
 	ok          bool
 }
 
-// cachedIndexDigest is gitIndexDigest through indexDigests.
-func cachedIndexDigest(path string, sha256Names bool) (string, bool) {
+// cachedIndexDigest is gitIndexDigest of the index of the git folder dir
+// through indexDigests (the repository's config, for its object format,
+// is read only when the index changed).
+func cachedIndexDigest(dir string) (string, bool) {
+	path := filepath.Join(dir, "index")
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", false
@@ -153,10 +156,10 @@ func cachedIndexDigest(path string, sha256Names bool) (string, bool) {
 	indexDigests.Lock()
 	c, hit := indexDigests.m[path]
 	indexDigests.Unlock()
-	if hit && idOK && !sha256Names && c.size == key.size && c.mtime == key.mtime && c.ino == key.ino {
+	if hit && idOK && c.size == key.size && c.mtime == key.mtime && c.ino == key.ino {
 		return c.digest, c.ok
 	}
-	key.digest, key.ok = gitIndexDigest(path, sha256Names)
+	key.digest, key.ok = gitIndexDigest(path, gitUsesSHA256(dir))
 	if idOK {
 		indexDigests.Lock()
 		if indexDigests.m == nil || len(indexDigests.m) > 64 {

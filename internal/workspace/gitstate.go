@@ -56,7 +56,7 @@ func gitStampOf(root string) string {
 	}
 	stat("HEAD")
 	stat("packed-refs")
-	if d, ok := cachedIndexDigest(filepath.Join(dir, "index"), gitUsesSHA256(dir)); ok {
+	if d, ok := cachedIndexDigest(dir); ok {
 		b.WriteString("index digest ")
 		b.WriteString(d)
 		b.WriteByte('\n')
@@ -153,10 +153,8 @@ func sameAsSaved(s *Snapshot, saved *Saved, g *SavedGit) bool {
 func sameForGit(f, old *File) bool { return f.Exec == old.Exec && !f.Link && !old.Link }
 
 // keptSame reports whether f, a new entry of a file saved as old, has
-// old's content (File.Sum) and is the same for git.
-func keptSame(f, old *File) bool {
-	return f.Sum != 0 && f.Sum == old.Sum && f.Size == old.Size && sameForGit(f, old)
-}
+// old's content (File.SameContent) and is the same for git.
+func keptSame(f, old *File) bool { return f.SameContent(old) && sameForGit(f, old) }
 
 // pendingGit is the git state of a scan in progress: either git commands
 // already running (ch), or the previous snapshot's state kept for when the

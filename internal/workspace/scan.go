@@ -854,14 +854,13 @@ func readRest(f readFile, buf []byte, n int, size int64) ([]byte, error) {
 // Its parse result then stands for file's (a touched file, a checkout
 // back and forth), without a parse.
 func (sc *scanner) sameContent(rel string, file *File) *File {
-	if sc.saved == nil || file.Sum == 0 {
+	if sc.saved == nil {
 		return nil
 	}
-	old := sc.saved.Files[rel]
-	if old == nil || old.Sum != file.Sum || old.Size != file.Size || old.Language != file.Language || old.Link != file.Link {
-		return nil
+	if old := sc.saved.Files[rel]; old != nil && file.SameContent(old) {
+		return old
 	}
-	return old
+	return nil
 }
 
 // reuseSaved returns the saved entry of j when the file's stamp is the

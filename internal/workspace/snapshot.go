@@ -59,6 +59,13 @@ type File struct {
 	Exec bool
 }
 
+// SameContent reports whether f has the content old was read with, by
+// their content hashes (Sum, taken for parsed files), sizes, languages and
+// link-ness: a file with a new stamp and the saved bytes.
+func (f *File) SameContent(old *File) bool {
+	return f.Sum != 0 && f.Sum == old.Sum && f.Size == old.Size && f.Language == old.Language && f.Link == old.Link
+}
+
 // SkippedFile is the stamp of a file seen but not indexed because it is
 // binary or too large, kept so a saved index need not read it again.
 type SkippedFile struct {
