@@ -74,14 +74,22 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	n := len(ix.paths)
 	ix.docLen = make([]uint32, n)
 
-	// Each worker keeps its own dictionary and postings; they are merged
-	// into one flat, exactly sized postings array at the end.
+	// Two passes over the files. The first counts: each worker keeps its
+	// own dictionary and, per term, the files holding it (no postings).
+	// The merge then makes one sorted term table and places every term's
+	// postings in one exactly sized array, and the second pass reads and
+	// tokenizes the files again, writing each posting to its place. The
+	// second read costs ~0.25 s of CPU on the mixed tree (43.6 MB); a
+	// single pass kept every (term, posting) pair until the postings
+	// array existed beside them, the open's peak (docs/index.md "Memory:
+	// tenth pass").
 	workers := make([]*shard, o.Workers)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	root := snap.Root()
 	for w := range workers {
 		sh := newShard()
+		sh.countOnly = true
 		workers[w] = sh
 		wg.Add(1)
 		go func() {
@@ -92,12 +100,8 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 				if id >= n {
 					return
 				}
-				var size int64
-				if f := ix.files[id]; f != nil {
-					size = f.Size
-				}
 				var err error
-				data, err = readWhole(data[:0], filepath.Join(root, filepath.FromSlash(ix.paths[id])), size)
+				data, err = ix.read(data[:0], root, id)
 				if err != nil {
 					continue
 				}
@@ -121,24 +125,160 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 		defer close(finished)
 		ix.finish()
 	}()
-	ix.merge(workers, finished)
+	ix.merge(workers)
+	workers = nil
+	<-finished
+	if err := ix.place(ctx, o.Workers); err != nil {
+		return nil, err
+	}
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
 }
 
-// merge makes the shards' terms and postings the index's: the terms one
-// sorted string table (a term's id is its rank), the postings one flat,
-// exactly sized array, each term's sorted by file id. Each shard sorts
-// its own terms (in parallel), one pass merges the sorted lists and ranks
-// every shard's terms, and the shards copy their postings to their places
-// in parallel; no map of every term is built (GOROOT/src: 402 k terms).
-//
-// finished is closed when the path and definition terms are done (built
-// beside the terms' merge): the postings are placed after it, so that
-// build's transient and the postings' (the shards' pairs and the postings
-// array, both whole at the start of the fill) do not add up.
-func (ix *Index) merge(workers []*shard, finished <-chan struct{}) {
+// read reads file id's bytes into buf.
+func (ix *Index) read(buf []byte, root string, id int) ([]byte, error) {
+	var size int64
+	if f := ix.files[id]; f != nil {
+		size = f.Size
+	}
+	return readWhole(buf, filepath.Join(root, filepath.FromSlash(ix.paths[id])), size)
+}
+
+// betweenPasses, when set (tests), runs between Build's two passes.
+var betweenPasses func()
+
+// place is Build's second pass: every file is read and tokenized again and
+// each of its terms' postings written to the term's next free place in
+// the postings array (the merge sized each term's range from the first
+// pass's counts). A file that changed between the passes can have terms
+// the first pass did not see (dropped), more files for a term than
+// counted (dropped) or fewer (a hole, never a posting: a posting's term
+// frequency is at least 1); the holes are then squeezed out.
+func (ix *Index) place(ctx context.Context, workers int) error {
+	if betweenPasses != nil {
+		betweenPasses()
+	}
+	nTerms := ix.terms.Len()
+	total := ix.offsets[nTerms]
+	table := newRankTable(ix.terms)
+	at := make([]uint32, nTerms) // the next free place per term
+	copy(at, ix.offsets[:nTerms])
+	ix.posts = make([]uint32, total)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var changed atomic.Bool
+	root := ix.snap.Root()
+	n := len(ix.paths)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sh := &shard{ranks: table, tf: make([]uint32, nTerms)}
+			var buf, data []byte
+			for ctx.Err() == nil {
+				id := int(next.Add(1) - 1)
+				if id >= n {
+					break
+				}
+				var err error
+				data, err = ix.read(data[:0], root, id)
+				if err != nil {
+					continue
+				}
+				sh.touched = sh.touched[:0]
+				buf = sh.tokenize(data, buf)
+				posting := uint32(id) << tfBits
+				for _, r := range sh.touched {
+					tf := min(sh.tf[r], maxTF)
+					sh.tf[r] = 0
+					if i := atomic.AddUint32(&at[r], 1) - 1; i < ix.offsets[r+1] {
+						ix.posts[i] = posting | tf
+					} else {
+						sh.unknown = true
+					}
+				}
+			}
+			if sh.unknown {
+				changed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !changed.Load() {
+		for r, a := range at {
+			if a != ix.offsets[r+1] {
+				changed.Store(true)
+				break
+			}
+		}
+	}
+	if changed.Load() {
+		ix.squeeze()
+	}
+	ix.sortPostings(workers)
+	return nil
+}
+
+// squeeze removes the holes (0) from the postings, moving each term's
+// range down; a term left without postings keeps an empty range.
+func (ix *Index) squeeze() {
+	w := uint32(0)
+	for r := range ix.terms.Len() {
+		lo, hi := ix.offsets[r], ix.offsets[r+1]
+		ix.offsets[r] = w
+		for _, p := range ix.posts[lo:hi] {
+			if p != 0 {
+				ix.posts[w] = p
+				w++
+			}
+		}
+	}
+	ix.offsets[ix.terms.Len()] = w
+	ix.posts = slices.Clip(ix.posts[:w])
+}
+
+// sortPostings sorts each term's postings by file id (the second pass's
+// workers place them in the order they read the files), so a file's term
+// frequency can be found by binary search. In parallel, over ranges of
+// terms of about equal postings.
+func (ix *Index) sortPostings(parts int) {
+	if parts <= 1 {
+		return // one worker read the files in id order
+	}
+	var wg sync.WaitGroup
+	total := len(ix.posts)
+	lo := 0
+	for p := range parts {
+		hi := len(ix.offsets) - 1
+		if p < parts-1 {
+			want := uint32(total / parts * (p + 1))
+			hi = sort.Search(len(ix.offsets)-1, func(r int) bool { return ix.offsets[r] >= want })
+			hi = max(hi, lo)
+		}
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for r := lo; r < hi; r++ {
+				if ps := ix.posts[ix.offsets[r]:ix.offsets[r+1]]; len(ps) > 1 {
+					slices.Sort(ps)
+				}
+			}
+		}(lo, hi)
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// merge makes the shards' terms the index's: one sorted string table (a
+// term's id is its rank) and, from the shards' counts, each term's range
+// in the postings array (offsets), which place fills. Each shard sorts its
+// own terms (in parallel) and one pass merges the sorted lists; no map of
+// every term is built (GOROOT/src: 402 k terms).
+func (ix *Index) merge(workers []*shard) {
 	var wg sync.WaitGroup
 	orders := make([][]int32, len(workers))
 	for w, sh := range workers {
@@ -156,8 +296,9 @@ func (ix *Index) merge(workers []*shard, finished <-chan struct{}) {
 	// exactly sized arrays the table then owns (binx.StringsOwning: no copy).
 	// One pass into arrays grown by append, and the table's copy of them,
 	// had the mixed tree's build at 37.3 MB live here (6 MB over the
-	// shards), GOROOT/src's at 76.3 (12.4 over). ranks[w][lid] is shard
-	// w's term lid's global rank; the terms go to the table in rank order.
+	// shards), GOROOT/src's at 76.3 (12.4 over). The terms go to the
+	// table in rank order, and each term's count of postings (the sum of
+	// the shards') makes its range in offsets.
 	heads := make([]int, len(workers))
 	least := func() []byte {
 		var t []byte
@@ -191,84 +332,22 @@ func (ix *Index) merge(workers []*shard, finished <-chan struct{}) {
 		advance(t, nil)
 	}
 	clear(heads)
-	ranks := make([][]uint32, len(workers))
-	for w, sh := range workers {
-		ranks[w] = make([]uint32, sh.dict.len())
-	}
 	all := make([]byte, 0, nBytes)
 	ends := make([]uint32, 0, nTerms)
-	counts := make([]uint32, 0, nTerms) // postings per rank
+	offsets := make([]uint32, 1, nTerms+1)
 	for t := least(); t != nil; t = least() {
-		r := uint32(len(ends))
 		all = append(all, t...)
 		ends = append(ends, uint32(len(all)))
-		var c uint32
-		advance(t, func(w int, lid int32) {
-			ranks[w][lid] = r
-			c += workers[w].df[lid]
-		})
-		counts = append(counts, c)
+		c := offsets[len(offsets)-1]
+		advance(t, func(w int, lid int32) { c += workers[w].df[lid] })
+		offsets = append(offsets, c)
 	}
 	orders = nil
 	ix.terms = binx.StringsOwning(all, ends)
 	all, ends = nil, nil
+	ix.offsets = offsets
 	for _, sh := range workers {
-		sh.dict = nil
-	}
-
-	ix.offsets = make([]uint32, len(counts)+1)
-	for r, c := range counts {
-		ix.offsets[r+1] = ix.offsets[r] + c
-	}
-	// Each shard's term lid starts at the place after the earlier shards'
-	// postings of its rank: ranks[w] becomes that cursor.
-	at := counts // reused: the next free place per rank
-	copy(at, ix.offsets[:len(counts)])
-	for w, sh := range workers {
-		for lid, r := range ranks[w] {
-			ranks[w][lid] = at[r]
-			at[r] += sh.df[lid]
-		}
-		sh.df = nil
-	}
-	counts, at = nil, nil
-	<-finished
-	ix.posts = make([]uint32, ix.offsets[len(ix.offsets)-1])
-	for w, sh := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sh.fill(ix.posts, ranks[w])
-			ranks[w] = nil
-		}()
-	}
-	wg.Wait()
-	if len(workers) > 1 {
-		// Shards interleave file ids; sort each term's postings so a file's
-		// term frequency can be found by binary search. In parallel, over
-		// ranges of terms of about equal postings.
-		parts := len(workers)
-		total := len(ix.posts)
-		lo := 0
-		for p := range parts {
-			hi := len(ix.offsets) - 1
-			if p < parts-1 {
-				want := uint32(total / parts * (p + 1))
-				hi = sort.Search(len(ix.offsets)-1, func(r int) bool { return ix.offsets[r] >= want })
-				hi = max(hi, lo)
-			}
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				for r := lo; r < hi; r++ {
-					if ps := ix.posts[ix.offsets[r]:ix.offsets[r+1]]; len(ps) > 1 {
-						slices.Sort(ps)
-					}
-				}
-			}(lo, hi)
-			lo = hi
-		}
-		wg.Wait()
+		sh.dict, sh.df = nil, nil
 	}
 }
 
@@ -454,13 +533,20 @@ func addID(m map[string][]uint32, t string, id uint32) {
 	m[t] = append(l, id)
 }
 
-// shard is one build worker's partial index. Its postings are one flat
-// list of (local term id, posting) pairs in chunks, in the order added
-// (so each term's postings are in file order), rather than a slice per
-// term: a slice header and a separate, doubling array for each of a
+// shard is one build worker's partial index: its terms (local ids) and,
+// per term, the files holding it. Build's first pass only counts
+// (countOnly); an update of a saved index keeps the postings too, as one
+// flat list of (local term id, posting) pairs in chunks, in the order
+// added (so each term's postings are in file order), rather than a slice
+// per term: a slice header and a separate, doubling array for each of a
 // shard's ~300 k terms cost more than the 8 bytes a posting takes here.
+// Build's second pass tokenizes with ranks set instead of dict: term
+// ids are the index's ranks, and a term not among them is skipped.
 type shard struct {
-	dict *termDict // term → local id
+	dict      *termDict  // term → local id
+	ranks     *rankTable // term → rank (Build's second pass; dict is nil)
+	countOnly bool       // no pairs: counts (df) only
+	unknown   bool       // a term not in ranks was seen, or a posting had no place
 	// pairs holds the shard's (local term id, term frequency) pairs, file
 	// by file (runs), in chunks of pairChunk: one uint32 each, lid<<tfBits
 	// | tf, while lid < 1<<(32-tfBits); a larger lid takes two, tf<<tfBits
@@ -496,6 +582,14 @@ func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 	sh.touched = sh.touched[:0]
 	sh.count = 0
 	buf = sh.tokenize(data, buf)
+	if sh.countOnly {
+		for _, lid := range sh.touched {
+			sh.tf[lid] = 0
+			sh.df[lid]++
+		}
+		sh.last = sh.count
+		return buf
+	}
 	if len(sh.touched) > 0 {
 		sh.runs = append(sh.runs, shardRun{id: id, n: uint32(len(sh.touched))})
 	}
@@ -521,10 +615,20 @@ func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 // term counts one occurrence of t in the file being added.
 func (sh *shard) term(t []byte) {
 	sh.count++
-	lid := sh.dict.id(t)
-	if int(lid) == len(sh.tf) {
-		sh.tf = appendDoubling(sh.tf, 0)
-		sh.df = appendDoubling(sh.df, 0)
+	var lid int32
+	if sh.ranks != nil {
+		r, ok := sh.ranks.find(t)
+		if !ok {
+			sh.unknown = true
+			return
+		}
+		lid = r
+	} else {
+		lid = sh.dict.id(t)
+		if int(lid) == len(sh.tf) {
+			sh.tf = appendDoubling(sh.tf, 0)
+			sh.df = appendDoubling(sh.df, 0)
+		}
 	}
 	if sh.tf[lid] == 0 {
 		sh.touched = append(sh.touched, lid)
@@ -692,33 +796,6 @@ func (sh *shard) each(f func(lid int32, posting uint32), drop func(chunk int)) {
 			drop(k)
 		}
 	}
-}
-
-// fill writes each of the shard's postings to posts[at[lid]] and moves
-// at[lid] on, freeing the pair chunks as it goes.
-func (sh *shard) fill(posts []uint32, at []uint32) {
-	k, i := 0, 0
-	for _, r := range sh.runs {
-		base := r.id << tfBits
-		for range r.n {
-			if i == len(sh.pairs[k]) {
-				sh.pairs[k] = nil // the GC may take it during the copy
-				k, i = k+1, 0
-			}
-			w := sh.pairs[k][i]
-			i++
-			lid := w >> tfBits
-			tf := w & maxTF
-			if tf == 0 {
-				tf = lid
-				lid = sh.pairs[k][i]
-				i++
-			}
-			posts[at[lid]] = base | tf
-			at[lid]++
-		}
-	}
-	sh.pairs = nil
 }
 
 // counts returns the number of postings per local term id.

@@ -19,28 +19,148 @@ import (
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
-// TestShardPairs: an index built with every pair in two words and chunks
-// of 3 words (a wide pair never split) is the index built as usual, with
-// one shard or two.
+// TestShardPairs: a shard that keeps its pairs (an update of a saved
+// index) lists the same postings with every pair in two words and chunks
+// of 3 words (a wide pair never split) as with the usual layout.
 func TestShardPairs(t *testing.T) {
-	ws, want := fixture(t)
-	defer func(c int, w int32) { pairChunk, wideLid = c, w }(pairChunk, wideLid)
-	for _, workers := range []int{1, 2} {
-		for _, c := range []struct {
-			chunk int
-			wide  int32
-		}{{3, 0}, {3, 5}, {4, 1 << 20}, {1 << 16, 0}} {
-			pairChunk, wideLid = c.chunk, c.wide
-			got, err := Build(context.Background(), ws.Snapshot(), &BuildOptions{Workers: workers, Skip: func(rel string) bool {
-				return strings.HasPrefix(filepath.Base(rel), ".env")
-			}})
-			pairChunk, wideLid = 1<<16, 1<<(32-tfBits)
+	ws, _ := fixture(t)
+	snap := ws.Snapshot()
+	lists := func() map[string][]uint32 {
+		sh := newShard()
+		for id, rel := range snap.Files() {
+			data, err := os.ReadFile(filepath.Join(snap.Root(), filepath.FromSlash(rel)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got.AppendSaved(nil), want.AppendSaved(nil)) {
-				t.Errorf("workers %d, chunk %d, wide from %d: the index differs", workers, c.chunk, c.wide)
+			sh.add(uint32(id), data, nil)
+		}
+		out := map[string][]uint32{}
+		for lid, ps := range sh.lists() {
+			out[string(sh.dict.term(int32(lid)))] = ps
+		}
+		return out
+	}
+	defer func(c int, w int32) { pairChunk, wideLid = c, w }(pairChunk, wideLid)
+	want := lists()
+	if len(want) < 50 {
+		t.Fatalf("only %d terms in the fixture", len(want))
+	}
+	for _, c := range []struct {
+		chunk int
+		wide  int32
+	}{{3, 0}, {3, 5}, {4, 1 << 20}, {1 << 16, 0}} {
+		pairChunk, wideLid = c.chunk, c.wide
+		got := lists()
+		pairChunk, wideLid = 1<<16, 1<<(32-tfBits)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("chunk %d, wide from %d: the postings differ", c.chunk, c.wide)
+		}
+	}
+}
+
+// indexTerms is every file's terms with their frequencies, read from ix's
+// postings, after checking their layout: offsets increasing, no hole (a
+// posting of frequency 0), each term's file ids strictly increasing.
+func indexTerms(t *testing.T, ix *Index) map[string]map[string]uint32 {
+	t.Helper()
+	out := map[string]map[string]uint32{}
+	if len(ix.offsets) != ix.terms.Len()+1 || int(ix.offsets[ix.terms.Len()]) != len(ix.posts) {
+		t.Fatalf("%d offsets for %d terms, the last %d for %d postings", len(ix.offsets), ix.terms.Len(), ix.offsets[len(ix.offsets)-1], len(ix.posts))
+	}
+	for r := range ix.terms.Len() {
+		if ix.offsets[r] > ix.offsets[r+1] {
+			t.Fatalf("term %d: offsets %d > %d", r, ix.offsets[r], ix.offsets[r+1])
+		}
+		last := -1
+		for _, p := range ix.posts[ix.offsets[r]:ix.offsets[r+1]] {
+			id, tf := int(p>>tfBits), p&maxTF
+			if tf == 0 || id <= last || id >= len(ix.paths) {
+				t.Fatalf("term %q: posting %#x after file %d", ix.terms.At(r), p, last)
 			}
+			last = id
+			m := out[ix.paths[id]]
+			if m == nil {
+				m = map[string]uint32{}
+				out[ix.paths[id]] = m
+			}
+			m[ix.terms.At(r)] = tf
+		}
+	}
+	return out
+}
+
+// TestBuildFileChangedBetweenPasses: a file rewritten and one deleted
+// between Build's two passes leave a well-formed index: every other file's
+// terms exactly as before, the rewritten file with only terms of its
+// first version, at most as often as in its new one, and the deleted
+// file's postings gone.
+func TestBuildFileChangedBetweenPasses(t *testing.T) {
+	ws, want := fixture(t)
+	wantTerms := indexTerms(t, want)
+	snap := ws.Snapshot()
+	files := snap.Files()
+	if len(files) < 3 {
+		t.Fatalf("%d files", len(files))
+	}
+	changed, deleted := files[0], files[1]
+	newText := "zebra quagga " + strings.Repeat("okapi ", 5)
+	for _, workers := range []int{1, 2} {
+		old, err := os.ReadFile(filepath.Join(snap.Root(), changed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone, err := os.ReadFile(filepath.Join(snap.Root(), deleted))
+		if err != nil {
+			t.Fatal(err)
+		}
+		betweenPasses = func() {
+			// Keep one old word the first pass counted, drop the rest.
+			first := ""
+			for term := range wantTerms[changed] {
+				if first == "" || term < first {
+					first = term
+				}
+			}
+			os.WriteFile(filepath.Join(snap.Root(), changed), []byte(newText+" "+first+" "+first), 0o644)
+			os.Remove(filepath.Join(snap.Root(), deleted))
+		}
+		got, err := Build(context.Background(), snap, &BuildOptions{Workers: workers, Skip: func(rel string) bool {
+			return strings.HasPrefix(filepath.Base(rel), ".env")
+		}})
+		betweenPasses = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotTerms := indexTerms(t, got)
+		for path, terms := range wantTerms {
+			switch path {
+			case deleted:
+				if len(gotTerms[path]) != 0 {
+					t.Errorf("workers %d: deleted %s still has terms %v", workers, path, gotTerms[path])
+				}
+			case changed:
+				if len(gotTerms[path]) != 1 {
+					t.Errorf("workers %d: rewritten %s has terms %v, want only the one word kept", workers, path, gotTerms[path])
+				}
+				for term, tf := range gotTerms[path] {
+					if _, ok := terms[term]; !ok || tf != 2 {
+						t.Errorf("workers %d: rewritten %s: term %q tf %d", workers, path, term, tf)
+					}
+				}
+			default:
+				if !reflect.DeepEqual(gotTerms[path], terms) {
+					t.Errorf("workers %d: %s: terms differ after another file changed", workers, path)
+				}
+			}
+		}
+		if _, ok := got.terms.Find("zebra"); ok && len(got.postings("zebra")) != 0 {
+			t.Errorf("workers %d: a term only the second pass saw has postings", workers)
+		}
+		if err := os.WriteFile(filepath.Join(snap.Root(), changed), old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(snap.Root(), deleted), gone, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
