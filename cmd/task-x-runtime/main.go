@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/task-x/task-x-runtime/internal/claudecode"
@@ -30,6 +31,33 @@ import (
 // version is internal/version's (one for both binaries; release builds set
 // it there with -ldflags).
 var version = taskxversion.Version
+
+// Without --memprofile the runtime samples no allocations: at the default
+// rate (one sample per 512 KiB allocated) the samples' stack records grew
+// to ~1.5 MB (runtime/metrics profiling/buckets) by the end of a cold
+// open of the mixed tree (docs/index.md "Memory: tenth pass"), memory a
+// heap profile nobody asked for held. Set here, in the first init of the
+// main package, before the open allocates.
+func init() {
+	if !memProfileFlag(os.Args[1:]) {
+		runtime.MemProfileRate = 0
+	}
+}
+
+// memProfileFlag reports whether args hold the --memprofile flag (in any
+// of the flag package's spellings), before the flags are parsed.
+func memProfileFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "memprofile" {
+			return true
+		}
+	}
+	return false
+}
 
 func main() {
 	// The command helper of internal/sandbox (the runtime re-executes
