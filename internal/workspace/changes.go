@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -109,7 +108,7 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 			continue
 		}
 		abs := w.abs(rel)
-		sc.entry(rel, filepath.Dir(abs), abs, fs.FileInfoToDirEntry(fi), 0, nil)
+		sc.entry(rel, filepath.Dir(abs), abs, fi.Name(), fi.Mode().Type(), 0, nil)
 	}
 	sc.flush()
 	if err := sc.g.Wait(); err != nil {
@@ -179,7 +178,7 @@ func (sc *scanner) reloadDir(dir string) {
 		return
 	}
 	saved := sc.instr
-	sc.loadIgnores(dirJob{rel: dir, abs: sc.w.abs(dir)}, entries)
+	sc.loadIgnores(dirJob{rel: dir, abs: sc.w.abs(dir)}, sc.compactEntries(entries))
 	sc.instr = saved
 }
 

@@ -3,6 +3,7 @@ package workspace
 import (
 	"io/fs"
 	"time"
+	"unsafe"
 )
 
 // racyListing is how long after a folder's modification time its listing
@@ -22,7 +23,7 @@ type dirListing struct {
 	modTime time.Time
 	size    int64
 	id      fileID
-	entries []fs.DirEntry
+	entries []listEntry
 	// cls[i] is entries[i]'s path and exclude answer under the ignore
 	// rules identified by rules (a rulesKey); complete when every entry
 	// was classified (a scan cut by MaxFiles leaves it incomplete). A
@@ -30,6 +31,83 @@ type dirListing struct {
 	cls      []classified
 	rules    uint64
 	complete bool
+}
+
+// listEntry is one entry of a listed folder: its name and type bits. A
+// listing keeps its folder's entries in two allocations (compactEntries)
+// for as long as the folder is unchanged, rather than os.ReadDir's
+// fs.DirEntry values (an interface, a 64-byte object and a name string
+// each): on the mixed tree (~12 k entries kept) ~1 MB of live heap in
+// small objects, which the parse's garbage of the same sizes around them
+// left in half-used spans (docs/index.md "Memory: tenth pass").
+type listEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
+// compactEntries copies the names and types of entries into the scan's
+// slabs (carve).
+func (sc *scanner) compactEntries(entries []fs.DirEntry) []listEntry {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Name())
+	}
+	names := carve(&sc.slabBytes, n)
+	out := carve(&sc.slabEntries, len(entries))
+	at := 0
+	for i, e := range entries {
+		l := copy(names[at:], e.Name())
+		out[i] = listEntry{name: bytesString(names[at : at+l]), typ: e.Type()}
+		at += l
+	}
+	return out
+}
+
+// joinRel is dir + "/" + name carved from the scan's slabs: the paths of a
+// folder's entries, kept by its listing and the files, side by side.
+func (sc *scanner) joinRel(dir, name string) string {
+	b := carve(&sc.slabBytes, len(dir)+1+len(name))
+	n := copy(b, dir)
+	b[n] = '/'
+	copy(b[n+1:], name)
+	return bytesString(b)
+}
+
+// bytesString is b as a string without a copy; b is never written again
+// (a slab's carved bytes are only ever written before this).
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// slabSize is the size of a scan's slabs: the listings' entries, names,
+// classifications and paths live as long as the folder's listing does,
+// and the parse's garbage allocated between them left the spans of
+// separate small allocations part empty (mixed tree: ~0.5-1 MB of free
+// slots); carved side by side from 32 KiB slabs they fill their spans. A
+// slab stays alive while anything carved from it does: a refresh that
+// lists a changed folder again leaves the old listing's bytes in its slab
+// until the slab's other folders change too (bounded by the bytes of the
+// listings replaced).
+const slabSize = 32 << 10
+
+// carve returns n zero Ts from the free tail of the slab *free (a new slab
+// when they do not fit), with its capacity ending with them; n over a
+// quarter of a slab gets an exact array of its own.
+func carve[T any](free *[]T, n int) []T {
+	var t T
+	per := max(1, slabSize/max(1, int(unsafe.Sizeof(t))))
+	if n > per/4 {
+		return make([]T, n)
+	}
+	if cap(*free)-len(*free) < n {
+		*free = make([]T, 0, per)
+	}
+	i := len(*free)
+	*free = (*free)[:i+n]
+	return (*free)[i : i+n : i+n]
 }
 
 // classified is one entry of a listing as the walk classified it: its
@@ -56,7 +134,7 @@ func (c *classified) excludedSelf(r *rules, rel string, isDir bool) bool {
 // remember keeps the listing of d for the next scan when the folder was
 // last modified well before it was listed (racyListing), and returns it
 // (nil when not kept).
-func (sc *scanner) remember(d dirJob, entries []fs.DirEntry, listedAt time.Time) *dirListing {
+func (sc *scanner) remember(d dirJob, entries []listEntry, listedAt time.Time) *dirListing {
 	if d.fi == nil || !d.fi.ModTime().Before(listedAt.Add(-racyListing)) {
 		return nil
 	}

@@ -52,7 +52,7 @@ type fileJob struct {
 	// dirAbs and the entry's name (an unchanged file in a folder open as
 	// dir never needs it: its lstat is relative to dir, and it is not read).
 	abs, dirAbs string
-	entry       fs.DirEntry // lstat on demand; nil when info is set
+	name        string      // the entry's name in its folder; lstat on demand unless info is set
 	info        fs.FileInfo // known already (a symlink's target)
 	// dir, when set, is the open folder holding the file (entry's name):
 	// the lstat is done relative to it (statAt). check releases it.
@@ -81,7 +81,7 @@ func (h *dirHandle) release() {
 // absPath is the file's absolute path.
 func (j *fileJob) absPath() string {
 	if j.abs == "" {
-		j.abs = j.dirAbs + string(filepath.Separator) + j.entry.Name()
+		j.abs = j.dirAbs + string(filepath.Separator) + j.name
 	}
 	return j.abs
 }
@@ -118,6 +118,11 @@ type scanner struct {
 	old    *Snapshot // entries to reuse when size and mtime match; nil to read all
 	saved  *Saved    // entries of a saved index, reused after the stamp check
 	git    *pendingGit
+
+	// The free tails of the slabs the listings are carved from (carve).
+	slabBytes      []byte
+	slabEntries    []listEntry
+	slabClassified []classified
 
 	rules   *rules
 	files   map[string]*File
@@ -351,12 +356,14 @@ func (sc *scanner) dir(d dirJob) error {
 		return nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	l := sc.remember(d, entries, listedAt)
+	list := sc.compactEntries(entries)
+	entries = nil
+	l := sc.remember(d, list, listedAt)
 	h := &dirHandle{f: f, fd: int(f.Fd())}
 	h.refs.Store(1)
 	sc.curDir = h
 	defer func() { sc.curDir = nil; h.release() }()
-	sc.dirEntries(d, entries, l, false)
+	sc.dirEntries(d, list, l, false)
 	return nil
 }
 
@@ -368,7 +375,7 @@ func (sc *scanner) dir(d dirJob) error {
 // (same rulesKey: the same ignore files in this folder and every parent,
 // the same .git/info/exclude), the entries are not matched against the
 // ignore rules again.
-func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, reused bool) {
+func (sc *scanner) dirEntries(d dirJob, entries []listEntry, l *dirListing, reused bool) {
 	key := sc.loadIgnores(d, entries)
 	var cls []classified
 	switch {
@@ -382,7 +389,7 @@ func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, re
 			sc.listings[d.rel] = l
 		}
 		l.rules, l.complete = key, false
-		l.cls = make([]classified, len(entries))
+		l.cls = carve(&sc.slabClassified, len(entries))
 		cls = l.cls
 	}
 	ro := reused && cls != nil && l.complete
@@ -395,9 +402,9 @@ func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, re
 			rel = c.rel
 		}
 		if rel == "" {
-			rel = e.Name()
+			rel = e.name
 			if d.rel != "" {
-				rel = d.rel + "/" + rel
+				rel = sc.joinRel(d.rel, rel)
 			}
 		}
 		if ro {
@@ -406,7 +413,7 @@ func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, re
 		} else if c != nil {
 			c.rel = rel
 		}
-		sc.entry(rel, d.abs, "", e, key, c)
+		sc.entry(rel, d.abs, "", e.name, e.typ, key, c)
 		if sc.truncated {
 			break
 		}
@@ -422,7 +429,7 @@ func (sc *scanner) dirEntries(d dirJob, entries []fs.DirEntry, l *dirListing, re
 // build manifests (for outputDirs) and instruction file candidates. It
 // returns the rulesKey of the folder: a hash of d.parentRules and the
 // ignore files read here (0 when d.parentRules is 0).
-func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) uint64 {
+func (sc *scanner) loadIgnores(d dirJob, entries []listEntry) uint64 {
 	var list ignore.List
 	manifest := false
 	var h maphash.Hash
@@ -432,7 +439,7 @@ func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) uint64 {
 	h.Write(kb[:])
 	for _, want := range ignoreFileNames {
 		for _, e := range entries {
-			if e.Name() == want && !e.IsDir() {
+			if e.name == want && !e.typ.IsDir() {
 				if data, err := readSmall(filepath.Join(d.abs, want)); err == nil {
 					list = append(list, ignore.Parse(data, d.rel)...)
 					hashPart(&h, want, data)
@@ -441,8 +448,8 @@ func (sc *scanner) loadIgnores(d dirJob, entries []fs.DirEntry) uint64 {
 		}
 	}
 	for _, e := range entries {
-		name := e.Name()
-		if isOutputManifest(name) && !e.IsDir() {
+		name := e.name
+		if isOutputManifest(name) && !e.typ.IsDir() {
 			manifest = true
 		}
 		if isInstructionName(name) {
@@ -513,14 +520,13 @@ func readSmall(abs string) ([]byte, error) {
 // ("" to build it from dirAbs and e's name: dirAbs is clean and the name is
 // one element, so no filepath.Join, whose Clean was 7% of a refresh's CPU;
 // a regular file's is built only when needed, see fileJob.absPath).
-func (sc *scanner) entry(rel, dirAbs, abs string, e fs.DirEntry, rules uint64, c *classified) {
+func (sc *scanner) entry(rel, dirAbs, abs, name string, typ fs.FileMode, rules uint64, c *classified) {
 	if !utf8.ValidString(rel) {
 		sc.skip(rel, skipEntry{reason: skipInvalidName})
 		return
 	}
-	typ := e.Type()
 	if abs == "" && !typ.IsRegular() {
-		abs = dirAbs + string(filepath.Separator) + e.Name()
+		abs = dirAbs + string(filepath.Separator) + name
 	}
 	switch {
 	case typ.IsDir():
@@ -529,7 +535,7 @@ func (sc *scanner) entry(rel, dirAbs, abs string, e fs.DirEntry, rules uint64, c
 			return
 		}
 		// An lstat, not e.Info (see check): the folder's own lstat now.
-		fi, err := sc.lstatEntry(abs, e.Name())
+		fi, err := sc.lstatEntry(abs, name)
 		if err != nil {
 			sc.skip(rel, skipEntry{reason: skipVanished})
 			return
@@ -588,7 +594,7 @@ func (sc *scanner) entry(rel, dirAbs, abs string, e fs.DirEntry, rules uint64, c
 			sc.skip(rel, skipEntry{reason: skipExcludedFile})
 			return
 		}
-		j := fileJob{rel: rel, abs: abs, dirAbs: dirAbs, entry: e}
+		j := fileJob{rel: rel, abs: abs, dirAbs: dirAbs, name: name}
 		if h := sc.curDir; h != nil && sc.candidate < sc.w.opts.MaxFiles {
 			h.refs.Add(1)
 			j.dir = h
@@ -687,7 +693,7 @@ func (sc *scanner) check(j *fileJob, bufp *[]byte) result {
 	info := j.info
 	if info == nil && j.dir != nil {
 		var err error
-		info, err = statAt(j.dir.fd, j.entry.Name())
+		info, err = statAt(j.dir.fd, j.name)
 		j.done()
 		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			return result{skip: skipEntry{reason: errReason(err)}}
