@@ -81,11 +81,26 @@ const (
 // of RSS), but at 1.05 the GC ran more often during the load and the
 // reopen was slower in the alternated runs (indexbench, GOROOT/src, load
 // 7-8: 1240 / 1348 -> 1537 / 2302 ms).
+//
+// While every opening project is in its builds (no parse or saved-index
+// load under way), the base under both the share and the open's floor is
+// memLimitBuildBase, and the builds' share memLimitBuildPerByte, 10 MiB +
+// 0.5 per byte since session 27 (16 MiB + 0.7 before): once the retrieval
+// build kept no (term, posting) pairs beside its postings and the scan's
+// listings filled their spans, the Go heap at the end of the mixed tree's
+// open held 2.3 MB of free slots where it held 6.6, and the limit, not
+// the live heap, set its height (TestMemoryProbe, alternated: peak RSS
+// 63.9-64.1 MB at 16 MiB + 0.7, 59.2-60.5 at 16 MiB + 0.45 where the
+// floor held it, 56.0-56.2 at 12 MiB + 0.5, the open's CPU within the
+// runs' spread). The parse keeps 16 MiB: a tree of small files dense with
+// symbols ran its GC back to back under a floor of 8 MiB over its live
+// heap (openFloor).
 var (
 	memLimitBase          int64 = 16 << 20
+	memLimitBuildBase     int64 = 10 << 20
 	memLimitPerByte             = 0.9
 	memLimitReopenPerByte       = 1.2
-	memLimitBuildPerByte        = 0.7
+	memLimitBuildPerByte        = 0.5
 )
 
 var memLimits struct {
@@ -102,7 +117,8 @@ var memLimits struct {
 	reopening  int     // opening budgets of projects loaded from a saved index
 	steady     bool    // projects are open and none is opening
 	floor      int64   // the steady limit's floor (steadyFloor), 0 before the first afterOpen
-	openFloor  int64   // the limit's floor while a project opens (openFloor), 0 before a GC marked
+	openLive   uint64  // the live heap the last GC marked while a project opens (openFloor), 0 before one
+	building   int     // opening budgets in their builds (parsed)
 }
 
 // memMinFileBytes is the least an indexed file counts for in the limit: a
@@ -124,6 +140,7 @@ type memBudget struct {
 	bytes  int64        // registered share (guarded by memLimits.mu)
 	reopen bool         // loaded from a saved index, not yet relaxed or closed (guarded by memLimits.mu)
 	built  bool         // relaxed: the steady share (guarded by memLimits.mu)
+	build  bool         // parsed, not relaxed or closed: in the builds (guarded by memLimits.mu)
 	factor float64      // limit bytes per indexed byte (guarded by memLimits.mu)
 	closed bool         // guarded by memLimits.mu
 	step   atomic.Int64 // parsed bytes not yet registered (grow)
@@ -194,11 +211,12 @@ func (b *memBudget) parsed() {
 	}
 	memLimits.mu.Lock()
 	defer memLimits.mu.Unlock()
-	if b.closed || b.built || b.reopen || b.factor == memLimitBuildPerByte {
+	if b.closed || b.built || b.reopen || b.build {
 		return
 	}
 	memLimits.weighted += float64(b.bytes) * (memLimitBuildPerByte - b.factor)
-	b.factor = memLimitBuildPerByte
+	b.factor, b.build = memLimitBuildPerByte, true
+	memLimits.building++
 	applyMemLimit()
 }
 
@@ -216,7 +234,16 @@ func (b *memBudget) relax() {
 	b.factor, b.built = memLimitSteady, true
 	memLimits.opening--
 	b.reopened()
+	b.endBuild()
 	applyMemLimit()
+}
+
+// endBuild ends the budget's builds phase (mu held).
+func (b *memBudget) endBuild() {
+	if b.build {
+		b.build = false
+		memLimits.building--
+	}
 }
 
 // reopened ends the reopen's load (mu held).
@@ -243,6 +270,7 @@ func (b *memBudget) close() {
 		memLimits.opening--
 	}
 	b.reopened()
+	b.endBuild()
 	memLimits.weighted -= float64(b.bytes) * b.factor
 	b.bytes = 0
 	applyMemLimit()
@@ -275,13 +303,17 @@ func applyMemLimit() {
 	}
 	limit := int64(math.MaxInt64)
 	if memLimits.open == 0 {
-		memLimits.weighted, memLimits.floor, memLimits.openFloor = 0, 0, 0
+		memLimits.weighted, memLimits.floor, memLimits.openLive = 0, 0, 0
 	} else {
-		limit = memLimitBase + int64(max(memLimits.weighted, 0))
+		base := memLimitBase
+		if !steady && memLimits.building == memLimits.opening {
+			base = memLimitBuildBase // every opening project is in its builds
+		}
+		limit = base + int64(max(memLimits.weighted, 0))
 		if steady {
 			limit = max(limit, memLimits.floor)
-		} else {
-			limit = max(limit, memLimits.openFloor)
+		} else if memLimits.openLive > 0 {
+			limit = max(limit, openFloor(base, memLimits.openLive))
 		}
 	}
 	debug.SetMemoryLimit(limit)
@@ -395,10 +427,14 @@ func setSteadyFloor(live uint64) int64 {
 		return 0
 	}
 	memLimits.floor = steadyFloor(live)
-	memLimits.openFloor = openFloor(live)
+	memLimits.openLive = live
 	applyMemLimit()
 	if !memLimits.steady {
-		return memLimits.openFloor
+		base := memLimitBase
+		if memLimits.building == memLimits.opening {
+			base = memLimitBuildBase
+		}
+		return openFloor(base, live)
 	}
 	return memLimits.floor
 }
@@ -414,7 +450,9 @@ func setSteadyFloor(live uint64) int64 {
 // retrieval build, where the live heap alone already goes over the
 // builds' share.
 // (With 8 MiB instead of memLimitBase the dense tree still took 6.9 s.)
-func openFloor(live uint64) int64 { return memLimitBase + int64(live) }
+// base is memLimitBase, or memLimitBuildBase while every opening project
+// is in its builds, whose garbage comes slower than the parse's.
+func openFloor(base int64, live uint64) int64 { return base + int64(live) }
 
 // steadyFloor is the lowest steady limit for a live heap of live bytes:
 // the limit counts the heap's free slots and pages and the runtime's

@@ -23,7 +23,9 @@ func resetMemLimits(t *testing.T) {
 	memLimits.afterOpens = 0
 	gcOwned, gcDefault, gcSteady := memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady
 	steady, floor, reopening := memLimits.steady, memLimits.floor, memLimits.reopening
+	openLive, building := memLimits.openLive, memLimits.building
 	memLimits.gcSteady, memLimits.steady, memLimits.floor, memLimits.reopening = false, false, 0, 0
+	memLimits.openLive, memLimits.building = 0, 0
 	memLimits.mu.Unlock()
 	hook, gcHook := afterOpen, setGCPercent
 	afterOpen = func() {}
@@ -35,6 +37,7 @@ func resetMemLimits(t *testing.T) {
 		memLimits.mu.Lock()
 		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady = gcOwned, gcDefault, gcSteady
 		memLimits.steady, memLimits.floor, memLimits.reopening = steady, floor, reopening
+		memLimits.openLive, memLimits.building = openLive, building
 		memLimits.mu.Unlock()
 		debug.SetMemoryLimit(prev)
 		memLimits.mu.Lock()
@@ -170,7 +173,7 @@ func TestSteadyFloor(t *testing.T) {
 		t.Fatalf("live heap 40 MiB: limit %d, want the floor %d (over the share %d)", got, want, share(10<<20, memLimitSteady))
 	}
 	b := newMemBudget(1<<20, false) // opening: the open's share, or the open's floor over it
-	if got, want := debug.SetMemoryLimit(-1), max(memLimitBase+int64(float64(10<<20)*memLimitSteady+float64(1<<20)*memLimitPerByte), openFloor(40<<20)); got != want {
+	if got, want := debug.SetMemoryLimit(-1), max(memLimitBase+int64(float64(10<<20)*memLimitSteady+float64(1<<20)*memLimitPerByte), openFloor(memLimitBase, 40<<20)); got != want {
 		t.Fatalf("while b opens: limit %d, want %d", got, want)
 	}
 	b.relax()
@@ -293,9 +296,9 @@ func TestFloorFollowsLiveHeap(t *testing.T) {
 	b := newMemBudget(1<<10, false) // another project opens: the open's floor
 	keep = make([]byte, 32<<20)
 	keep[len(keep)-1] = 1
-	waitFloor("32 MiB live while a project opens", func(f int64) bool { return f >= openFloor(32<<20) && f < steadyFloor(32<<20) })
-	if got := debug.SetMemoryLimit(-1); got < openFloor(32<<20) {
-		t.Fatalf("limit %d with 32 MiB live while a project opens, want at least %d", got, openFloor(32<<20))
+	waitFloor("32 MiB live while a project opens", func(f int64) bool { return f >= openFloor(memLimitBase, 32<<20) && f < steadyFloor(32<<20) })
+	if got := debug.SetMemoryLimit(-1); got < openFloor(memLimitBase, 32<<20) {
+		t.Fatalf("limit %d with 32 MiB live while a project opens, want at least %d", got, openFloor(memLimitBase, 32<<20))
 	}
 	runtime.KeepAlive(keep)
 	keep = nil
@@ -306,7 +309,10 @@ func TestFloorFollowsLiveHeap(t *testing.T) {
 
 // TestMemBudgetParsed: a cold open's share moves to the builds' share
 // once its parse is done (parsed), then to the steady one (relax); a
-// reopen's share and a built budget's are left alone.
+// reopen's share and a built budget's are left alone. While every opening
+// budget is in its builds the base under the share and the open's floor
+// is memLimitBuildBase; a project parsing or loading beside it brings
+// memLimitBase back.
 func TestMemBudgetParsed(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(math.MaxInt64)
@@ -317,19 +323,31 @@ func TestMemBudgetParsed(t *testing.T) {
 	}
 	a.parsed()
 	a.parsed()
-	build := memLimitBase + int64(float64(100<<20)*memLimitBuildPerByte)
+	build := memLimitBuildBase + int64(float64(100<<20)*memLimitBuildPerByte)
 	if got := limit(); got != build {
 		t.Fatalf("building: limit %d, want %d", got, build)
 	}
+	live := uint64(100 << 20) // over the builds' share: the open's floor
+	if f := setSteadyFloor(live); f != openFloor(memLimitBuildBase, live) || limit() != f || f <= build {
+		t.Fatalf("building with %d live: floor %d, limit %d, want %d", live, f, limit(), openFloor(memLimitBuildBase, live))
+	}
 	r := newMemBudget(10<<20, true)
 	r.parsed() // a reopen keeps its share
-	if got, want := limit(), build+int64(float64(10<<20)*memLimitReopenPerByte); got != want {
+	share := memLimitBase + int64(float64(100<<20)*memLimitBuildPerByte+float64(10<<20)*memLimitReopenPerByte)
+	if got, want := limit(), max(share, openFloor(memLimitBase, live)); got != want {
 		t.Fatalf("with a reopen: limit %d, want %d", got, want)
 	}
 	r.close()
+	if got, want := limit(), openFloor(memLimitBuildBase, live); got != want {
+		t.Fatalf("the reopen closed: limit %d, want %d", got, want)
+	}
+	setSteadyFloor(1 << 20)
+	if got := limit(); got != build {
+		t.Fatalf("building, little live: limit %d, want %d", got, build)
+	}
 	a.relax()
 	a.parsed() // built: stays steady
-	if got, want := limit(), memLimitBase+int64(float64(100<<20)*memLimitSteady); got != want {
+	if got, want := limit(), max(memLimitBase+int64(float64(100<<20)*memLimitSteady), steadyFloor(1<<20)); got != want {
 		t.Fatalf("built: limit %d, want %d", got, want)
 	}
 	a.close()

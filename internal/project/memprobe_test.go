@@ -121,14 +121,14 @@ func TestMemoryProbe(t *testing.T) {
 	if dir == "" {
 		t.Skip("TASK_X_MEM_PROBE=DIR runs it")
 	}
-	if v := os.Getenv("TASK_X_MEM_PROBE_LIMIT"); v != "" { // "MiB,factor[,build factor]": the open's heap limit
+	if v := os.Getenv("TASK_X_MEM_PROBE_LIMIT"); v != "" { // "MiB,factor[,build factor[,build MiB]]": the open's heap limit
 		var base int64
 		var factor float64
-		build := memLimitBuildPerByte
-		if _, err := fmt.Sscanf(v, "%d,%g,%g", &base, &factor, &build); err != nil && !strings.Contains(err.Error(), "EOF") {
+		build, buildBase := memLimitBuildPerByte, memLimitBuildBase>>20
+		if _, err := fmt.Sscanf(v, "%d,%g,%g,%d", &base, &factor, &build, &buildBase); err != nil && !strings.Contains(err.Error(), "EOF") {
 			t.Fatalf("TASK_X_MEM_PROBE_LIMIT=%q: %v", v, err)
 		}
-		memLimitBase, memLimitPerByte, memLimitBuildPerByte = base<<20, factor, build
+		memLimitBase, memLimitPerByte, memLimitBuildPerByte, memLimitBuildBase = base<<20, factor, build, buildBase<<20
 	}
 	if r, err := strconv.Atoi(os.Getenv("TASK_X_MEM_PROBE_RATE")); err == nil && r > 0 {
 		runtime.MemProfileRate = r // a finer heap profile (TASK_X_MEM_PROBE_HEAP)
