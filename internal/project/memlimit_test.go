@@ -345,6 +345,15 @@ func TestMemBudgetParsed(t *testing.T) {
 	if got := limit(); got != build {
 		t.Fatalf("building, little live: limit %d, want %d", got, build)
 	}
+	a.saving() // built, its first save ahead: the save's share over the usual base
+	a.saving()
+	if got, want := limit(), memLimitBase+int64(float64(100<<20)*memLimitSavePerByte); got != want {
+		t.Fatalf("saving: limit %d, want %d", got, want)
+	}
+	a.parsed() // no way back to the builds
+	if got, want := limit(), memLimitBase+int64(float64(100<<20)*memLimitSavePerByte); got != want {
+		t.Fatalf("saving, parsed again: limit %d, want %d", got, want)
+	}
 	a.relax()
 	a.parsed() // built: stays steady
 	if got, want := limit(), max(memLimitBase+int64(float64(100<<20)*memLimitSteady), steadyFloor(1<<20)); got != want {

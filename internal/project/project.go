@@ -420,13 +420,32 @@ func (p *Project) retrievalCache() *retrieve.Cache {
 // failed build (ctx ended) leaves it to the first query. A new index is
 // saved with the rest (a dataDir).
 func (p *Project) BuildRetrieval(ctx context.Context) {
-	_, err := p.retrievalIndex(ctx)
+	ix, err := p.retrievalIndex(ctx)
 	if p.openSave.CompareAndSwap(true, false) {
 		p.saveAfter(SaveDelay) // the open's save, built or not (Options.BuildRetrieval)
 	}
 	if err == nil {
-		if p.saver == nil {
-			p.mem.relax() // opened: the steady share of the limit (memlimit.go)
+		// The open's builds end with the index's name table, built in
+		// the background after it (a workspace/open's reply and its first
+		// context/retrieve do not wait for it): the limit keeps the
+		// builds' share until then, and then takes the steady share, or
+		// the first save's until that save is done (memlimit.go).
+		done := ix.NameTableBuilt()
+		endBuilds := func() {
+			if p.saver == nil {
+				p.mem.relax()
+			} else {
+				p.mem.saving() // then relax (scheduledSave)
+			}
+		}
+		select {
+		case <-done:
+			endBuilds()
+		default:
+			go func() {
+				<-done
+				endBuilds()
+			}()
 		}
 		p.saveSoon() // with a dataDir, after it (scheduledSave)
 	}

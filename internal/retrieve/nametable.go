@@ -63,6 +63,17 @@ func (ix *Index) nameTable() *nameTable {
 	return ix.nt.t.Load()
 }
 
+// NameTableBuilt is closed once the name table's background build (after
+// Build or a load) is done.
+func (ix *Index) NameTableBuilt() <-chan struct{} {
+	if ix.nt == nil {
+		return closedChan
+	}
+	return ix.nt.done
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 // waitNameTable waits for the background build (tests and benchmarks).
 func (ix *Index) waitNameTable() {
 	if ix.nt != nil {
