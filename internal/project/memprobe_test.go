@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
@@ -116,6 +117,10 @@ func mb(n uint64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 // folder, builds the graph and the retrieval index and retrieves once, then
 // reopens it from the saved index the same way, and logs each phase's live
 // heap and the peaks of RSS, Go heap and the memory outside Go.
+// TASK_X_MEM_PROBE_HEAP=FILE writes a heap profile after the first
+// retrieve, TASK_X_MEM_PROBE_DUMP=FILE a heap dump (debug.WriteHeapDump)
+// for bench/heapclasses, which says in which size classes the free slots
+// of used spans are.
 func TestMemoryProbe(t *testing.T) {
 	dir := os.Getenv("TASK_X_MEM_PROBE")
 	if dir == "" {
@@ -178,6 +183,15 @@ func TestMemoryProbe(t *testing.T) {
 			t.Fatal(err)
 		}
 		live(name + " after retrieve")
+		if f := os.Getenv("TASK_X_MEM_PROBE_DUMP"); f != "" { // a heap dump for bench/heapclasses
+			out, err := os.Create(f + "." + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			debug.WriteHeapDump(out.Fd())
+			out.Close()
+		}
 		if f := os.Getenv("TASK_X_MEM_PROBE_HEAP"); f != "" {
 			out, err := os.Create(f + "." + name)
 			if err != nil {
