@@ -421,7 +421,14 @@ func (sc *scanner) dirEntries(d dirJob, entries []listEntry, l *dirListing, reus
 	if cls != nil && !ro && !sc.truncated {
 		l.complete = true
 	}
-	sc.flush()
+	// A folder's files go to the workers once a quarter batch has
+	// gathered, from it and the folders before it: a batch (a goroutine, a
+	// read buffer, two slices) per folder cost a refresh of the mixed tree,
+	// ~1 500 folders of 5-6 files, 15-20% of its time (26-31 -> 21-23 ms;
+	// GOROOT/src 25-26 -> 19-22). Each file keeps its own folder open.
+	if sc.cur != nil && len(sc.cur.jobs) >= batchSize/4 {
+		sc.flush()
+	}
 }
 
 // loadIgnores reads the folder's .gitignore, .ignore and .task-xignore (in
