@@ -327,9 +327,12 @@ func TestMemBudgetParsed(t *testing.T) {
 	if got := limit(); got != build {
 		t.Fatalf("building: limit %d, want %d", got, build)
 	}
-	live := uint64(100 << 20) // over the builds' share: the open's floor
-	if f := setSteadyFloor(live); f != openFloor(memLimitBuildBase, live) || limit() != f || f <= build {
-		t.Fatalf("building with %d live: floor %d, limit %d, want %d", live, f, limit(), openFloor(memLimitBuildBase, live))
+	live := uint64(100 << 20) // over the builds' share: the open's floor, a third of the live heap over it
+	if f := setSteadyFloor(live); f != int64(live)+int64(live)/3 || limit() != f || f <= build {
+		t.Fatalf("building with %d live: floor %d, limit %d, want %d", live, f, limit(), int64(live)+int64(live)/3)
+	}
+	if f := openFloor(memLimitBuildBase, 12<<20); f != 12<<20+memLimitBuildBase {
+		t.Fatalf("building with 12 MiB live: floor %d, want 10 MiB over it", f)
 	}
 	r := newMemBudget(10<<20, true)
 	r.parsed() // a reopen keeps its share
