@@ -216,8 +216,8 @@ func (b *memBudget) parsed() {
 	if b.closed || b.built || b.reopen || b.build || b.saves {
 		return
 	}
-	memLimits.weighted += float64(b.bytes) * (memLimitBuildPerByte - b.factor)
-	b.factor, b.build = memLimitBuildPerByte, true
+	b.setFactor(memLimitBuildPerByte)
+	b.build = true
 	memLimits.building++
 	applyMemLimit()
 }
@@ -238,8 +238,8 @@ func (b *memBudget) saving() {
 	if b.closed || !b.build {
 		return
 	}
-	memLimits.weighted += float64(b.bytes) * (memLimitSavePerByte - b.factor)
-	b.factor, b.saves = memLimitSavePerByte, true
+	b.setFactor(memLimitSavePerByte)
+	b.saves = true
 	b.endBuild()
 	applyMemLimit()
 }
@@ -254,12 +254,18 @@ func (b *memBudget) relax() {
 	if b.closed || b.built {
 		return
 	}
-	memLimits.weighted += float64(b.bytes) * (memLimitSteady - b.factor)
-	b.factor, b.built = memLimitSteady, true
+	b.setFactor(memLimitSteady)
+	b.built = true
 	memLimits.opening--
 	b.reopened()
 	b.endBuild()
 	applyMemLimit()
+}
+
+// setFactor makes f the budget's limit bytes per indexed byte (mu held).
+func (b *memBudget) setFactor(f float64) {
+	memLimits.weighted += float64(b.bytes) * (f - b.factor)
+	b.factor = f
 }
 
 // endBuild ends the budget's builds phase (mu held).

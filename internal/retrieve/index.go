@@ -84,37 +84,21 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	// array existed beside them, the open's peak (docs/index.md "Memory:
 	// tenth pass").
 	workers := make([]*shard, o.Workers)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	root := snap.Root()
+	bufs := make([][]byte, o.Workers)
 	for w := range workers {
-		sh := newShard()
-		sh.countOnly = true
-		workers[w] = sh
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf, data []byte
-			for ctx.Err() == nil {
-				id := int(next.Add(1) - 1)
-				if id >= n {
-					return
-				}
-				var err error
-				data, err = ix.read(data[:0], root, id)
-				if err != nil {
-					continue
-				}
-				sh.bytes += int64(len(data))
-				buf = sh.add(uint32(id), data, buf)
-				ix.docLen[id] = sh.last
-			}
-			sh.tf, sh.touched = nil, nil // counted: the merge needs df only
-		}()
+		workers[w] = &shard{dict: newTermDict(), countOnly: true}
 	}
-	wg.Wait()
+	ix.readFiles(ctx, o.Workers, func(w, id int, data []byte) {
+		sh := workers[w]
+		sh.bytes += int64(len(data))
+		bufs[w] = sh.add(uint32(id), data, bufs[w])
+		ix.docLen[id] = sh.last
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for _, sh := range workers {
+		sh.tf, sh.touched = nil, nil // counted: the merge needs df only
 	}
 	for _, sh := range workers {
 		ix.bytes += sh.bytes
@@ -134,6 +118,37 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	ix.elapsed = time.Since(start)
 	ix.startNameTable()
 	return ix, nil
+}
+
+// readFiles calls f with the id and bytes of every file, on workers
+// goroutines (w is the worker's number, 0 to workers-1), each file once,
+// in no set order, until ctx ends; a file that cannot be read (deleted
+// since the scan) is left out.
+func (ix *Index) readFiles(ctx context.Context, workers int, f func(w, id int, data []byte)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	root := ix.snap.Root()
+	n := len(ix.paths)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var data []byte
+			for ctx.Err() == nil {
+				id := int(next.Add(1) - 1)
+				if id >= n {
+					return
+				}
+				var err error
+				data, err = ix.read(data[:0], root, id)
+				if err != nil {
+					continue
+				}
+				f(w, id, data)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // read reads file id's bytes into buf.
@@ -165,58 +180,43 @@ func (ix *Index) place(ctx context.Context, workers int) error {
 	at := make([]uint32, nTerms) // the next free place per term
 	copy(at, ix.offsets[:nTerms])
 	ix.posts = make([]uint32, total)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var changed atomic.Bool
-	root := ix.snap.Root()
-	n := len(ix.paths)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sh := &shard{ranks: table, tf: make([]uint32, nTerms)}
-			var buf, data []byte
-			for ctx.Err() == nil {
-				id := int(next.Add(1) - 1)
-				if id >= n {
-					break
-				}
-				var err error
-				data, err = ix.read(data[:0], root, id)
-				if err != nil {
-					continue
-				}
-				sh.touched = sh.touched[:0]
-				buf = sh.tokenize(data, buf)
-				posting := uint32(id) << tfBits
-				for _, r := range sh.touched {
-					tf := min(sh.tf[r], maxTF)
-					sh.tf[r] = 0
-					if i := atomic.AddUint32(&at[r], 1) - 1; i < ix.offsets[r+1] {
-						ix.posts[i] = posting | tf
-					} else {
-						sh.unknown = true
-					}
-				}
-			}
-			if sh.unknown {
-				changed.Store(true)
-			}
-		}()
+	shards := make([]*shard, workers)
+	bufs := make([][]byte, workers)
+	for w := range shards {
+		shards[w] = &shard{ranks: table, tf: make([]uint32, nTerms)}
 	}
-	wg.Wait()
+	ix.readFiles(ctx, workers, func(w, id int, data []byte) {
+		sh := shards[w]
+		sh.touched = sh.touched[:0]
+		bufs[w] = sh.tokenize(data, bufs[w])
+		posting := uint32(id) << tfBits
+		for _, r := range sh.touched {
+			tf := min(sh.tf[r], maxTF)
+			sh.tf[r] = 0
+			if i := atomic.AddUint32(&at[r], 1) - 1; i < ix.offsets[r+1] {
+				ix.posts[i] = posting | tf
+			} else {
+				sh.unknown = true
+			}
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !changed.Load() {
+	changed := false
+	for _, sh := range shards {
+		changed = changed || sh.unknown
+	}
+	shards = nil
+	if !changed {
 		for r, a := range at {
 			if a != ix.offsets[r+1] {
-				changed.Store(true)
+				changed = true
 				break
 			}
 		}
 	}
-	if changed.Load() {
+	if changed {
 		ix.squeeze()
 	}
 	ix.sortPostings(workers)
