@@ -101,7 +101,7 @@ var (
 	memLimitPerByte             = 0.9
 	memLimitReopenPerByte       = 1.2
 	memLimitBuildPerByte        = 0.5
-	memLimitSavePerByte         = 0.7
+	memLimitSavePerByte         = 0.5
 )
 
 var memLimits struct {
@@ -224,11 +224,13 @@ func (b *memBudget) parsed() {
 
 // saving ends a cold open's builds when its first save follows (a data
 // folder): until the save is done (relax) the share is
-// memLimitSavePerByte over memLimitBase, the builds' share until session
-// 27, under which the save ran. Under the builds' 10 MiB + 0.5 the save
-// (its string index and stream buffers) ran the GC back to back, and the
-// refreshes beside it in the 2 s after the open took 2x as long
-// (indexbench, mixed tree: 54-86 ms against 33).
+// memLimitSavePerByte (0.5, the builds' share) over memLimitBase, and the
+// open's floor leaves 16 MiB or a third of the live heap over it. Under
+// the builds' 10 MiB the requests of the seconds after the open ran the
+// GC back to back (refreshes 48-77 ms against 21-29); at 16 MiB + 0.7,
+// the first save's share until session 27's end, the heap grew into the
+// higher limit during the first retrieve and the mixed tree's peak was
+// 64.8-67.1 MB against 62.3-64.4 now (six alternated runs each).
 func (b *memBudget) saving() {
 	if b == nil {
 		return
@@ -481,21 +483,18 @@ func setSteadyFloor(live uint64) int64 {
 // builds' share.
 // (With 8 MiB instead of memLimitBase the dense tree still took 6.9 s.)
 // base is memLimitBase, or memLimitBuildBase while every opening project
-// is in its builds, whose garbage comes slower than the parse's; there the
-// room over the live heap is at least a third of it (buildLiveRoom), so
-// that a big live heap is not marked every 10 MiB of the builds'
-// allocations (GOROOT/src, ~65 MB live: the open's CPU 7.4-7.5 -> 6.9-7.0
-// s, TestMemoryProbe alternated; the mixed tree, ~30 MB live, unchanged).
+// is in its builds, whose garbage comes slower than the parse's; the room
+// over the live heap is at least a third of it (buildLiveRoom), so that a
+// big live heap is not marked every 10 or 16 MiB of allocations
+// (GOROOT/src, ~65 MB live at its builds: the open's CPU 7.4-7.5 -> 6.9-7.0
+// s, TestMemoryProbe alternated; the mixed tree, ~30 MB live, unchanged;
+// the dense tree of small files 3.9-5.0 -> 3.7-3.8 s).
 func openFloor(base int64, live uint64) int64 {
-	room := base
-	if base == memLimitBuildBase {
-		room = max(room, int64(float64(live)*buildLiveRoom))
-	}
-	return room + int64(live)
+	return max(base, int64(float64(live)*buildLiveRoom)) + int64(live)
 }
 
 // buildLiveRoom is the least room over the live heap, as a share of it,
-// that the open's floor leaves during the builds (openFloor).
+// that the open's floor leaves (openFloor).
 const buildLiveRoom = 1.0 / 3
 
 // steadyFloor is the lowest steady limit for a live heap of live bytes:
