@@ -128,6 +128,7 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 			}
 		}
 	}
+	sc.putBatches()
 	// Files below a folder whose ignore rules changed may now be excluded.
 	for _, dir := range ruleDirs {
 		for rel := range sc.files {

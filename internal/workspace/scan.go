@@ -123,6 +123,7 @@ type scanner struct {
 	slabBytes      []byte
 	slabEntries    []listEntry
 	slabClassified []classified
+	batchHint      int // entries of the folder being listed (queue sizes a new batch by it)
 
 	rules   *rules
 	files   map[string]*File
@@ -138,7 +139,6 @@ type scanner struct {
 
 	g         *errgroup.Group
 	cur       *batch
-	batchHint int // entries of the folder being listed (queue sizes a batch by it)
 	batches   []*batch
 	candidate int
 	truncated bool
@@ -251,6 +251,7 @@ func (sc *scanner) run(rel, abs string) error {
 			}
 		}
 	}
+	sc.putBatches()
 	return nil
 }
 
@@ -655,14 +656,35 @@ func (sc *scanner) queue(j fileJob) {
 	sc.candidate++
 	sc.seen.Add(1)
 	if sc.cur == nil {
-		// Sized for the folder's entries (flushed after each folder),
-		// not grown by doubling.
-		sc.cur = &batch{jobs: make([]fileJob, 0, max(1, min(batchSize, sc.batchHint)))}
+		if b, ok := batchPool.Get().(*batch); ok {
+			sc.cur = b // a refresh reuses the last scan's
+		} else {
+			// Sized for the folder's entries, not grown by doubling: a
+			// cold open holds every batch until the end of its scan.
+			sc.cur = &batch{jobs: make([]fileJob, 0, max(1, min(batchSize, sc.batchHint)))}
+		}
 	}
 	sc.cur.jobs = append(sc.cur.jobs, j)
 	if len(sc.cur.jobs) >= batchSize {
 		sc.flush()
 	}
+}
+
+// batchPool holds batches whose results were merged (putBatches), for
+// the next scan: a refresh of the mixed tree allocated ~1.8 of its 3.3 MB
+// in them, and the GC that garbage called for made GOROOT/src's refreshes
+// right after an open 10-20% slower.
+var batchPool sync.Pool
+
+// putBatches returns the scan's batches, merged, to batchPool.
+func (sc *scanner) putBatches() {
+	for _, b := range sc.batches {
+		clear(b.jobs)
+		clear(b.results)
+		b.jobs, b.results = b.jobs[:0], b.results[:0]
+		batchPool.Put(b)
+	}
+	sc.batches = nil
 }
 
 // flush hands the current batch to a worker. g.Go blocks while all workers
@@ -673,7 +695,10 @@ func (sc *scanner) flush() {
 		return
 	}
 	sc.cur = nil
-	b.results = make([]result, len(b.jobs))
+	if cap(b.results) < len(b.jobs) {
+		b.results = make([]result, len(b.jobs))
+	}
+	b.results = b.results[:len(b.jobs)]
 	sc.batches = append(sc.batches, b)
 	sc.g.Go(func() error {
 		bufp := readPool.Get().(*[]byte)
