@@ -425,9 +425,9 @@ func (p *Project) BuildRetrieval(ctx context.Context) {
 		p.saveAfter(SaveDelay) // the open's save, built or not (Options.BuildRetrieval)
 	}
 	if err == nil {
-		// The open's builds end with the index's name table, built in
-		// the background after it (a workspace/open's reply and its first
-		// context/retrieve do not wait for it): the limit keeps the
+		// The open's builds end with the index's name table (Build makes
+		// it; a load that must make it again does so in the background,
+		// and a reopen's reply does not wait for it): the limit keeps the
 		// builds' share until then, and then takes the steady share, or
 		// the first save's until that save is done (memlimit.go).
 		done := ix.NameTableBuilt()

@@ -18,9 +18,9 @@ import (
 // or more bytes, under every key starting with it are all the names that
 // may match. Names with a non-ASCII byte, and any name a key of which is
 // not in the definition keys, are always checked. The table is derived from the
-// index's symbols and definition keys in the background after Build or a LoadSaved
-// with changed files; Search uses it once it is there and checks every
-// symbol before, with the same results. It is saved with the index
+// index's symbols and definition keys by Build, and in the background after a
+// LoadSaved with changed files; Search uses it once it is there and checks
+// every symbol before, with the same results. It is saved with the index
 // (appendSaved) and taken from there when nothing changed.
 //
 // Size on GOROOT/src (368 k symbols): see BenchmarkSearchGoSource's log.
@@ -45,6 +45,13 @@ type nameHolder struct {
 	done chan struct{}
 }
 
+// builtNameTable is a holder of t, built already.
+func builtNameTable(t *nameTable) *nameHolder {
+	h := &nameHolder{done: closedChan}
+	h.t.Store(t)
+	return h
+}
+
 // startNameTable builds the name table in the background.
 func (ix *Index) startNameTable() {
 	h := &nameHolder{done: make(chan struct{})}
@@ -63,8 +70,9 @@ func (ix *Index) nameTable() *nameTable {
 	return ix.nt.t.Load()
 }
 
-// NameTableBuilt is closed once the name table's background build (after
-// Build or a load) is done.
+// NameTableBuilt is closed once the name table is built (at once after
+// Build; after a load that builds it again, once its background build is
+// done).
 func (ix *Index) NameTableBuilt() <-chan struct{} {
 	if ix.nt == nil {
 		return closedChan

@@ -584,10 +584,7 @@ func (ix *Index) useNameTable(t *nameTable) error {
 			return fmt.Errorf("%w: name table of other symbols", ErrSavedMismatch)
 		}
 	}
-	h := &nameHolder{done: make(chan struct{})}
-	h.t.Store(t)
-	close(h.done)
-	ix.nt = h
+	ix.nt = builtNameTable(t)
 	return nil
 }
 
