@@ -95,7 +95,7 @@ func main() {
 	if err != nil {
 		fail(fmt.Errorf("context/retrieve: %w", err))
 	}
-	firstHWM := r.peakRSS()
+	firstHWM, firstFile := r.peakRSS(), r.status("RssFile")
 
 	// Refresh and git status alternate, refreshRuns times each; the medians
 	// are compared (one run of each moved ±30% with the machine's load).
@@ -147,6 +147,9 @@ func main() {
 
 	rssRow("peak RSS (VmHWM), cold", firstHWM, sum.Stats.Bytes)
 	fmt.Printf("%-34s   through the open, graph/project and the first retrieve\n", "")
+	if firstFile > 0 {
+		fmt.Printf("%-34s   of which file pages (the binary and its libraries) right after it: %.1f MB\n", "", float64(firstFile)/1e6)
+	}
 	hwm := r.peakRSS()
 	fmt.Printf("%-34s %11.1f MB   %-28s %9.1f MB %7.2fx\n", "  and after the rest", float64(hwm)/1e6, "indexed bytes", float64(sum.Stats.Bytes)/1e6, float64(hwm)/float64(max(sum.Stats.Bytes, 1)))
 	fmt.Printf("%-34s   (%d refreshes and %d more retrieves)\n", "", refreshRuns, len(terms))
@@ -475,13 +478,17 @@ func (r *rt) open(dir string) (time.Duration, summary, error) {
 }
 
 // peakRSS reads VmHWM (bytes) from /proc/<pid>/status; 0 elsewhere.
-func (r *rt) peakRSS() int64 {
+func (r *rt) peakRSS() int64 { return r.status("VmHWM") }
+
+// status reads a field given in kB from /proc/<pid>/status, in bytes; 0
+// elsewhere.
+func (r *rt) status(field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			f := strings.Fields(v)
 			if len(f) > 0 {
 				kb, _ := strconv.ParseInt(f[0], 10, 64)
