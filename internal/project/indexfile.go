@@ -126,9 +126,11 @@ type savedIndex struct {
 	// used only when every file passed its stamp check.
 	graph *graph.Saved
 	// strings and bodyBytes are the sizes of the string table and of the
-	// parse results (decoded, or of the last save): the next encode sizes
-	// its map and buffer from them instead of growing by doubling.
-	strings, bodyBytes int
+	// parse results (decoded, or of the last save), others how many of
+	// the strings are not names (of the last save; 0 after a load): the
+	// next encode sizes its table, map and buffer from them instead of
+	// growing by doubling.
+	strings, others, bodyBytes int
 	// pwg counts the goroutines decoding the parse results and the graph
 	// (decodeParts); perrs holds their failures (waitResults).
 	pwg   *sync.WaitGroup
@@ -214,7 +216,7 @@ func indexHeader(n uint64, crc uint32) []byte {
 type mainPart struct {
 	ix                   *savedIndex
 	paths                []string
-	strs                 *binx.StringIndex
+	strs                 *saveStrings
 	prefix, stamps, tail []byte
 	bodyLen, tableLen    int
 }
@@ -228,9 +230,11 @@ func (m *mainPart) size() int {
 // writing them.
 const bodyChunk = 256 << 10
 
-// appendResult appends info's encoded parse result to b, with ref
-// appending a string's index in the table.
-func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []byte) []byte {
+// appendResult appends info's encoded parse result to b, its strings as
+// their indexes in strs.
+func appendResult(b []byte, info *syntax.FileInfo, strs *saveStrings) []byte {
+	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.add(s)) }
+	name := func(b []byte, n syntax.Name) []byte { return binx.AppendUint(b, strs.name(n)) }
 	count := func(n int, isNil bool) {
 		if isNil {
 			b = binx.AppendUint(b, 0)
@@ -244,13 +248,13 @@ func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []by
 	b = binx.AppendBool(b, info.HasErrors)
 	count(len(info.Symbols), info.Symbols == nil)
 	for _, s := range info.Symbols {
-		b = ref(b, s.Name.String())
+		b = name(b, s.Name)
 		b = ref(b, s.Kind.String())
 		b = binx.AppendInt(b, int64(s.StartLine))
 		b = binx.AppendInt(b, int64(s.EndLine-s.StartLine))
 		b = binx.AppendInt(b, int64(s.StartByte))
 		b = binx.AppendInt(b, int64(s.EndByte-s.StartByte))
-		b = ref(b, s.Container.String())
+		b = name(b, s.Container)
 		b = binx.AppendBool(b, s.Exported)
 	}
 	count(len(info.Imports), info.Imports == nil)
@@ -265,7 +269,7 @@ func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []by
 	}
 	count(len(info.Refs), info.Refs == nil)
 	for _, r := range info.Refs {
-		b = ref(b, r.String())
+		b = name(b, r)
 	}
 	return b
 }
@@ -275,8 +279,7 @@ func appendResult(b []byte, info *syntax.FileInfo, ref func([]byte, string) []by
 // writeTo writes; the retrieval part follows it (ix.retrieval, or what
 // ix.writeRetrieval writes). ix.files must not change until it is written.
 func encodeMain(ix *savedIndex, paths []string) *mainPart {
-	strs := new(binx.StringIndex)
-	strs.Grow(ix.strings + ix.strings/16)
+	strs := newSaveStrings(ix.strings, ix.others)
 	// stamps: the files' stamps (what the scan needs), the skipped files
 	// and the length of the parse results; tail: the graph and the
 	// retrieval flag. The parse results are encoded into scratch only to
@@ -284,7 +287,7 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 	// has them (the table is the same as if they were kept).
 	stamps := make([]byte, 0, 80*len(paths)+64)
 	var scratch, tail []byte
-	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.Add(s)) }
+	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, strs.add(s)) }
 	bodyLen := 0
 	stamps = binx.AppendUint(stamps, uint64(len(paths)))
 	for _, p := range paths {
@@ -313,7 +316,7 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 			continue
 		}
 		// The parse result's length (+1) goes to the stamps.
-		scratch = appendResult(scratch[:0], info, ref)
+		scratch = appendResult(scratch[:0], info, strs)
 		stamps = binx.AppendUint(stamps, uint64(len(scratch))+1)
 		bodyLen += len(scratch)
 	}
@@ -346,13 +349,13 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 			tail = binx.AppendBool(tail, e.Kind == graph.KindImport)
 			tail = binx.AppendUint(tail, uint64(len(e.Symbols)))
 			for _, sym := range e.Symbols {
-				tail = ref(tail, sym.String())
+				tail = binx.AppendUint(tail, strs.name(sym))
 			}
 		}
 	}
 	tail = binx.AppendBool(tail, len(ix.retrieval) > 0 || ix.writeRetrieval != nil)
 
-	ix.strings, ix.bodyBytes = len(strs.List()), bodyLen
+	ix.strings, ix.others, ix.bodyBytes = len(strs.list), strs.others(), bodyLen
 	// The prefix is the main part's length, the engine, root and save
 	// time; the string table follows it (written by writeTo, not held).
 	prefix := make([]byte, mainLenLen, mainLenLen+len(ix.engine)+len(ix.root)+32)
@@ -360,7 +363,7 @@ func encodeMain(ix *savedIndex, paths []string) *mainPart {
 	prefix = binx.AppendString(prefix, ix.root)
 	prefix = binx.AppendInt(prefix, ix.savedAt.UnixNano())
 	prefix = appendSavedGit(prefix, ix.git)
-	table := binx.StringsLen(strs.List())
+	table := binx.StringsLen(strs.list)
 	binary.LittleEndian.PutUint64(prefix, uint64(len(prefix)-mainLenLen+table+len(stamps)+bodyLen+len(tail)))
 	return &mainPart{ix: ix, paths: paths, strs: strs, prefix: prefix, stamps: stamps, tail: tail, bodyLen: bodyLen, tableLen: table}
 }
@@ -374,7 +377,7 @@ func (m *mainPart) writeTo(w io.Writer) error {
 	}
 	m.prefix = nil
 	chunk := make([]byte, 0, bodyChunk+bodyChunk/4)
-	if err := binx.WriteStrings(w, m.strs.List(), chunk); err != nil {
+	if err := binx.WriteStrings(w, m.strs.list, chunk); err != nil {
 		return err
 	}
 	if _, err := w.Write(m.stamps); err != nil {
@@ -392,7 +395,6 @@ func (m *mainPart) writeTo(w io.Writer) error {
 // writeBody writes the parse results (writeTo) through chunk, a scratch
 // buffer.
 func (m *mainPart) writeBody(w io.Writer, chunk []byte) error {
-	ref := func(b []byte, s string) []byte { return binx.AppendUint(b, m.strs.Add(s)) }
 	chunk = chunk[:0]
 	n := 0
 	for _, p := range m.paths {
@@ -400,7 +402,7 @@ func (m *mainPart) writeBody(w io.Writer, chunk []byte) error {
 		if info == nil {
 			continue
 		}
-		chunk = appendResult(chunk, info, ref)
+		chunk = appendResult(chunk, info, m.strs)
 		if len(chunk) >= bodyChunk {
 			if _, err := w.Write(chunk); err != nil {
 				return err

@@ -56,9 +56,10 @@ type saver struct {
 	lastSnap      *workspace.Snapshot
 	lastRetrieval bool
 	lastGraph     bool // lastSnap's graph is in the file
-	// sizes of the last save or load (string table entries, record and
-	// retrieval bytes), which the next save allocates at once.
-	strings, bodyBytes, retrievalBytes int
+	// sizes of the last save or load (string table entries, those of them
+	// not names, record and retrieval bytes), which the next save
+	// allocates at once.
+	strings, others, bodyBytes, retrievalBytes int
 }
 
 // loadSaved reads and checks the saved index of root, nil (after a log
@@ -393,7 +394,7 @@ func (p *Project) SaveIndex() error {
 	ix := &savedIndex{
 		engine: s.engine, root: p.Root(), savedAt: start,
 		files: make(map[string]*workspace.File, snap.Len()), skipped: snap.SkippedFiles(),
-		strings: s.strings, bodyBytes: s.bodyBytes,
+		strings: s.strings, others: s.others, bodyBytes: s.bodyBytes,
 	}
 	paths := snap.Files()
 	for _, rel := range paths {
@@ -408,7 +409,7 @@ func (p *Project) SaveIndex() error {
 		ix.writeRetrieval = rix.WriteSaved
 	}
 	main := encodeMain(ix, paths)
-	s.strings, s.bodyBytes = ix.strings, ix.bodyBytes
+	s.strings, s.others, s.bodyBytes = ix.strings, ix.others, ix.bodyBytes
 	mainBytes := main.size()
 	// The main part is written (its pieces dropped as they go) before the
 	// retrieval part is streamed.
@@ -419,7 +420,7 @@ func (p *Project) SaveIndex() error {
 	}
 	s.retrievalBytes = int(size) - mainBytes - headerLen
 	s.lastSnap, s.lastRetrieval, s.lastGraph = snap, rix != nil, g != nil
-	p.log.Debug("index saved", "files", len(paths), "bytes", size, "retrievalBytes", s.retrievalBytes,
+	p.log.Debug("index saved", "files", len(paths), "bytes", size, "retrievalBytes", s.retrievalBytes, "strings", s.strings,
 		"elapsedMs", time.Since(start).Milliseconds())
 	return nil
 }

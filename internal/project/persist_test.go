@@ -895,7 +895,7 @@ func savedIndexOf(t *testing.T, root, data string) (string, *savedIndex) {
 func encodeMainParts(ix *savedIndex, paths []string) [][]byte {
 	m := encodeMain(ix, paths)
 	var body bytes.Buffer
-	parts := [][]byte{binx.AppendStrings(m.prefix, m.strs.List()), m.stamps, nil, m.tail}
+	parts := [][]byte{binx.AppendStrings(m.prefix, m.strs.list), m.stamps, nil, m.tail}
 	if err := m.writeBody(&body, nil); err != nil {
 		panic(err)
 	}

@@ -189,7 +189,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 		if derr := saved.waitResults(); derr != nil {
 			o.Logger.Warn("saved index ignored; indexing from scratch", "path", sv.path, "reason", derr.Error())
 			saved, wo.Saved, wo.SavedGit = nil, nil, nil
-			sv.strings, sv.bodyBytes, sv.retrievalBytes = 0, 0, 0
+			sv.strings, sv.others, sv.bodyBytes, sv.retrievalBytes = 0, 0, 0, 0
 			if err == nil {
 				parsed.Store(0)
 				ws, err = workspace.Open(ctx, filepath.Clean(root), wo)

@@ -80,6 +80,14 @@ func LookupName(s string) (Name, bool) {
 	return names.lookup(clipName(s))
 }
 
+// NameCount is how many ids the table has handed out, the empty name's
+// included: every Name is below it.
+func NameCount() int {
+	names.mu.Lock()
+	defer names.mu.Unlock()
+	return int(names.n)
+}
+
 // Names returns the names of ids, in order (nil for nil).
 func Names(ids []Name) []string {
 	if ids == nil {
