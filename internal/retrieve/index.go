@@ -188,7 +188,7 @@ func (ix *Index) place(ctx context.Context, workers int) error {
 	shards := make([]*shard, workers)
 	bufs := make([][]byte, workers)
 	for w := range shards {
-		shards[w] = &shard{ranks: table, tf: make([]uint32, nTerms)}
+		shards[w] = &shard{ranks: table, tf: make([]uint16, nTerms)}
 	}
 	ix.readFiles(ctx, workers, func(w, id int, data []byte) {
 		sh := shards[w]
@@ -196,7 +196,7 @@ func (ix *Index) place(ctx context.Context, workers int) error {
 		bufs[w] = sh.tokenize(data, bufs[w])
 		posting := uint32(id) << tfBits
 		for _, r := range sh.touched {
-			tf := min(sh.tf[r], maxTF)
+			tf := uint32(sh.tf[r])
 			sh.tf[r] = 0
 			if i := atomic.AddUint32(&at[r], 1) - 1; i < ix.offsets[r+1] {
 				ix.posts[i] = posting | tf
@@ -560,7 +560,7 @@ type shard struct {
 	// GOROOT/src's build.
 	pairs   [][]uint32
 	runs    []shardRun
-	tf      []uint32 // per local id, for the current file
+	tf      []uint16 // per local id, for the current file (at most maxTF: a posting keeps no more)
 	df      []uint32 // per local id, the files (postings) holding it
 	touched []int32
 	count   uint32 // terms of the file being added
@@ -599,7 +599,7 @@ func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 		sh.runs = append(sh.runs, shardRun{id: id, n: uint32(len(sh.touched))})
 	}
 	for _, lid := range sh.touched {
-		tf := min(sh.tf[lid], maxTF)
+		tf := uint32(sh.tf[lid])
 		last := len(sh.pairs) - 1
 		if last < 0 || len(sh.pairs[last]) >= pairChunk-1 {
 			sh.pairs = append(sh.pairs, make([]uint32, 0, pairChunk))
@@ -635,8 +635,11 @@ func (sh *shard) term(t []byte) {
 			sh.df = appendDoubling(sh.df, 0)
 		}
 	}
-	if sh.tf[lid] == 0 {
+	switch sh.tf[lid] {
+	case 0:
 		sh.touched = append(sh.touched, lid)
+	case maxTF:
+		return
 	}
 	sh.tf[lid]++
 }

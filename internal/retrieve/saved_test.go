@@ -538,3 +538,39 @@ func TestSavedTouchedKeepsNames(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildCapsTermFrequency: a term a file repeats more than maxTF times
+// is counted maxTF times (the build's per-term counts saturate there, as a
+// posting holds no more), by one worker or two.
+func TestBuildCapsTermFrequency(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"spin.go":  "package spin\n// " + strings.Repeat("spin ", maxTF+700) + "once\n",
+		"other.go": "package spin\n// spin twice twice\n",
+	}
+	for rel, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(context.Background(), dir, &workspace.Options{Home: "-", Parse: testParser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		ix, err := Build(context.Background(), ws.Snapshot(), &BuildOptions{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := indexTerms(t, ix)
+		if tf := got["spin.go"]["spin"]; tf != maxTF {
+			t.Errorf("%d workers: spin.go has spin %d times, want %d", workers, tf, maxTF)
+		}
+		if tf := got["spin.go"]["once"]; tf != 1 {
+			t.Errorf("%d workers: spin.go has once %d times, want 1", workers, tf)
+		}
+		if tf := got["other.go"]["twice"]; tf != 2 {
+			t.Errorf("%d workers: other.go has twice %d times, want 2", workers, tf)
+		}
+	}
+}
