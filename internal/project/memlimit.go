@@ -25,9 +25,9 @@ import (
 // the user set (GOMEMLIMIT or an earlier SetMemoryLimit) is left alone.
 //
 // While a project is open the GC's percent is steadyGCPercent (unless
-// GOGC is set), except while one opens from a saved index (a reopen's
-// load, whose speed counts, keeps the default); with no project open it
-// is the default again. During a cold open's parse the live heap is the
+// GOGC is set), parseGCPercent while a cold open parses, except while
+// one opens from a saved index (a reopen's load, whose speed counts,
+// keeps the default); with no project open it is the default again. During a cold open's parse the live heap is the
 // records parsed so far and the default let the heap reach twice that:
 // with a tree-sitter parse of a minified bundle beside it (hugo's
 // renderkatex.bundle.js, 305 KB: ~24 MB of C for its tree) the mixed
@@ -51,6 +51,18 @@ const (
 	steadyGCPercent  = 50
 	steadyLiveFactor = 1.5
 )
+
+// parseGCPercent is the GC percent while a cold open parses (unless GOGC
+// is set or a project loads from a saved index). The parse's live heap
+// is the records parsed so far, and at steadyGCPercent the heap reached
+// 1.5x them, with free pages the scavenger had not returned and the C
+// trees of the files being parsed beside it: the parse's RSS peak was as
+// high as the builds' (mixed tree, runtime VmHWM per phase in four
+// alternated runs: parse 60.4-62.4 MB at 50, 55.5-56.6 at 30, the open's
+// CPU within the runs' spread; docs/index.md "Memory: eleventh pass").
+// The builds that follow run at their limit, where the percent does not
+// matter, and the rest of the session at steadyGCPercent.
+const parseGCPercent = 30
 
 // The open's share; variables so TestMemoryProbe can try others
 // (TASK_X_MEM_PROBE_LIMIT). 16 MiB + 0.9 per byte since session 25 (1.05
@@ -114,7 +126,8 @@ var memLimits struct {
 	afterOpens int     // afterOpen calls (tests)
 	gcOwned    bool    // GOGC is not set: the GC percent is ours
 	gcDefault  int     // the GC percent when the first project opened
-	gcSteady   bool    // steadyGCPercent is set
+	gcPercent  int     // the percent we set (steadyGCPercent or parseGCPercent), 0: the default
+	parsing    int     // cold budgets in their parse (not parsed, relaxed or closed)
 	reopening  int     // opening budgets of projects loaded from a saved index
 	steady     bool    // projects are open and none is opening
 	floor      int64   // the steady limit's floor (steadyFloor), 0 before the first afterOpen
@@ -143,6 +156,7 @@ type memBudget struct {
 	built  bool         // relaxed: the steady share (guarded by memLimits.mu)
 	build  bool         // parsed, not relaxed or closed: in the builds (guarded by memLimits.mu)
 	saves  bool         // past its builds, its first save ahead (saving; guarded by memLimits.mu)
+	parse  bool         // a cold open's parse: counted in memLimits.parsing (guarded by memLimits.mu)
 	factor float64      // limit bytes per indexed byte (guarded by memLimits.mu)
 	closed bool         // guarded by memLimits.mu
 	step   atomic.Int64 // parsed bytes not yet registered (grow)
@@ -151,7 +165,7 @@ type memBudget struct {
 // newMemBudget registers a project's budget of bytes indexed bytes;
 // reopen says it opens from a saved index.
 func newMemBudget(bytes int64, reopen bool) *memBudget {
-	b := &memBudget{factor: memLimitPerByte, reopen: reopen}
+	b := &memBudget{factor: memLimitPerByte, reopen: reopen, parse: !reopen}
 	if reopen {
 		b.factor = memLimitReopenPerByte
 	}
@@ -160,6 +174,8 @@ func newMemBudget(bytes int64, reopen bool) *memBudget {
 	memLimits.opening++
 	if reopen {
 		memLimits.reopening++
+	} else {
+		memLimits.parsing++
 	}
 	memLimits.mu.Unlock()
 	b.set(bytes)
@@ -216,6 +232,7 @@ func (b *memBudget) parsed() {
 	if b.closed || b.built || b.reopen || b.build || b.saves {
 		return
 	}
+	b.endParse()
 	b.setFactor(memLimitBuildPerByte)
 	b.build = true
 	memLimits.building++
@@ -259,6 +276,7 @@ func (b *memBudget) relax() {
 	b.setFactor(memLimitSteady)
 	b.built = true
 	memLimits.opening--
+	b.endParse()
 	b.reopened()
 	b.endBuild()
 	applyMemLimit()
@@ -275,6 +293,14 @@ func (b *memBudget) endBuild() {
 	if b.build {
 		b.build = false
 		memLimits.building--
+	}
+}
+
+// endParse ends a cold open's parse (mu held).
+func (b *memBudget) endParse() {
+	if b.parse {
+		b.parse = false
+		memLimits.parsing--
 	}
 }
 
@@ -301,6 +327,7 @@ func (b *memBudget) close() {
 	if !b.built {
 		memLimits.opening--
 	}
+	b.endParse()
 	b.reopened()
 	b.endBuild()
 	memLimits.weighted -= float64(b.bytes) * b.factor
@@ -320,13 +347,12 @@ func applyMemLimit() {
 		}
 	}
 	steady := memLimits.open > 0 && memLimits.opening == 0
-	if low := memLimits.open > 0 && memLimits.reopening == 0; memLimits.gcOwned && low != memLimits.gcSteady {
-		memLimits.gcSteady = low
-		if low {
-			setGCPercent(steadyGCPercent)
-		} else {
-			setGCPercent(memLimits.gcDefault)
+	if p := gcPercentWanted(); memLimits.gcOwned && p != memLimits.gcPercent {
+		memLimits.gcPercent = p
+		if p == 0 {
+			p = memLimits.gcDefault
 		}
+		setGCPercent(p)
 	}
 	opened := steady && !memLimits.steady
 	memLimits.steady = steady
@@ -359,6 +385,19 @@ func applyMemLimit() {
 		memLimits.afterOpens++
 		afterOpen()
 	}
+}
+
+// gcPercentWanted is the GC percent the open projects want (mu held): 0
+// (the default) with none open or while one loads from a saved index,
+// parseGCPercent while a cold open parses, else steadyGCPercent.
+func gcPercentWanted() int {
+	switch {
+	case memLimits.open == 0 || memLimits.reopening > 0:
+		return 0
+	case memLimits.parsing > 0:
+		return parseGCPercent
+	}
+	return steadyGCPercent
 }
 
 // afterOpen is called (memLimits.mu held) when every open project is

@@ -21,10 +21,10 @@ func resetMemLimits(t *testing.T) {
 	owned, checked, open, opening, weighted := memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted
 	memLimits.owned, memLimits.checked, memLimits.open, memLimits.opening, memLimits.weighted = false, false, 0, 0, 0
 	memLimits.afterOpens = 0
-	gcOwned, gcDefault, gcSteady := memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady
+	gcOwned, gcDefault, gcPercent, parsing := memLimits.gcOwned, memLimits.gcDefault, memLimits.gcPercent, memLimits.parsing
 	steady, floor, reopening := memLimits.steady, memLimits.floor, memLimits.reopening
 	openLive, building := memLimits.openLive, memLimits.building
-	memLimits.gcSteady, memLimits.steady, memLimits.floor, memLimits.reopening = false, false, 0, 0
+	memLimits.gcPercent, memLimits.parsing, memLimits.steady, memLimits.floor, memLimits.reopening = 0, 0, false, 0, 0
 	memLimits.openLive, memLimits.building = 0, 0
 	memLimits.mu.Unlock()
 	hook, gcHook := afterOpen, setGCPercent
@@ -35,7 +35,7 @@ func resetMemLimits(t *testing.T) {
 		followOff.Store(false)
 		afterOpen, setGCPercent = hook, gcHook
 		memLimits.mu.Lock()
-		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcSteady = gcOwned, gcDefault, gcSteady
+		memLimits.gcOwned, memLimits.gcDefault, memLimits.gcPercent, memLimits.parsing = gcOwned, gcDefault, gcPercent, parsing
 		memLimits.steady, memLimits.floor, memLimits.reopening = steady, floor, reopening
 		memLimits.openLive, memLimits.building = openLive, building
 		memLimits.mu.Unlock()
@@ -46,10 +46,10 @@ func resetMemLimits(t *testing.T) {
 	})
 }
 
-// TestSteadyGCPercent: the GC percent is steadyGCPercent while projects
-// are open (a cold open's parse included), the default while one loads
-// from a saved index and when none is open; GOGC set by the user is left
-// alone.
+// TestSteadyGCPercent: the GC percent is parseGCPercent while a cold
+// open parses, steadyGCPercent while projects are open, the default while
+// one loads from a saved index and when none is open; GOGC set by the
+// user is left alone.
 func TestSteadyGCPercent(t *testing.T) {
 	for _, owned := range []bool{true, false} {
 		resetMemLimits(t)
@@ -58,17 +58,22 @@ func TestSteadyGCPercent(t *testing.T) {
 		memLimits.mu.Lock()
 		memLimits.checked, memLimits.owned, memLimits.gcOwned, memLimits.gcDefault = true, true, owned, 100
 		memLimits.mu.Unlock()
-		a := newMemBudget(1<<20, false) // a cold open: steady percent
-		a.relax()                       // built: unchanged
+		a := newMemBudget(1<<20, false) // a cold open parses: parse percent
+		a.relax()                       // built: steady
 		b := newMemBudget(1<<20, true)  // a reopen loads: default
 		b.relax()                       // loaded: steady
 		c := newMemBudget(1<<20, true)  // another reopen: default
 		c.close()                       // closed before it loaded: steady
-		d := newMemBudget(1<<20, false) // a cold open beside built ones: unchanged
-		d.close()
+		d := newMemBudget(1<<20, false) // a cold open beside built ones: parse percent
+		d.close()                       // closed in its parse: steady
+		e := newMemBudget(1<<20, false) // parse percent
+		e.parsed()                      // in its builds: steady
+		e.parsed()                      // again: unchanged
+		e.close()
 		a.close()
 		b.close() // none open: default
-		want := []int{steadyGCPercent, 100, steadyGCPercent, 100, steadyGCPercent, 100}
+		want := []int{parseGCPercent, steadyGCPercent, 100, steadyGCPercent, 100, steadyGCPercent,
+			parseGCPercent, steadyGCPercent, parseGCPercent, steadyGCPercent, 100}
 		if !owned {
 			want = nil
 		}
@@ -76,10 +81,10 @@ func TestSteadyGCPercent(t *testing.T) {
 			t.Errorf("GOGC ours %v: percents set %v, want %v", owned, got, want)
 		}
 		memLimits.mu.Lock()
-		reopening := memLimits.reopening
+		reopening, parsing := memLimits.reopening, memLimits.parsing
 		memLimits.mu.Unlock()
-		if reopening != 0 {
-			t.Errorf("GOGC ours %v: %d reopens counted after all closed, want 0", owned, reopening)
+		if reopening != 0 || parsing != 0 {
+			t.Errorf("GOGC ours %v: %d reopens and %d parses counted after all closed, want 0", owned, reopening, parsing)
 		}
 	}
 }
