@@ -4,7 +4,8 @@
 # cold open, reopen from the saved index, reopen after touching 1% of the
 # files (their modification times are put back), refresh (and the size of
 # its ready notification), retrieve p50 and peak RSS, each with its ratio
-# and goal, and the load average at the start and end. Several folders
+# and goal, and the load average at the start and end; every file is read
+# once first, so all runs find the tree in the page cache. Several folders
 # (e.g. a git-initialised copy of $(go env GOROOT)/src and a mixed tree)
 # are measured one after the other. INDEXBENCH_FLAGS adds flags (e.g.
 # -scale=false skips the x1/x2/x4 copies). Downloads nothing and installs
