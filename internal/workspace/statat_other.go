@@ -7,11 +7,26 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // statAt is not available here: callers fall back to fs.DirEntry.Info.
 func statAt(dirfd int, name string) (fs.FileInfo, error) {
 	return nil, errors.ErrUnsupported
+}
+
+// statAtInto is not available here either.
+func statAtInto(dirfd int, name string, fi *statInfo, scratch []byte) error {
+	return errors.ErrUnsupported
+}
+
+// statInfo is what check keeps of a file's lstat.
+type statInfo struct {
+	size    int64
+	modTime time.Time
+	mode    fs.FileMode
+	ino     uint64
+	ctime   int64
 }
 
 // lstatPath is os.Lstat.
