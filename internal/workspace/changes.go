@@ -76,13 +76,13 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		if w.isInstructionPath(rel) {
 			instrChanged = true
 		}
-		// Forget the old state of rel and, if it was a folder, below it.
+		// Forget the old state of rel and below it: a folder now is walked
+		// again, and a folder that became a file or a link (or went away)
+		// has nothing below it any more.
 		delete(sc.files, rel)
 		delete(sc.skipped, rel)
+		sc.forgetBelow(rel)
 		fi, err := os.Lstat(w.abs(rel))
-		if err != nil || fi.IsDir() {
-			sc.forgetBelow(rel)
-		}
 		if isInstructionName(name) {
 			delete(instr, rel)
 			if err == nil {

@@ -372,6 +372,25 @@ func TestUnchangedRefreshAllocations(t *testing.T) {
 	}
 }
 
+// TestFilesChangedFolderBecameFile: a folder replaced by a regular file,
+// then reported by filesChanged, takes its old files out of the index (QA
+// of session 30: they stayed, found by find_symbols and the graph).
+func TestFilesChangedFolderBecameFile(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"main.go": "package main", "d/p.go": "package main", "d/q.go": "package main"})
+	w := open(t, root, nil)
+	if err := os.RemoveAll(filepath.Join(root, "d")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{"d": "now a file"})
+	if _, err := w.FilesChanged(context.Background(), []string{"d"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Snapshot().Files(); !slices.Equal(got, []string{"d", "main.go"}) {
+		t.Errorf("files %v, want [d main.go]", got)
+	}
+}
+
 func TestFilesChanged(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, map[string]string{"a.go": "package a", "d/b.go": "package b", "d/e/c.go": "package c", "keep.go": "x"})
