@@ -1,0 +1,39 @@
+// Builds the chat webview into ../media/webview: chat.js (one ES module,
+// minified), chat.css, and codicon.css/codicon.ttf from @vscode/codicons.
+// Usage: node scripts/build.mjs [--dev] (dev keeps names and adds sourcemaps).
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+const out = join(root, "..", "media", "webview");
+const dev = process.argv.includes("--dev");
+mkdirSync(out, { recursive: true });
+
+const t0 = Date.now();
+const result = await build({
+  entryPoints: { chat: join(root, "src", "main.ts"), "chat-style": join(root, "src", "styles.css") },
+  outdir: out,
+  entryNames: "[name]",
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: ["chrome120"],
+  minify: !dev,
+  sourcemap: dev ? "linked" : false,
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+});
+// esbuild names the CSS entry chat-style.css; the host links chat.css.
+const { renameSync } = await import("node:fs");
+renameSync(join(out, "chat-style.css"), join(out, "chat.css"));
+const codicons = join(root, "node_modules", "@vscode", "codicons", "dist");
+copyFileSync(join(codicons, "codicon.css"), join(out, "codicon.css"));
+copyFileSync(join(codicons, "codicon.ttf"), join(out, "codicon.ttf"));
+const size = Object.entries(result.metafile.outputs)
+  .map(([f, o]) => `${f.split("/").pop()} ${(o.bytes / 1024).toFixed(0)} KB`)
+  .join(", ");
+console.log(`webview-ui: built ${size} in ${Date.now() - t0} ms`);

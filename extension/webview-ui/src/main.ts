@@ -1,0 +1,306 @@
+// The chat webview's entry point. Messages from the host are queued and
+// handled once per animation frame with a time budget, so a burst (10 000
+// deltas, a 2 000-event replay) never holds the main thread for long: a
+// frame handles what fits in ~10 ms, paints, and leaves the rest for the next.
+//
+// Under the host's CSP (no inline script or style, no remote content) this
+// file is loaded as a nonce'd module; it never navigates: links, files and
+// diffs are posted to the host.
+
+import "@vscode-elements/elements/dist/vscode-button/index.js";
+import "@vscode-elements/elements/dist/vscode-checkbox/index.js";
+import "@vscode-elements/elements/dist/vscode-option/index.js";
+import "@vscode-elements/elements/dist/vscode-radio/index.js";
+import "@vscode-elements/elements/dist/vscode-radio-group/index.js";
+import "@vscode-elements/elements/dist/vscode-single-select/index.js";
+
+import type { HostToWebview, WebviewToHost } from "./messages";
+import { Composer } from "./composer";
+import { Transcript } from "./transcript";
+import { el, icon, str } from "./util";
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const FRAME_BUDGET_MS = 10;
+
+const vscode = acquireVsCodeApi();
+const post = (m: WebviewToHost): void => vscode.postMessage(m);
+
+const saved = (vscode.getState() ?? {}) as { draft?: string };
+const saveDraft = (draft: string): void => vscode.setState({ draft: draft.length <= 100_000 ? draft : "" });
+
+// ----- layout
+
+const title = el("div", { class: "title" });
+const header = el(
+  "div",
+  { class: "header" },
+  title,
+  el("button", { class: "icon-button", type: "button", title: "New task", "aria-label": "New task", "data-action": "new-task" }, icon("add")),
+);
+const log = el("div", { class: "transcript", role: "log", "aria-label": "Conversation", "aria-live": "polite", "aria-relevant": "additions" });
+const empty = el(
+  "div",
+  { class: "empty" },
+  el("div", { class: "empty-title" }, "What should task-x do?"),
+  el("div", { class: "muted" }, "Ask a question, plan a change or let the agent make it. Mention files with @; paste or drop images."),
+);
+const scroller = el("div", { class: "scroller" }, empty, log);
+const transcript = new Transcript(log, scroller, post);
+const composer = new Composer(post, saveDraft);
+if (saved.draft) composer.restoreDraft(saved.draft);
+
+const app = document.getElementById("root") ?? document.body;
+app.replaceChildren(el("div", { class: "app" }, header, scroller, composer.el));
+
+function showTitle(): void {
+  const t = composer.state.title;
+  title.textContent = t ?? (composer.state.taskId ? "Task" : "New task");
+  title.title = title.textContent;
+  empty.hidden = log.childElementCount > 0;
+}
+
+// ----- the message queue
+
+const queue: HostToWebview[] = [];
+let head = 0; // next message
+let inner = 0; // next event inside queue[head]
+let replayId = -1;
+let scheduled = false;
+let rafHandle = 0;
+let timerHandle = 0;
+// How many host messages were handled and painted; tests and the bench wait on
+// it (window.taskxHandled) instead of sleeping.
+let handled = 0;
+(window as unknown as { taskxHandled: () => { handled: number; idle: boolean } }).taskxHandled = () => ({
+  handled,
+  idle: !scheduled && head >= queue.length,
+});
+
+window.addEventListener("message", (e: MessageEvent) => {
+  const m = e.data as HostToWebview;
+  if (typeof m !== "object" || m === null || typeof (m as { type?: unknown }).type !== "string") return;
+  queue.push(m);
+  schedule();
+});
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  rafHandle = requestAnimationFrame(frame);
+  // A hidden webview gets no animation frames: still keep up, slowly.
+  timerHandle = window.setTimeout(frame, 100);
+}
+
+function frame(): void {
+  cancelAnimationFrame(rafHandle);
+  clearTimeout(timerHandle);
+  scheduled = false;
+  const start = performance.now();
+  const drained = drain(start + FRAME_BUDGET_MS);
+  const pending = transcript.paint();
+  if (transcript.statsDirty) {
+    transcript.statsDirty = false;
+    composer.paintStats(transcript.stats, composer.state.running);
+  }
+  empty.hidden = log.childElementCount > 0;
+  if (!drained || pending) schedule();
+}
+
+/** Handles queued messages until the deadline; true when the queue is empty. */
+function drain(deadline: number): boolean {
+  while (head < queue.length) {
+    const m = queue[head]!;
+    if (m.type === "events" || m.type === "replay") {
+      const events = Array.isArray(m.events) ? m.events : [];
+      const taskId = str(m.taskId);
+      if (inner === 0 && m.type === "replay" && m.replayId !== replayId) {
+        replayId = m.replayId;
+        transcript.clear();
+        composer.update({ taskId, title: m.title ?? null });
+        showTitle();
+      }
+      while (inner < events.length) {
+        transcript.event(taskId, events[inner++]!);
+        if ((inner & 31) === 0 && performance.now() > deadline) return false;
+      }
+      inner = 0;
+    } else {
+      handle(m);
+    }
+    head++;
+    handled++;
+    if (performance.now() > deadline) break;
+  }
+  if (head >= queue.length) {
+    queue.length = 0;
+    head = 0;
+    return true;
+  }
+  return false;
+}
+
+function handle(m: HostToWebview): void {
+  switch (m.type) {
+    case "state":
+      composer.update(m.state ?? {});
+      if (m.state?.running !== undefined) transcript.statsDirty = true;
+      showTitle();
+      break;
+    case "clear":
+      replayId = -1;
+      transcript.clear();
+      composer.update({ taskId: null, title: null });
+      showTitle();
+      break;
+    case "userPrompt":
+      transcript.userPrompt(str(m.taskId), str(m.text), typeof m.images === "number" ? m.images : 0, Array.isArray(m.mentions) ? m.mentions.map(str) : []);
+      break;
+    case "runResult":
+      transcript.runResult(str(m.taskId), m.summary);
+      break;
+    case "runFailed":
+      transcript.notice("error", `The task could not run: ${str(m.message)}`, "notice-error");
+      break;
+    case "approval":
+      transcript.approval(str(m.id), m.params);
+      break;
+    case "askUser":
+      transcript.askUser(str(m.id), m.params);
+      break;
+    case "requestClosed":
+      transcript.requestClosed(str(m.id));
+      break;
+    case "models":
+      composer.setModels(Array.isArray(m.models) ? m.models : [], m.selected ?? null);
+      transcript.statsDirty = true;
+      break;
+    case "mentionResults":
+      composer.mentionResults(m.requestId, m.items);
+      break;
+    case "insertMention":
+      composer.insertMention(m.mention);
+      break;
+    case "focusInput":
+      composer.focus();
+      break;
+    case "error":
+      transcript.notice("error", str(m.message) + (m.detail ? ` (${str(m.detail)})` : ""), "notice-error");
+      break;
+    case "notice":
+      transcript.notice("info", str(m.message));
+      break;
+    default:
+      break; // unknown messages are ignored
+  }
+}
+
+// ----- user actions, by delegation (no per-node listeners to leak)
+
+document.addEventListener("click", (e) => {
+  const target = e.target as Element | null;
+  if (!target) return;
+  const a = target.closest("a");
+  if (a) {
+    // Links never navigate the webview: the host opens them after its checks.
+    e.preventDefault();
+    const href = a.getAttribute("href");
+    if (href) post({ type: "openLink", url: href });
+    return;
+  }
+  const b = target.closest("[data-action]") as HTMLElement | null;
+  if (!b) return;
+  const action = b.dataset.action;
+  switch (action) {
+    case "copy-code": {
+      const code = b.parentElement?.querySelector("pre")?.textContent ?? "";
+      void navigator.clipboard?.writeText(code).catch(() => undefined);
+      break;
+    }
+    case "toggle-tool": {
+      const card = transcript.toolOf(b);
+      card?.setOpen(!card.open);
+      break;
+    }
+    case "toggle-sub": {
+      const body = b.closest(".subagent")?.querySelector(".sub-body") as HTMLElement | null;
+      if (body) {
+        body.hidden = !body.hidden;
+        b.setAttribute("aria-expanded", String(!body.hidden));
+        b.closest(".subagent")?.classList.toggle("open", !body.hidden);
+      }
+      break;
+    }
+    case "cancel-tool": {
+      const card = transcript.toolOf(b);
+      if (card && !card.finished) post({ type: "cancelTool", taskId: card.taskId, callId: card.callId });
+      break;
+    }
+    case "cancel-subagent": {
+      const taskId = (b.closest("[data-task]") as HTMLElement | null)?.dataset.task;
+      if (taskId) post({ type: "cancelSubagent", taskId });
+      break;
+    }
+    case "approve": {
+      const id = transcript.requestOf(b);
+      const d = b.dataset.decision;
+      if (id && (d === "allowOnce" || d === "allowTask" || d === "deny")) transcript.answerApproval(id, d);
+      break;
+    }
+    case "open-approval-diff": {
+      const id = transcript.requestOf(b);
+      if (id) post({ type: "openApprovalDiff", id });
+      break;
+    }
+    case "ask-submit":
+    case "ask-dismiss": {
+      const id = transcript.requestOf(b);
+      if (id) transcript.answerAsk(id, action === "ask-dismiss");
+      break;
+    }
+    case "open-file-diff": {
+      const path = b.dataset.path;
+      if (path) post({ type: "openFileDiff", path });
+      break;
+    }
+    case "new-task":
+      post({ type: "newTask" });
+      break;
+    case "send":
+      composer.submit();
+      break;
+    case "stop":
+      composer.stop();
+      break;
+    case "toggle-context":
+      composer.toggleContext();
+      break;
+    case "attach-image":
+      composer.pickImages();
+      break;
+  }
+});
+
+// Middle-click on a link would open it without the click handler.
+document.addEventListener("auxclick", (e) => {
+  if ((e.target as Element | null)?.closest("a")) e.preventDefault();
+});
+
+// Dropped images join the prompt; nothing dropped navigates the page.
+document.addEventListener("dragover", (e) => {
+  e.preventDefault();
+  if (e.dataTransfer) e.dataTransfer.dropEffect = "copy";
+});
+document.addEventListener("drop", (e) => {
+  e.preventDefault();
+  const files = Array.from(e.dataTransfer?.files ?? []);
+  if (files.length) void composer.addFiles(files);
+});
+
+showTitle();
+post({ type: "ready" });

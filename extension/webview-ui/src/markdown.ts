@@ -1,0 +1,209 @@
+// Markdown for model output: markdown-it with raw HTML off, the result
+// sanitized by DOMPurify to a short list of tags, code highlighted by
+// highlight.js (classes only, no inline styles). Links are left as <a> with
+// their href; the transcript intercepts clicks and posts them to the host.
+//
+// StreamingMarkdown renders a growing text incrementally: the text up to the
+// last blank line outside a code fence is rendered once into frozen blocks,
+// and only the open tail is rendered again on each paint.
+
+import MarkdownIt from "markdown-it";
+import DOMPurify from "dompurify";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import c from "highlight.js/lib/languages/c";
+import cpp from "highlight.js/lib/languages/cpp";
+import csharp from "highlight.js/lib/languages/csharp";
+import css from "highlight.js/lib/languages/css";
+import diff from "highlight.js/lib/languages/diff";
+import dockerfile from "highlight.js/lib/languages/dockerfile";
+import go from "highlight.js/lib/languages/go";
+import ini from "highlight.js/lib/languages/ini";
+import java from "highlight.js/lib/languages/java";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import kotlin from "highlight.js/lib/languages/kotlin";
+import makefile from "highlight.js/lib/languages/makefile";
+import markdown from "highlight.js/lib/languages/markdown";
+import php from "highlight.js/lib/languages/php";
+import python from "highlight.js/lib/languages/python";
+import ruby from "highlight.js/lib/languages/ruby";
+import rust from "highlight.js/lib/languages/rust";
+import shell from "highlight.js/lib/languages/shell";
+import sql from "highlight.js/lib/languages/sql";
+import swift from "highlight.js/lib/languages/swift";
+import typescript from "highlight.js/lib/languages/typescript";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
+
+const languages: Record<string, Parameters<typeof hljs.registerLanguage>[1]> = {
+  bash, c, cpp, csharp, css, diff, dockerfile, go, ini, java, javascript, json, kotlin, makefile,
+  markdown, php, python, ruby, rust, shell, sql, swift, typescript, xml, yaml,
+};
+for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
+hljs.registerAliases(["toml"], { languageName: "ini" });
+hljs.registerAliases(["sh", "zsh", "console"], { languageName: "bash" });
+hljs.registerAliases(["tsx", "mts", "cts"], { languageName: "typescript" });
+hljs.registerAliases(["jsx", "mjs", "cjs"], { languageName: "javascript" });
+
+/** Code longer than this is shown without highlighting (it stays fast). */
+const HIGHLIGHT_LIMIT = 100_000;
+
+let highlightOn = true;
+
+const md = new MarkdownIt({
+  html: false,
+  linkify: true,
+  typographer: false,
+  highlight(code, lang) {
+    const name = lang.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+    if (!highlightOn || code.length > HIGHLIGHT_LIMIT || !name || !hljs.getLanguage(name)) return "";
+    try {
+      return hljs.highlight(code, { language: name, ignoreIllegals: true }).value;
+    } catch {
+      return "";
+    }
+  },
+});
+
+// Images in model output would load remote content (the CSP blocks it anyway):
+// show them as links to their source instead.
+md.renderer.rules.image = (tokens, idx) => {
+  const t = tokens[idx]!;
+  const src = md.utils.escapeHtml(String(t.attrGet("src") ?? ""));
+  const alt = md.utils.escapeHtml(t.content || "image");
+  return `<a href="${src}">${alt}</a>`;
+};
+
+const ALLOWED_TAGS = [
+  "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
+  "li", "ol", "p", "pre", "s", "span", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
+];
+const purifyConfig = {
+  ALLOWED_TAGS,
+  ALLOWED_ATTR: ["href", "class", "start", "title"],
+  ALLOW_DATA_ATTR: false,
+  RETURN_DOM_FRAGMENT: true as const,
+};
+
+DOMPurify.addHook("uponSanitizeAttribute", (_node, data) => {
+  // Only highlight.js and language classes.
+  if (data.attrName === "class" && !/^(hljs[\w-]*|language-[\w+#.-]*)( (hljs[\w-]*|language-[\w+#.-]*))*$/.test(data.attrValue)) {
+    data.keepAttr = false;
+  }
+});
+
+/** Renders markdown to a sanitized fragment. */
+export function renderMarkdown(text: string, highlight = true): DocumentFragment {
+  highlightOn = highlight;
+  const html = md.render(text);
+  highlightOn = true;
+  const frag = DOMPurify.sanitize(html, purifyConfig);
+  decorateCode(frag);
+  return frag;
+}
+
+/** Wraps each <pre> with a copy button (handled by delegation in the transcript). */
+function decorateCode(frag: DocumentFragment): void {
+  for (const pre of Array.from(frag.querySelectorAll("pre"))) {
+    const wrap = document.createElement("div");
+    wrap.className = "code-block";
+    const btn = document.createElement("button");
+    btn.className = "code-copy codicon codicon-copy";
+    btn.type = "button";
+    btn.title = "Copy";
+    btn.setAttribute("aria-label", "Copy code");
+    btn.dataset.action = "copy-code";
+    pre.replaceWith(wrap);
+    wrap.append(btn, pre);
+  }
+}
+
+const fenceRe = /^ {0,3}(`{3,}|~{3,})/;
+
+/** Incremental rendering of a text that grows by appends. */
+export class StreamingMarkdown {
+  readonly el: HTMLElement;
+  private text = "";
+  private readonly frozen: HTMLElement;
+  private readonly tail: HTMLElement;
+  private committed = 0; // text[0:committed] is in frozen
+  private scanned = 0; // text[0:scanned] was scanned line by line
+  private fence: string | null = null; // the open fence marker, if any
+  private safe = 0; // end of the last blank line outside a fence
+  private dirty = false;
+  private tailCostMs = 0;
+  private lastTailPaint = 0;
+
+  constructor(className = "md") {
+    this.el = document.createElement("div");
+    this.el.className = className;
+    this.frozen = document.createElement("div");
+    this.frozen.className = "md-frozen";
+    this.tail = document.createElement("div");
+    this.tail.className = "md-tail";
+    this.el.append(this.frozen, this.tail);
+  }
+
+  get isDirty(): boolean {
+    return this.dirty;
+  }
+
+  get value(): string {
+    return this.text;
+  }
+
+  append(s: string): void {
+    if (!s) return;
+    this.text += s;
+    this.dirty = true;
+  }
+
+  /** Replaces the whole text (for a final message that differs from the stream). */
+  reset(text: string): void {
+    this.text = text;
+    this.committed = this.scanned = this.safe = 0;
+    this.fence = null;
+    this.frozen.replaceChildren();
+    this.tail.replaceChildren();
+    this.dirty = true;
+  }
+
+  /**
+   * Paints what changed since the last paint. While streaming, the open tail
+   * is not highlighted and, when it is slow to render (a very long block), is
+   * painted less often; `final` paints everything, highlighted.
+   */
+  paint(final = false, now = performance.now()): void {
+    if (!this.dirty) return;
+    this.scan();
+    if (this.safe > this.committed) {
+      this.frozen.append(renderMarkdown(this.text.slice(this.committed, this.safe)));
+      this.committed = this.safe;
+    }
+    if (!final && this.tailCostMs > 4 && now - this.lastTailPaint < this.tailCostMs * 6) return; // stay dirty
+    const t0 = performance.now();
+    const rest = this.text.slice(this.committed);
+    this.tail.replaceChildren(rest ? renderMarkdown(rest, final) : "");
+    this.tailCostMs = performance.now() - t0;
+    this.lastTailPaint = now;
+    this.dirty = false;
+  }
+
+  private scan(): void {
+    const t = this.text;
+    for (;;) {
+      const nl = t.indexOf("\n", this.scanned);
+      if (nl < 0) return;
+      const line = t.slice(this.scanned, nl);
+      this.scanned = nl + 1;
+      const m = fenceRe.exec(line);
+      if (this.fence === null) {
+        if (m) this.fence = m[1]!;
+        else if (line.trim() === "") this.safe = this.scanned;
+      } else if (m && m[1]![0] === this.fence[0] && m[1]!.length >= this.fence.length && line.trim() === m[1]) {
+        this.fence = null;
+      }
+    }
+  }
+}

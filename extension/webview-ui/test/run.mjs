@@ -1,0 +1,555 @@
+// The webview's tests: parseWebviewMessage in Node, then the built bundle in
+// headless Chromium under the host's CSP (and once without it, to show the
+// sanitizing alone stops script). Ends with "N passed, N failed".
+// Usage: node test/run.mjs [filter]
+import { build } from "esbuild";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { launch, openPage, send, posted, clearPosted } from "./harness.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const filter = process.argv[2] ?? "";
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+// ---------------------------------------------------------------------------
+// Fixtures
+
+const T = "t-1";
+const ev = (...events) => ({ type: "events", taskId: T, events });
+const XSS_IMG = `<img src=x onerror="window.__xss.push('img')">`;
+const XSS_SCRIPT = `<script>window.__xss.push('script')</script>`;
+const XSS_SVG = `<svg onload="window.__xss.push('svg')"></svg>`;
+const XSS_ALL = `${XSS_IMG} ${XSS_SCRIPT} ${XSS_SVG}`;
+
+async function open(ctx, opts) {
+  const p = await openPage(ctx.browser, opts);
+  ctx.open.push(p);
+  await p.page.evaluate(() => (window.__xss = []));
+  return p;
+}
+
+/** Nothing ran, no element of the payload exists, no page error. */
+async function assertInert({ page, errors }) {
+  const xss = await page.evaluate(() => window.__xss);
+  assert.deepEqual(xss, [], "a payload ran");
+  const bad = await page.evaluate(() => document.querySelectorAll("#root img:not(.image-chip img), #root script, #root svg, #root iframe, [onerror], [onload]").length);
+  assert.equal(bad, 0, "a payload element exists");
+  assert.deepEqual(errors, []);
+}
+
+const text = (page, sel) => page.locator(sel).first().innerText();
+
+// ---------------------------------------------------------------------------
+// parseWebviewMessage (Node)
+
+let parse;
+test("parse: accepts well-formed messages and drops unknown fields", async () => {
+  assert.deepEqual(parse({ type: "ready", extra: 1 }), { type: "ready" });
+  assert.deepEqual(parse({ type: "approvalAnswer", id: "a1", decision: "allowTask", x: 1 }), { type: "approvalAnswer", id: "a1", decision: "allowTask" });
+  assert.deepEqual(parse({ type: "approvalAnswer", id: "a1", decision: "deny", message: " no " }), { type: "approvalAnswer", id: "a1", decision: "deny", message: " no " });
+  assert.deepEqual(parse({ type: "approvalAnswer", id: "a1", decision: "allowOnce", message: "ignored" }), { type: "approvalAnswer", id: "a1", decision: "allowOnce" });
+  const send = {
+    type: "send", taskId: null, text: "hi", mode: "agent", model: "m", includeEditorContext: true,
+    mentions: [{ kind: "file", path: "a.ts", junk: 1 }, { kind: "selection", path: "b.ts", startLine: 2, endLine: 4 }],
+    images: [{ mediaType: "image/png", data: "iVBORw0KGgo=" }],
+  };
+  assert.deepEqual(parse(send).mentions, [{ kind: "file", path: "a.ts" }, { kind: "selection", path: "b.ts", startLine: 2, endLine: 4 }]);
+  assert.deepEqual(parse({ type: "askUserAnswer", id: "q", answers: null }), { type: "askUserAnswer", id: "q", answers: null });
+  assert.deepEqual(parse({ type: "openFile", path: "a.ts", line: 3 }), { type: "openFile", path: "a.ts", line: 3 });
+});
+
+test("parse: refuses malformed and forged messages", async () => {
+  const bad = [
+    null, 1, "ready", [], { type: 1 }, { type: "nope" },
+    { type: "approvalAnswer", id: "a", decision: "allow" }, // protocol word, not ours
+    { type: "approvalAnswer", decision: "allowOnce" },
+    { type: "approvalAnswer", id: "x".repeat(201), decision: "deny" },
+    { type: "send", taskId: null, text: "x", mode: "yolo", model: null, mentions: [], images: [], includeEditorContext: true },
+    { type: "send", taskId: null, text: "x", mode: "ask", model: null, mentions: [], images: [{ mediaType: "image/svg+xml", data: "AA==" }], includeEditorContext: true },
+    { type: "send", taskId: null, text: "x", mode: "ask", model: null, mentions: [], images: [{ mediaType: "image/png", data: "not base64!" }], includeEditorContext: true },
+    { type: "send", taskId: null, text: "x", mode: "ask", model: null, mentions: Array(11).fill({ kind: "file", path: "a" }), images: [], includeEditorContext: true },
+    { type: "send", taskId: null, text: "x", mode: "ask", model: null, mentions: [{ kind: "selection", path: "a", startLine: 5, endLine: 2 }], images: [], includeEditorContext: true },
+    { type: "send", taskId: null, text: "x", mode: "ask", model: null, mentions: [], images: [], includeEditorContext: "yes" },
+    { type: "askUserAnswer", id: "q", answers: { a: "one" } },
+    { type: "askUserAnswer", id: "q", answers: [] },
+    { type: "openFile", path: "" },
+    { type: "openFile", path: "a", line: 0 },
+    { type: "cancelTool", taskId: "t" },
+    { type: "mentionQuery", requestId: 1.5, query: "" },
+    { type: "setModel", model: "" },
+  ];
+  for (const b of bad) assert.equal(parse(b), undefined, JSON.stringify(b)?.slice(0, 120));
+});
+
+// ---------------------------------------------------------------------------
+// The page
+
+test("loads under the CSP with no violation and posts ready", async (ctx) => {
+  const p = await open(ctx);
+  const ps = await posted(p.page);
+  assert.deepEqual(ps[0], { type: "ready" });
+  assert.deepEqual(await p.page.evaluate(() => window.__violations), []);
+  // Custom elements are defined and codicons load from the CSP source.
+  assert.equal(await p.page.evaluate(() => !!customElements.get("vscode-button")), true);
+  assert.deepEqual(p.errors, []);
+});
+
+test("streams markdown deltas, highlights code when the block ends", async (ctx) => {
+  const { page, errors } = await open(ctx);
+  const parts = ["# Ti", "tle\n\nHello **wor", "ld**\n\n```ts\nconst a", " = 1;\n```\n\nDone."];
+  await send(page, ev({ type: "started", taskId: T, chatMode: "agent", model: "m1" }, { type: "iteration", n: 1 }, { type: "textDelta", text: parts[0] }));
+  assert.equal(await text(page, ".answer"), "Ti");
+  await send(page, ev({ type: "textDelta", text: parts[1] }));
+  assert.equal(await page.locator(".answer h1").innerText(), "Title");
+  await send(page, ev({ type: "textDelta", text: parts[2] }, { type: "textDelta", text: parts[3] }));
+  assert.equal(await page.locator(".answer strong").innerText(), "world");
+  assert.equal(await page.locator(".answer .hljs-keyword").first().innerText(), "const");
+  await send(page, ev({ type: "assistantMessage", text: parts.join(""), toolCalls: [] }));
+  assert.equal(await page.locator(".answer").count(), 1);
+  assert.match(await text(page, ".answer"), /Done\.$/);
+  assert.deepEqual(errors, []);
+});
+
+for (const csp of [true, false]) {
+  const label = csp ? "under the CSP" : "without a CSP (sanitizing alone)";
+  test(`XSS in a model answer renders as text and runs nothing, ${label}`, async (ctx) => {
+    const p = await open(ctx, { csp });
+    const answer = `Look: ${XSS_ALL}\n\n[click](javascript:window.__xss.push('link'))\n\n![pic](x" onerror="window.__xss.push('attr'))\n\n<a href="javascript:alert(1)">raw</a>`;
+    await send(p.page, ev({ type: "started", taskId: T }, { type: "textDelta", text: answer.slice(0, 30) }, { type: "textDelta", text: answer.slice(30) }));
+    await send(p.page, ev({ type: "assistantMessage", text: answer, toolCalls: [] }));
+    const shown = await text(p.page, ".answer");
+    assert.ok(shown.includes("<img src=x onerror="), shown);
+    assert.ok(shown.includes("<script>"), shown);
+    assert.equal(await p.page.locator('.answer a[href^="javascript"]').count(), 0);
+    // Whatever links exist are inert: clicking posts to the host and runs nothing.
+    for (const a of await p.page.locator(".answer a").all()) await a.click();
+    await assertInert(p);
+  });
+
+  test(`XSS in tool output, file paths, approvals, questions and notices runs nothing, ${label}`, async (ctx) => {
+    const p = await open(ctx, { csp });
+    await send(
+      p.page,
+      { type: "userPrompt", taskId: T, text: `fix ${XSS_ALL}`, images: 0, mentions: [XSS_IMG] },
+      ev(
+        { type: "started", taskId: T },
+        { type: "toolStarted", callId: "c1", tool: XSS_SCRIPT, input: { path: XSS_IMG }, permission: "read" },
+        { type: "toolOutput", callId: "c1", stream: "stdout", text: XSS_ALL },
+      ),
+    );
+    await send(
+      p.page,
+      ev(
+        { type: "fileChanged", callId: "c1", path: XSS_IMG, kind: "modified", added: 1, removed: 0 },
+        { type: "toolFinished", callId: "c1", tool: "read_file", ok: false, result: { html: XSS_ALL }, error: XSS_ALL, durationMs: 3 },
+        { type: "warning", message: XSS_ALL },
+        { type: "error", message: XSS_ALL, kind: "server", status: 500, retryable: true },
+        { type: "retry", attempt: 1, maxAttempts: 3, delayMs: 500, kind: XSS_IMG, status: 0, message: XSS_SCRIPT },
+        { type: "steered", text: XSS_ALL },
+        { type: "thinkingDelta", text: XSS_ALL },
+        { type: "plan", explanation: XSS_ALL, steps: [{ step: XSS_IMG, status: "pending" }] },
+        { type: "done", status: "failed", error: XSS_ALL, text: "", changedFiles: [{ path: XSS_IMG, kind: "modified", added: 1, removed: 1 }], usage: {}, model: XSS_IMG, iterations: 1, toolCalls: 1 },
+      ),
+      { type: "approval", id: "a1", params: { taskId: T, callId: "c2", tool: XSS_IMG, permission: "edit", input: { path: XSS_SCRIPT }, preview: `--- a/x\n+++ b/x\n+${XSS_ALL}\n` } },
+      { type: "askUser", id: "q1", params: { taskId: T, callId: "c3", questions: [{ id: "q", text: XSS_ALL, kind: "radio", options: [XSS_IMG, XSS_SCRIPT] }] } },
+      { type: "error", message: XSS_ALL, detail: XSS_IMG },
+      { type: "notice", message: XSS_SCRIPT },
+      { type: "state", state: { title: XSS_IMG, editor: { activeFile: XSS_IMG, selection: null, openFiles: 1, diagnostics: 0 } } },
+    );
+    await p.page.locator(".tool-toggle").first().click();
+    const body = await text(p.page, ".tool-body");
+    assert.ok(body.includes("<script>window.__xss.push('script')</script>"), body);
+    assert.ok((await text(p.page, ".approval .diff")).includes("<img src=x"));
+    await assertInert(p);
+  });
+}
+
+test("links are posted to the host, never followed", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, ev({ type: "assistantMessage", text: "See [docs](https://example.com/a) and [file](src/app.ts#L3) and https://example.org", toolCalls: [] }));
+  await clearPosted(page);
+  const before = page.url();
+  for (const a of await page.locator(".answer a").all()) await a.click();
+  await page.locator(".answer a").first().click({ button: "middle" });
+  assert.equal(page.url(), before);
+  const urls = (await posted(page)).filter((m) => m.type === "openLink").map((m) => m.url);
+  assert.deepEqual(urls.slice(0, 3), ["https://example.com/a", "src/app.ts#L3", "https://example.org"]);
+});
+
+test("approval: shows the real diff and posts allow once with the host's id", async (ctx) => {
+  const { page } = await open(ctx);
+  const preview = "--- a/src/app.ts\n+++ b/src/app.ts\n@@ -9,6 +9,6 @@\n app.use(x)\n-app.listen(3000)\n+app.listen(8080)\n";
+  await send(
+    page,
+    ev({ type: "toolStarted", callId: "toolu_2", tool: "replace_text", input: { path: "src/app.ts" }, permission: "edit" }),
+    ev({ type: "approvalRequested", callId: "toolu_2", tool: "replace_text", permission: "edit", input: { path: "src/app.ts" }, preview }),
+    { type: "approval", id: "ap-7", params: { taskId: T, callId: "toolu_2", tool: "replace_text", permission: "edit", input: { path: "src/app.ts" }, preview } },
+  );
+  assert.equal(await page.locator(".approval").count(), 1, "one card for event + request");
+  assert.equal(await page.locator(".approval .d-add").textContent(), "+app.listen(8080)\n");
+  assert.equal(await page.locator(".approval .d-del").textContent(), "-app.listen(3000)\n");
+  await clearPosted(page);
+  await page.locator('.approval vscode-button[data-action="open-approval-diff"]').click();
+  await page.locator('.approval vscode-button[data-decision="allowOnce"]').click();
+  assert.deepEqual(await posted(page), [
+    { type: "openApprovalDiff", id: "ap-7" },
+    { type: "approvalAnswer", id: "ap-7", decision: "allowOnce" },
+  ]);
+  assert.equal(await page.locator('.approval vscode-button[data-action="approve"]').count(), 0, "buttons gone after answering");
+  await send(page, ev({ type: "approvalResolved", callId: "toolu_2", tool: "replace_text", decision: "allow" }));
+  assert.match(await text(page, ".approval .settled-note"), /allowed this once/);
+});
+
+test("approval: allow for this task, deny with a message, keyboard, closed by the host", async (ctx) => {
+  const { page } = await open(ctx);
+  const params = (callId) => ({ taskId: T, callId, tool: "run_command", permission: "command", input: { command: "npm test" }, preview: "$ npm test" });
+  await send(page, { type: "approval", id: "a1", params: params("c1") }, { type: "approval", id: "a2", params: params("c2") }, { type: "approval", id: "a3", params: params("c3") });
+  await clearPosted(page);
+  await page.locator('[data-request="a1"] vscode-button[data-decision="allowTask"]').click();
+  await page.locator('[data-request="a2"] .deny-reason').fill("use pnpm instead");
+  // Keyboard: focus the Deny button and press Enter.
+  await page.locator('[data-request="a2"] vscode-button[data-decision="deny"]').focus();
+  await page.keyboard.press("Enter");
+  await send(page, { type: "requestClosed", id: "a3" });
+  assert.deepEqual(await posted(page), [
+    { type: "approvalAnswer", id: "a1", decision: "allowTask" },
+    { type: "approvalAnswer", id: "a2", decision: "deny", message: "use pnpm instead" },
+  ]);
+  assert.equal(await page.locator('[data-request="a3"] vscode-button').count(), 0);
+  assert.match(await text(page, '[data-request="a3"] .settled-note'), /No longer needed/);
+});
+
+test("askUser: radio and checkbox answers, and dismiss", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, {
+    type: "askUser",
+    id: "q1",
+    params: {
+      taskId: T,
+      callId: "c1",
+      questions: [
+        { id: "db", text: "Which database?", kind: "radio", options: ["Postgres", "SQLite"] },
+        { id: "feat", text: "Which features?", kind: "checkbox", options: ["auth", "search", "billing"] },
+      ],
+    },
+  }, { type: "askUser", id: "q2", params: { taskId: T, callId: "c2", questions: [{ id: "x", text: "Go on?", kind: "radio", options: ["yes", "no"] }] } });
+  await clearPosted(page);
+  await page.locator('[data-request="q1"] vscode-radio[value="SQLite"]').click();
+  await page.locator('[data-request="q1"] vscode-checkbox[value="auth"]').click();
+  await page.locator('[data-request="q1"] vscode-checkbox[value="billing"]').click();
+  await page.locator('[data-request="q1"] vscode-button[data-action="ask-submit"]').click();
+  await page.locator('[data-request="q2"] vscode-button[data-action="ask-dismiss"]').click();
+  assert.deepEqual(await posted(page), [
+    { type: "askUserAnswer", id: "q1", answers: { db: ["SQLite"], feat: ["auth", "billing"] } },
+    { type: "askUserAnswer", id: "q2", answers: null },
+  ]);
+  assert.match(await text(page, '[data-request="q1"] .settled-note'), /SQLite, auth, billing/);
+});
+
+test("tool activity: running, live output, stop one call, finished with duration and collapsible output", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, ev({ type: "toolStarted", callId: "c9", tool: "run_command", input: { command: "go test ./..." }, permission: "command" }));
+  assert.equal(await page.locator(".tool").getAttribute("data-state"), "running");
+  assert.match(await text(page, ".tool .tool-arg"), /go test/);
+  await send(page, ev({ type: "toolOutput", callId: "c9", stream: "stdout", text: "ok  pkg/a\n" }, { type: "toolOutput", callId: "c9", stream: "stderr", text: "FAIL pkg/b\n" }));
+  assert.equal(await page.locator(".tool-live").textContent(), "ok  pkg/a\nFAIL pkg/b\n");
+  await clearPosted(page);
+  await page.locator(".tool-stop").click();
+  assert.deepEqual(await posted(page), [{ type: "cancelTool", taskId: T, callId: "c9" }]);
+  await send(page, ev({ type: "toolFinished", callId: "c9", tool: "run_command", ok: false, result: null, error: "Task has been stopped by user.", durationMs: 2350 }));
+  assert.equal(await page.locator(".tool").getAttribute("data-state"), "failed");
+  assert.match(await text(page, ".tool-status"), /2\.4 s/);
+  assert.equal(await page.locator(".tool-stop").count(), 0);
+  assert.equal(await page.locator(".tool-live").count(), 0);
+  assert.equal(await page.locator(".tool-body").isVisible(), false);
+  await page.locator(".tool-toggle").click();
+  assert.equal(await page.locator(".tool-toggle").getAttribute("aria-expanded"), "true");
+  assert.match(await text(page, ".tool-body"), /FAIL pkg\/b[\s\S]*stopped by user/);
+  // Keyboard: the toggle is a button.
+  await page.locator(".tool-toggle").focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await page.locator(".tool-body").isVisible(), false);
+});
+
+test("compaction, retries, model switches, warnings and usage in plain words", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(
+    page,
+    ev(
+      { type: "started", taskId: T, chatMode: "agent", model: "claude-x" },
+      { type: "compacted", folded: 12, pruned: 5, droppedRetrieval: false, beforeTokens: 170000, afterTokens: 61000, windowTokens: 200000 },
+      { type: "retry", attempt: 1, maxAttempts: 4, delayMs: 2000, kind: "rateLimited", status: 429, message: "slow down" },
+      { type: "modelSwitched", from: "anthropic/claude-x", to: "openai/gpt-y", reason: "overloaded: busy" },
+      { type: "warning", message: "The answer was cut at the output token limit." },
+      { type: "usage", inputTokens: 1830, outputTokens: 42, totalInputTokens: 6340, totalOutputTokens: 121, costUsd: 0.0412 },
+      { type: "context", usedTokens: 68000, windowTokens: 200000 },
+    ),
+  );
+  const notices = await page.locator(".notice").allInnerTexts();
+  assert.match(notices[0], /compressed: 12 earlier messages summarized, 5 old tool results shortened\. About 170k → 61k tokens of a 200k window/);
+  assert.match(notices[1], /rateLimited 429: slow down\)\. Trying again in 2\.0 s \(attempt 1 of 4\)/);
+  assert.match(notices[2], /Switched from anthropic\/claude-x to openai\/gpt-y/);
+  assert.match(notices[3], /cut at the output token limit/);
+  const status = await text(page, ".status-line");
+  assert.match(status, /gpt-y · 6\.3k in · 121 out · \$0\.04 · context 34% of 200k/);
+});
+
+test("final summary with changed files, validations from the run result, open a file's diff", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(
+    page,
+    ev(
+      { type: "validationStarted", name: "build", command: "go build ./..." },
+      { type: "validationFinished", name: "build", command: "go build ./...", passed: true, exitCode: 0, timedOut: false, durationMs: 3200 },
+      {
+        type: "done", status: "completed", error: null, text: "ok",
+        changedFiles: [{ path: "src/app.ts", kind: "modified", added: 1, removed: 1 }, { path: "src/new.ts", kind: "created", added: 20, removed: 0 }],
+        usage: { inputTokens: 6340, outputTokens: 121 }, model: "m", iterations: 3, toolCalls: 2,
+      },
+    ),
+    {
+      type: "runResult", taskId: T,
+      summary: {
+        taskId: T, status: "completed", changedFiles: [{}], validationRan: true,
+        validations: [{ name: "test", command: "go test ./...", passed: false, exitCode: 1, timedOut: false, durationMs: 9000, output: "--- FAIL: TestX" }],
+        skippedChecks: [{ name: "lint", reason: "no such command for this project" }],
+        metrics: { costUsd: 0.12, unpricedTokens: 0 },
+      },
+    },
+  );
+  const summary = await text(page, ".summary");
+  assert.match(summary, /Done/);
+  assert.match(summary, /Changed 2 files/);
+  assert.match(summary, /3 turns · 2 tool calls · 6\.3k in \/ 121 out tokens/);
+  assert.match(summary, /test go test \.\/\.\.\. failed \(exit 1\) in 9\.0 s/);
+  assert.match(summary, /lint skipped: no such command/);
+  assert.match(summary, /Cost \$0\.12/);
+  assert.match(await text(page, ".validations"), /build go build \.\/\.\.\. passed in 3\.2 s/);
+  await clearPosted(page);
+  await page.locator('.summary [data-path="src/new.ts"]').click();
+  assert.deepEqual(await posted(page), [{ type: "openFileDiff", path: "src/new.ts" }]);
+});
+
+test("send: mode, model, @ mention completion, @selection, editor-context switch", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(
+    page,
+    { type: "state", state: { runtime: { state: "ready" }, taskId: null, running: false, mode: "agent", includeEditorContext: true, editor: { activeFile: "src/app.ts", selection: { path: "src/app.ts", startLine: 3, endLine: 9 }, openFiles: 2, diagnostics: 0 } } },
+    { type: "models", models: [{ id: "m-small", capabilities: [] }, { id: "m-big", contextWindow: 200000, capabilities: ["tools", "vision"] }], selected: "m-small" },
+  );
+  await clearPosted(page);
+  const input = page.locator("textarea.prompt");
+  await input.click();
+  await page.keyboard.type("explain @src");
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "mentionQuery" && m.query === "src"));
+  const q = (await posted(page)).filter((m) => m.type === "mentionQuery").pop();
+  await send(page, { type: "mentionResults", requestId: q.requestId, items: [{ kind: "file", path: "src/app.ts" }, { kind: "folder", path: "src/lib" }] });
+  assert.deepEqual(await page.locator(".mention-list li").allInnerTexts().then((t) => t.map((x) => x.split("\n")[0].trim())), ["src/app.ts", "src/lib/"]);
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("and @sel");
+  await page.waitForSelector(".mention-list li");
+  await page.keyboard.press("Tab");
+  assert.equal(await input.inputValue(), "explain @src/lib and @src/app.ts:3-9 ");
+  // Mode and model switch, editor context off.
+  await page.evaluate(() => {
+    const s = document.querySelector(".mode-select");
+    s.value = "plan";
+    s.dispatchEvent(new Event("change"));
+    const m = document.querySelector(".model-select");
+    m.value = "m-big";
+    m.dispatchEvent(new Event("change"));
+  });
+  await page.locator(".context-toggle").click();
+  assert.equal(await page.locator(".context-toggle").getAttribute("aria-pressed"), "false");
+  await input.press("Enter");
+  const ps = await posted(page);
+  assert.deepEqual(ps.filter((m) => m.type.startsWith("set")), [
+    { type: "setMode", mode: "plan" },
+    { type: "setModel", model: "m-big" },
+    { type: "setIncludeEditorContext", enabled: false },
+  ]);
+  assert.deepEqual(ps.find((m) => m.type === "send"), {
+    type: "send", taskId: null, text: "explain @src/lib and @src/app.ts:3-9", mode: "plan", model: "m-big",
+    mentions: [{ kind: "folder", path: "src/lib" }, { kind: "selection", path: "src/app.ts", startLine: 3, endLine: 9 }],
+    images: [], includeEditorContext: false,
+  });
+  assert.equal(await input.inputValue(), "");
+});
+
+test("while a task runs: Enter steers it, Stop stops it", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: T, running: true } });
+  await clearPosted(page);
+  assert.equal(await page.locator(".stop").isVisible(), true);
+  await page.locator("textarea.prompt").fill("use the v2 API instead");
+  await page.locator("textarea.prompt").press("Enter");
+  await page.locator(".stop").click();
+  assert.deepEqual(await posted(page), [
+    { type: "steer", taskId: T, text: "use the v2 API instead" },
+    { type: "stop", taskId: T },
+  ]);
+  await send(page, ev({ type: "steered", text: "use the v2 API instead" }), { type: "state", state: { running: false } });
+  assert.equal(await page.locator(".stop").isVisible(), false);
+  assert.match(await text(page, ".steer"), /use the v2 API instead/);
+});
+
+test("a 1 MB paste is kept out of the box as a token and sent whole", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: null, running: false } });
+  await clearPosted(page);
+  await page.locator("textarea.prompt").fill("summarize: ");
+  await page.evaluate(() => {
+    const big = "0123456789abcdef ".repeat(61681).slice(0, 1 << 20).replace(/(.{99}) /g, "$1\n");
+    window.__big = big;
+    const dt = new DataTransfer();
+    dt.setData("text/plain", big);
+    const ta = document.querySelector("textarea.prompt");
+    ta.setSelectionRange(ta.value.length, ta.value.length);
+    ta.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+  });
+  const value = await page.locator("textarea.prompt").inputValue();
+  assert.ok(value.length < 100, value);
+  assert.match(value, /^summarize: \[Pasted text #1 · [\d,]+ lines · 1\.0 MB\]$/);
+  await page.locator("textarea.prompt").press("End");
+  await page.keyboard.type(" thanks");
+  await page.locator("textarea.prompt").press("Enter");
+  const sent = (await posted(page)).find((m) => m.type === "send");
+  const big = await page.evaluate(() => window.__big);
+  assert.equal(sent.text, `summarize: ${big} thanks`.trim());
+});
+
+test("images pasted and dropped join the prompt", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: null, running: false } });
+  await clearPosted(page);
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+  await page.evaluate(async (b64) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const file = (name) => new File([bytes], name, { type: "image/png" });
+    const dt = new DataTransfer();
+    dt.items.add(file("shot.png"));
+    document.querySelector("textarea.prompt").dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+    const dt2 = new DataTransfer();
+    dt2.items.add(file("drop.png"));
+    dt2.items.add(new File(["x"], "notes.txt", { type: "text/plain" }));
+    document.querySelector(".scroller").dispatchEvent(new DragEvent("drop", { dataTransfer: dt2, bubbles: true, cancelable: true }));
+  }, png);
+  await page.waitForFunction(() => document.querySelectorAll(".image-chip").length === 2);
+  assert.match(await text(page, ".hint"), /notes\.txt is not a PNG/);
+  await page.locator("textarea.prompt").fill("what is this?");
+  await page.locator("textarea.prompt").press("Enter");
+  const sent = (await posted(page)).find((m) => m.type === "send");
+  assert.deepEqual(sent.images, [{ mediaType: "image/png", data: png }, { mediaType: "image/png", data: png }]);
+});
+
+test("replay: batches rebuild the transcript; a new replay replaces the old one", async (ctx) => {
+  const { page } = await open(ctx);
+  const events = [{ type: "userMessage", text: "first task", images: 0 }];
+  for (let i = 0; i < 50; i++) {
+    events.push(
+      { type: "toolStarted", callId: `c${i}`, tool: "read_file", input: { path: `f${i}.ts` }, permission: "read" },
+      { type: "toolFinished", callId: `c${i}`, tool: "read_file", ok: true, result: "x", error: null, durationMs: 1 },
+    );
+  }
+  events.push({ type: "assistantMessage", text: "All **read**.", toolCalls: [] });
+  await send(page, { type: "replay", replayId: 1, taskId: "t-a", title: "Task A", events: events.slice(0, 60), last: false });
+  await send(page, { type: "replay", replayId: 1, taskId: "t-a", title: "Task A", events: events.slice(60), last: true });
+  assert.equal(await page.locator(".tool").count(), 50);
+  assert.equal(await text(page, ".title"), "Task A");
+  assert.equal(await page.locator(".answer strong").innerText(), "read");
+  await send(page, { type: "replay", replayId: 2, taskId: "t-b", title: "Task B", events: [{ type: "userMessage", text: "second", images: 1 }], last: true });
+  assert.equal(await page.locator(".tool").count(), 0);
+  assert.equal(await page.locator(".user").count(), 1);
+  assert.match(await text(page, ".user"), /second[\s\S]*1 image/);
+  await send(page, { type: "clear" });
+  assert.equal(await page.locator(".transcript > *").count(), 0);
+  assert.equal(await page.locator(".empty").isVisible(), true);
+});
+
+test("team mode: subagents nest their events and can be stopped", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(
+    page,
+    ev(
+      { type: "planStarted", callId: "p1", maxParallel: 2, steps: [{ id: "s1", role: "research", objective: "find the API", dependsOn: [] }] },
+      { type: "subagentStarted", name: "wt-1", taskId: "sub-1", role: "research", objective: "find the API", kind: "ollama", model: "qwen", dir: null, step: "s1" },
+      { type: "subagent", name: "wt-1", taskId: "sub-1", event: { type: "toolStarted", callId: "x1", tool: "search_text", input: { query: "api" }, permission: "read" } },
+      { type: "subagent", name: "wt-1", taskId: "sub-1", event: { type: "textDelta", text: "Found it" } },
+    ),
+  );
+  assert.equal(await page.locator(".subagent .tool").count(), 1);
+  await clearPosted(page);
+  await page.locator(".subagent > .tool-head .tool-stop").click();
+  await page.locator('.subagent [data-action="toggle-sub"]').click();
+  assert.equal(await page.locator('.subagent [data-action="toggle-sub"]').getAttribute("aria-expanded"), "true");
+  await page.locator(".subagent .tool .tool-stop").click();
+  assert.deepEqual(await posted(page), [
+    { type: "cancelSubagent", taskId: "sub-1" },
+    { type: "cancelTool", taskId: "sub-1", callId: "x1" },
+  ]);
+  await send(page, ev({ type: "subagentFinished", name: "wt-1", taskId: "sub-1", role: "research", status: "completed", error: null, costUsd: 0, unpricedTokens: 0, tokens: 1200, files: 0, added: 0, removed: 0, worktree: null }));
+  assert.match(await text(page, ".sub-status"), /completed · 1\.2k tokens/);
+});
+
+test("malformed and unknown events are ignored without errors", async (ctx) => {
+  const p = await open(ctx);
+  await send(
+    p.page,
+    ev(
+      null, 5, "x", [], { type: 7 }, { type: "noSuchEvent", text: "zzz" },
+      { type: "textDelta", text: 42 }, { type: "toolFinished" }, { type: "toolStarted", input: "not an object" },
+      { type: "usage", totalInputTokens: "many" }, { type: "done", changedFiles: "none" },
+      { type: "subagent", taskId: "unknown", event: null }, { type: "approvalRequested" },
+    ),
+    { type: "events", taskId: T, events: "not a list" },
+    { type: "approval", id: "x", params: {} },
+    { type: "askUser", id: "y", params: { questions: "?" } },
+    { type: "bogus" },
+  );
+  assert.deepEqual(p.errors, []);
+  assert.ok(!(await p.page.locator("#root").innerText()).includes("zzz"));
+});
+
+// ---------------------------------------------------------------------------
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "webview-ui-test-"));
+  let passed = 0;
+  let failed = 0;
+  let browser;
+  try {
+    await build({ entryPoints: [join(here, "..", "src", "messages.ts")], outfile: join(dir, "messages.mjs"), bundle: true, format: "esm", platform: "node", logLevel: "error" });
+    ({ parseWebviewMessage: parse } = await import(pathToFileURL(join(dir, "messages.mjs")).href));
+    browser = await launch();
+    for (const t of tests) {
+      if (filter && !t.name.includes(filter)) continue;
+      const ctx = { browser, open: [] };
+      const t0 = Date.now();
+      try {
+        await t.fn(ctx);
+        passed++;
+        console.log(`ok   ${t.name} (${Date.now() - t0} ms)`);
+      } catch (e) {
+        failed++;
+        console.log(`FAIL ${t.name}\n     ${String(e?.stack ?? e).split("\n").slice(0, 6).join("\n     ")}`);
+      } finally {
+        for (const p of ctx.open) await p.context.close();
+      }
+    }
+  } catch (e) {
+    failed++;
+    console.log(`FAIL setup: ${e?.stack ?? e}`);
+  } finally {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+await main();
