@@ -86,20 +86,21 @@ export class Composer {
       rows: 2,
       placeholder: "Ask task-x to do something. @ to mention a file, Enter to send, Shift+Enter for a new line.",
       "aria-label": "Message to task-x",
+      "data-testid": "chat-input",
       "aria-autocomplete": "list",
       "aria-controls": "mention-list",
       spellcheck: "true",
     });
     this.chips = el("div", { class: "chips attachments", "aria-live": "polite" });
     this.popup = el("ul", { class: "mention-list", id: "mention-list", role: "listbox", "aria-label": "Mention a file or folder", hidden: true });
-    this.modeSelect = el("vscode-single-select", { class: "mode-select", "aria-label": "Chat mode", title: "Chat mode" }) as unknown as SelectLike;
+    this.modeSelect = el("vscode-single-select", { class: "mode-select", "aria-label": "Chat mode", title: "Chat mode", "data-testid": "mode-select" }) as unknown as SelectLike;
     for (const m of CHAT_MODES) this.modeSelect.append(el("vscode-option", { value: m, description: modeWords[m] }, m[0]!.toUpperCase() + m.slice(1)));
-    this.modelSelect = el("vscode-single-select", { class: "model-select", "aria-label": "Model", title: "Model" }) as unknown as SelectLike;
+    this.modelSelect = el("vscode-single-select", { class: "model-select", "aria-label": "Model", title: "Model", "data-testid": "model-select" }) as unknown as SelectLike;
     this.contextButton = el("button", { class: "context-toggle", type: "button", "aria-pressed": "true", "data-action": "toggle-context" });
     this.fileInput = el("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: true, hidden: true, "aria-hidden": "true" });
     const attach = el("button", { class: "icon-button", type: "button", title: "Attach images", "aria-label": "Attach images", "data-action": "attach-image" }, icon("file-media"));
-    this.sendButton = el("button", { class: "icon-button send", type: "button", title: "Send (Enter)", "aria-label": "Send", "data-action": "send" }, icon("send"));
-    this.stopButton = el("button", { class: "icon-button stop", type: "button", title: "Stop the task", "aria-label": "Stop the task", "data-action": "stop", hidden: true }, icon("debug-stop"));
+    this.sendButton = el("button", { class: "icon-button send", type: "button", title: "Send (Enter)", "aria-label": "Send", "data-action": "send", "data-testid": "send" }, icon("send"));
+    this.stopButton = el("button", { class: "icon-button stop", type: "button", title: "Stop the task", "aria-label": "Stop the task", "data-action": "stop", "data-testid": "stop", hidden: true }, icon("debug-stop"));
     this.statusLine = el("div", { class: "status-line", "aria-live": "off" });
     this.meter = el("div", { class: "meter-fill" });
     this.hint = el("div", { class: "hint", "aria-live": "polite" });

@@ -56,7 +56,7 @@ const composer = new Composer(post, saveDraft);
 if (saved.draft) composer.restoreDraft(saved.draft);
 
 const app = document.getElementById("root") ?? document.body;
-app.replaceChildren(el("div", { class: "app" }, header, scroller, composer.el));
+app.replaceChildren(el("div", { class: "app", "data-testid": "chat-root" }, header, scroller, composer.el));
 
 function showTitle(): void {
   const t = composer.state.title;

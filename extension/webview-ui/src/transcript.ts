@@ -74,7 +74,7 @@ class ToolCard {
     this.toggle.append(icon("chevron-right", "tool-chevron"), icon(permissionIcon[permission] ?? "tools"), el("span", { class: "tool-name" }, tool));
     this.el = el(
       "div",
-      { class: "tool item", "data-state": "running" },
+      { class: "tool item", "data-state": "running", "data-testid": "tool-call" },
       el("div", { class: "tool-head" }, this.toggle, this.status, this.stop),
       this.body,
       this.files,
@@ -237,7 +237,7 @@ class Lane {
   }
 
   notice(iconName: string, text: string, cls = ""): void {
-    this.add(el("div", { class: `notice item ${cls}` }, icon(iconName), el("span", null, text)));
+    this.add(el("div", { class: `notice item ${cls}`, "data-testid": cls === "notice-error" ? "error" : "notice" }, icon(iconName), el("span", null, text)));
   }
 
   private endText(): void {
@@ -271,6 +271,7 @@ class Lane {
         this.thinkingDone();
         if (!this.stream) {
           this.stream = new StreamingMarkdown("md answer item");
+          this.stream.el.dataset.testid = "message-assistant";
           this.add(this.stream.el);
         }
         this.stream.append(text);
@@ -298,6 +299,7 @@ class Lane {
           this.endText();
         } else if (text) {
           const s = new StreamingMarkdown("md answer item");
+          s.el.dataset.testid = "message-assistant";
           s.append(text);
           s.paint(true);
           this.add(s.el);
@@ -615,7 +617,7 @@ export class Transcript {
     box.append(
       el(
         "div",
-        { class: "user item" },
+        { class: "user item", "data-testid": "message-user" },
         el("div", { class: "user-label" }, icon("account"), " You"),
         el("div", { class: "user-text" }, shown),
         text.length > 20_000 ? el("div", { class: "muted" }, `… and ${bytes(text.length - 20_000)} more`) : null,
@@ -625,7 +627,7 @@ export class Transcript {
   }
 
   notice(iconName: string, text: string, cls = ""): void {
-    this.root.append(el("div", { class: `notice item ${cls}` }, icon(iconName), el("span", null, text)));
+    this.root.append(el("div", { class: `notice item ${cls}`, "data-testid": cls === "notice-error" ? "error" : "notice" }, icon(iconName), el("span", null, text)));
     this.stick = true;
   }
 
@@ -686,23 +688,23 @@ export class Transcript {
     });
     const card = el(
       "div",
-      { class: "approval card item", role: "group", "aria-label": `Approval needed: ${tool}`, "data-request": id },
+      { class: "approval card item", role: "group", "aria-label": `Approval needed: ${tool}`, "data-request": id, "data-testid": "approval" },
       el("div", { class: "card-title" }, icon("shield"), ` task-x wants to ${what}`, target ? el("code", { class: "approval-target" }, clip(target, 200)) : null, el("span", { class: "badge" }, tool)),
       preview ? diffView(preview) : null,
       el(
         "div",
         { class: "approval-actions" },
         preview && (permission === "edit" || permission === "destructive")
-          ? el("vscode-button", { secondary: true, "data-action": "open-approval-diff", icon: "diff" }, "Open diff")
+          ? el("vscode-button", { secondary: true, "data-action": "open-approval-diff", icon: "diff", "data-testid": "approval-open-diff" }, "Open diff")
           : null,
       ),
       reason,
       el(
         "div",
         { class: "approval-actions" },
-        el("vscode-button", { "data-action": "approve", "data-decision": "allowOnce" }, "Allow once"),
-        el("vscode-button", { secondary: true, "data-action": "approve", "data-decision": "allowTask" }, "Allow for this task"),
-        el("vscode-button", { secondary: true, "data-action": "approve", "data-decision": "deny" }, "Deny"),
+        el("vscode-button", { "data-action": "approve", "data-decision": "allowOnce", "data-testid": "approval-allow" }, "Allow once"),
+        el("vscode-button", { secondary: true, "data-action": "approve", "data-decision": "allowTask", "data-testid": "approval-allow-task" }, "Allow for this task"),
+        el("vscode-button", { secondary: true, "data-action": "approve", "data-decision": "deny", "data-testid": "approval-deny" }, "Deny"),
       ),
     );
     // Replace the plain record, if the event came first.
@@ -776,7 +778,7 @@ export class Transcript {
           ? el("vscode-radio-group", { variant: "vertical", "aria-labelledby": `q-${id}-${qi}`, "data-qid": qid, "data-kind": kind })
           : el("div", { class: "checkbox-group", role: "group", "aria-labelledby": `q-${id}-${qi}`, "data-qid": qid, "data-kind": kind });
       for (const opt of opts) {
-        const input = el(kind === "radio" ? "vscode-radio" : "vscode-checkbox", { name: `${id}-${qid}`, value: opt });
+        const input = el(kind === "radio" ? "vscode-radio" : "vscode-checkbox", { name: `${id}-${qid}`, value: opt, "data-testid": "askuser-option" });
         (input as HTMLElement & { label: string }).label = opt;
         input.append(opt);
         group.append(input);
@@ -785,14 +787,14 @@ export class Transcript {
     });
     const card = el(
       "div",
-      { class: "ask card item", role: "group", "aria-label": "A question for you", "data-request": id },
+      { class: "ask card item", role: "group", "aria-label": "A question for you", "data-request": id, "data-testid": "askuser" },
       el("div", { class: "card-title" }, icon("question"), qs.length > 1 ? " task-x has questions" : " task-x has a question"),
       ...body,
       el(
         "div",
         { class: "ask-actions approval-actions" },
-        el("vscode-button", { "data-action": "ask-submit" }, "Answer"),
-        el("vscode-button", { secondary: true, "data-action": "ask-dismiss" }, "Dismiss"),
+        el("vscode-button", { "data-action": "ask-submit", "data-testid": "askuser-submit" }, "Answer"),
+        el("vscode-button", { secondary: true, "data-action": "ask-dismiss", "data-testid": "askuser-dismiss" }, "Dismiss"),
       ),
     );
     const host = this.tools.get(key(taskId, callId))?.extras;
@@ -906,7 +908,7 @@ export class Transcript {
     ].filter(Boolean);
     const card = el(
       "div",
-      { class: `summary card item summary-${status}`, "data-task": lane.taskId },
+      { class: `summary card item summary-${status}`, "data-task": lane.taskId, "data-testid": "run-result" },
       title,
       status !== "completed" && ev.error ? el("div", { class: "tool-error" }, clip(str(ev.error), 600)) : null,
       files.length ? el("div", { class: "muted" }, `Changed ${plural(files.length, "file")}:`) : el("div", { class: "muted" }, "No files changed."),
@@ -946,7 +948,7 @@ export class Transcript {
     const unpriced = num(metrics.unpricedTokens);
     if (usd || unpriced) extra.push(el("div", { class: "muted" }, `Cost ${cost(usd)}${unpriced ? ` (${tokens(unpriced)} tokens of models without a price not counted)` : ""}`));
     if (!card) {
-      if (extra.length) this.root.append(el("div", { class: "summary card item" }, ...extra));
+      if (extra.length) this.root.append(el("div", { class: "summary card item", "data-testid": "run-result" }, ...extra));
       return;
     }
     card.append(...extra);

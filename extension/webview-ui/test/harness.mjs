@@ -29,7 +29,8 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 function html(csp) {
   const policy =
-    `default-src 'none'; script-src 'nonce-${NONCE}'; style-src ${ORIGIN} 'nonce-${NONCE}'; ` +
+    // The extension's policy: no nonce for styles (ext-to-extui.md).
+    `default-src 'none'; script-src 'nonce-${NONCE}'; style-src ${ORIGIN}; ` +
     `img-src ${ORIGIN} data:; font-src ${ORIGIN}`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">

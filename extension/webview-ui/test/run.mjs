@@ -532,6 +532,11 @@ async function main() {
       const t0 = Date.now();
       try {
         await t.fn(ctx);
+        // Every test also checks that nothing the page did broke the CSP.
+        for (const p of ctx.open) {
+          assert.deepEqual(await p.page.evaluate(() => window.__violations), [], "CSP violations");
+          assert.deepEqual(p.errors, [], "page errors");
+        }
         passed++;
         console.log(`ok   ${t.name} (${Date.now() - t0} ms)`);
       } catch (e) {
