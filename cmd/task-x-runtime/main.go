@@ -11,8 +11,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -67,6 +69,42 @@ func main() {
 	os.Exit(run())
 }
 
+// helpText is what --help prints above the flags.
+const helpText = `task-x-runtime is the engine behind the task-x VS Code extension and the task-x
+terminal client. With no flags it serves the task-x protocol (JSON-RPC 2.0, one
+JSON object per line) on stdin and stdout; stderr carries logs. Clients start it
+themselves: you run it by hand to serve the tools to another MCP client, or to
+check its version.
+
+Usage:
+  task-x-runtime [flags]
+  task-x-runtime --mcp-server [--root DIR] [--data-dir DIR] [--no-tools]
+  task-x-runtime --hook-shell-edit
+  task-x-runtime --version
+
+Environment:
+  TASK_X_LOG   log level on stderr: error, warn (default), info, debug, trace
+
+Examples:
+  # Serve the protocol on stdio (what the extension and task-x do):
+  task-x-runtime
+  # Serve this folder's tools (read_file, replace_text, ...) to an MCP client:
+  task-x-runtime --mcp-server --root ~/src/project
+  # Print the version:
+  task-x-runtime --version
+  # A protocol session by hand (initialize, then open a folder):
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"sh","version":"0"}}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"workspace/open","params":{"root":"/abs/path"}}' | task-x-runtime
+
+Flags:
+`
+
+// usage prints the help: what the command does, examples and the flags.
+func usage(fs *flag.FlagSet) {
+	io.WriteString(fs.Output(), helpText)
+	fs.PrintDefaults()
+}
+
 func run() int {
 	fs := flag.NewFlagSet("task-x-runtime", flag.ContinueOnError)
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -79,7 +117,19 @@ func run() int {
 	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file at exit")
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() {} // printed below: the help on stdout, an error in one line
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			usage(fs)
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "task-x-runtime: see task-x-runtime --help")
+		return 2 // the flag package printed the error
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "task-x-runtime: unexpected argument %q (see task-x-runtime --help)\n", fs.Arg(0))
 		return 2
 	}
 	if *cpuProfile != "" {
