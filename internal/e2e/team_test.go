@@ -857,6 +857,7 @@ func TestTeamPlanApproval(t *testing.T) {
 		t.Fatalf("approvals %v", asked)
 	}
 	if len(finished) != 2 || finished[0]["ok"] != false || !strings.Contains(fmt.Sprint(finished[0]["error"]), "the roles are research, implementation, testing, review, documentation") ||
+		!strings.HasPrefix(fmt.Sprint(finished[0]["error"]), "invalid input: ") ||
 		finished[1]["ok"] != true {
 		t.Errorf("tool results %v", finished)
 	}

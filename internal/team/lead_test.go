@@ -299,7 +299,8 @@ func TestRunSubagentThenApply(t *testing.T) {
 	l := &Lead{Inner: lead, Subagents: r, Engines: w.engine}
 	prep, _ := r.Tasks.Prepare(&task.Request{Prompt: "x", ChatMode: policy.ChatTeam, Project: r.Main, Env: r.Main.Env(false, ""), Engine: l, Emit: evs.emit})
 	sum, _ := r.Tasks.Run(context.Background(), prep)
-	if te, ok := tool.AsError(lead.errs[0]); !ok || te.Kind != tool.ErrInvalidInput || !strings.Contains(te.Message, "research, implementation, testing, review, documentation") {
+	if te, ok := tool.AsError(lead.errs[0]); !ok || te.Kind != tool.ErrInvalidInput || !strings.Contains(te.Message, "research, implementation, testing, review, documentation") ||
+		!strings.HasPrefix(te.Message, "invalid input: ") {
 		t.Errorf("unknown role: %v", lead.errs[0])
 	}
 	if te, ok := tool.AsError(lead.errs[1]); !ok || te.Kind != tool.ErrInvalidInput {

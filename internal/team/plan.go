@@ -122,8 +122,19 @@ type Plan struct {
 // ParsePlan checks run_plan's input: 1 to 12 steps with unique ids, a
 // known role each, an objective, and dependencies on other steps of the
 // plan without a cycle. A refusal is a tool failure of kind invalidInput
-// (the model sees it and can call again).
+// whose message starts "invalid input: " (the model sees it and can call
+// again).
 func ParsePlan(input json.RawMessage, roles RoleLookup) (*Plan, error) {
+	p, err := parsePlan(input, roles)
+	if te, ok := tool.AsError(err); ok && te.Kind == tool.ErrInvalidInput {
+		// The model and the toolFinished event see only the message: it
+		// says the kind, as protocol.md's "-32602-style invalidInput".
+		return nil, tool.Errorf(tool.ErrInvalidInput, "invalid input: %s", te.Message)
+	}
+	return p, err
+}
+
+func parsePlan(input json.RawMessage, roles RoleLookup) (*Plan, error) {
 	var in PlanInput
 	dec := json.NewDecoder(bytes.NewReader(input))
 	if err := dec.Decode(&in); err != nil {

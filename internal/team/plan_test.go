@@ -65,8 +65,11 @@ func TestParsePlanRefuses(t *testing.T) {
 	} {
 		_, err := ParsePlan(json.RawMessage(tc.input), testRoles)
 		te, ok := tool.AsError(err)
-		if !ok || te.Kind != tool.ErrInvalidInput || !strings.Contains(te.Message, tc.want) {
-			t.Errorf("%s: %v; want invalidInput with %q", tc.input, err, tc.want)
+		// The kind is in the text too: the model and the toolFinished
+		// event see only the message (protocol.md: a -32602-style
+		// invalidInput error).
+		if !ok || te.Kind != tool.ErrInvalidInput || !strings.Contains(te.Message, tc.want) || !strings.HasPrefix(te.Message, "invalid input: ") {
+			t.Errorf("%s: %v; want invalidInput saying so, with %q", tc.input, err, tc.want)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (t *runSubagentTool) Run(ctx context.Context, env *tool.Env, input json.Raw
 	}
 	role, err := ParseRole(in.Role)
 	if err != nil {
-		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "role: %v", err)
+		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "invalid input: role: %v", err)
 	}
 	if strings.TrimSpace(in.Objective) == "" {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "objective is required")
