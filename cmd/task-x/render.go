@@ -199,6 +199,7 @@ func (p *progressBar) update(params json.RawMessage) {
 	}
 	var pr struct {
 		Phase     string `json:"phase"`
+		Stage     string `json:"stage"` // additive: loading (in indexing), retrieval (in graph)
 		Files     int    `json:"files"`
 		Parsed    int    `json:"parsed"`
 		Total     int    `json:"total"` // additive: the previous scan's count
@@ -217,7 +218,11 @@ func (p *progressBar) update(params json.RawMessage) {
 		if pr.Total > 0 {
 			total = pr.Total
 		}
-		fmt.Fprintf(p.w, "\r\033[K%s", runewidth.Truncate(progressLine(pr.Phase, pr.Files, pr.Parsed, total, time.Duration(pr.ElapsedMs)*time.Millisecond), p.width, "…"))
+		name := pr.Phase
+		if pr.Stage != "" {
+			name = pr.Stage
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s", runewidth.Truncate(progressLine(name, pr.Files, pr.Parsed, total, time.Duration(pr.ElapsedMs)*time.Millisecond), p.width, "…"))
 		p.shown = true
 	}
 }

@@ -204,9 +204,14 @@ func TestProgressBarTotal(t *testing.T) {
 		t.Errorf("with the saved total: %q", b.String())
 	}
 	b.Reset()
-	p.update(json.RawMessage(`{"phase":"retrieval","files":50,"elapsedMs":3000}`))
+	p.update(json.RawMessage(`{"phase":"graph","stage":"retrieval","files":50,"elapsedMs":3000}`))
 	if !strings.Contains(b.String(), "building the search index: 50 files (3.0s)") {
-		t.Errorf("retrieval phase: %q", b.String())
+		t.Errorf("retrieval stage: %q", b.String())
+	}
+	b.Reset()
+	p.update(json.RawMessage(`{"phase":"indexing","stage":"loading","files":40,"parsed":0,"elapsedMs":300}`))
+	if !strings.Contains(b.String(), "loading the saved index: 40 files (300ms)") {
+		t.Errorf("loading stage: %q", b.String())
 	}
 	b.Reset()
 	p.update(json.RawMessage(`{"phase":"ready","elapsedMs":3100}`))

@@ -67,19 +67,44 @@ type e2eFileDeps struct {
 }
 
 // phases returns the workspace/progress phases recorded so far (and
-// forgets them), with the params of each.
+// forgets them), with the params of each. A notification with a stage
+// (additive: "loading" in indexing, "retrieval" in graph) is named by its
+// stage.
 func phases(p *proc) ([]string, []map[string]json.RawMessage) {
 	var names []string
 	var params []map[string]json.RawMessage
 	for _, n := range p.notifications("workspace/progress") {
 		var m map[string]json.RawMessage
 		json.Unmarshal(n.Params, &m)
-		var ph string
+		var ph, stage string
 		json.Unmarshal(m["phase"], &ph)
+		json.Unmarshal(m["stage"], &stage)
+		if stage != "" {
+			ph = stage
+		}
 		names = append(names, ph)
 		params = append(params, m)
 	}
 	return names, params
+}
+
+// protocolPhases checks that every workspace/progress notification has
+// one of protocol.md's phases: a new value of an existing field is not an
+// additive change (Compatibility), so the runtime's own stages ride in the
+// additive stage field of the phase they belong to.
+func protocolPhases(t *testing.T, what string, params []map[string]json.RawMessage) {
+	t.Helper()
+	for _, m := range params {
+		var ph, stage string
+		json.Unmarshal(m["phase"], &ph)
+		json.Unmarshal(m["stage"], &stage)
+		switch {
+		case !slices.Contains([]string{"indexing", "graph", "ready", "updated", "failed"}, ph):
+			t.Errorf("%s: workspace/progress phase %q is not one of protocol.md's", what, ph)
+		case stage == "loading" && ph != "indexing", stage == "retrieval" && ph != "graph":
+			t.Errorf("%s: stage %q in phase %q", what, stage, ph)
+		}
+	}
 }
 
 func dependsOn(d e2eFileDeps, path, kind string) bool {
@@ -106,6 +131,10 @@ func TestGraphThroughTheBinary(t *testing.T) {
 
 	p.mustCall("workspace/open", map[string]any{"root": root})
 	names, params := phases(p)
+	protocolPhases(t, "workspace/open", params)
+	if !slices.Contains(names, "retrieval") {
+		t.Errorf("workspace/open phases %v: want the retrieval stage", names)
+	}
 	gi, ri := slices.Index(names, "graph"), slices.Index(names, "ready")
 	if gi < 0 || ri < gi {
 		t.Fatalf("workspace/open phases %v: want graph then ready", names)
@@ -195,8 +224,10 @@ func TestGraphThroughTheBinary(t *testing.T) {
 	if len(fd.ImportCycle) != 0 {
 		t.Errorf("after filesChanged the cycle should be gone: %+v", fd)
 	}
-	if names, _ := phases(p); !slices.Contains(names, "updated") {
+	if names, params := phases(p); !slices.Contains(names, "updated") {
 		t.Errorf("filesChanged phases %v: want updated", names)
+	} else {
+		protocolPhases(t, "workspace/filesChanged", params)
 	}
 	// A deleted file leaves the graph.
 	os.Remove(filepath.Join(root, "src/legacy.js"))
@@ -209,6 +240,7 @@ func TestGraphThroughTheBinary(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "src/extra.ts"), []byte("import { add } from \"./lib/math\";\nadd(1, 2);\n"), 0o644)
 	p.mustCall("workspace/refresh", nil)
 	names, params = phases(p)
+	protocolPhases(t, "workspace/refresh", params)
 	gi, ri = slices.Index(names, "graph"), slices.Index(names, "ready")
 	if gi < 0 || ri < gi {
 		t.Fatalf("workspace/refresh phases %v: want graph then ready", names)

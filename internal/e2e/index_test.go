@@ -68,6 +68,7 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 		t.Fatalf("first open phases %v", ph1)
 	}
 	progressInOrder(t, "first open", ph1, params1)
+	protocolPhases(t, "first open", params1)
 	p1.mustCall("shutdown", nil) // saves the index
 	p1.notify("exit", nil)
 	p1.wait(10 * time.Second)
@@ -84,6 +85,7 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 		t.Errorf("reopen phases %v, want loading first, no indexing, ready last", ph)
 	}
 	progressInOrder(t, "reopen", ph, params)
+	protocolPhases(t, "reopen", params)
 	var files int
 	json.Unmarshal(params[0]["files"], &files)
 	if files == 0 {
@@ -112,6 +114,7 @@ func TestSavedIndexThroughTheBinary(t *testing.T) {
 		t.Errorf("phases after a change %v, want loading then indexing", ph)
 	}
 	progressInOrder(t, "reopen after a change", ph, params)
+	protocolPhases(t, "reopen after a change", params)
 	for i, name := range ph {
 		if name == "indexing" {
 			var parsed int

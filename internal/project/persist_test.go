@@ -122,8 +122,12 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 func (o *opened) phases() []string {
 	var out []string
 	for _, pr := range o.progress {
-		if len(out) == 0 || out[len(out)-1] != pr.Phase {
-			out = append(out, pr.Phase)
+		ph := pr.Phase // "indexing" with stage "loading" is "loading" here
+		if pr.Stage != "" {
+			ph = pr.Stage
+		}
+		if len(out) == 0 || out[len(out)-1] != ph {
+			out = append(out, ph)
 		}
 	}
 	return out

@@ -100,8 +100,8 @@ var _ tool.Project = (*Project)(nil)
 // first loads the saved index (IndexPath): every saved file is revalidated
 // by its stamp during the scan and only new or changed files are parsed;
 // a saved index that fails a check is ignored (logged) and the folder is
-// indexed from scratch. Progress then reports phase "loading" first, and
-// "indexing" only when files had to be parsed. The index is saved in the
+// indexed from scratch. Progress then reports phase "indexing" with stage
+// "loading" first, and without a stage only when files had to be parsed. The index is saved in the
 // background after open and after updates. workspace.ErrInvalidRoot is
 // returned (wrapped) for a root that is not a readable folder.
 func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
@@ -177,7 +177,7 @@ func Open(ctx context.Context, root string, opts *Options) (*Project, error) {
 	if saved != nil {
 		wo.Saved = &workspace.Saved{Files: saved.files, Skipped: saved.skipped, Decoded: saved.waitDecoded}
 		if o.Progress != nil {
-			o.Progress(workspace.Progress{Phase: "loading", Files: len(saved.files),
+			o.Progress(workspace.Progress{Phase: "indexing", Stage: "loading", Files: len(saved.files),
 				Total: len(saved.files) + len(saved.skipped), ElapsedMs: time.Since(start).Milliseconds()})
 		}
 	}

@@ -101,9 +101,10 @@ func (s *Server) graphReady(ctx context.Context, proj *project.Project, since ti
 	})
 	g := proj.Graph()
 	// The retrieval index is built here too, so the first context/retrieve
-	// does not pay for it.
+	// does not pay for it: still phase graph (protocol.md's phases are a
+	// closed set), with the additive stage saying which part runs.
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{
-		"phase": "retrieval", "files": snap.Len(), "elapsedMs": time.Since(since).Milliseconds(),
+		"phase": "graph", "stage": "retrieval", "files": snap.Len(), "elapsedMs": time.Since(since).Milliseconds(),
 	})
 	proj.BuildRetrieval(ctx)
 	s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{

@@ -57,6 +57,9 @@ func (s *Server) workspaceOpen(ctx context.Context, params json.RawMessage) (any
 		Redact:         s.secrets.Redact,
 		Progress: func(pr workspace.Progress) {
 			msg := map[string]any{"phase": pr.Phase, "files": pr.Files, "parsed": pr.Parsed, "elapsedMs": pr.ElapsedMs}
+			if pr.Stage != "" {
+				msg["stage"] = pr.Stage
+			}
 			if pr.Total > 0 {
 				msg["total"] = pr.Total
 			}

@@ -1011,16 +1011,17 @@ func (sc *scanner) startProgress() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				phase := "indexing"
+				stage := ""
 				if sc.saved != nil && sc.parsed.Load() == 0 {
-					phase = "loading"
+					stage = "loading"
 				}
 				files := int(sc.seen.Load())
 				if total > 0 && files > total {
 					total = files // an estimate; never report past 100%
 				}
 				cb(Progress{
-					Phase:     phase,
+					Phase:     "indexing",
+					Stage:     stage,
 					Files:     files,
 					Parsed:    int(sc.parsed.Load()),
 					Total:     total,

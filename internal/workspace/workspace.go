@@ -130,7 +130,7 @@ type Options struct {
 	// (File.CTime) are the saved ones and,
 	// for an entry with a hash (File.Hashed), its content hashes the same;
 	// anything else is read as new. While nothing had to be parsed, the
-	// scan's progress phase is "loading" instead of "indexing".
+	// scan's progress is phase "indexing" with stage "loading".
 	Saved *Saved
 	// SavedGit, with Saved, is the git state the saved index was made
 	// under (Snapshot.SavedGit). When git's stamp is the saved one, the
@@ -192,8 +192,15 @@ func ContentHash(data []byte) uint64 {
 // files and excluded folders make the final count differ). The walk is
 // paced by the file checks, so the scan itself knows its count only at
 // the end.
+//
+// Phase is one of protocol.md's (indexing, graph, ready, updated, failed):
+// a new value of an existing field is not an additive change. Stage
+// (additive, optional) says which part of a phase runs: "loading" in
+// indexing while a saved index is revalidated and nothing had to be
+// parsed, "retrieval" in graph while the retrieval index is built.
 type Progress struct {
 	Phase     string `json:"phase"`
+	Stage     string `json:"stage,omitempty"`
 	Files     int    `json:"files"`
 	Parsed    int    `json:"parsed"`
 	Total     int    `json:"total,omitempty"`
