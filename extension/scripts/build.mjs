@@ -24,7 +24,7 @@ function tsFiles(dir) {
 }
 
 const webviewUi = join(root, 'webview-ui');
-if (existsSync(join(webviewUi, 'package.json')) && !process.argv.includes('--no-webview')) {
+if (existsSync(join(webviewUi, 'scripts', 'build.mjs')) && !process.argv.includes('--no-webview')) {
   if (!existsSync(join(webviewUi, 'node_modules'))) {
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: webviewUi, stdio: 'inherit' });
   }

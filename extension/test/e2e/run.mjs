@@ -234,7 +234,8 @@ async function main() {
     server.stderr.on('data', onData);
     server.on('exit', (code) => reject(new Error(`the VS Code server exited with ${code}: ${serverOut.join('').slice(-2000)}`)));
   });
-  await Promise.race([listening, sleep(60000).then(() => { throw new Error('the VS Code server did not start in 60 s'); })]);
+  const startTimeout = sleep(60000, 'timeout');
+  if ((await Promise.race([listening, startTimeout])) === 'timeout') throw new Error('the VS Code server did not start in 60 s');
   log(`server on ${port} after ${Date.now() - started} ms`);
 
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
@@ -286,3 +287,5 @@ if (results) {
 } else {
   finish(0, 1, 1);
 }
+// Keep-alive sockets of the driver would hold the event loop open.
+process.exit(process.exitCode);

@@ -1,0 +1,211 @@
+// Named providers: settings hold { name, kind, model, baseUrl, timeoutMs }; the API
+// key of each lives only in VS Code's SecretStorage (never in settings, the logs
+// or the webview). The setup flow lists models with provider/models and checks
+// the connection with provider/test.
+import * as vscode from 'vscode';
+import { PROVIDER_KINDS, settings, update, type NamedProvider, type ProviderKind } from './config';
+import type { RuntimeClient } from './runtimeClient';
+import { describeError } from './errors';
+
+const secretKey = (name: string): string => `taskX.apiKey.${name}`;
+
+export const KIND_LABELS: Record<ProviderKind, string> = {
+  anthropic: 'Anthropic',
+  openai: 'OpenAI',
+  openaiCompatible: 'OpenAI-compatible server (vLLM, LM Studio, OpenRouter, llama.cpp, ...)',
+  ollama: 'Ollama',
+};
+
+const DEFAULT_BASE: Partial<Record<ProviderKind, string>> = {
+  ollama: 'http://127.0.0.1:11434',
+  openaiCompatible: 'http://127.0.0.1:8000/v1',
+};
+
+/** A ProviderConfig for the wire (protocol.md Types), the key filled in from SecretStorage. */
+export interface WireProvider {
+  kind: ProviderKind;
+  model: string;
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+}
+
+export interface ModelEntry {
+  id: string;
+  contextWindow?: number;
+  capabilities?: string[];
+  details?: string;
+}
+
+export interface TestResult {
+  latencyMs: number;
+  models?: string[];
+  modelAvailable: boolean | null;
+  capabilities?: Record<string, boolean>;
+}
+
+export class Providers {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly secrets: vscode.SecretStorage,
+    private readonly runtime: RuntimeClient,
+  ) {}
+
+  list(): NamedProvider[] {
+    return settings.providers();
+  }
+
+  /** The provider tasks run with: the `taskX.provider` setting, else the first one. */
+  active(): NamedProvider | undefined {
+    const all = this.list();
+    const name = settings.activeProvider();
+    return all.find((p) => p.name === name) ?? all[0];
+  }
+
+  async wire(p: NamedProvider, model?: string): Promise<WireProvider> {
+    const out: WireProvider = { kind: p.kind, model: model ?? p.model };
+    if (p.baseUrl) out.baseUrl = p.baseUrl;
+    if (p.timeoutMs) out.timeoutMs = p.timeoutMs;
+    const key = await this.secrets.get(secretKey(p.name));
+    if (key) out.apiKey = key;
+    return out;
+  }
+
+  async wireByName(name: string, model?: string): Promise<WireProvider | undefined> {
+    const p = this.list().find((x) => x.name === name);
+    return p ? this.wire(p, model) : undefined;
+  }
+
+  /** Saves a provider (replacing one of the same name) and its key, and makes it active. */
+  async save(p: NamedProvider, apiKey: string | undefined): Promise<void> {
+    if (apiKey !== undefined) {
+      if (apiKey === '') await this.secrets.delete(secretKey(p.name));
+      else await this.secrets.store(secretKey(p.name), apiKey);
+    }
+    const rest = this.list().filter((x) => x.name !== p.name);
+    await update('providers', [...rest, p]);
+    await update('provider', p.name);
+    this.changed.fire();
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.secrets.delete(secretKey(name));
+    await update('providers', this.list().filter((x) => x.name !== name));
+    if (settings.activeProvider() === name) await update('provider', this.list()[0]?.name ?? '');
+    this.changed.fire();
+  }
+
+  async setActive(name: string, model?: string): Promise<void> {
+    if (model) {
+      const p = this.list().find((x) => x.name === name);
+      if (p && p.model !== model) {
+        await update('providers', this.list().map((x) => (x.name === name ? { ...x, model } : x)));
+      }
+    }
+    await update('provider', name);
+    this.changed.fire();
+  }
+
+  async models(p: WireProvider, signal?: AbortSignal): Promise<ModelEntry[]> {
+    const r = (await this.runtime.request('provider/models', { provider: p }, signal)) as { models?: ModelEntry[] };
+    return Array.isArray(r?.models) ? r.models : [];
+  }
+
+  async test(p: WireProvider): Promise<TestResult> {
+    return (await this.runtime.request('provider/test', { provider: p })) as TestResult;
+  }
+
+  /** The setup flow (command "task-x: Add Provider"): kind, name, address, key, model, test. */
+  async setupFlow(): Promise<NamedProvider | undefined> {
+    const kindPick = await vscode.window.showQuickPick(
+      PROVIDER_KINDS.map((k) => ({ label: KIND_LABELS[k], providerKind: k })),
+      { title: 'task-x: Add a model provider (1/5)', placeHolder: 'Which kind of provider?' },
+    );
+    if (!kindPick) return undefined;
+    const kind = kindPick.providerKind;
+    const existing = new Set(this.list().map((p) => p.name));
+    const name = await vscode.window.showInputBox({
+      title: 'task-x: Add a model provider (2/5)',
+      prompt: 'A name for this provider (you can set up several)',
+      value: existing.has(kind) ? `${kind}-${existing.size + 1}` : kind,
+      validateInput: (v) => (v.trim() === '' ? 'A name is required' : undefined),
+    });
+    if (!name) return undefined;
+    let baseUrl: string | undefined;
+    if (kind === 'openaiCompatible' || kind === 'ollama') {
+      baseUrl = await vscode.window.showInputBox({
+        title: 'task-x: Add a model provider (3/5)',
+        prompt: kind === 'ollama' ? 'Ollama address' : 'Server address with its API prefix, as the OpenAI SDK takes it',
+        value: DEFAULT_BASE[kind],
+        validateInput: (v) => (/^https?:\/\/[^\s@]+$/.test(v.trim()) ? undefined : 'An http:// or https:// address without credentials'),
+      });
+      if (baseUrl === undefined) return undefined;
+      baseUrl = baseUrl.trim();
+    }
+    let apiKey: string | undefined;
+    if (kind !== 'ollama') {
+      apiKey = await vscode.window.showInputBox({
+        title: 'task-x: Add a model provider (4/5)',
+        prompt: `API key for ${name} (kept in VS Code's secret storage, never in settings)`,
+        password: true,
+        ignoreFocusOut: true,
+        validateInput: (v) => (v.trim() === '' ? 'The key is required for this kind of provider' : undefined),
+      });
+      if (apiKey === undefined) return undefined;
+      apiKey = apiKey.trim();
+    }
+    const probe: WireProvider = { kind, model: 'default' };
+    if (baseUrl) probe.baseUrl = baseUrl;
+    if (apiKey) probe.apiKey = apiKey;
+    let models: ModelEntry[] = [];
+    try {
+      models = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `task-x: listing the models of ${name}…` },
+        () => this.models(probe),
+      );
+    } catch (err) {
+      void vscode.window.showWarningMessage(`task-x: could not list the models of ${name}: ${describeError(err)}. You can type a model id.`);
+    }
+    let model: string | undefined;
+    if (models.length > 0) {
+      const pick = await vscode.window.showQuickPick(
+        models.map((m) => ({ label: m.id, description: describeModel(m), id: m.id })),
+        { title: 'task-x: Add a model provider (5/5)', placeHolder: 'Which model?', matchOnDescription: true },
+      );
+      model = pick?.id;
+    } else {
+      model = await vscode.window.showInputBox({ title: 'task-x: Add a model provider (5/5)', prompt: 'Model id' });
+    }
+    if (!model) return undefined;
+    const np: NamedProvider = { name: name.trim(), kind, model };
+    if (baseUrl) np.baseUrl = baseUrl;
+    await this.save(np, apiKey);
+    await this.testAndReport(np);
+    return np;
+  }
+
+  /** provider/test, told in a notification: latency and model availability, or the plain reason. */
+  async testAndReport(p: NamedProvider): Promise<TestResult | undefined> {
+    try {
+      const r = await this.test(await this.wire(p));
+      const avail = r.modelAvailable === null ? 'the server does not list models' : r.modelAvailable ? `${p.model} is available` : `${p.model} is NOT among its models`;
+      const msg = `task-x: ${p.name} answered in ${r.latencyMs} ms; ${avail}.`;
+      if (r.modelAvailable === false) void vscode.window.showWarningMessage(msg);
+      else void vscode.window.showInformationMessage(msg);
+      return r;
+    } catch (err) {
+      void vscode.window.showErrorMessage(`task-x: ${p.name} failed its test: ${describeError(err)}`);
+      return undefined;
+    }
+  }
+}
+
+export function describeModel(m: ModelEntry): string {
+  const parts: string[] = [];
+  if (m.contextWindow) parts.push(`${Math.round(m.contextWindow / 1000)}K context`);
+  if (m.capabilities && m.capabilities.length > 0) parts.push(m.capabilities.join(', '));
+  if (m.details) parts.push(m.details);
+  return parts.join(' · ');
+}
