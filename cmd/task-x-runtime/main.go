@@ -2,7 +2,8 @@
 // With no flags it serves the JSON-RPC 2.0 protocol of
 // ../shared/spec/protocol.md on stdio (one JSON object per line; stdout
 // carries protocol messages only, stderr carries logs at the TASK_X_LOG
-// level). --version prints the version. --cpuprofile FILE and
+// level). --version prints the version; --print-schema prints the JSON
+// Schema of the protocol (schema/protocol.schema.json). --cpuprofile FILE and
 // --memprofile FILE write pprof profiles: the CPU profile of the whole
 // run, and the heap profile at exit after a GC (flags only, so the
 // runtimes it starts itself, which inherit its environment, never write
@@ -25,6 +26,8 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/claudecode"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/protocol/schema"
 	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/server"
 	taskxversion "github.com/task-x/task-x-runtime/internal/version"
@@ -115,6 +118,7 @@ func run() int {
 	mcpTaskID := fs.String("task-id", "", "with --mcp-server, the task the edits are recorded under")
 	mcpForward := fs.Bool("forward", false, "with --mcp-server, run every tool call in the parent runtime named by TASK_X_APPROVAL (claude/run)")
 	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
+	printSchema := fs.Bool("print-schema", false, "print the JSON Schema (2020-12) of the protocol and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "write a pprof heap profile to this file at exit")
 	fs.SetOutput(os.Stderr)
@@ -162,6 +166,15 @@ func run() int {
 	}
 	if *showVersion {
 		fmt.Println("task-x-runtime", version)
+		return 0
+	}
+	if *printSchema {
+		b, err := schema.JSON(protocol.Source)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "task-x-runtime: print-schema:", err)
+			return 1
+		}
+		os.Stdout.Write(b)
 		return 0
 	}
 	if *hook {

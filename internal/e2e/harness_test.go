@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,12 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
+	if *wireUpdate && code == 0 {
+		if err := goldens.save(); err != nil {
+			fmt.Fprintln(os.Stderr, "saving the wire goldens:", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.RemoveAll(data)
 	os.Exit(code)
@@ -88,6 +95,19 @@ type proc struct {
 	// notes collects every notification seen by call and drain.
 	mu    sync.Mutex
 	notes []*message
+
+	// wire is false for a runtime that does not speak the protocol
+	// (--mcp-server); methods holds the method of each request the client
+	// sent, by the JSON text of its id, and wireErrs what the runtime's
+	// messages departed from the wire goldens (wire_test.go).
+	wire     bool
+	methods  map[string]string
+	wireErrs []string
+	// wireQ carries the lines to check to the checker goroutine, off the
+	// reading path (a 30 MB line takes seconds to check under -race);
+	// wireDone is closed when it has checked the last one.
+	wireQ    chan []byte
+	wireDone chan struct{}
 }
 
 type syncBuffer struct {
@@ -126,7 +146,9 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan *message, 1024), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan *message, 1024), stderr: &syncBuffer{}, exited: make(chan struct{}),
+		wire: !slices.Contains(args, "--mcp-server"), methods: map[string]string{},
+		wireQ: make(chan []byte, 1<<14), wireDone: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -139,9 +161,19 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 			if err := json.Unmarshal(sc.Bytes(), m); err != nil {
 				m = &message{raw: sc.Text(), Method: "!unparsable"}
 			}
+			if p.wire && len(sc.Bytes()) <= maxWireCheck {
+				p.wireQ <- bytes.Clone(sc.Bytes())
+			}
 			p.lines <- m
 		}
+		close(p.wireQ)
 		close(p.lines)
+	}()
+	go func() {
+		defer close(p.wireDone)
+		for line := range p.wireQ {
+			p.checkWire(line)
+		}
 	}()
 	go func() {
 		p.exitErr = cmd.Wait()
@@ -155,6 +187,25 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 			p.cmd.Process.Kill()
 			<-p.exited
 		}
+		// The lines read so far are checked (a reader stuck on a full
+		// p.lines never closes the queue: then what was checked counts).
+		select {
+		case <-p.wireDone:
+		case <-time.After(30 * time.Second):
+		}
+		p.mu.Lock()
+		errs := p.wireErrs
+		p.mu.Unlock()
+		for i, e := range errs {
+			if i == 20 {
+				t.Errorf("... and %d more", len(errs)-i)
+				break
+			}
+			t.Errorf("wire: %s", e)
+		}
+		if len(errs) > 0 {
+			t.Errorf("if the change is intended, rewrite the goldens: go test ./internal/e2e -args -wire-update (see wire_test.go)")
+		}
 		if t.Failed() {
 			t.Logf("runtime stderr:\n%s", p.stderr.String())
 		}
@@ -162,9 +213,41 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 	return p
 }
 
+// checkWire holds one line the runtime sent to the wire goldens.
+func (p *proc) checkWire(line []byte) {
+	kind, body, err := wireKind(line, func(id string) string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.methods[id]
+	})
+	var errs []string
+	if err != nil {
+		errs = []string{fmt.Sprintf("a line that is not a JSON-RPC message (%v): %.200s", err, line)}
+	} else {
+		errs = goldens.observe(kind, body)
+	}
+	if len(errs) > 0 {
+		p.mu.Lock()
+		p.wireErrs = append(p.wireErrs, errs...)
+		p.mu.Unlock()
+	}
+}
+
 // sendRaw writes one line (a newline is added).
 func (p *proc) sendRaw(line string) {
 	p.t.Helper()
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal([]byte(line), &req) == nil && len(req.ID) > 0 && req.Method != "" {
+		var id bytes.Buffer
+		if json.Compact(&id, req.ID) == nil {
+			p.mu.Lock()
+			p.methods[id.String()] = req.Method
+			p.mu.Unlock()
+		}
+	}
 	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
 		p.t.Fatalf("writing to the runtime: %v", err)
 	}

@@ -1,14 +1,28 @@
-// Package protocol owns the wire vocabulary of ../shared/spec/protocol.md that
-// is not a domain type: method names, the protocol version, the shapes of
-// initialize, chat/event and error data, and the additive fields this runtime
-// documents in docs/. Domain packages (provider, agent, workspace, tool) keep
-// their own types; only the server maps them to these.
+// Package protocol owns the wire vocabulary of ../shared/spec/protocol.md and
+// addendum.md: every method name, the params and result of every request,
+// the params of every notification, every agent/event and chat/event type,
+// the error codes and error data. Each type is declared here once, with the
+// JSON names of the spec; the JSON Schema (schema/protocol.schema.json) and
+// the TypeScript declarations (schema/protocol.d.ts) are generated from
+// these declarations and their doc comments (internal/protocol/schema), and a
+// test fails when the committed files drift from them.
+//
+// The package uses the standard library only. Domain packages keep their
+// own types; the server and the clients in this repository (cmd/task-x, the
+// end-to-end tests) speak these.
 package protocol
 
-import "encoding/json"
+import "embed"
 
 // Version is the protocolVersion this runtime speaks (protocol.md initialize).
 const Version = 1
+
+// Source holds this package's Go files, so that the schema generator reads
+// the doc comments and enum constants of the types it describes, also in a
+// built binary (task-x-runtime --print-schema).
+//
+//go:embed *.go
+var Source embed.FS
 
 // Method names (protocol.md Methods).
 const (
@@ -61,68 +75,3 @@ const (
 	MethodWorktreesDiscard    = "worktrees/discard"
 	MethodWorktreesList       = "worktrees/list"
 )
-
-// InitializeParams is the initialize request. ProtocolVersion is a pointer so
-// a missing version is told apart from 0.
-type InitializeParams struct {
-	ProtocolVersion *int            `json:"protocolVersion"`
-	ClientInfo      json.RawMessage `json:"clientInfo,omitempty"`
-	DataDir         string          `json:"dataDir,omitempty"`
-	Sandbox         *bool           `json:"sandbox,omitempty"`
-}
-
-// ServerInfo is initialize.serverInfo.
-type ServerInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-// ProviderInfo is one entry of initialize.providers and provider/capabilities.
-type ProviderInfo struct {
-	Kind           string `json:"kind"`
-	Capabilities   any    `json:"capabilities"`
-	RequiresAPIKey bool   `json:"requiresApiKey"`
-}
-
-// InitializeResult is the initialize result. DataDir and Sandbox echo the
-// settings in force (additive fields).
-type InitializeResult struct {
-	ProtocolVersion int            `json:"protocolVersion"`
-	ServerInfo      ServerInfo     `json:"serverInfo"`
-	Providers       []ProviderInfo `json:"providers"`
-	DataDir         *string        `json:"dataDir"`
-	Sandbox         bool           `json:"sandbox"`
-}
-
-// ChatEventParams is the params of a chat/event notification.
-type ChatEventParams struct {
-	RequestID any `json:"requestId"`
-	Event     any `json:"event"`
-}
-
-// AgentEventParams is the params of an agent/event notification.
-type AgentEventParams struct {
-	TaskID string `json:"taskId"`
-	Event  any    `json:"event"`
-	// Replay marks an event agent/replay sent again (additive; absent on
-	// live events).
-	Replay bool `json:"replay,omitempty"`
-}
-
-// ProviderError is protocol.md ProviderError, the data of a -32001 error.
-// RetryAfterMs is the additive field for a provider's Retry-After. Field is
-// set for local validation failures (addendum §10).
-type ProviderError struct {
-	Kind         string `json:"kind"`
-	Message      string `json:"message"`
-	Status       *int   `json:"status,omitempty"`
-	Retryable    bool   `json:"retryable"`
-	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
-	Field        string `json:"field,omitempty"`
-}
-
-// ToolErrorData is the data of a -32005 tools/call error.
-type ToolErrorData struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}

@@ -149,7 +149,7 @@ func (s *Server) runTaskWith(ctx context.Context, req *task.Request, emitter fun
 			return
 		}
 		for _, out := range deltas.events(ev) {
-			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(out))})
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(s.secrets.RedactJSON(mustJSON(out)))})
 		}
 	}
 	prep, err := s.runner.Prepare(req)
@@ -270,7 +270,7 @@ func (s *Server) agentReplay(ctx context.Context, params json.RawMessage) (any, 
 		return nil, invalidParams("taskId is required")
 	}
 	info, err := s.runner.Replay(p.TaskID, func(ev json.RawMessage) {
-		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: p.TaskID, Event: s.secrets.RedactJSON(ev), Replay: true})
+		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: p.TaskID, Event: protocol.RawEvent(s.secrets.RedactJSON(ev)), Replay: true})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, invalidParams("no saved task %q", p.TaskID)

@@ -37,7 +37,7 @@ func (s *Server) chatSend(ctx context.Context, params json.RawMessage) (any, err
 	id, _ := jsonrpc.RequestID(ctx)
 	jsonrpc.Async(ctx)
 	out := newChatRelay(func(ev provider.Event) {
-		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: id, Event: wireChatEvent(ev)})
+		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: protocol.ID(mustJSON(id)), Event: protocol.RawEvent(mustJSON(wireChatEvent(ev)))})
 	})
 	// Every key the runtime holds is redacted from what it emits (addendum
 	// §11), also when the model streams one in pieces.

@@ -74,7 +74,11 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 func providerInfos() []protocol.ProviderInfo {
 	out := make([]protocol.ProviderInfo, 0, len(provider.Kinds))
 	for _, k := range provider.Kinds {
-		out = append(out, protocol.ProviderInfo{Kind: string(k), Capabilities: all.Capabilities(k), RequiresAPIKey: all.RequiresAPIKey(k)})
+		c := all.Capabilities(k)
+		out = append(out, protocol.ProviderInfo{Kind: protocol.ProviderKind(k), Capabilities: protocol.ProviderCapabilities{
+			Streaming: c.Streaming, Tools: c.Tools, Vision: c.Vision, Thinking: c.Thinking,
+			ListModels: c.ListModels, ModelInfo: c.ModelInfo, ContextWindow: c.ContextWindow,
+		}, RequiresAPIKey: all.RequiresAPIKey(k)})
 	}
 	return out
 }

@@ -271,7 +271,7 @@ func (s *Server) providerError(pe *provider.Error) error {
 }
 
 func providerErrorData(pe *provider.Error, secrets *logx.Secrets) protocol.ProviderError {
-	d := protocol.ProviderError{Kind: string(pe.Kind), Message: secrets.Redact(pe.Message), Retryable: pe.Retryable()}
+	d := protocol.ProviderError{Kind: protocol.ProviderErrorKind(pe.Kind), Message: secrets.Redact(pe.Message), Retryable: pe.Retryable()}
 	if pe.Status != 0 {
 		st := pe.Status
 		d.Status = &st

@@ -199,7 +199,7 @@ func (s *Server) teamEmitter(ctx context.Context, taskID string) func(agent.Even
 			out = lead.events(ev)
 		}
 		for _, e := range out {
-			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: s.secrets.RedactJSON(mustJSON(e))})
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(s.secrets.RedactJSON(mustJSON(e)))})
 		}
 	}
 }
