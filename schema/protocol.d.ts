@@ -1019,6 +1019,9 @@ export interface Price {
   outputPerMtok: number;
 }
 
+/** ProgressPhase is workspace/progress's phase. */
+export type ProgressPhase = "indexing" | "graph" | "ready" | "updated" | "failed";
+
 /** Project is what the runtime detected about the workspace. */
 export interface Project {
   name: string;
@@ -1636,21 +1639,22 @@ export interface WorkspaceOpenParams {
 
 /** WorkspaceProgressParams is the params of workspace/progress: which members are present depends on the phase. Its members come in alphabetical order, as the runtime has always sent them. */
 export interface WorkspaceProgressParams {
-  /** ElapsedMs counts from the request's start (loading, indexing, graph, retrieval, ready). */
+  /** ElapsedMs counts from the request's start (indexing, graph, ready). */
   elapsedMs?: number;
-  /** Error says why the phase failed (failed). */
+  /** Error says why the open failed (failed). */
   error?: string;
-  /** Files are the files seen so far (loading, indexing, graph, retrieval). */
+  /** Files are the files seen so far (indexing, graph). */
   files?: number;
   /** Graph is the graph's stats (ready). */
   graph?: GraphReadyStats;
-  /** Parsed counts the files parsed so far (loading, indexing). */
+  /** Parsed counts the files parsed so far (indexing). */
   parsed?: number;
-  /** Phase is loading, indexing, graph, retrieval, ready, updated or failed. */
-  phase: string;
+  phase: ProgressPhase;
+  /** Stage refines a phase (additive): "loading" while indexing is the revalidation of a saved index, "retrieval" while graph is the build of the retrieval index. */
+  stage?: string;
   /** Stats is as in the workspace summary (ready, updated). */
   stats?: WorkspaceStats;
-  /** Total is the number of files to parse, when known (indexing). */
+  /** Total is the number of files to check, when known (indexing). */
   total?: number;
 }
 

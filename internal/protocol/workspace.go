@@ -100,28 +100,40 @@ type Instruction struct {
 	Truncated bool `json:"truncated"`
 }
 
+// ProgressPhase is workspace/progress's phase.
+type ProgressPhase string
+
+// The progress phases (protocol.md workspace/progress).
+const (
+	PhaseIndexing ProgressPhase = "indexing"
+	PhaseGraph    ProgressPhase = "graph"
+	PhaseReady    ProgressPhase = "ready"
+	PhaseUpdated  ProgressPhase = "updated"
+	PhaseFailed   ProgressPhase = "failed"
+)
+
 // WorkspaceProgressParams is the params of workspace/progress: which members
 // are present depends on the phase. Its members come in alphabetical order,
 // as the runtime has always sent them.
 type WorkspaceProgressParams struct {
-	// ElapsedMs counts from the request's start (loading, indexing, graph,
-	// retrieval, ready).
+	// ElapsedMs counts from the request's start (indexing, graph, ready).
 	ElapsedMs *int64 `json:"elapsedMs,omitempty"`
-	// Error says why the phase failed (failed).
+	// Error says why the open failed (failed).
 	Error string `json:"error,omitempty"`
-	// Files are the files seen so far (loading, indexing, graph,
-	// retrieval).
+	// Files are the files seen so far (indexing, graph).
 	Files *int `json:"files,omitempty"`
 	// Graph is the graph's stats (ready).
 	Graph *GraphReadyStats `json:"graph,omitempty"`
-	// Parsed counts the files parsed so far (loading, indexing).
-	Parsed *int `json:"parsed,omitempty"`
-	// Phase is loading, indexing, graph, retrieval, ready, updated or
-	// failed.
-	Phase string `json:"phase"`
+	// Parsed counts the files parsed so far (indexing).
+	Parsed *int          `json:"parsed,omitempty"`
+	Phase  ProgressPhase `json:"phase"`
+	// Stage refines a phase (additive): "loading" while indexing is the
+	// revalidation of a saved index, "retrieval" while graph is the build
+	// of the retrieval index.
+	Stage string `json:"stage,omitempty"`
 	// Stats is as in the workspace summary (ready, updated).
 	Stats *WorkspaceStats `json:"stats,omitempty"`
-	// Total is the number of files to parse, when known (indexing).
+	// Total is the number of files to check, when known (indexing).
 	Total int `json:"total,omitempty"`
 }
 
