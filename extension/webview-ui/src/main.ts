@@ -26,7 +26,10 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-const FRAME_BUDGET_MS = 10;
+// A frame handles messages for up to FRAME_BUDGET_MS, then paints new
+// markdown until PAINT_BUDGET_MS after the frame's start (at least one chunk).
+const FRAME_BUDGET_MS = 8;
+const PAINT_BUDGET_MS = 14;
 
 const vscode = acquireVsCodeApi();
 const post = (m: WebviewToHost): void => vscode.postMessage(m);
@@ -103,7 +106,7 @@ function frame(): void {
   scheduled = false;
   const start = performance.now();
   const drained = drain(start + FRAME_BUDGET_MS);
-  const pending = transcript.paint();
+  const pending = transcript.paint(start, start + PAINT_BUDGET_MS);
   if (transcript.statsDirty) {
     transcript.statsDirty = false;
     composer.paintStats(transcript.stats, composer.state.running);

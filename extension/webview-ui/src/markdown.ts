@@ -120,6 +120,10 @@ function decorateCode(frag: DocumentFragment): void {
 }
 
 const fenceRe = /^ {0,3}(`{3,}|~{3,})/;
+/** Closed blocks are rendered in chunks of about this many characters a paint. */
+const CHUNK = 4096;
+/** An open tail longer than this is shown as plain text while it streams. */
+const TAIL_PLAIN = 16_384;
 
 /** Incremental rendering of a text that grows by appends. */
 export class StreamingMarkdown {
@@ -131,6 +135,7 @@ export class StreamingMarkdown {
   private scanned = 0; // text[0:scanned] was scanned line by line
   private fence: string | null = null; // the open fence marker, if any
   private safe = 0; // end of the last blank line outside a fence
+  private bounds: number[] = []; // block boundaries after committed, in order
   private dirty = false;
   private tailCostMs = 0;
   private lastTailPaint = 0;
@@ -163,6 +168,7 @@ export class StreamingMarkdown {
   reset(text: string): void {
     this.text = text;
     this.committed = this.scanned = this.safe = 0;
+    this.bounds = [];
     this.fence = null;
     this.frozen.replaceChildren();
     this.tail.replaceChildren();
@@ -170,21 +176,46 @@ export class StreamingMarkdown {
   }
 
   /**
-   * Paints what changed since the last paint. While streaming, the open tail
-   * is not highlighted and, when it is slow to render (a very long block), is
-   * painted less often; `final` paints everything, highlighted.
+   * Paints what changed since the last paint, within `deadline` (a
+   * performance.now() time): closed blocks are rendered once, in chunks of
+   * about CHUNK characters, oldest first; the open tail is rendered again only
+   * when no closed block waits, without highlighting, and less often when it
+   * is slow to render. A tail over TAIL_PLAIN characters (a long code block
+   * still open) is shown as plain text until it closes. `final` paints
+   * everything, highlighted.
    */
-  paint(final = false, now = performance.now()): void {
+  paint(final = false, now = performance.now(), deadline = Infinity): void {
     if (!this.dirty) return;
     this.scan();
-    if (this.safe > this.committed) {
-      this.frozen.append(renderMarkdown(this.text.slice(this.committed, this.safe)));
-      this.committed = this.safe;
+    let first = true; // at least one chunk a paint, so a busy frame still moves on
+    while (this.safe > this.committed && (final || first || performance.now() < deadline)) {
+      first = false;
+      let end = this.safe;
+      if (!final && end - this.committed > CHUNK) {
+        // The first boundary past CHUNK characters, else the last one.
+        const i = this.bounds.findIndex((b) => b - this.committed > CHUNK);
+        end = i > 0 ? this.bounds[i - 1]! : i === 0 ? this.bounds[0]! : this.safe;
+      }
+      // Each committed chunk is its own box, so layout skips the ones off screen.
+      const chunk = document.createElement("div");
+      chunk.className = "md-chunk";
+      chunk.append(renderMarkdown(this.text.slice(this.committed, end)));
+      this.frozen.append(chunk);
+      this.committed = end;
+      this.bounds = this.bounds.filter((b) => b > end);
     }
+    if (this.safe > this.committed) return; // closed blocks still wait: the tail later
     if (!final && this.tailCostMs > 4 && now - this.lastTailPaint < this.tailCostMs * 6) return; // stay dirty
     const t0 = performance.now();
     const rest = this.text.slice(this.committed);
-    this.tail.replaceChildren(rest ? renderMarkdown(rest, final) : "");
+    if (!final && rest.length > TAIL_PLAIN) {
+      const pre = document.createElement("pre");
+      pre.className = "md-plain";
+      pre.textContent = rest;
+      this.tail.replaceChildren(pre);
+    } else {
+      this.tail.replaceChildren(rest ? renderMarkdown(rest, final) : "");
+    }
     this.tailCostMs = performance.now() - t0;
     this.lastTailPaint = now;
     this.dirty = false;
@@ -200,7 +231,10 @@ export class StreamingMarkdown {
       const m = fenceRe.exec(line);
       if (this.fence === null) {
         if (m) this.fence = m[1]!;
-        else if (line.trim() === "") this.safe = this.scanned;
+        else if (line.trim() === "") {
+          this.safe = this.scanned;
+          this.bounds.push(this.scanned);
+        }
       } else if (m && m[1]![0] === this.fence[0] && m[1]!.length >= this.fence.length && line.trim() === m[1]) {
         this.fence = null;
       }

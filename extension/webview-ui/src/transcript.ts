@@ -8,6 +8,13 @@
 // when opened.
 
 import type { AgentEvent, AgentSummary, AskUserParams, RequestApprovalParams, WebviewToHost } from "./messages";
+
+/**
+ * An event as it arrived: typed by the schema, but read field by field with
+ * run-time checks (str, num, …), since a malformed or unknown event must
+ * render as nothing rather than break the page.
+ */
+type Ev = Record<string, unknown>;
 import { StreamingMarkdown } from "./markdown";
 import { arr, bool, bytes, clip, cost, duration, el, icon, num, obj, plural, str, tokens } from "./util";
 
@@ -249,7 +256,7 @@ class Lane {
     this.thinkingDone();
   }
 
-  event(ev: AgentEvent): void {
+  event(ev: Ev): void {
     const type = str(ev.type);
     switch (type) {
       case "started":
@@ -447,7 +454,7 @@ class Lane {
         break;
       case "subagent": {
         const sub = this.t.lanes.get(str(ev.taskId));
-        if (sub) sub.event(obj(ev.event) as AgentEvent);
+        if (sub) sub.event(obj(ev.event));
         break;
       }
       case "subagentFinished":
@@ -510,7 +517,7 @@ class Lane {
     this.planCard = card;
   }
 
-  private validationRow(name: string, command: string, fin: AgentEvent | null): void {
+  private validationRow(name: string, command: string, fin: Ev | null): void {
     if (!this.validations) {
       this.validations = el("div", { class: "card validations item" }, el("div", { class: "card-title" }, icon("beaker"), " Checks"));
       this.add(this.validations);
@@ -598,9 +605,9 @@ export class Transcript {
   }
 
   event(taskId: string, ev: AgentEvent): void {
-    if (typeof ev !== "object" || ev === null) return;
+    if (typeof ev !== "object" || ev === null || Array.isArray(ev)) return;
     // A subagent's own task id reaches us only inside "subagent" events.
-    (this.lanes.get(taskId) ?? this.lane(taskId)).event(ev);
+    (this.lanes.get(taskId) ?? this.lane(taskId)).event(ev as unknown as Ev);
   }
 
   userPrompt(taskId: string, text: string, images: number, mentions: string[]): void {
@@ -669,7 +676,8 @@ export class Transcript {
     host.append(rec);
   }
 
-  approval(id: string, params: RequestApprovalParams): void {
+  approval(id: string, params_: RequestApprovalParams): void {
+    const params = obj(params_);
     const taskId = str(params.taskId);
     const callId = str(params.callId);
     const tool = str(params.tool) || "tool";
@@ -762,7 +770,8 @@ export class Transcript {
     if (r) this.settle(r, r.kind === "approval" ? "No longer needed." : "The question was closed.");
   }
 
-  askUser(id: string, params: AskUserParams): void {
+  askUser(id: string, params_: AskUserParams): void {
+    const params = obj(params_);
     const taskId = str(params.taskId);
     const callId = str(params.callId);
     const qs = arr(params.questions).slice(0, 8);
@@ -838,7 +847,7 @@ export class Transcript {
 
   // ----- team
 
-  subagentStarted(parent: Lane, ev: AgentEvent): void {
+  subagentStarted(parent: Lane, ev: Ev): void {
     const taskId = str(ev.taskId);
     const name = str(ev.name);
     const role = str(ev.role);
@@ -869,7 +878,7 @@ export class Transcript {
     this.lanes.set(taskId, new Lane(this, taskId, box, true));
   }
 
-  subagentFinished(ev: AgentEvent): void {
+  subagentFinished(ev: Ev): void {
     const card = this.subCards.get(str(ev.taskId));
     if (!card) return;
     const ok = str(ev.status) === "completed";
@@ -884,7 +893,7 @@ export class Transcript {
 
   // ----- the end of a run
 
-  done(lane: Lane, ev: AgentEvent): void {
+  done(lane: Lane, ev: Ev): void {
     for (const c of this.tools.values()) if (c.taskId === lane.taskId) c.abandon();
     const status = str(ev.status);
     const files = arr(ev.changedFiles).map(obj);
@@ -961,10 +970,10 @@ export class Transcript {
   // ----- painting
 
   /** Paints everything that changed; returns true when something still waits for a later frame. */
-  paint(now = performance.now()): boolean {
+  paint(now = performance.now(), deadline = Infinity): boolean {
     let pending = false;
     for (const s of this.streams) {
-      s.paint(false, now);
+      s.paint(false, now, deadline);
       // A stream stays in the set until its message ends; it is re-painted only when dirty.
     }
     for (const th of this.thinkings) {

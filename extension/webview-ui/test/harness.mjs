@@ -65,9 +65,10 @@ export async function launch() {
 }
 
 /** Opens the webview page; resolves once it posted "ready". */
-export async function openPage(browser, { csp = true } = {}) {
+export async function openPage(browser, { csp = true, init } = {}) {
   const context = await browser.newContext({ viewport: { width: 420, height: 800 } });
   const page = await context.newPage();
+  if (init) await page.addInitScript(init);
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => {

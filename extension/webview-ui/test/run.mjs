@@ -114,6 +114,47 @@ test("streams markdown deltas, highlights code when the block ends", async (ctx)
   assert.deepEqual(errors, []);
 });
 
+test("streamed markdown in random pieces ends the same as rendered whole; fences with blank lines stay one block", async (ctx) => {
+  const { page } = await open(ctx);
+  const md = [
+    "# Plan", "", "Some *text* with `code` and a [link](https://x.test).", "",
+    "1. first", "2. second", "", "- a", "- b", "",
+    "```python", "def f():", "", "    return 1", "", "", "x = f()", "```", "",
+    "| a | b |", "|---|---|", "| 1 | 2 |", "",
+    "~~~", "tilde fence", "", "```", "still inside", "~~~", "",
+    "> quoted", "", "Last line.",
+  ].join("\n").repeat(40);
+  // Deterministic pieces of 1 to 40 characters.
+  const pieces = [];
+  let seed = 7;
+  for (let i = 0; i < md.length; ) {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    const n = 1 + (seed % 40);
+    pieces.push(md.slice(i, i + n));
+    i += n;
+  }
+  await send(page, ev({ type: "iteration", n: 1 }));
+  for (let i = 0; i < pieces.length; i += 50) {
+    await send(page, ev(...pieces.slice(i, i + 50).map((text) => ({ type: "textDelta", text }))));
+  }
+  await send(page, ev({ type: "assistantMessage", text: md, toolCalls: [] }), ev({ type: "assistantMessage", text: md, toolCalls: [] }));
+  const [streamed, whole] = await page.locator(".answer").evaluateAll((els) => els.map((e) => e.textContent.replace(/\s+/g, " ").trim()));
+  assert.equal(streamed, whole);
+  const counts = await page.locator(".answer").evaluateAll((els) => els.map((e) => [e.querySelectorAll("pre").length, e.querySelectorAll("table").length, e.querySelectorAll("ol").length]));
+  assert.deepEqual(counts[0], [80, 40, 40]);
+  assert.deepEqual(counts[0], counts[1]);
+});
+
+test("a long open code block streams as plain text and is highlighted when it closes", async (ctx) => {
+  const { page } = await open(ctx);
+  const body = "let x = 1;\n".repeat(2000);
+  await send(page, ev({ type: "iteration", n: 1 }, { type: "textDelta", text: "```js\n" + body }));
+  assert.equal(await page.locator(".answer .md-plain").count(), 1);
+  await send(page, ev({ type: "textDelta", text: "```\n\nend" }));
+  assert.equal(await page.locator(".answer .md-plain").count(), 0);
+  assert.equal(await page.locator(".answer pre code .hljs-keyword").count(), 2000);
+});
+
 for (const csp of [true, false]) {
   const label = csp ? "under the CSP" : "without a CSP (sanitizing alone)";
   test(`XSS in a model answer renders as text and runs nothing, ${label}`, async (ctx) => {
