@@ -1,7 +1,7 @@
 // The chat webview's entry point. Messages from the host are queued and
-// handled once per animation frame with a time budget, so a burst (10 000
-// deltas, a 2 000-event replay) never holds the main thread for long: a
-// frame handles what fits in ~10 ms, paints, and leaves the rest for the next.
+// handled in short tasks with a time budget, and the page paints once per
+// animation frame, so a burst (10 000 deltas, a 2 000-event replay) never
+// holds the main thread for long.
 //
 // Under the host's CSP (no inline script or style, no remote content) this
 // file is loaded as a nonce'd module; it never navigates: links, files and
@@ -26,10 +26,10 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-// A frame handles messages for up to FRAME_BUDGET_MS, then paints new
-// markdown until PAINT_BUDGET_MS after the frame's start (at least one chunk).
-const FRAME_BUDGET_MS = 8;
-const PAINT_BUDGET_MS = 14;
+// A task handles messages for up to TASK_BUDGET_MS; a frame paints new
+// markdown for up to PAINT_BUDGET_MS (at least one chunk).
+const TASK_BUDGET_MS = 10;
+const PAINT_BUDGET_MS = 10;
 
 const vscode = acquireVsCodeApi();
 const post = (m: WebviewToHost): void => vscode.postMessage(m);
@@ -82,15 +82,34 @@ let timerHandle = 0;
 let handled = 0;
 (window as unknown as { taskxHandled: () => { handled: number; idle: boolean } }).taskxHandled = () => ({
   handled,
-  idle: !scheduled && head >= queue.length,
+  idle: !scheduled && !draining && head >= queue.length,
 });
 
 window.addEventListener("message", (e: MessageEvent) => {
   const m = e.data as HostToWebview;
   if (typeof m !== "object" || m === null || typeof (m as { type?: unknown }).type !== "string") return;
   queue.push(m);
-  schedule();
+  scheduleDrain();
 });
+
+// Messages are handled in tasks of their own (a MessageChannel message runs
+// as soon as the thread is free, without waiting for a frame), each at most
+// TASK_BUDGET_MS; the page paints in animation frames. A burst or a replay
+// so uses the whole thread in short slices, and input and frames still get
+// their turn between slices.
+const channel = new MessageChannel();
+let draining = false;
+channel.port1.onmessage = () => {
+  draining = false;
+  if (!drain(performance.now() + TASK_BUDGET_MS)) scheduleDrain();
+  schedule();
+};
+
+function scheduleDrain(): void {
+  if (draining) return;
+  draining = true;
+  channel.port2.postMessage(null);
+}
 
 function schedule(): void {
   if (scheduled) return;
@@ -105,14 +124,13 @@ function frame(): void {
   clearTimeout(timerHandle);
   scheduled = false;
   const start = performance.now();
-  const drained = drain(start + FRAME_BUDGET_MS);
   const pending = transcript.paint(start, start + PAINT_BUDGET_MS);
   if (transcript.statsDirty) {
     transcript.statsDirty = false;
     composer.paintStats(transcript.stats, composer.state.running);
   }
   empty.hidden = log.childElementCount > 0;
-  if (!drained || pending) schedule();
+  if (pending) schedule();
 }
 
 /** Handles queued messages until the deadline; true when the queue is empty. */

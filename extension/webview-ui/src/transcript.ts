@@ -305,11 +305,9 @@ class Lane {
           if (this.stream.value !== text && text) this.stream.reset(text);
           this.endText();
         } else if (text) {
-          const s = new StreamingMarkdown("md answer item");
-          s.el.dataset.testid = "message-assistant";
-          s.append(text);
-          s.paint(true);
-          this.add(s.el);
+          // Not streamed (a replay): shown as plain text at once, rendered as
+          // markdown when it comes near the screen.
+          this.add(this.t.lazyMarkdown(text));
         }
         this.thinkingDone();
         break;
@@ -564,19 +562,74 @@ export class Transcript {
   statsDirty = true;
   private main: Lane | null = null;
   private stick = true;
+  private userScrollAt = -Infinity;
+  /** Renders lazy answers as they come within a screen of the viewport. */
+  private readonly lazy: IntersectionObserver;
+  private readonly lazyText = new WeakMap<Element, string>();
 
   constructor(
     readonly root: HTMLElement,
     private readonly scroller: HTMLElement,
     private readonly post: Post,
   ) {
+    this.lazy = new IntersectionObserver(
+      (entries) => {
+        for (const e of entries) {
+          if (!e.isIntersecting) continue;
+          this.renderLazy(e.target as HTMLElement);
+        }
+      },
+      { root: scroller, rootMargin: "1000px 0px" },
+    );
+    // Only the user unsticks the view from the bottom: a scroll within a
+    // second of a wheel, touch, scroll key or scrollbar press. Scrolls from
+    // layout (content growing, rendered late) never do.
+    const intent = (e: Event) => {
+      if (e instanceof KeyboardEvent && !["PageUp", "PageDown", "ArrowUp", "ArrowDown", "Home", "End", " "].includes(e.key)) return;
+      if (e.type === "pointerdown" && e.target !== scroller) return;
+      this.userScrollAt = performance.now();
+    };
+    for (const t of ["wheel", "touchmove", "keydown", "pointerdown"]) scroller.addEventListener(t, intent, { passive: true });
+    // Content that grows after layout (late rendering, off-screen estimates)
+    // keeps a stuck view at the bottom.
+    new ResizeObserver(() => {
+      if (this.stick) scroller.scrollTop = scroller.scrollHeight;
+    }).observe(root);
     scroller.addEventListener("scroll", () => {
-      this.stick = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+      const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+      if (atBottom) this.stick = true;
+      else if (performance.now() - this.userScrollAt < 1000) this.stick = false;
     }, { passive: true });
+  }
+
+  /** An answer shown as text now and as markdown once near the viewport. */
+  lazyMarkdown(text: string): HTMLElement {
+    const e = el("div", { class: "md answer item lazy", "data-testid": "message-assistant" }, text);
+    this.lazyText.set(e, text);
+    this.lazy.observe(e);
+    return e;
+  }
+
+  private renderLazy(e: HTMLElement): void {
+    const text = this.lazyText.get(e);
+    this.lazy.unobserve(e);
+    if (text === undefined) return;
+    this.lazyText.delete(e);
+    const s = new StreamingMarkdown("md-body");
+    s.append(text);
+    s.paint(true);
+    e.classList.remove("lazy");
+    e.replaceChildren(s.el);
+  }
+
+  /** Renders every lazy answer now (before a search of the page, or in tests). */
+  renderAllLazy(): void {
+    for (const e of Array.from(this.root.querySelectorAll<HTMLElement>(".answer.lazy"))) this.renderLazy(e);
   }
 
   /** Empties the transcript and forgets every reference into it. */
   clear(): void {
+    this.lazy.disconnect();
     this.root.replaceChildren();
     this.streams.clear();
     this.thinkings.clear();

@@ -11,6 +11,7 @@
 // 3. Typing with a 1 MB paste: collapsed (the normal path) and, as a worst
 //    case, 1 MB put straight into the text box. Reports keydown → next frame.
 import { loadavg, cpus } from "node:os";
+import { pathToFileURL } from "node:url";
 import { launch, openPage, send } from "./harness.mjs";
 
 const T = "t-bench";
@@ -139,7 +140,7 @@ async function streamBench(browser, paced) {
   return { ...r, long: w.long, maxGap: w.maxGap, frames };
 }
 
-function replayEvents(n) {
+export function replayEvents(n) {
   const code = "```ts\n" + Array.from({ length: 20 }, (_, i) => `export function f${i}(a: number): number { return a * ${i}; }`).join("\n") + "\n```";
   const out = [{ type: "userMessage", text: "Refactor the handlers and add tests for each of them.", images: 0 }, { type: "started", taskId: T, chatMode: "agent", model: "m" }];
   let turn = 0;
@@ -246,40 +247,44 @@ async function typingBench(browser, collapsed) {
   return { keys, len, long: w.long, maxGap: w.maxGap };
 }
 
-const browser = await launch();
-const load0 = loadavg();
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${load0.map((x) => x.toFixed(2)).join(" ")}`);
-try {
-  for (const paced of [false, true]) {
-    const r = await streamBench(browser, paced);
+async function main() {
+  const browser = await launch();
+  const load0 = loadavg();
+  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${load0.map((x) => x.toFixed(2)).join(" ")}`);
+  try {
+    for (const paced of [false, true]) {
+      const r = await streamBench(browser, paced);
+      console.log(
+        `10 000 deltas, ${paced ? "paced (~1/ms)" : "burst"}: posted in ${fmt(r.posted)} ms, all shown after ${fmt(r.total)} ms; ` +
+          `delta→DOM p50 ${fmt(pct(r.lat, 50))} ms, p95 ${fmt(pct(r.lat, 95))} ms, max ${fmt(Math.max(...r.lat))} ms (${r.lat.length} samples); ` +
+          `frame callbacks p95 ${fmt(pct(r.frames, 95))} ms, max ${fmt(Math.max(...r.frames))} ms (${r.frames.length}); ` +
+          `long tasks ${r.long.length}${r.long.length ? ` (max ${fmt(Math.max(...r.long))} ms)` : ""}; longest frame gap ${fmt(r.maxGap)} ms; ${r.chars} chars`,
+      );
+    }
+    const rp = await replayBench(browser);
+    const first = rp.runs[0];
+    const reopen = rp.runs.slice(1);
     console.log(
-      `10 000 deltas, ${paced ? "paced (~1/ms)" : "burst"}: posted in ${fmt(r.posted)} ms, all shown after ${fmt(r.total)} ms; ` +
-        `delta→DOM p50 ${fmt(pct(r.lat, 50))} ms, p95 ${fmt(pct(r.lat, 95))} ms, max ${fmt(Math.max(...r.lat))} ms (${r.lat.length} samples); ` +
-        `frame callbacks p95 ${fmt(pct(r.frames, 95))} ms, max ${fmt(Math.max(...r.frames))} ms (${r.frames.length}); ` +
-        `long tasks ${r.long.length}${r.long.length ? ` (max ${fmt(Math.max(...r.long))} ms)` : ""}; longest frame gap ${fmt(r.maxGap)} ms; ${r.chars} chars`,
+      `replay of 2 000 events (4 batches of 500): first ${fmt(first.ms)} ms; ten reopenings ${reopen.map((x) => fmt(x.ms)).join(", ")} ms; ` +
+        `long tasks ${rp.long.length}${rp.long.length ? ` (max ${fmt(Math.max(...rp.long))} ms)` : ""}; longest frame gap ${fmt(rp.maxGap)} ms`,
     );
-  }
-  const rp = await replayBench(browser);
-  const first = rp.runs[0];
-  const reopen = rp.runs.slice(1);
-  console.log(
-    `replay of 2 000 events (4 batches of 500): first ${fmt(first.ms)} ms; ten reopenings ${reopen.map((x) => fmt(x.ms)).join(", ")} ms; ` +
-      `long tasks ${rp.long.length}${rp.long.length ? ` (max ${fmt(Math.max(...rp.long))} ms)` : ""}; longest frame gap ${fmt(rp.maxGap)} ms`,
-  );
-  console.log(
-    `  heap after GC: empty ${fmt(rp.base.heapMB)} MB; after each opening ${rp.runs.map((x) => fmt(x.heapMB)).join(", ")} MB; ` +
-      `DOM nodes ${rp.runs.map((x) => x.nodes).join(", ")}; listeners ${rp.runs.map((x) => x.listeners).join(", ")}; ${rp.items} items shown`,
-  );
-  for (const collapsed of [true, false]) {
-    const r = await typingBench(browser, collapsed);
     console.log(
-      `typing with a 1 MB paste ${collapsed ? "(collapsed to a token, the normal path)" : "(1 MB in the text box, worst case)"}: ` +
-        `keydown→frame p50 ${fmt(pct(r.keys, 50))} ms, p95 ${fmt(pct(r.keys, 95))} ms, max ${fmt(Math.max(...r.keys))} ms over ${r.keys.length} keys; ` +
-        `long tasks ${r.long.length}${r.long.length ? ` (max ${fmt(Math.max(...r.long))} ms)` : ""}; box holds ${r.len} chars`,
+      `  heap after GC: empty ${fmt(rp.base.heapMB)} MB; after each opening ${rp.runs.map((x) => fmt(x.heapMB)).join(", ")} MB; ` +
+        `DOM nodes ${rp.runs.map((x) => x.nodes).join(", ")}; listeners ${rp.runs.map((x) => x.listeners).join(", ")}; ${rp.items} items shown`,
     );
+    for (const collapsed of [true, false]) {
+      const r = await typingBench(browser, collapsed);
+      console.log(
+        `typing with a 1 MB paste ${collapsed ? "(collapsed to a token, the normal path)" : "(1 MB in the text box, worst case)"}: ` +
+          `keydown→frame p50 ${fmt(pct(r.keys, 50))} ms, p95 ${fmt(pct(r.keys, 95))} ms, max ${fmt(Math.max(...r.keys))} ms over ${r.keys.length} keys; ` +
+          `long tasks ${r.long.length}${r.long.length ? ` (max ${fmt(Math.max(...r.long))} ms)` : ""}; box holds ${r.len} chars`,
+      );
+    }
+  } finally {
+    await browser.close();
   }
-} finally {
-  await browser.close();
+  const load1 = loadavg();
+  console.log(`load average after: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
 }
-const load1 = loadavg();
-console.log(`load average after: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -138,6 +138,9 @@ test("streamed markdown in random pieces ends the same as rendered whole; fences
     await send(page, ev(...pieces.slice(i, i + 50).map((text) => ({ type: "textDelta", text }))));
   }
   await send(page, ev({ type: "assistantMessage", text: md, toolCalls: [] }), ev({ type: "assistantMessage", text: md, toolCalls: [] }));
+  // The second one was not streamed: plain text until it comes near the screen.
+  await page.locator(".answer").nth(1).scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelectorAll(".answer.lazy").length === 0);
   const [streamed, whole] = await page.locator(".answer").evaluateAll((els) => els.map((e) => e.textContent.replace(/\s+/g, " ").trim()));
   assert.equal(streamed, whole);
   const counts = await page.locator(".answer").evaluateAll((els) => els.map((e) => [e.querySelectorAll("pre").length, e.querySelectorAll("table").length, e.querySelectorAll("ol").length]));
@@ -510,6 +513,21 @@ test("replay: batches rebuild the transcript; a new replay replaces the old one"
   await send(page, { type: "clear" });
   assert.equal(await page.locator(".transcript > *").count(), 0);
   assert.equal(await page.locator(".empty").isVisible(), true);
+});
+
+test("a replayed answer far above the screen stays plain text until scrolled to", async (ctx) => {
+  const { page } = await open(ctx);
+  const answer = (i) => `Answer ${i} with **bold**\n\n` + "- a line of a long list\n".repeat(100);
+  const events = Array.from({ length: 20 }, (_, i) => ({ type: "assistantMessage", text: answer(i), toolCalls: [] }));
+  await send(page, { type: "replay", replayId: 1, taskId: T, events, last: true });
+  await page.waitForFunction(() => document.querySelector(".answer:last-child strong")?.textContent === "bold");
+  assert.equal(await page.locator(".answer").first().evaluate((e) => e.classList.contains("lazy")), true);
+  assert.match(await page.locator(".answer").first().textContent(), /^Answer 0 with \*\*bold\*\*/);
+  // The user scrolls up with the wheel (a scroll by script would not unstick the view).
+  await page.locator(".scroller").hover();
+  for (let i = 0; i < 20 && (await page.locator(".scroller").evaluate((e) => e.scrollTop)) > 0; i++) await page.mouse.wheel(0, -5000);
+  await page.waitForFunction(() => !document.querySelector(".answer").classList.contains("lazy"));
+  assert.equal(await page.locator(".answer").first().locator("strong").innerText(), "bold");
 });
 
 test("team mode: subagents nest their events and can be stopped", async (ctx) => {
