@@ -18,15 +18,15 @@ import type {
   AgentEvent,
   AgentSummary,
   AskUserParams,
+  ChatMode,
   ImageInput,
   ModelInfo,
   RequestApprovalParams,
 } from "./protocol";
 
-export type { AgentEvent, AgentSummary, AskUserParams, ImageInput, ModelInfo, RequestApprovalParams };
+export type { AgentEvent, AgentSummary, AskUserParams, ChatMode, ImageInput, ModelInfo, RequestApprovalParams };
 
-/** protocol.md agent/run chatMode. */
-export type ChatMode = "ask" | "plan" | "agent" | "team";
+/** Every ChatMode (protocol.md agent/run chatMode), in the order the switcher shows them. */
 export const CHAT_MODES: readonly ChatMode[] = ["ask", "plan", "agent", "team"];
 
 /**
