@@ -15,10 +15,13 @@ import (
 // root) and publishes a new snapshot (protocol.md, workspace/filesChanged).
 // A deleted path leaves the index, with everything below it when it was a
 // folder; a path that is now excluded leaves it; a new or changed file is
-// read again; a new folder is walked. A changed ignore file reloads its
-// folder's rules and drops indexed files below it that they now exclude
-// (files they stop excluding come back with the next Refresh). Paths
-// outside the root are ignored. The root itself rescans everything.
+// read again; a new folder is walked. A changed ignore file or build
+// manifest reloads its folder's rules: what they now exclude below it
+// leaves (the topmost excluded folder skipped once), what they stop
+// excluding is walked, so the index and its skipped counts are those of a
+// cold open of the tree. A path that leads outside the root through a
+// symbolic link is skipped at that link (outsideRoot, once), nothing read
+// there. The root itself rescans everything.
 func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -58,6 +61,12 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		delete(sc.files, rel)
 		delete(sc.skipped, rel)
 		sc.forgetBelow(rel)
+		// The link that leaves the root (rel, or a folder above it) is an
+		// entry of a folder inside: classified below as a cold open does
+		// (once, as outsideRoot), with nothing below it.
+		if link := w.linkOut(rel); link != "" {
+			rels = append(rels, link)
+		}
 	}
 
 	// Rules first: reload the ignore files and manifests of touched folders.
@@ -66,10 +75,14 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		dir, name := splitRel(rel)
 		if isIgnoreFile(name) || isOutputManifest(name) {
 			sc.reloadDir(dir)
-			if isIgnoreFile(name) {
-				ruleDirs = append(ruleDirs, dir)
-			}
+			ruleDirs = append(ruleDirs, dir)
 		}
+	}
+	// What the new rules exclude below those folders leaves the index,
+	// counted as a cold open counts it; what they stop excluding is
+	// looked at again with the changed paths.
+	for _, dir := range ruleDirs {
+		rels = append(rels, sc.reexclude(dir)...)
 	}
 	for _, rel := range rels {
 		dir, name := splitRel(rel)
@@ -110,6 +123,12 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		abs := w.abs(rel)
 		sc.entry(rel, filepath.Dir(abs), abs, fi.Name(), fi.Mode().Type(), 0, nil)
 	}
+	// A link to a folder that entry queued is followed (walked when it
+	// stays inside the root, else skipped as outsideRoot).
+	if err := sc.walk(); err != nil {
+		git.wait(ctx, nil)
+		return Summary{}, err
+	}
 	sc.flush()
 	if err := sc.g.Wait(); err != nil {
 		git.wait(ctx, nil)
@@ -129,15 +148,6 @@ func (w *Workspace) FilesChanged(ctx context.Context, paths []string) (Summary, 
 		}
 	}
 	sc.putBatches()
-	// Files below a folder whose ignore rules changed may now be excluded.
-	for _, dir := range ruleDirs {
-		for rel := range sc.files {
-			if (dir == "" || strings.HasPrefix(rel, dir+"/")) && sc.rules.excluded(rel, false) {
-				delete(sc.files, rel)
-				sc.skipped[rel] = skipEntry{reason: skipExcludedFile}
-			}
-		}
-	}
 	// Listings are checked against each folder's lstat when reused, so
 	// the previous ones stay valid here.
 	s := &Snapshot{
@@ -181,6 +191,100 @@ func (sc *scanner) reloadDir(dir string) {
 	saved := sc.instr
 	sc.loadIgnores(dirJob{rel: dir, abs: sc.w.abs(dir)}, sc.compactEntries(entries))
 	sc.instr = saved
+}
+
+// reexclude brings the entries below dir, whose ignore rules or manifest
+// changed, to what a cold open of the tree holds under the new rules: an
+// indexed file or skipped entry inside a folder they now exclude leaves,
+// and the topmost such folder is skipped once (excluded); a file they now
+// exclude is skipped as excluded. It returns the skipped entries whose
+// exclusion the rules changed the other way, or whose own exclusion they
+// changed (a folder no longer excluded, a binary file now excluded): the
+// caller classifies them again like changed paths.
+func (sc *scanner) reexclude(dir string) []string {
+	start := 0
+	if dir != "" {
+		start = len(dir) + 1
+	}
+	under := func(rel string) bool { return dir == "" || strings.HasPrefix(rel, dir+"/") }
+	// excludedAbove is the topmost folder between dir and rel that the
+	// rules exclude, or "".
+	excludedAbove := func(rel string) string {
+		for i := start; i < len(rel); i++ {
+			if rel[i] == '/' && sc.rules.excludedSelf(rel[:i], true) {
+				return rel[:i]
+			}
+		}
+		return ""
+	}
+	var files, skipped []string
+	for rel := range sc.files {
+		if under(rel) {
+			files = append(files, rel)
+		}
+	}
+	for rel := range sc.skipped {
+		if under(rel) {
+			skipped = append(skipped, rel)
+		}
+	}
+	for _, rel := range files {
+		if top := excludedAbove(rel); top != "" {
+			delete(sc.files, rel)
+			sc.skipped[top] = skipEntry{reason: skipExcludedDir}
+		} else if sc.rules.excludedSelf(rel, false) {
+			delete(sc.files, rel)
+			sc.skipped[rel] = skipEntry{reason: skipExcludedFile}
+		}
+	}
+	var again []string
+	for _, rel := range skipped {
+		e, ok := sc.skipped[rel]
+		if !ok {
+			continue
+		}
+		if top := excludedAbove(rel); top != "" {
+			if top != rel {
+				delete(sc.skipped, rel)
+				sc.skipped[top] = skipEntry{reason: skipExcludedDir}
+			}
+			continue
+		}
+		was := e.reason == skipExcludedFile || e.reason == skipExcludedDir
+		isDir := e.reason == skipExcludedDir
+		if !isDir && e.reason != skipExcludedFile && e.reason != skipBinary && e.reason != skipTooLarge {
+			fi, err := os.Stat(sc.w.abs(rel)) // a link's target decides, as in entry
+			isDir = err == nil && fi.IsDir()
+		}
+		if sc.rules.excludedSelf(rel, isDir) != was {
+			again = append(again, rel)
+		}
+	}
+	return again
+}
+
+// linkOut is the symbolic link that takes rel (root-relative) outside the
+// root: rel itself or a folder above it, the first such link from the
+// root down; "" when there is none (or a part of rel is missing).
+func (w *Workspace) linkOut(rel string) string {
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) && rel[i] != '/' {
+			continue
+		}
+		p := rel[:i]
+		fi, err := os.Lstat(w.abs(p))
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(w.abs(p))
+		if err != nil || !within(w.root, target) {
+			return p
+		}
+	}
+	return ""
 }
 
 // forgetBelow drops every entry below the folder rel.

@@ -23,15 +23,18 @@ var builtinDirs = []string{
 	".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
 	".next", ".nuxt", ".svelte-kit", ".angular", ".parcel-cache", ".turbo",
 	".gradle", ".idea", ".vs", ".terraform", ".dart_tool",
-	"coverage", ".nyc_output", ".cache",
+	".nyc_output", ".cache",
 }
 
-// outputDirs are build output folder names. Unlike builtinDirs they are
-// excluded only when their parent folder holds a build manifest that writes
-// them (package.json, Cargo.toml, pom.xml, build.gradle, pyproject.toml,
-// setup.py, CMakeLists.txt, *.csproj...): a Go package such as go/build in
-// Go's own source tree keeps its files.
-var outputDirs = []string{"target", "dist", "build", "out"}
+// outputDirs are build and test output folder names. Unlike builtinDirs
+// they are excluded only when their parent folder holds a build manifest
+// whose tools write them (package.json, Cargo.toml, pom.xml, build.gradle,
+// pyproject.toml, setup.py, CMakeLists.txt, *.csproj, a Gemfile,
+// composer.json...): a Go package such as go/build, internal/coverage or
+// runtime/coverage in Go's own source tree keeps its files. coverage/ is
+// where jest, nyc and c8 (package.json), pytest-cov (pyproject.toml),
+// SimpleCov (Gemfile) and PHPUnit (composer.json) write their reports.
+var outputDirs = []string{"target", "dist", "build", "out", "coverage"}
 
 // builtinFiles are globs on base names of generated files excluded at any
 // depth.
@@ -44,7 +47,7 @@ var builtinFileRules = ignore.Parse([]byte(strings.Join(builtinFiles, "\n")), ""
 var outputManifests = map[string]bool{
 	"package.json": true, "Cargo.toml": true, "pom.xml": true, "build.gradle": true,
 	"build.gradle.kts": true, "pyproject.toml": true, "setup.py": true, "CMakeLists.txt": true,
-	"build.sbt": true, "mix.exs": true, "pubspec.yaml": true,
+	"build.sbt": true, "mix.exs": true, "pubspec.yaml": true, "Gemfile": true, "composer.json": true,
 }
 
 // isOutputManifest reports whether name marks its folder as a build root
@@ -62,8 +65,8 @@ func isIgnoreFile(name string) bool {
 
 // BuiltinExcludes lists the built-in excludes as reported in
 // Summary.Excludes: folders with a trailing "/" (the output folders target/,
-// dist/, build/ and out/ among them, though those apply only next to a build
-// manifest), then file globs.
+// dist/, build/, out/ and coverage/ among them, though those apply only next
+// to a build manifest), then file globs.
 func BuiltinExcludes() []string {
 	out := make([]string, 0, len(builtinDirs)+len(outputDirs)+len(builtinFiles))
 	for _, d := range builtinDirs {

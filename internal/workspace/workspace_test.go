@@ -1038,6 +1038,9 @@ func TestGoSourceSanity(t *testing.T) {
 	if _, ok := s.File("cmd/vendor/modules.txt"); !ok {
 		t.Errorf("vendor not indexed")
 	}
+	if _, ok := s.File("internal/coverage/defs.go"); !ok {
+		t.Errorf("internal/coverage not indexed")
+	}
 	st := w.Summary().Stats
 	t.Logf("GOROOT/src: %+v, kinds %v", st, w.Summary().Project.Kinds)
 }
@@ -1508,5 +1511,154 @@ func TestSavedGitLinksAndNestedRepos(t *testing.T) {
 	}
 	if g := s.Project.Git; g == nil || g.Dirty != 1 {
 		t.Errorf("refresh after a commit in the nested repository: git = %+v, want dirty 1", g)
+	}
+}
+
+// TestCoverageOnlyNextToAManifest: a folder named coverage is output only
+// next to a manifest whose tools write it (jest/nyc/c8 by package.json,
+// pytest-cov by pyproject.toml, SimpleCov by a Gemfile, PHPUnit by
+// composer.json), as target/, dist/, build/ and out/ are; elsewhere it is
+// source, as Go's internal/coverage and runtime/coverage are.
+func TestCoverageOnlyNextToAManifest(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"go.mod":                        "module m\n",
+		"internal/coverage/cfile/cf.go": "package cfile",
+		"runtime/coverage/coverage.go":  "package coverage",
+		"coverage/top.go":               "package coverage", // go.mod writes no coverage folder
+		"web/package.json":              `{"name":"web"}`,
+		"web/coverage/lcov.info":        "TN:",
+		"web/src/coverage/report.ts":    "export const r = 1",
+		"py/pyproject.toml":             "[project]\nname = \"p\"\n",
+		"py/coverage/index.html":        "<html></html>",
+		"rb/Gemfile":                    "source \"https://rubygems.org\"\n",
+		"rb/coverage/.last_run.json":    "{}",
+		"php/composer.json":             "{}",
+		"php/coverage/index.html":       "<html></html>",
+	})
+	w := open(t, root, nil)
+	s := w.Snapshot()
+	for _, rel := range []string{"internal/coverage/cfile/cf.go", "runtime/coverage/coverage.go", "coverage/top.go", "web/src/coverage/report.ts"} {
+		if _, ok := s.File(rel); !ok {
+			t.Errorf("%s not indexed: a coverage folder without a manifest beside it is source", rel)
+		}
+	}
+	for _, rel := range []string{"web/coverage", "py/coverage", "rb/coverage", "php/coverage"} {
+		if !s.Excluded(rel, true) {
+			t.Errorf("%s not excluded: its manifest's tools write it", rel)
+		}
+	}
+	if st := w.Summary().Stats; st.Skipped.Excluded != 4 {
+		t.Errorf("skipped.excluded = %d, want the 4 coverage folders next to a manifest", st.Skipped.Excluded)
+	}
+}
+
+// skippedOf is a snapshot's files and skipped counts without timings, for
+// comparing an updated snapshot with a cold open of the same tree.
+func skippedOf(w *Workspace) string {
+	st := w.Summary().Stats
+	return fmt.Sprintf("files %v, stats files %d indexed %d skipped %+v", w.Snapshot().Files(), st.Files, st.IndexedFiles, st.Skipped)
+}
+
+// TestFilesChangedNowIgnoredFolderCountsOnce: a .gitignore that now
+// excludes a folder, reported by filesChanged (the ignore file alone, or
+// with the folder), leaves the index and the skipped counts as a cold open
+// of the same tree has them: the folder counted once as excluded, nothing
+// below it (its files, a binary one among them) counted at all.
+func TestFilesChangedNowIgnoredFolderCountsOnce(t *testing.T) {
+	for _, paths := range [][]string{{".gitignore"}, {".gitignore", "gen"}, {"gen", ".gitignore"}, {"sub/.gitignore"}} {
+		t.Run(strings.Join(paths, "+"), func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, map[string]string{
+				"main.go": "package main", "gen/a.go": "package gen", "gen/b.go": "package gen", "gen/deep/c.go": "package deep",
+				"gen/blob.bin": "\x00\x01", "sub/gen/d.go": "package gen", "sub/keep.go": "package sub", "sub/x.log": "x",
+			})
+			w := open(t, root, nil)
+			ignore := map[string]string{".gitignore": "gen/\n*.log\n"}
+			if paths[0] == "sub/.gitignore" {
+				ignore = map[string]string{"sub/.gitignore": "gen/\n*.log\n"}
+			}
+			write(t, root, ignore)
+			if _, err := w.FilesChanged(context.Background(), paths); err != nil {
+				t.Fatal(err)
+			}
+			cold := open(t, root, nil)
+			if got, want := skippedOf(w), skippedOf(cold); got != want {
+				t.Errorf("after filesChanged %v:\n %s\nwant (cold open):\n %s", paths, got, want)
+			}
+			// The rule taken back: the folder and its files come back
+			// with the filesChanged of the ignore file, as cold.
+			for name := range ignore {
+				write(t, root, map[string]string{name: "*.log\n"})
+				if _, err := w.FilesChanged(context.Background(), []string{name}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cold = open(t, root, nil)
+			if got, want := skippedOf(w), skippedOf(cold); got != want {
+				t.Errorf("after the rule was taken back:\n %s\nwant (cold open):\n %s", got, want)
+			}
+			if _, ok := w.Snapshot().File("gen/deep/c.go"); paths[0] == ".gitignore" && !ok {
+				t.Errorf("gen/deep/c.go did not come back")
+			}
+		})
+	}
+}
+
+// TestFilesChangedNewManifestExcludesOutput: a manifest that appears next
+// to dist/ and coverage/ (filesChanged of the manifest) makes them output,
+// each counted once, as a cold open counts them; removed, they are source
+// again.
+func TestFilesChangedNewManifestExcludesOutput(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"web/dist/app.js": "x", "web/coverage/lcov.info": "TN:", "web/coverage/html/i.html": "x", "web/src/a.ts": "x"})
+	w := open(t, root, nil)
+	write(t, root, map[string]string{"web/package.json": "{}"})
+	if _, err := w.FilesChanged(context.Background(), []string{"web/package.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := skippedOf(w), skippedOf(open(t, root, nil)); got != want {
+		t.Errorf("after the manifest appeared:\n %s\nwant (cold open):\n %s", got, want)
+	}
+	if n := w.Summary().Stats.Skipped.Excluded; n != 2 {
+		t.Errorf("excluded %d, want dist/ and coverage/", n)
+	}
+	os.Remove(filepath.Join(root, "web/package.json"))
+	if _, err := w.FilesChanged(context.Background(), []string{"web/package.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := skippedOf(w), skippedOf(open(t, root, nil)); got != want {
+		t.Errorf("after the manifest went:\n %s\nwant (cold open):\n %s", got, want)
+	}
+}
+
+// TestFilesChangedFolderBecameOutsideLink: a folder replaced by a symbolic
+// link to a folder outside the root, reported by filesChanged (the link,
+// or a path below it), is skipped once as outsideRoot, as a cold open of
+// the same tree counts it.
+func TestFilesChangedFolderBecameOutsideLink(t *testing.T) {
+	for _, changed := range []string{"d", "d/p.go"} {
+		t.Run(changed, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			write(t, root, map[string]string{"main.go": "package main", "d/p.go": "package main", "d/q.go": "package main"})
+			write(t, outside, map[string]string{"o.go": "package o"})
+			w := open(t, root, nil)
+			if err := os.RemoveAll(filepath.Join(root, "d")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(root, "d")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.FilesChanged(context.Background(), []string{changed}); err != nil {
+				t.Fatal(err)
+			}
+			cold := open(t, root, nil)
+			if got, want := skippedOf(w), skippedOf(cold); got != want {
+				t.Errorf("after filesChanged [%s]:\n %s\nwant (cold open):\n %s", changed, got, want)
+			}
+			if n := cold.Summary().Stats.Skipped.OutsideRoot; n != 1 {
+				t.Errorf("cold open: outsideRoot %d, want 1", n)
+			}
+		})
 	}
 }
