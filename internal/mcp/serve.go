@@ -48,7 +48,8 @@ type ServeOptions struct {
 
 // Serve runs the task-x MCP server over newline-delimited JSON on in/out
 // (the MCP stdio transport, lines up to MaxLineBytes) until the client
-// disconnects or ctx ends. Each registry tool is offered with its own name,
+// disconnects or ctx ends; when the input ends, the replies to requests
+// still open are written first (DrainTimeout at most). Each registry tool is offered with its own name,
 // description and input schema; a tool failure is a result with isError and
 // the failure's message. A background run_command call is waited for and
 // its final output returned. The approve tool takes {tool_name, input,
@@ -88,6 +89,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 		Description: "Permission prompt: asks the task-x user whether a tool call may run.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"tool_name":{"type":"string"},"input":{"type":"object"},"tool_use_id":{"type":"string"}},"required":["tool_name","input"]}`),
 	}, approveHandler(&o))
+	// The end of the input waits for the replies still open (DrainTimeout).
+	in, out = draining(ctx, in, out, DrainTimeout)
 	return srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxLineBytes + 1})
 }
 

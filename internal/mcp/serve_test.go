@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -208,4 +209,91 @@ func TestServeForwardsTools(t *testing.T) {
 		t.Errorf("a call with a wrong token reached the parent: %+v", got)
 	}
 	mu.Unlock()
+}
+
+// lockedBuffer is an io.Writer safe for Serve's concurrent replies.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeRepliesBeforeStdinCloses: a client that writes initialize,
+// notifications/initialized, tools/list and a tools/call and closes stdin
+// at once gets every reply before Serve returns (as the runtime does on
+// stdin close: up to 5 s for open replies, then exit). A request the
+// client cancelled is not waited for.
+func TestServeRepliesBeforeStdinCloses(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello from a\n"), 0o644)
+	reg := tool.NewRegistry(builtin.New(nil)...)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`,
+	}, "\n") + "\n"
+	var out lockedBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := Serve(ctx, strings.NewReader(in), &out, &ServeOptions{Registry: reg, Env: tool.NewEnv(root, fixedIndex{[]string{"a.txt"}}, true, "")}); err != nil && !errors.Is(err, io.EOF) {
+		t.Logf("Serve: %v", err)
+	}
+	replies := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && len(m.ID) > 0 {
+			replies[string(m.ID)] = line
+		}
+	}
+	if len(replies) != 3 || !strings.Contains(replies["2"], `"read_file"`) || !strings.Contains(replies[`"three"`], "hello from a") {
+		t.Fatalf("replies after stdin closed: %d of 3\n%s", len(replies), out.String())
+	}
+}
+
+// TestReplyTracker: requests open by id (1 and "1" are two), replies and
+// notifications/cancelled close them, batches count each message, and a
+// notification opens nothing.
+func TestReplyTracker(t *testing.T) {
+	tr := newReplyTracker()
+	idle := func() bool {
+		select {
+		case <-tr.idle:
+			return true
+		default:
+			return false
+		}
+	}
+	tr.read([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if !idle() {
+		t.Fatal("a notification opened a request")
+	}
+	tr.read([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	tr.read([]byte(`{"jsonrpc":"2.0","id":"1","method":"tools/list"}`))
+	tr.read([]byte(`[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"ping"}]`))
+	tr.wrote([]byte(`{"jsonrpc":"2.0","id":"1","result":{}}`))
+	tr.wrote([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`))
+	tr.wrote([]byte(`[{"jsonrpc":"2.0","id":7,"result":{}}]`))
+	tr.read([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`))
+	if idle() || len(tr.open) != 1 || tr.open["1"] != 1 {
+		t.Fatalf("open %v, want only the id 1", tr.open)
+	}
+	tr.wrote([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}`))
+	if !idle() {
+		t.Fatalf("open %v after every reply", tr.open)
+	}
+	tr.wait(context.Background(), time.Hour) // returns at once when idle
 }
