@@ -614,8 +614,11 @@ type ApplyResult struct {
 // ways (the file at Start, the worktree's, the main tree's as it is now):
 // a main file still as at Start takes the worktree's, one that already
 // matches is left alone, others are merged with `git merge-file`. A file
-// that does not merge cleanly (or is binary, a symlink, a submodule) is a
-// conflict: nothing is written and the worktree is kept. A worktree with
+// that does not merge cleanly (or is binary, a symlink, a submodule), or
+// whose place in the main tree cannot hold it (a symbolic link on the way,
+// to a folder outside the tree say; a file where it needs a folder; a
+// folder or link where it needs a file) is a conflict: nothing is written
+// and the worktree is kept. A worktree with
 // no change of its own applies as nothing to write (Applied, no
 // Operation). The worktree stays registered after a successful apply too
 // (Discard removes it).
@@ -732,9 +735,9 @@ func (m *Manager) merge(ctx context.Context, r *gitx.Repo, root *os.Root, w *Wor
 		}
 		theirs = []byte(s)
 	}
-	mine, exists, err := readFile(root, e.path)
-	if err != nil {
-		return nil, false, err
+	mine, exists, conflict, err := readFile(root, e.path)
+	if err != nil || conflict {
+		return nil, conflict, err
 	}
 	spec := &editlog.FileSpec{Path: e.path, Existed: exists, Before: mine}
 	if e.newMode == "100755" {
@@ -766,19 +769,39 @@ func (m *Manager) merge(ctx context.Context, r *gitx.Repo, root *os.Root, w *Wor
 	return spec, false, nil
 }
 
-func readFile(root *os.Root, rel string) ([]byte, bool, error) {
+// readFile reads the main tree's file rel (exists false when it is not
+// there: the change creates it, with its folders). conflict is true when
+// the tree cannot take a file at rel, as git would refuse to check it
+// out: a folder on the way is a symbolic link (to a folder outside the
+// tree, say: "beyond a symbolic link") or a file, or rel itself is not a
+// regular file. The caller answers that as a conflict naming rel, not as
+// an error.
+func readFile(root *os.Root, rel string) (b []byte, exists, conflict bool, err error) {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		fi, err := root.Lstat(filepath.FromSlash(strings.Join(parts[:i], "/")))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, false, nil
+		}
+		if err != nil {
+			return nil, false, false, err
+		}
+		if !fi.IsDir() {
+			return nil, false, true, nil
+		}
+	}
 	fi, err := root.Lstat(filepath.FromSlash(rel))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, false, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("worktree: %s in the working tree is not a regular file", rel)
+		return nil, false, true, nil
 	}
-	b, err := root.ReadFile(filepath.FromSlash(rel))
-	return b, err == nil, err
+	b, err = root.ReadFile(filepath.FromSlash(rel))
+	return b, err == nil, false, err
 }
 
 // mergeFile merges three texts with `git merge-file -p` (no repository:

@@ -384,3 +384,50 @@ func TestWorktreesNeverInsideTheWorkspace(t *testing.T) {
 		t.Fatalf("no repo: %v", err)
 	}
 }
+
+// TestApplyUnderOutsideLinkIsConflict: a candidate that writes under a
+// path the working tree cannot hold as a file inside the root (an
+// untracked symbolic link to a folder outside the tree, a file where the
+// change needs a folder, a folder where it needs a file) does not apply:
+// a conflict naming the path (applied false), nothing written (outside the
+// tree least of all), the worktree kept; not an internal error.
+func TestApplyUnderOutsideLinkIsConflict(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "a\n", "c.txt": "c\n"})
+	outside := t.TempDir()
+	m := open(t, root, t.TempDir())
+	w, err := m.Create(ctx, "w", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, w.Dir, "out/new.txt", "new\n")
+	write(t, w.Dir, "d/x.txt", "x\n")
+	write(t, w.Dir, "c.txt", "c2\n")
+	if _, err := m.Commit(ctx, "w", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, "d", "a file where the change has a folder\n")
+	os.Remove(filepath.Join(root, "c.txt"))
+	write(t, root, "c.txt/inner", "a folder where the change has a file\n")
+	log, _ := editlog.Open(root, "", nil)
+	res, err := m.Apply(ctx, "w", log, "")
+	if err != nil {
+		t.Fatalf("apply: %v, want a conflict", err)
+	}
+	want := "c.txt,d/x.txt,out/new.txt"
+	if res.Applied || res.Operation != nil || strings.Join(res.Conflicts, ",") != want || res.Error == nil || !strings.Contains(*res.Error, "out/new.txt") {
+		t.Fatalf("apply %+v (error %v), want conflicts %s", res, res.Error, want)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("written outside the tree: %v", ents)
+	}
+	if ops := log.List(); len(ops) != 0 {
+		t.Fatalf("operations %+v", ops)
+	}
+	if _, err := os.Stat(w.Dir); err != nil {
+		t.Fatal("worktree gone after a conflict")
+	}
+}
