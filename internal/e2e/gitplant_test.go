@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPlantedGitProgramsNotRunByRuntime: a sandboxed run_command plants an
@@ -85,5 +86,77 @@ echo planted`, outside)
 	cmd.Run()
 	if ents, _ := os.ReadDir(outside); len(ents) == 0 {
 		t.Error("a plain git status ran none of the planted programs: the attack did not take")
+	}
+}
+
+// TestNestedRepoFilterNotRunByRuntime is issue 32's escape, step by step
+// as a sandboxed command would do it (here the test does it directly): a
+// nested repository with `* filter=evil` in its .gitattributes and a clean
+// filter in its own .git/config that runs `id > OUTSIDE`, committed in
+// the workspace as a gitlink, then a file of it changed keeping its size.
+// git status without --ignore-submodules recurses into it and runs the
+// filter as the user. workspace/open, workspace/refresh and an open by a
+// new runtime on the same data folder (the saved index) must not; the
+// test's own plain git status at the end proves the plant works.
+func TestNestedRepoFilterNotRunByRuntime(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := gitRepo(t, map[string]string{"a.txt": "one\n"})
+	outside := filepath.Join(t.TempDir(), "OUTSIDE")
+	sub := filepath.Join(root, "sub")
+	os.MkdirAll(sub, 0o755)
+	gitCmd(t, sub, "init", "-q", ".")
+	os.WriteFile(filepath.Join(sub, ".gitattributes"), []byte("* filter=evil\n"), 0o644)
+	os.WriteFile(filepath.Join(sub, "f.txt"), []byte("hello\n"), 0o644)
+	gitCmd(t, sub, "add", "-A")
+	gitCmd(t, sub, "commit", "-qm", "sub")
+	gitCmd(t, sub, "config", "filter.evil.clean", fmt.Sprintf(`sh -c "id > %s"; cat`, outside))
+	gitCmd(t, root, "add", "sub")
+	gitCmd(t, root, "commit", "-qm", "gitlink")
+	touch := func(content string) {
+		// Same size, a new modification time: git must read the content.
+		p := filepath.Join(sub, "f.txt")
+		os.WriteFile(p, []byte(content), 0o644)
+		later := time.Now().Add(time.Minute)
+		os.Chtimes(p, later, later)
+	}
+	ran := func(when string) {
+		t.Helper()
+		if b, err := os.ReadFile(outside); err == nil {
+			t.Fatalf("%s: the runtime's git ran the nested repository's filter: OUTSIDE holds %q", when, b)
+		}
+	}
+	os.Remove(outside) // whatever the setup's own git did
+	touch("jello\n")
+	dataDir := t.TempDir()
+	p := start(t)
+	p.initialize(map[string]any{"dataDir": dataDir})
+	opened := p.mustCall("workspace/open", map[string]any{"root": root})
+	ran("workspace/open")
+	if !strings.Contains(string(opened), `"dirty":0`) {
+		t.Errorf("workspace/open: git state is not the workspace's own (clean): %s", opened)
+	}
+	touch("mello\n")
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("two\n"), 0o644)
+	refreshed := p.mustCall("workspace/refresh", nil)
+	ran("workspace/refresh")
+	if !strings.Contains(string(refreshed), `"dirty":1`) {
+		t.Errorf("workspace/refresh: want dirty 1 (a.txt): %s", refreshed)
+	}
+	p.stdin.Close()
+	p.wait(10 * time.Second)
+	// A new runtime on the same data folder opens the saved index.
+	touch("cello\n")
+	p2 := start(t)
+	p2.initialize(map[string]any{"dataDir": dataDir})
+	p2.mustCall("workspace/open", map[string]any{"root": root})
+	ran("workspace/open after a restart")
+	// Control: a plain git status runs the filter.
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = root
+	cmd.Run()
+	if _, err := os.Stat(outside); err != nil {
+		t.Error("a plain git status did not run the planted filter: the attack did not take")
 	}
 }

@@ -19,7 +19,18 @@
 // or global config, and an environment of PATH, HOME, LC_ALL and the git
 // variables set here (no API key, no GIT_* of the runtime's environment).
 //
-// Design note: ../../docs/sandbox.md "The runtime's own git".
+// The rule (issue 32): no git the runtime runs reads configuration,
+// attributes or hooks from a repository a sandboxed command could write,
+// nor goes into one. A nested repository (a gitlink, a submodule) has a
+// config of its own that no snapshot covers, and git reads it as soon as
+// it goes in (status of a submodule, add -A): callers pass
+// --ignore-submodules=all to status, stage with StagePaths, and read
+// commits, trees and blobs with ObjectsCommand (no work tree, so no
+// .gitattributes). The matrix in escape_test.go holds every call site of
+// the runtime against every plant.
+//
+// Design note: ../../docs/sandbox.md "The runtime's own git" and "What
+// the runtime's own git may read, and why".
 package gitx
 
 import (
@@ -37,10 +48,23 @@ import (
 )
 
 // Overrides are the -c settings of every git the runtime runs: each one a
-// program or a hook the repository could otherwise choose.
+// program or a hook the repository could otherwise choose, a way into
+// another repository (submodules), or work git would start on its own
+// (automatic gc, which prunes .git/worktrees). They reach the git
+// commands git itself starts (GIT_CONFIG_PARAMETERS), and a -c setting
+// wins over every config file.
 var Overrides = []string{
 	"core.fsmonitor=false",
 	"core.hooksPath=/dev/null",
+	"core.attributesFile=/dev/null",
+	"submodule.recurse=false",
+	"status.submoduleSummary=false",
+	"diff.submodule=short",
+	"fetch.recurseSubmodules=false",
+	"protocol.allow=never",
+	"gc.auto=0",
+	"maintenance.auto=false",
+	"safe.bareRepository=explicit",
 	"core.sshCommand=false",
 	"core.pager=cat",
 	"core.editor=false",
@@ -71,6 +95,11 @@ func Env() []string {
 		"GIT_ASKPASS=false",
 		"SSH_ASKPASS=false",
 		"GIT_ATTR_NOSYSTEM=1",
+		// refs/replace would make git read another object than the one
+		// a commit names: a worktree would check out, and a patch show,
+		// what no commit holds.
+		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_NO_LAZY_FETCH=1",
 	}
 	for _, k := range []string{"PATH", "HOME"} {
 		if v, ok := os.LookupEnv(k); ok {
@@ -81,10 +110,19 @@ func Env() []string {
 }
 
 // Command returns git args run in dir with Overrides and Env, for git that
-// touches no repository's config (git init of a new folder, git --version).
-// For a command inside a repository use Open and Repo.Command: a repository's
-// own config is read here.
+// works on no repository (git merge-file of three files, git --version):
+// git looks for a repository in dir itself and no higher
+// (GIT_CEILING_DIRECTORIES), so a .git in a folder above dir is never
+// read. For a command inside a repository use Open and Repo.Command.
 func Command(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := command(ctx, dir, args...)
+	if parent := filepath.Dir(filepath.Clean(dir)); parent != filepath.Clean(dir) {
+		cmd.Env = append(cmd.Env, "GIT_CEILING_DIRECTORIES="+parent)
+	}
+	return cmd
+}
+
+func command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", withOverrides(args)...)
 	cmd.Dir = dir
 	cmd.Env = Env()
@@ -183,7 +221,16 @@ func (r *Repo) Run(ctx context.Context, args ...string) (string, error) {
 
 // RunInput is Run with stdin read from in (nil: no input).
 func (r *Repo) RunInput(ctx context.Context, in io.Reader, args ...string) (string, error) {
-	cmd := r.Command(ctx, args...)
+	return run(r.Command(ctx, args...), in, args)
+}
+
+// RunObjects runs git args on the repository's objects and refs alone
+// (ObjectsCommand): a diff of two commits, cat-file.
+func (r *Repo) RunObjects(ctx context.Context, args ...string) (string, error) {
+	return run(r.ObjectsCommand(ctx, args...), nil, args)
+}
+
+func run(cmd *exec.Cmd, in io.Reader, args []string) (string, error) {
 	cmd.Stdin = in
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
@@ -229,8 +276,13 @@ func readSmall(p string) ([]byte, error) {
 }
 
 // shared are the entries of the common folder the snapshot links to: data
-// git reads, never a program or a setting.
-var shared = []string{"objects", "refs", "packed-refs", "shallow", "worktrees", "logs"}
+// git reads, never a program or a setting. Not "worktrees": the snapshot
+// has an empty folder of its own there, so no git the runtime runs lists
+// (or prunes, or writes into) the repository's linked worktrees through
+// links a sandboxed command could have put there; `git worktree add`
+// makes the new worktree's git folder in the snapshot, and the caller
+// moves it into the repository (internal/worktree).
+var shared = []string{"objects", "refs", "packed-refs", "shallow", "logs"}
 
 func (r *Repo) snapshot() error {
 	snap, err := os.MkdirTemp("", "task-x-git-")
@@ -246,6 +298,9 @@ func (r *Repo) snapshot() error {
 		if err := os.Symlink(src, filepath.Join(snap, name)); err != nil {
 			return fmt.Errorf("gitx: snapshot: %w", err)
 		}
+	}
+	if err := os.Mkdir(filepath.Join(snap, "worktrees"), 0o700); err != nil {
+		return fmt.Errorf("gitx: snapshot: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(r.CommonDir, "info", "exclude")); err == nil {
 		if err := os.Mkdir(filepath.Join(snap, "info"), 0o700); err != nil {
@@ -268,10 +323,65 @@ func (r *Repo) snapshot() error {
 // Command returns git args for the repository: run in the work tree, with
 // Overrides and Env, git reading the snapshot's config (GIT_COMMON_DIR)
 // and the real git folder's HEAD and index (GIT_DIR).
+//
+// A command that compares the work tree with the index (status, diff
+// without --cached) must not look into a nested repository: a submodule,
+// or any folder with its own .git committed as a gitlink, is a repository
+// a sandboxed command wrote, and git runs `git status` there with that
+// repository's own config (filters, fsmonitor, includes). Pass
+// --ignore-submodules=all to status; do not use `git add -A`, `commit -a`
+// or `diff` against the work tree, which recurse whatever the config says
+// (see StagePaths for staging).
 func (r *Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := Command(ctx, r.WorkTree, args...)
+	cmd := command(ctx, r.WorkTree, args...)
 	cmd.Env = append(cmd.Env, "GIT_DIR="+r.GitDir, "GIT_COMMON_DIR="+r.snap, "GIT_WORK_TREE="+r.WorkTree)
 	return cmd
+}
+
+// ObjectsCommand returns git args for the repository without its work
+// tree: git runs in the snapshot with core.bare, so it reads no
+// .gitattributes (a work tree's, which a sandboxed command writes, could
+// make a patch show a file as binary, or hide its change, while the
+// change is applied) and no work tree file at all: attributes come from
+// the snapshot alone, which has none. For commands that read commits,
+// trees and blobs: diff of two commits, cat-file, rev-parse.
+func (r *Repo) ObjectsCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := command(ctx, r.snap, append([]string{"-c", "core.bare=true"}, args...)...)
+	cmd.Env = append(cmd.Env, "GIT_DIR="+r.GitDir, "GIT_COMMON_DIR="+r.snap)
+	return cmd
+}
+
+// StagePaths brings the index of the repository to the work tree's
+// content for everything `git status` reports (changed, deleted, new and
+// not ignored files), as `git add -A` would, without looking into a
+// nested repository: git add runs `git status` inside every gitlink whose
+// commit did not move, with that repository's config. A nested repository
+// stays as the index has it (a gitlink is never added, moved or removed
+// here). It returns the paths staged.
+func (r *Repo) StagePaths(ctx context.Context) ([]string, error) {
+	out, err := r.Run(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range strings.Split(out, "\x00") {
+		if len(rec) < 4 || rec[2] != ' ' {
+			continue
+		}
+		p := rec[3:]
+		if strings.HasSuffix(p, "/") {
+			continue // an untracked nested repository
+		}
+		paths = append(paths, p)
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	in := strings.Join(paths, "\x00") + "\x00"
+	if _, err := r.RunInput(ctx, strings.NewReader(in), "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err != nil {
+		return nil, err
+	}
+	return paths, nil
 }
 
 // Close removes the snapshot.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -178,5 +179,82 @@ func TestLinkedWorktree(t *testing.T) {
 	}
 	if m := pwned(t, marks); len(m) > 0 {
 		t.Fatalf("ran %v", m)
+	}
+}
+
+// TestStagePathsIsAddAllWithoutNestedRepos: StagePaths stages what
+// `git add -A` would (a change, a deletion, a new file, a file in a new
+// folder, a folder that became a file), leaves ignored files out, and
+// never goes into a nested repository: a gitlink whose work tree changed
+// and an untracked repository stay as they were, and the nested
+// repository's clean filter does not run (git add -A runs it).
+func TestStagePathsIsAddAllWithoutNestedRepos(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, marks := t.TempDir(), t.TempDir()
+	w := func(rel, content string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755)
+		os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644)
+	}
+	git(t, root, "init", "-q", ".")
+	w("a.txt", "a\n")
+	w("gone.txt", "g\n")
+	w("d/x.txt", "x\n")
+	w(".gitignore", "*.log\n")
+	git(t, root, "add", "-A")
+	nest := filepath.Join(root, "nest")
+	os.MkdirAll(nest, 0o755)
+	git(t, nest, "init", "-q", ".")
+	w("nest/.gitattributes", "* filter=evil\n")
+	w("nest/f.txt", "hello\n")
+	git(t, nest, "add", "-A")
+	git(t, nest, "commit", "-qm", "n")
+	git(t, root, "add", "nest")
+	git(t, root, "commit", "-qm", "init")
+	git(t, nest, "config", "filter.evil.clean", "touch "+filepath.Join(marks, "PWNED-clean")+"; cat")
+	other := filepath.Join(root, "other")
+	os.MkdirAll(other, 0o755)
+	git(t, other, "init", "-q", ".")
+	git(t, other, "commit", "-q", "--allow-empty", "-m", "o")
+
+	w("a.txt", "A\n")
+	os.Remove(filepath.Join(root, "gone.txt"))
+	w("new.txt", "n\n")
+	w("sub/deep.txt", "s\n")
+	w("debug.log", "l\n")
+	os.RemoveAll(filepath.Join(root, "d"))
+	w("d", "now a file\n")
+	w("nest/f.txt", "jello\n")
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(filepath.Join(nest, "f.txt"), later, later)
+
+	r, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	if _, err := r.StagePaths(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m := pwned(t, marks); len(m) > 0 {
+		t.Fatalf("StagePaths ran the nested repository's filter: %v", m)
+	}
+	out, err := r.Run(ctx, "diff", "--cached", "--name-status", "--no-renames")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "M\ta.txt\nA\td\nD\td/x.txt\nD\tgone.txt\nA\tnew.txt\nA\tsub/deep.txt\n"
+	if out != want {
+		t.Errorf("staged:\n%s\nwant:\n%s", out, want)
+	}
+	// Control: git add -A runs the planted filter.
+	cmd := exec.Command("git", "add", "-A")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	cmd.Run()
+	if len(pwned(t, marks)) == 0 {
+		t.Error("git add -A did not run the nested repository's filter: the test proves nothing")
 	}
 }

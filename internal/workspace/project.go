@@ -46,7 +46,10 @@ type LanguageCount struct {
 
 // GitInfo is the repository state: Branch ("" when detached), Head (short
 // commit id, "" before the first commit), Dirty (number of changed or
-// untracked paths in `git status --porcelain`).
+// untracked paths in `git status --porcelain --ignore-submodules=all`:
+// the repository's own paths; a nested repository, submodule or gitlink,
+// is never looked into, so its changes and a moved or staged gitlink are
+// not counted).
 type GitInfo struct {
 	Branch string `json:"branch"`
 	Head   string `json:"head"`
@@ -475,7 +478,12 @@ func startGitCommands(ctx context.Context, root string, timeout time.Duration, l
 	}
 	branch := start("symbolic-ref", "--short", "-q", "HEAD")
 	head := start("rev-parse", "--short", "HEAD")
-	status := start("status", "--porcelain", "--untracked-files=normal")
+	// --ignore-submodules=all: git never looks into a nested repository
+	// (a submodule, or a folder with its own .git committed as a gitlink).
+	// A sandboxed command can write one, and git would run `git status`
+	// in it with that repository's own config: its filters, includes...
+	// (issue 32). So Dirty counts the repository's own paths only.
+	status := start("status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all")
 	go func() {
 		defer repo.Close()
 		defer cancel()

@@ -316,11 +316,6 @@ func (m *Manager) add(ctx context.Context, w *Worktree) error {
 	if err := os.MkdirAll(m.dir, 0o700); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	// git writes the admin folder under the snapshot's worktrees link;
-	// it must exist in the real common folder first.
-	if err := os.MkdirAll(filepath.Join(m.commonDir, "worktrees"), 0o755); err != nil {
-		return fmt.Errorf("worktree: %w", err)
-	}
 	m.gitMu.Lock()
 	defer m.gitMu.Unlock()
 	r, err := m.mainRepo()
@@ -331,8 +326,9 @@ func (m *Manager) add(ctx context.Context, w *Worktree) error {
 	if _, err := r.Run(ctx, "worktree", "add", "-q", "--no-track", "-b", w.Branch, "--", w.Dir, w.Base+"^{commit}"); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	// git names the admin folder in the new .git file, with the
-	// snapshot's path: point it at the real common folder.
+	// git made the admin folder in the snapshot's own worktrees folder
+	// and names it in the new .git file: move it into the real common
+	// folder and point the .git file there.
 	b, err := os.ReadFile(filepath.Join(w.Dir, ".git"))
 	if err != nil {
 		return fmt.Errorf("worktree: %w", err)
@@ -341,9 +337,14 @@ func (m *Manager) add(ctx context.Context, w *Worktree) error {
 	if !ok {
 		return errors.New("worktree: git wrote no gitdir file")
 	}
-	admin := filepath.Join(m.commonDir, "worktrees", filepath.Base(strings.TrimSpace(gd)))
-	if fi, err := os.Stat(admin); err != nil || !fi.IsDir() {
-		return fmt.Errorf("worktree: git's admin folder %s is missing", admin)
+	id := filepath.Base(strings.TrimSpace(gd))
+	src := filepath.Join(r.Snapshot(), "worktrees", id)
+	if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
+		return fmt.Errorf("worktree: git's admin folder %s is missing", src)
+	}
+	admin, err := installAdmin(m.commonDir, src, id)
+	if err != nil {
+		return fmt.Errorf("worktree: %w", err)
 	}
 	w.AdminDir = admin
 	if err := os.WriteFile(filepath.Join(w.Dir, ".git"), []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
@@ -394,21 +395,19 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 		return err
 	}
 	m.gitMu.Lock()
-	r, err := m.mainRepo()
-	if err == nil {
-		if _, statErr := os.Lstat(w.Dir); statErr == nil {
-			_, _ = r.Run(ctx, "worktree", "remove", "--force", "--force", "--", w.Dir)
-		}
-	}
-	// Whatever git left (a folder it does not know, a failed remove).
+	// The runtime removes the worktree itself, never with `git worktree
+	// remove` or `git worktree prune`: prune deletes every entry of
+	// .git/worktrees that has no gitdir file, through a link a sandboxed
+	// command may have put there (a folder of the user's emptied).
 	if inside(m.dir, w.Dir) && filepath.Clean(w.Dir) != filepath.Clean(m.dir) {
 		os.RemoveAll(w.Dir)
 	}
-	if w.AdminDir != "" && inside(filepath.Join(m.commonDir, "worktrees"), w.AdminDir) {
-		os.RemoveAll(w.AdminDir)
+	if w.AdminDir != "" {
+		if err := removeAdmin(m.commonDir, w.AdminDir); err != nil {
+			m.log.Warn("worktree: removing the git folder failed", "dir", w.AdminDir, "err", err)
+		}
 	}
-	if r != nil {
-		_, _ = r.Run(ctx, "worktree", "prune")
+	if r, err := m.mainRepo(); err == nil {
 		if _, err := r.Run(ctx, "rev-parse", "-q", "--verify", "refs/heads/"+w.Branch); err == nil {
 			if _, err := r.Run(ctx, "branch", "-D", "-q", "--", w.Branch); err != nil {
 				m.log.Warn("worktree: deleting the branch failed", "branch", w.Branch, "err", err)
@@ -421,6 +420,96 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 		delete(reg, name)
 		return nil
 	})
+}
+
+// installAdmin copies the git folder git made for a new worktree in the
+// snapshot (src) to commonDir/worktrees/NAME and returns its path. It
+// writes through an os.Root of commonDir, so a link on the way
+// (.git/worktrees made a link to a folder of the user's by a sandboxed
+// command) is refused instead of followed, and it never writes into an
+// entry that exists: NAME is id, or id with a number when id is taken.
+func installAdmin(commonDir, src, id string) (string, error) {
+	root, err := os.OpenRoot(commonDir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if err := root.Mkdir("worktrees", 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	if fi, err := root.Lstat("worktrees"); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder", filepath.Join(commonDir, "worktrees"))
+	}
+	dst := ""
+	for i := 0; i < 100 && dst == ""; i++ {
+		n := id
+		if i > 0 {
+			n = id + strconv.Itoa(i)
+		}
+		err := root.Mkdir(filepath.Join("worktrees", n), 0o755)
+		switch {
+		case err == nil:
+			dst = filepath.Join("worktrees", n)
+		case !errors.Is(err, fs.ErrExist):
+			return "", err
+		}
+	}
+	if dst == "" {
+		return "", fmt.Errorf("no free name for %s in %s", id, filepath.Join(commonDir, "worktrees"))
+	}
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return root.Mkdir(target, 0o755)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			f, err := root.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(b); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}
+		return fmt.Errorf("%s: not a file or folder", p)
+	})
+	if err != nil {
+		root.RemoveAll(dst)
+		return "", err
+	}
+	return filepath.Join(commonDir, dst), nil
+}
+
+// removeAdmin removes a worktree's git folder, commonDir/worktrees/NAME,
+// within commonDir: a link on the way (.git/worktrees made a link to a
+// folder of the user's) is an error, not followed.
+func removeAdmin(commonDir, adminDir string) error {
+	rel, err := filepath.Rel(commonDir, adminDir)
+	if err != nil || filepath.Dir(rel) != "worktrees" {
+		return fmt.Errorf("%s is not a worktree folder of %s", adminDir, commonDir)
+	}
+	root, err := os.OpenRoot(commonDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if fi, err := root.Lstat("worktrees"); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder", filepath.Join(commonDir, "worktrees"))
+	}
+	return root.RemoveAll(rel)
 }
 
 // Stat is one file of a change: its path (repository-relative, "/"), and
@@ -478,20 +567,43 @@ func (m *Manager) Commit(ctx context.Context, name, message string) (Change, err
 var identity = []string{"-c", "user.name=task-x", "-c", "user.email=task-x@localhost", "-c", "commit.gpgSign=false"}
 
 func commitAll(ctx context.Context, r *gitx.Repo, message string) (string, error) {
-	if _, err := r.Run(ctx, "add", "-A", "--", "."); err != nil {
+	// Not `git add -A` and `git commit`: add looks into nested
+	// repositories (gitx.Repo.StagePaths), commit runs hooks and
+	// automatic gc. The plumbing below runs nothing but itself.
+	if _, err := r.StagePaths(ctx); err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
-	if _, err := r.Run(ctx, "diff", "--cached", "--quiet", "--no-ext-diff"); err != nil {
-		args := append(slices.Clone(identity), "commit", "-q", "--no-verify", "--no-edit", "-m", message)
-		if _, err := r.Run(ctx, args...); err != nil {
-			return "", fmt.Errorf("worktree: %w", err)
-		}
-	}
-	out, err := r.Run(ctx, "rev-parse", "HEAD")
+	out, err := r.Run(ctx, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
-	return strings.TrimSpace(out), nil
+	tree := strings.TrimSpace(out)
+	out, err = r.Run(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	head := strings.TrimSpace(out)
+	out, err = r.Run(ctx, "rev-parse", "-q", "--verify", head+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	if strings.TrimSpace(out) == tree {
+		return head, nil // nothing to commit
+	}
+	out, err = r.Run(ctx, append(slices.Clone(identity), "commit-tree", tree, "-p", head, "-m", message)...)
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	commit := strings.TrimSpace(out)
+	if _, err := r.Run(ctx, "update-ref", "-m", "task-x: "+firstLine(message), "HEAD", commit, head); err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	return commit, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }
 
 // Change returns the worktree's committed change (Start..Head).
@@ -508,14 +620,17 @@ func (m *Manager) Change(ctx context.Context, name string) (Change, error) {
 	return change(ctx, r, w.Start, w.Head)
 }
 
-var diffArgs = []string{"--no-ext-diff", "--no-textconv", "--no-color", "--no-renames"}
+// diffArgs are the flags of every diff of two commits (run with
+// RunObjects: no work tree, so no .gitattributes): no external diff, no
+// textconv, no colour, no rename detection, gitlinks as commit ids.
+var diffArgs = []string{"--no-ext-diff", "--no-textconv", "--no-color", "--no-renames", "--submodule=short"}
 
 func change(ctx context.Context, r *gitx.Repo, start, head string) (Change, error) {
 	c := Change{Start: start, Head: head, Files: []Stat{}}
 	if start == head {
 		return c, nil
 	}
-	out, err := r.Run(ctx, append(append([]string{"diff", "--numstat", "-z"}, diffArgs...), start, head, "--")...)
+	out, err := r.RunObjects(ctx, append(append([]string{"diff", "--numstat", "-z"}, diffArgs...), start, head, "--")...)
 	if err != nil {
 		return c, fmt.Errorf("worktree: %w", err)
 	}
@@ -538,7 +653,7 @@ func change(ctx context.Context, r *gitx.Repo, start, head string) (Change, erro
 		c.Removed += s.Removed
 		c.Files = append(c.Files, s)
 	}
-	patch, err := r.Run(ctx, append(append([]string{"diff"}, diffArgs...), start, head, "--")...)
+	patch, err := r.RunObjects(ctx, append(append([]string{"diff"}, diffArgs...), start, head, "--")...)
 	if err != nil {
 		return c, fmt.Errorf("worktree: %w", err)
 	}
@@ -570,7 +685,7 @@ func (m *Manager) Seed(ctx context.Context, name string, from []string) error {
 		if src.Start == src.Head {
 			continue
 		}
-		patch, err := r.Run(ctx, append(append([]string{"diff", "--binary", "--full-index"}, diffArgs...), src.Start, src.Head, "--")...)
+		patch, err := r.RunObjects(ctx, append(append([]string{"diff", "--binary", "--full-index"}, diffArgs...), src.Start, src.Head, "--")...)
 		if err != nil {
 			return fmt.Errorf("worktree: %w", err)
 		}
@@ -637,7 +752,7 @@ func (m *Manager) Apply(ctx context.Context, name string, log *editlog.Log, task
 		res.Applied = true // no change of its own: nothing to write
 		return res, nil
 	}
-	out, err := r.Run(ctx, append(append([]string{"diff", "--raw", "-z"}, diffArgs...), w.Start, w.Head, "--")...)
+	out, err := r.RunObjects(ctx, append(append([]string{"diff", "--raw", "-z"}, diffArgs...), w.Start, w.Head, "--")...)
 	if err != nil {
 		return res, fmt.Errorf("worktree: %w", err)
 	}
@@ -722,14 +837,14 @@ func (m *Manager) merge(ctx context.Context, r *gitx.Repo, root *os.Root, w *Wor
 	}
 	var base, theirs []byte
 	if e.oldMode != absent {
-		s, err := r.Run(ctx, "cat-file", "blob", w.Start+":"+e.path)
+		s, err := r.RunObjects(ctx, "cat-file", "blob", w.Start+":"+e.path)
 		if err != nil {
 			return nil, false, fmt.Errorf("worktree: %w", err)
 		}
 		base = []byte(s)
 	}
 	if e.newMode != absent {
-		s, err := r.Run(ctx, "cat-file", "blob", w.Head+":"+e.path)
+		s, err := r.RunObjects(ctx, "cat-file", "blob", w.Head+":"+e.path)
 		if err != nil {
 			return nil, false, fmt.Errorf("worktree: %w", err)
 		}

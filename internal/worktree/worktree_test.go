@@ -431,3 +431,51 @@ func TestApplyUnderOutsideLinkIsConflict(t *testing.T) {
 		t.Fatal("worktree gone after a conflict")
 	}
 }
+
+// TestCreateWritesNothingThroughALinkedWorktreesFolder: a sandboxed
+// command made .git/worktrees a link to a folder of the user's. git
+// worktree add, run on the repository's own folder, would write the new
+// worktree's git folder (HEAD, index, gitdir...) there, outside the
+// workspace; Create refuses instead, and the folder stays as it was. With
+// the link gone, Create works again.
+func TestCreateWritesNothingThroughALinkedWorktreesFolder(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "a\n"})
+	victim := t.TempDir()
+	write(t, victim, "keep.txt", "mine\n")
+	os.RemoveAll(filepath.Join(root, ".git", "worktrees"))
+	if err := os.Symlink(victim, filepath.Join(root, ".git", "worktrees")); err != nil {
+		t.Fatal(err)
+	}
+	m := open(t, root, t.TempDir())
+	if _, err := m.Create(ctx, "w1", nil); err == nil {
+		t.Error("Create through a linked .git/worktrees succeeded")
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 1 || ents[0].Name() != "keep.txt" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the linked folder changed: %v", names)
+	}
+	if ws, _ := m.List(); len(ws) != 0 {
+		t.Errorf("a failed Create left %d worktrees registered", len(ws))
+	}
+	os.Remove(filepath.Join(root, ".git", "worktrees"))
+	w, err := m.Create(ctx, "w2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.AdminDir != filepath.Join(root, ".git", "worktrees", "w2") || read(t, w.Dir, "a.txt") != "a\n" {
+		t.Errorf("worktree %+v", w)
+	}
+	if got := strings.TrimSpace(git(t, w.Dir, "rev-parse", "--git-dir")); got != w.AdminDir {
+		t.Errorf("the worktree's own git sees %s, want %s", got, w.AdminDir)
+	}
+	if err := m.Discard(ctx, "w2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(w.AdminDir); err == nil {
+		t.Error("Discard left the git folder")
+	}
+}
