@@ -1,14 +1,29 @@
 // task-x for VS Code: the extension host half. It spawns task-x-runtime and
-// speaks protocol.md to it (runtimeClient.ts), opens the workspace (workspace.ts),
-// sets up providers (providers.ts), and shows the chat (chatView.ts), the pending
-// changes (changes.ts) and the task history (tasksView.ts).
+// speaks protocol.md to it (runtimeClient.ts), opens the workspace
+// (workspace.ts), sets up providers (providers.ts), runs tasks
+// (taskService.ts), and shows the chat (chatView.ts), the pending changes
+// (changes.ts) and the task history (tasksView.ts).
 import * as vscode from 'vscode';
+import { ChangesView } from './changes';
+import { ChatViewProvider } from './chatView';
+import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
+import { Providers } from './providers';
 import { RuntimeClient } from './runtimeClient';
+import { TaskService } from './taskService';
+import { TasksView } from './tasksView';
 import { ContextTree, WorkspaceManager } from './workspace';
 
+/** What activate returns: the tests drive the extension through it, as a user would through the UI. */
 export interface TaskXApi {
   runtime: RuntimeClient;
   workspace: WorkspaceManager;
+  providers: Providers;
+  tasks: TaskService;
+  chat: ChatViewProvider;
+  changes: ChangesView;
+  history: TasksView;
+  output: vscode.OutputChannel;
+  /** Date.now() when activate began. */
   activatedAtMs: number;
 }
 
@@ -18,27 +33,84 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const started = Date.now();
   const output = vscode.window.createOutputChannel('task-x');
   context.subscriptions.push(output);
+  const log = (line: string) => output.appendLine(line);
   runtime = new RuntimeClient(context, output);
-  const workspace = new WorkspaceManager(runtime);
-  context.subscriptions.push(workspace);
+  const rt = runtime;
+  context.subscriptions.push(rt);
+  const workspace = new WorkspaceManager(rt);
+  const providers = new Providers(context.secrets, rt);
+  const tasks = new TaskService(rt, providers);
+  tasks.log = log;
+  const previews = new PreviewDocuments();
+  const changes = new ChangesView(rt, tasks, workspace, previews);
+  const chat = new ChatViewProvider(context, rt, tasks, providers, workspace, previews, (p) => changes.openDiff(p), log);
+  const history = new TasksView(rt, tasks, chat);
+  context.subscriptions.push(workspace, tasks, changes, chat, history);
   context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previews),
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.window.registerTreeDataProvider('taskX.changes', changes),
+    vscode.window.registerTreeDataProvider('taskX.tasks', history),
     vscode.window.registerTreeDataProvider('taskX.context', new ContextTree(workspace)),
-    vscode.commands.registerCommand('taskX.restartRuntime', () => runtime?.restart()),
+    ...changes.register(),
+    ...history.register(),
+    vscode.commands.registerCommand('taskX.newTask', async () => {
+      await vscode.commands.executeCommand('taskX.chat.focus');
+      chat.newTask();
+      chat.post({ type: 'focusInput' });
+    }),
+    vscode.commands.registerCommand('taskX.focusChat', () => vscode.commands.executeCommand('taskX.chat.focus')),
+    vscode.commands.registerCommand('taskX.addSelectionToChat', async () => {
+      const e = vscode.window.activeTextEditor;
+      const root = workspace.folder?.uri.fsPath;
+      if (!e || !root || e.selection.isEmpty) return;
+      const rel = vscode.workspace.asRelativePath(e.document.uri, false);
+      await vscode.commands.executeCommand('taskX.chat.focus');
+      chat.post({ type: 'insertMention', mention: { kind: 'selection', path: rel, startLine: e.selection.start.line + 1, endLine: e.selection.end.line + 1 } });
+    }),
+    vscode.commands.registerCommand('taskX.addProvider', () => providers.setupFlow()),
+    vscode.commands.registerCommand('taskX.testProvider', async () => {
+      const all = providers.list();
+      if (all.length === 0) return vscode.commands.executeCommand('taskX.addProvider');
+      const pick = all.length === 1 ? all[0] : (await vscode.window.showQuickPick(all.map((p) => ({ label: p.name, description: `${p.kind} · ${p.model}`, p })), { placeHolder: 'Test which provider?' }))?.p;
+      return pick ? providers.testAndReport(pick) : undefined;
+    }),
+    vscode.commands.registerCommand('taskX.selectProvider', async () => {
+      const pick = await vscode.window.showQuickPick(providers.list().map((p) => ({ label: p.name, description: `${p.kind} · ${p.model}`, name: p.name })), { placeHolder: 'Run tasks with which provider?' });
+      if (pick) await providers.setActive(pick.name);
+    }),
+    vscode.commands.registerCommand('taskX.removeProvider', async () => {
+      const pick = await vscode.window.showQuickPick(providers.list().map((p) => ({ label: p.name, description: `${p.kind} · ${p.model}`, name: p.name })), { placeHolder: 'Remove which provider (and its key)?' });
+      if (pick) await providers.remove(pick.name);
+    }),
+    vscode.commands.registerCommand('taskX.restartRuntime', () => rt.restart()),
     vscode.commands.registerCommand('taskX.showLog', () => output.show()),
     vscode.commands.registerCommand('taskX.showContext', () => vscode.commands.executeCommand('taskX.context.focus')),
-    vscode.commands.registerCommand('taskX.newTask', () => undefined),
+    vscode.commands.registerCommand('taskX.refreshIndex', () => rt.request('workspace/refresh').catch(() => undefined)),
     vscode.commands.registerCommand('taskX.pickWorkspaceFolder', async () => {
       const folders = vscode.workspace.workspaceFolders ?? [];
       const pick = await vscode.window.showQuickPick(folders.map((f) => f.name), { placeHolder: 'Which folder should task-x work on?' });
       if (pick) await vscode.workspace.getConfiguration('taskX').update('workspace.folder', pick, vscode.ConfigurationTarget.Workspace);
     }),
+    vscode.commands.registerCommand('taskX.stopTask', () => {
+      for (const id of tasks.runningTasks()) tasks.stop(id);
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('taskX.runtime')) {
+        void vscode.window.showInformationMessage('task-x: the runtime settings changed; restart the runtime to use them.', 'Restart Runtime').then((a) => {
+          if (a) void rt.restart();
+        });
+      }
+    }),
   );
+  void vscode.commands.executeCommand('setContext', 'taskX.hasProvider', providers.list().length > 0);
+  providers.onDidChange(() => void vscode.commands.executeCommand('setContext', 'taskX.hasProvider', providers.list().length > 0));
   // The runtime starts now; the workspace opens in the background once it is ready.
-  runtime.start().catch((err: Error) => {
-    output.appendLine(`[task-x] ${err.message}`);
+  rt.start().catch((err: Error) => {
+    log(`[task-x] ${err.message}`);
     void vscode.window.showErrorMessage(err.message);
   });
-  return { runtime, workspace, activatedAtMs: started };
+  return { runtime: rt, workspace, providers, tasks, chat, changes, history, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {

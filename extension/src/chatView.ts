@@ -1,0 +1,553 @@
+// The chat view: a webview (extension/webview-ui builds its page into
+// media/webview/) under a strict Content-Security-Policy with a nonce, and the
+// bridge between it and the runtime. Every message from the page is untrusted:
+// it is checked by parseWebviewMessage, and an approval or question answer
+// counts only for an id this window issued and still holds (approvals.ts).
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { settings } from './config';
+import { PreviewDocuments } from './diffs';
+import { describeError } from './errors';
+import { applyPatch, parseUnifiedDiff } from './patch';
+import type { Providers } from './providers';
+import type { RuntimeClient } from './runtimeClient';
+import type { TaskEvent, TaskService } from './taskService';
+import type { WorkspaceManager } from './workspace';
+import {
+  parseWebviewMessage,
+  type AgentEvent,
+  type ChatMode,
+  type ChatStateSnapshot,
+  type EditorContextInfo,
+  type HostToWebview,
+  type Mention,
+  type ModelInfo,
+  type RequestApprovalParams,
+  type WebviewToHost,
+} from '../webview-ui/src/messages';
+
+const REPLAY_BATCH = 500;
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly viewId = 'taskX.chat';
+  private view: vscode.WebviewView | undefined;
+  private shownTask: string | null = null;
+  private title: string | null = null;
+  private mode: ChatMode;
+  private model: string | null = null;
+  private includeEditor: boolean;
+  private replayId = 0;
+  private replaying: { taskId: string; id: number; batch: AgentEvent[] } | undefined;
+  private live: AgentEvent[] = [];
+  private liveTimer: NodeJS.Timeout | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  /** Messages posted to the page, counted by type (tests and figures). */
+  readonly posted = new Map<string, number>();
+  /** Messages from the page that did not pass the checks. */
+  readonly rejected: string[] = [];
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** The page said "ready" (after each load). */
+  readonly onDidBecomeReady = this.readyEmitter.event;
+  /** The latest editor info sent to the page. */
+  private editorInfo: EditorContextInfo = { activeFile: null, selection: null, openFiles: 0, diagnostics: 0 };
+  private editorTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly runtime: RuntimeClient,
+    private readonly tasks: TaskService,
+    private readonly providers: Providers,
+    private readonly workspace: WorkspaceManager,
+    private readonly previews: PreviewDocuments,
+    private readonly openFileDiff: (path: string) => Promise<void>,
+    private readonly log: (line: string) => void,
+  ) {
+    const m = context.globalState.get<string>('taskX.chat.mode') ?? settings.chatMode();
+    this.mode = (['ask', 'plan', 'agent', 'team'].includes(m) ? m : 'agent') as ChatMode;
+    this.includeEditor = context.globalState.get<boolean>('taskX.chat.includeEditorContext') ?? settings.includeEditorContext();
+    this.disposables.push(
+      tasks.onEvent((e) => this.onTaskEvent(e)),
+      tasks.onRequest((p) => {
+        if (p.taskId === this.shownTask) this.postRequest(p.id);
+        else this.notifyElsewhere(p.taskId, p.kind);
+      }),
+      tasks.onRequestClosed((id) => this.post({ type: 'requestClosed', id })),
+      tasks.onDidChangeRunning(() => this.postState()),
+      tasks.onDidFinish(({ taskId, summary, error }) => {
+        if (taskId !== this.shownTask) return;
+        this.flushLive();
+        if (summary) this.post({ type: 'runResult', taskId, summary });
+        else if (error) this.post({ type: 'runFailed', taskId, message: describeError(error), code: (error as { code?: number }).code });
+      }),
+      runtime.onDidChangeState((s) => this.postState(s)),
+      runtime.onDidCrash((info) => this.post({ type: 'notice', message: info.restarting ? `The runtime stopped (${info.reason}) and was restarted. A task it was running is marked failed; send a message to continue it.` : `The runtime stopped (${info.reason}) and was not restarted again.` })),
+      providers.onDidChange(() => {
+        this.postState();
+        void this.postModels();
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() => this.editorChanged()),
+      vscode.window.onDidChangeTextEditorSelection(() => this.editorChanged()),
+      vscode.languages.onDidChangeDiagnostics(() => this.editorChanged()),
+    );
+  }
+
+  // ---- the page ---------------------------------------------------------------------
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
+    view.webview.html = this.html(view.webview);
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((m) => void this.receive(m)),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+      }),
+    );
+  }
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(18).toString('base64');
+    const uri = (f: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.context.extensionUri, 'media', 'webview', f)).toString();
+    const csp = [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src ${webview.cspSource} 'nonce-${nonce}'`,
+      `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource}`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${uri('codicon.css')}" id="vscode-codicon-stylesheet">
+<link rel="stylesheet" href="${uri('chat.css')}">
+<title>task-x</title>
+</head>
+<body>
+<div id="root"></div>
+<script type="module" nonce="${nonce}" src="${uri('chat.js')}"></script>
+</body>
+</html>`;
+  }
+
+  post(msg: HostToWebview): void {
+    this.posted.set(msg.type, (this.posted.get(msg.type) ?? 0) + 1);
+    void this.view?.webview.postMessage(msg);
+  }
+
+  private state(): ChatStateSnapshot {
+    const p = this.providers.active();
+    const rs = this.runtime.state;
+    return {
+      runtime:
+        rs === 'ready'
+          ? { state: 'ready' }
+          : rs === 'restarting'
+            ? { state: 'restarting', reason: 'the runtime stopped' }
+            : rs === 'failed'
+              ? { state: 'failed', reason: this.runtime.process.failure?.message ?? 'the runtime failed' }
+              : { state: 'starting' },
+      taskId: this.shownTask,
+      title: this.title,
+      running: this.shownTask ? this.tasks.isRunning(this.shownTask) : false,
+      mode: this.mode,
+      model: this.model ?? p?.model ?? null,
+      provider: p?.name ?? null,
+      includeEditorContext: this.includeEditor,
+      editor: this.editorInfo,
+    };
+  }
+
+  private postState(_?: unknown): void {
+    this.post({ type: 'state', state: this.state() });
+  }
+
+  private async postModels(): Promise<void> {
+    const p = this.providers.active();
+    if (!p) {
+      this.post({ type: 'models', models: [], selected: null });
+      return;
+    }
+    try {
+      const models = await this.providers.models(await this.providers.wire(p));
+      this.post({ type: 'models', models: models as ModelInfo[], selected: this.model ?? p.model });
+    } catch (err) {
+      this.post({ type: 'models', models: [{ id: p.model, capabilities: [] } as ModelInfo], selected: this.model ?? p.model });
+      this.log(`[task-x] provider/models for ${p.name}: ${describeError(err)}`);
+    }
+  }
+
+  // ---- messages from the page --------------------------------------------------------
+
+  /** The page's onDidReceiveMessage handler: everything that reaches the host from the webview comes here. */
+  async receive(raw: unknown): Promise<void> {
+    const m = parseWebviewMessage(raw);
+    if (!m) {
+      const t = raw && typeof raw === 'object' && typeof (raw as { type?: unknown }).type === 'string' ? (raw as { type: string }).type : typeof raw;
+      this.rejected.push(t);
+      this.log(`[task-x] ignored a malformed message from the chat page (${t.slice(0, 40)})`);
+      return;
+    }
+    try {
+      await this.handle(m);
+    } catch (err) {
+      this.post({ type: 'error', message: describeError(err) });
+    }
+  }
+
+  private async handle(m: WebviewToHost): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.readyEmitter.fire();
+        this.postState();
+        void this.postModels();
+        if (this.shownTask) await this.openTask(this.shownTask, this.title);
+        return;
+      case 'send':
+        await this.send(m);
+        return;
+      case 'steer': {
+        const ok = await this.tasks.steer(m.taskId, m.text);
+        if (!ok) this.post({ type: 'notice', message: 'The task is not running any more (or has 10 messages waiting); send the message again to continue it.' });
+        return;
+      }
+      case 'stop':
+        this.tasks.stop(m.taskId);
+        return;
+      case 'cancelTool':
+        await this.tasks.cancelTool(m.taskId, m.callId);
+        return;
+      case 'cancelSubagent':
+        await this.tasks.cancelSubagent(m.taskId);
+        return;
+      case 'approvalAnswer': {
+        const decision = m.decision === 'allowOnce' ? 'allow' : m.decision === 'allowTask' ? 'allowSession' : 'deny';
+        const p = this.tasks.pending.get(m.id);
+        if (!this.tasks.answerApproval(m.id, decision)) {
+          this.post({ type: 'notice', message: 'That approval is no longer open; nothing was changed.' });
+          return;
+        }
+        if (decision === 'deny' && m.message && p) await this.tasks.steer(p.taskId, m.message).catch(() => false);
+        return;
+      }
+      case 'askUserAnswer':
+        if (!this.tasks.answerAskUser(m.id, m.answers)) this.post({ type: 'notice', message: 'Those questions are no longer open; nothing was changed.' });
+        return;
+      case 'openApprovalDiff':
+        await this.openApprovalDiff(m.id);
+        return;
+      case 'openFileDiff':
+        await this.openFileDiff(m.path);
+        return;
+      case 'openLink': {
+        // Only after a click in the page, only web and mail links, and VS Code asks the user first.
+        let uri: vscode.Uri;
+        try {
+          uri = vscode.Uri.parse(m.url, true);
+        } catch {
+          return;
+        }
+        if (['http', 'https', 'mailto'].includes(uri.scheme)) await vscode.env.openExternal(uri);
+        return;
+      }
+      case 'openFile': {
+        const uri = this.resolveInRoot(m.path);
+        if (!uri) return;
+        const line = m.line ? m.line - 1 : 0;
+        await vscode.window.showTextDocument(uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
+        return;
+      }
+      case 'mentionQuery':
+        this.post({ type: 'mentionResults', requestId: m.requestId, items: await this.mentionCandidates(m.query) });
+        return;
+      case 'setMode':
+        this.mode = m.mode;
+        await this.context.globalState.update('taskX.chat.mode', m.mode);
+        this.postState();
+        return;
+      case 'setModel': {
+        this.model = m.model;
+        const p = this.providers.active();
+        if (p) await this.providers.setActive(p.name, m.model);
+        this.postState();
+        return;
+      }
+      case 'setIncludeEditorContext':
+        this.includeEditor = m.enabled;
+        await this.context.globalState.update('taskX.chat.includeEditorContext', m.enabled);
+        this.postState();
+        return;
+      case 'newTask':
+        this.newTask();
+        return;
+    }
+  }
+
+  newTask(): void {
+    this.shownTask = null;
+    this.title = null;
+    this.replaying = undefined;
+    this.live = [];
+    this.post({ type: 'clear' });
+    this.postState();
+  }
+
+  /** Sends a prompt: a new task, or a follow-up of the shown one. */
+  async send(m: Extract<WebviewToHost, { type: 'send' }>): Promise<string> {
+    if (this.workspace.phase === 'none') throw new Error('Open a folder first: task-x works on a workspace folder.');
+    const editor = await this.editorContext(m.mentions, m.includeEditorContext);
+    if (m.mode !== this.mode) this.mode = m.mode;
+    if (m.taskId && this.tasks.isRunning(m.taskId)) {
+      await this.tasks.steer(m.taskId, m.text);
+      return m.taskId;
+    }
+    const run = this.tasks.start({ prompt: m.text, taskId: m.taskId ?? undefined, mode: m.mode, model: m.model, images: m.images, editor });
+    if (this.shownTask !== run.taskId) {
+      this.shownTask = run.taskId;
+      this.title = m.text.split('\n')[0].slice(0, 80);
+      this.replaying = undefined;
+    }
+    this.post({
+      type: 'userPrompt',
+      taskId: run.taskId,
+      text: m.text,
+      images: m.images.length,
+      mentions: m.mentions.map((x) => (x.kind === 'selection' ? `${x.path}:${x.startLine}-${x.endLine}` : x.path)),
+    });
+    this.postState();
+    return run.taskId;
+  }
+
+  // ---- events ------------------------------------------------------------------------
+
+  /** Shows a saved (or running) task: agent/replay rebuilds its transcript, live events follow. */
+  async openTask(taskId: string, title: string | null): Promise<void> {
+    this.shownTask = taskId;
+    this.title = title;
+    this.live = [];
+    const id = ++this.replayId;
+    this.replaying = { taskId, id, batch: [] };
+    this.postState();
+    try {
+      await this.tasks.replay(taskId);
+    } catch (err) {
+      if (this.replaying?.id === id) this.replaying = undefined;
+      this.post({ type: 'error', message: `Could not open the task: ${describeError(err)}` });
+      return;
+    }
+    for (const p of this.tasks.pending.forTask(taskId)) this.postRequest(p.id);
+  }
+
+  private onTaskEvent(e: TaskEvent): void {
+    if (e.taskId !== this.shownTask) return;
+    if (e.replay) {
+      const r = this.replaying;
+      if (!r || r.taskId !== e.taskId) return;
+      const last = e.event.type === 'replayed';
+      r.batch.push(e.event);
+      if (last || r.batch.length >= REPLAY_BATCH) {
+        this.post({ type: 'replay', replayId: r.id, taskId: r.taskId, title: this.title, events: r.batch, last });
+        r.batch = [];
+      }
+      if (last) this.replaying = undefined;
+      return;
+    }
+    this.live.push(e.event);
+    // Deltas come fast: one message per 16 ms (the page paints once a frame anyway);
+    // anything else goes at once so approvals and tool rows are never late.
+    if (e.event.type === 'textDelta' || e.event.type === 'toolOutput') {
+      if (!this.liveTimer) this.liveTimer = setTimeout(() => this.flushLive(), 16);
+    } else {
+      this.flushLive();
+    }
+  }
+
+  private flushLive(): void {
+    if (this.liveTimer) {
+      clearTimeout(this.liveTimer);
+      this.liveTimer = undefined;
+    }
+    if (this.live.length === 0 || !this.shownTask) return;
+    const events = this.live;
+    this.live = [];
+    this.post({ type: 'events', taskId: this.shownTask, events });
+  }
+
+  private postRequest(id: string): void {
+    const p = this.tasks.pending.get(id);
+    if (!p) return;
+    this.flushLive();
+    if (p.kind === 'approval') this.post({ type: 'approval', id, params: p.params as RequestApprovalParams });
+    else this.post({ type: 'askUser', id, params: p.params as Extract<HostToWebview, { type: 'askUser' }>['params'] });
+    if (!this.visible) void vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+  }
+
+  private notifyElsewhere(taskId: string, kind: string): void {
+    const what = kind === 'approval' ? 'waits for your approval' : 'has a question for you';
+    void vscode.window.showInformationMessage(`task-x: a task ${what}.`, 'Show').then((a) => {
+      if (a === 'Show') {
+        void vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+        void this.openTask(taskId, null);
+      }
+    });
+  }
+
+  // ---- approval previews ---------------------------------------------------------------
+
+  /** Opens an approval's change in the diff editor: the file now, and as the call would leave it. */
+  async openApprovalDiff(id: string): Promise<boolean> {
+    const p = this.tasks.pending.get(id);
+    if (!p || p.kind !== 'approval') return false;
+    const params = p.params as RequestApprovalParams & { tool?: string; input?: Record<string, unknown>; preview?: string };
+    const input = params.input ?? {};
+    const preview = typeof params.preview === 'string' ? params.preview : '';
+    let rel = typeof input.path === 'string' ? input.path : undefined;
+    let after: string | undefined;
+    let before = '';
+    const patches = parseUnifiedDiff(preview);
+    if (!rel && patches.length > 0) rel = patches[0].newPath ?? patches[0].oldPath ?? undefined;
+    const uri = rel ? this.resolveInRoot(rel) : undefined;
+    if (uri) {
+      try {
+        before = await readFile(uri.fsPath, 'utf8');
+      } catch {
+        before = '';
+      }
+      if (params.tool === 'write_file' && typeof input.content === 'string') after = input.content;
+      else if (params.tool === 'replace_text' && typeof input.oldText === 'string' && typeof input.newText === 'string') {
+        after = input.replaceAll === true ? before.split(input.oldText).join(input.newText) : before.replace(input.oldText, () => input.newText as string);
+      } else if (params.tool === 'delete_path') after = '';
+      else {
+        const fp = patches.find((x) => x.newPath === rel || x.oldPath === rel) ?? patches[0];
+        if (fp) after = applyPatch(before, fp);
+      }
+    }
+    if (uri && rel && after !== undefined) {
+      const left = this.previews.put('current', rel, before);
+      const right = this.previews.put('proposed', rel, after);
+      await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(rel)}: proposed by task-x (${String(params.tool)})`, { preview: true });
+      return true;
+    }
+    // A command, or a preview cut short: show the preview itself.
+    const doc = await vscode.workspace.openTextDocument({ content: preview || JSON.stringify(input, null, 2), language: preview.startsWith('---') ? 'diff' : 'plaintext' });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return true;
+  }
+
+  // ---- the editor ---------------------------------------------------------------------
+
+  private resolveInRoot(rel: string): vscode.Uri | undefined {
+    const root = this.workspace.folder?.uri;
+    if (!root) return undefined;
+    const abs = path.resolve(root.fsPath, rel);
+    if (abs !== root.fsPath && !abs.startsWith(root.fsPath + path.sep)) return undefined;
+    return vscode.Uri.file(abs);
+  }
+
+  private relative(uri: vscode.Uri): string | undefined {
+    const root = this.workspace.folder?.uri.fsPath;
+    if (!root || uri.scheme !== 'file') return undefined;
+    const r = path.relative(root, uri.fsPath);
+    if (r.startsWith('..') || path.isAbsolute(r)) return undefined;
+    return r.split(path.sep).join('/');
+  }
+
+  private editorChanged(): void {
+    if (this.editorTimer) return;
+    this.editorTimer = setTimeout(() => {
+      this.editorTimer = undefined;
+      const e = vscode.window.activeTextEditor;
+      const active = e ? this.relative(e.document.uri) : undefined;
+      const sel = e && active && !e.selection.isEmpty ? { path: active, startLine: e.selection.start.line + 1, endLine: e.selection.end.line + 1 } : null;
+      const diagnostics = e ? vscode.languages.getDiagnostics(e.document.uri).length : 0;
+      this.editorInfo = { activeFile: active ?? null, selection: sel, openFiles: this.openFiles().length, diagnostics };
+      this.postState();
+    }, 150);
+  }
+
+  private openFiles(): string[] {
+    const out: string[] = [];
+    for (const g of vscode.window.tabGroups.all) {
+      for (const t of g.tabs) {
+        const input = t.input as { uri?: vscode.Uri } | undefined;
+        const r = input?.uri ? this.relative(input.uri) : undefined;
+        if (r && !out.includes(r)) out.push(r);
+      }
+    }
+    return out.slice(0, 20);
+  }
+
+  /** EditorContext for agent/run: the mentions always; the editor state when the switch is on. */
+  async editorContext(mentions: Mention[], include: boolean): Promise<Record<string, unknown> | undefined> {
+    const ctx: Record<string, unknown> = {};
+    const paths = mentions.filter((m) => m.kind !== 'selection').map((m) => m.path).slice(0, 10);
+    if (paths.length > 0) ctx.mentions = paths;
+    const selMention = mentions.find((m): m is Extract<Mention, { kind: 'selection' }> => m.kind === 'selection');
+    if (selMention) {
+      const uri = this.resolveInRoot(selMention.path);
+      if (uri) {
+        const doc = await vscode.workspace.openTextDocument(uri);
+        const end = Math.min(selMention.endLine, doc.lineCount);
+        const text = doc.getText(new vscode.Range(selMention.startLine - 1, 0, end - 1, doc.lineAt(end - 1).text.length));
+        ctx.selection = { path: selMention.path, startLine: selMention.startLine, endLine: end, text };
+      }
+    }
+    if (include) {
+      const e = vscode.window.activeTextEditor;
+      const active = e ? this.relative(e.document.uri) : undefined;
+      if (active) ctx.activeFile = active;
+      if (e && active && !e.selection.isEmpty && !ctx.selection) {
+        ctx.selection = { path: active, startLine: e.selection.start.line + 1, endLine: e.selection.end.line + 1, text: e.document.getText(e.selection) };
+      }
+      ctx.openFiles = this.openFiles();
+      const diags: Record<string, unknown>[] = [];
+      for (const [uri, list] of vscode.languages.getDiagnostics()) {
+        const rel = this.relative(uri);
+        if (!rel) continue;
+        for (const d of list) {
+          if (d.severity > vscode.DiagnosticSeverity.Warning) continue;
+          diags.push({ path: rel, line: d.range.start.line + 1, severity: d.severity === vscode.DiagnosticSeverity.Error ? 'error' : 'warning', message: d.message, source: d.source ?? '' });
+          if (diags.length >= 50) break;
+        }
+        if (diags.length >= 50) break;
+      }
+      ctx.diagnostics = diags;
+    } else {
+      ctx.openFiles = [];
+      ctx.diagnostics = [];
+    }
+    return Object.keys(ctx).length > 0 ? ctx : undefined;
+  }
+
+  private async mentionCandidates(query: string): Promise<{ kind: 'file' | 'folder'; path: string }[]> {
+    const folder = this.workspace.folder;
+    if (!folder) return [];
+    const q = query.replace(/[{}[\]*?]/g, '');
+    const files = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, `**/*${q}*`), '**/{node_modules,.git}/**', 50);
+    const items: { kind: 'file' | 'folder'; path: string }[] = [];
+    const folders = new Set<string>();
+    for (const f of files) {
+      const r = this.relative(f);
+      if (!r) continue;
+      items.push({ kind: 'file', path: r });
+      const d = path.posix.dirname(r);
+      if (d !== '.' && d.toLowerCase().includes(q.toLowerCase())) folders.add(d);
+    }
+    return [...[...folders].map((p) => ({ kind: 'folder' as const, path: p })), ...items].slice(0, 50);
+  }
+
+  dispose(): void {
+    if (this.liveTimer) clearTimeout(this.liveTimer);
+    if (this.editorTimer) clearTimeout(this.editorTimer);
+    for (const d of this.disposables) d.dispose();
+  }
+}

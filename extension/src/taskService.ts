@@ -1,0 +1,225 @@
+// Tasks as the extension runs them: agent/run with the active provider, routes,
+// fallbacks and prices from settings; agent/event notifications fanned out by
+// task; the runtime's questions (agent/requestApproval, agent/askUser) held as
+// pending requests under ids this window issues; steer, stop, stop one tool call;
+// the saved task list, replay and delete.
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { PendingRequests, type PendingRequest } from './approvals';
+import { settings } from './config';
+import type { Providers, WireProvider } from './providers';
+import type { RuntimeClient } from './runtimeClient';
+import type { AgentEvent, AgentSummary, AskUserParams, RequestApprovalParams } from '../webview-ui/src/messages';
+
+export interface TaskEvent {
+  taskId: string;
+  event: AgentEvent;
+  /** Sent again by agent/replay (not live). */
+  replay: boolean;
+}
+
+export interface SavedTask {
+  taskId: string;
+  title: string;
+  status: string;
+  chatMode?: string;
+  model?: string;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export interface RunOptions {
+  prompt: string;
+  taskId?: string | null;
+  mode: string;
+  model?: string | null;
+  images?: { mediaType: string; data: string }[];
+  editor?: Record<string, unknown>;
+}
+
+type Decision = 'allow' | 'allowSession' | 'deny';
+
+/** A task id like the runtime's own (task-<16 hex>), chosen here so the view knows it before any event. */
+export function newTaskId(): string {
+  return `task-${randomBytes(8).toString('hex')}`;
+}
+
+export class TaskService implements vscode.Disposable {
+  readonly pending = new PendingRequests();
+  private readonly running = new Map<string, AbortController>();
+  private readonly eventEmitter = new vscode.EventEmitter<TaskEvent>();
+  /** Every agent/event, live and replayed, in the order the runtime sent them. */
+  readonly onEvent = this.eventEmitter.event;
+  private readonly requestEmitter = new vscode.EventEmitter<PendingRequest>();
+  /** A new approval or askUser request for the user. */
+  readonly onRequest = this.requestEmitter.event;
+  private readonly closedEmitter = new vscode.EventEmitter<string>();
+  /** A pending request ended without the user (withdrawn, cancelled, the runtime restarted). */
+  readonly onRequestClosed = this.closedEmitter.event;
+  private readonly runningEmitter = new vscode.EventEmitter<void>();
+  readonly onDidChangeRunning = this.runningEmitter.event;
+  private readonly finishedEmitter = new vscode.EventEmitter<{ taskId: string; summary?: AgentSummary; error?: unknown }>();
+  readonly onDidFinish = this.finishedEmitter.event;
+  private readonly refusedEmitter = new vscode.EventEmitter<string>();
+  /** An answer from the page was refused (an id not issued here, or closed). */
+  readonly onDidRefuse = this.refusedEmitter.event;
+  /** Refused answers are logged here (never their content). */
+  log: (line: string) => void = () => {};
+
+  constructor(
+    private readonly runtime: RuntimeClient,
+    private readonly providers: Providers,
+  ) {
+    runtime.onNotification('agent/event', (p) => {
+      const n = p as { taskId?: unknown; event?: unknown; replay?: unknown };
+      if (typeof n?.taskId !== 'string' || !n.event || typeof n.event !== 'object') return;
+      const event = n.event as AgentEvent;
+      if (typeof event.type !== 'string') return;
+      if (event.type === 'approvalWithdrawn' && typeof event.callId === 'string') {
+        for (const id of this.pending.closeCall(n.taskId, event.callId, undefined)) this.closedEmitter.fire(id);
+      }
+      this.eventEmitter.fire({ taskId: n.taskId, event, replay: n.replay === true });
+    });
+    runtime.onRequest('agent/requestApproval', (params, signal) => this.approval(params as RequestApprovalParams, signal));
+    runtime.onRequest('agent/askUser', (params, signal) => this.askUser(params as AskUserParams, signal));
+    runtime.onDidCrash(() => {
+      // The process that asked is gone: close its questions, its runs failed.
+      for (const id of this.pending.closeTask(undefined, undefined)) this.closedEmitter.fire(id);
+    });
+  }
+
+  private async approval(params: RequestApprovalParams, signal: AbortSignal): Promise<{ decision: Decision }> {
+    const { id, answer } = this.pending.issue<RequestApprovalParams, Decision>('approval', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
+    this.requestEmitter.fire(this.pending.get(id)!);
+    const decision = await answer;
+    return { decision: decision ?? 'deny' };
+  }
+
+  private async askUser(params: AskUserParams, signal: AbortSignal): Promise<{ answers: Record<string, string[]> | null }> {
+    const { id, answer } = this.pending.issue<AskUserParams, Record<string, string[]> | null>('askUser', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
+    this.requestEmitter.fire(this.pending.get(id)!);
+    const a = await answer;
+    return { answers: a ?? null };
+  }
+
+  /** The user's answer to an approval this window issued; false (and logged) for any other id. */
+  answerApproval(id: string, decision: Decision): boolean {
+    const outcome = this.pending.answer(id, 'approval', decision);
+    if (outcome !== 'accepted') {
+      this.log(`[task-x] refused an approval answer for an id this window did not issue or already closed (${outcome})`);
+      this.refusedEmitter.fire(id);
+    }
+    return outcome === 'accepted';
+  }
+
+  answerAskUser(id: string, answers: Record<string, string[]> | null): boolean {
+    const outcome = this.pending.answer(id, 'askUser', answers);
+    if (outcome !== 'accepted') {
+      this.log(`[task-x] refused a question answer for an id this window did not issue or already closed (${outcome})`);
+      this.refusedEmitter.fire(id);
+    }
+    return outcome === 'accepted';
+  }
+
+  isRunning(taskId: string): boolean {
+    return this.running.has(taskId);
+  }
+
+  runningTasks(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** The provider config for a run: the active provider, with `model` when the user switched it. */
+  async provider(model?: string | null): Promise<WireProvider> {
+    const p = this.providers.active();
+    if (!p) throw new Error('No model provider is set up: run "task-x: Add Provider" first.');
+    return this.providers.wire(p, model ?? undefined);
+  }
+
+  /** Starts agent/run; resolves with its summary when the task ends (the run goes on in the background). */
+  start(opts: RunOptions): { taskId: string; done: Promise<AgentSummary> } {
+    const taskId = opts.taskId ?? newTaskId();
+    if (this.running.has(taskId)) throw new Error('This task is already running; type to steer it or stop it first.');
+    const ac = new AbortController();
+    this.running.set(taskId, ac);
+    this.runningEmitter.fire();
+    const done = (async () => {
+      const params: Record<string, unknown> = {
+        prompt: opts.prompt,
+        provider: await this.provider(opts.model),
+        chatMode: opts.mode,
+        taskId,
+      };
+      if (opts.images && opts.images.length > 0) params.images = opts.images;
+      if (opts.editor) params.editor = opts.editor;
+      const mode = settings.policyMode();
+      if (mode !== 'default') params.policy = { mode, allow: [], deny: [] };
+      const routes = [];
+      for (const r of settings.routes()) {
+        const prov = await this.providers.wireByName(r.provider);
+        if (prov) routes.push({ kinds: r.kinds, provider: prov });
+      }
+      if (routes.length > 0) params.routes = routes;
+      const fallbacks = [];
+      for (const name of settings.fallbacks()) {
+        const prov = await this.providers.wireByName(name);
+        if (prov) fallbacks.push(prov);
+      }
+      if (fallbacks.length > 0) params.fallbacks = fallbacks;
+      const prices = settings.prices();
+      if (prices.length > 0) params.prices = prices;
+      return (await this.runtime.request('agent/run', params, ac.signal)) as AgentSummary;
+    })();
+    done.then(
+      (summary) => this.finishedEmitter.fire({ taskId, summary }),
+      (error) => this.finishedEmitter.fire({ taskId, error }),
+    );
+    const cleanup = () => {
+      if (this.running.get(taskId) === ac) {
+        this.running.delete(taskId);
+        this.runningEmitter.fire();
+      }
+    };
+    done.then(cleanup, cleanup);
+    return { taskId, done };
+  }
+
+  /** Stops a running task ($/cancelRequest of its agent/run). */
+  stop(taskId: string): boolean {
+    const ac = this.running.get(taskId);
+    if (!ac) return false;
+    ac.abort();
+    for (const id of this.pending.closeTask(taskId, undefined)) this.closedEmitter.fire(id);
+    return true;
+  }
+
+  steer(taskId: string, text: string): Promise<boolean> {
+    return this.runtime.request('agent/steer', { taskId, text }) as Promise<boolean>;
+  }
+
+  cancelTool(taskId: string, callId: string): Promise<boolean> {
+    return this.runtime.request('agent/cancelTool', { taskId, callId }) as Promise<boolean>;
+  }
+
+  cancelSubagent(taskId: string): Promise<boolean> {
+    return this.runtime.request('agent/cancelSubagent', { taskId }) as Promise<boolean>;
+  }
+
+  async list(): Promise<SavedTask[]> {
+    const r = (await this.runtime.request('agent/tasks')) as { tasks?: SavedTask[] };
+    return Array.isArray(r?.tasks) ? r.tasks : [];
+  }
+
+  /** agent/replay: the task's events come again through onEvent with replay set, ending with "replayed". */
+  replay(taskId: string): Promise<{ events: number; status: string; running: boolean }> {
+    return this.runtime.request('agent/replay', { taskId }) as Promise<{ events: number; status: string; running: boolean }>;
+  }
+
+  deleteTask(taskId: string): Promise<boolean> {
+    return this.runtime.request('agent/deleteTask', { taskId }) as Promise<boolean>;
+  }
+
+  dispose(): void {
+    for (const ac of this.running.values()) ac.abort();
+  }
+}

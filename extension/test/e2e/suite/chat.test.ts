@@ -1,0 +1,262 @@
+import * as assert from 'node:assert';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { CHAT_FRAME, page } from './driver';
+import { transcript } from './fakeProvider';
+import { api, fakeModel, finished, nextStartedTask, openChat, sendFromPage, tid, until } from './helpers';
+
+const root = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
+
+describe('chat', () => {
+  beforeEach(async () => {
+    const x = await api();
+    await fakeModel();
+    x.chat.newTask();
+    await vscode.workspace.getConfiguration('taskX').update('policy.mode', undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it('streams an answer into the page, rendered as markdown text', async () => {
+    const fake = await fakeModel();
+    fake.play({ text: 'The port is **3000**, set in `src/app.ts`.' });
+    const done = finished();
+    await sendFromPage('Which port does the app use?');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    await page.waitFor(`${tid('message-assistant')} >> text=/port is/`, CHAT_FRAME);
+    const texts = await page.text(tid('message-assistant'), CHAT_FRAME);
+    assert.ok(texts.join(' ').includes('The port is 3000, set in src/app.ts.'), texts.join(' | '));
+    assert.strictEqual(await page.count(`${tid('message-assistant')} strong`, CHAT_FRAME), 1, 'bold rendered as <strong>');
+    const users = await page.text(tid('message-user'), CHAT_FRAME);
+    assert.ok(users.some((t) => t.includes('Which port does the app use?')));
+  });
+
+  it('asks for approval with the real diff, opens it in the diff editor, and applies the edit when allowed from the page', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    fake.play(
+      { calls: [{ name: 'replace_text', input: { path: 'src/app.ts', oldText: 'port = 3000', newText: 'port = 8080' } }] },
+      { text: 'Changed the port to 8080.' },
+    );
+    const done = finished();
+    await sendFromPage('Use port 8080');
+    await page.waitFor(tid('approval'), CHAT_FRAME);
+    const card = (await page.text(tid('approval'), CHAT_FRAME)).join(' ');
+    assert.match(card, /replace_text/);
+    assert.match(card, /port = 8080/, 'the preview diff is shown');
+    await page.click(tid('approval-open-diff'), CHAT_FRAME);
+    const diffTab = await until(vscode.window.tabGroups.onDidChangeTabs, () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff), 'the diff editor');
+    const input = diffTab.input as vscode.TabInputTextDiff;
+    const proposed = await vscode.workspace.openTextDocument(input.modified);
+    assert.match(proposed.getText(), /port = 8080/);
+    assert.match((await vscode.workspace.openTextDocument(input.original)).getText(), /port = 3000/);
+    await page.screenshot('extension-chat-approval.png');
+    assert.match(readFileSync(join(root(), 'src/app.ts'), 'utf8'), /port = 3000/, 'nothing is written before the answer');
+    await page.click(tid('approval-allow'), CHAT_FRAME);
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    assert.match(readFileSync(join(root(), 'src/app.ts'), 'utf8'), /port = 8080/);
+    await until(x.changes.onDidRefresh, () => x.changes.pendingFiles.some((p) => p.path === 'src/app.ts'), 'src/app.ts pending in Changes');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await x.changes.keep();
+  });
+
+  it('refuses a forged approval message posted by a script in the page', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    fake.play(
+      { calls: [{ name: 'write_file', input: { path: 'forged.txt', content: 'should not be written' } }] },
+      { text: 'Not written.' },
+    );
+    const done = finished();
+    await sendFromPage('Write forged.txt');
+    await page.waitFor(tid('approval'), CHAT_FRAME);
+    const [open] = x.tasks.pending.all();
+    assert.ok(open, 'an approval is pending');
+    const refusedBefore = x.tasks.pending.refused.length;
+    // A script in the page cannot get a channel of its own: the page's code took the only
+    // VS Code API instance, and a second acquireVsCodeApi() throws.
+    const second = await page.evaluate<string>(
+      `(() => { try { acquireVsCodeApi(); return 'acquired'; } catch (e) { return String(e.message); } })()`,
+      CHAT_FRAME,
+    );
+    assert.match(second, /already been acquired/);
+    // And whatever does reach the host through the webview's message channel
+    // (onDidReceiveMessage) with a made-up id, a guessed prefix, or the right id
+    // under the wrong kind, is refused.
+    await x.chat.receive({ type: 'approvalAnswer', id: 'approval-00000000000000000000000000000000', decision: 'allowOnce' });
+    await x.chat.receive({ type: 'approvalAnswer', id: open.id.slice(0, 20), decision: 'allowTask' });
+    await x.chat.receive({ type: 'askUserAnswer', id: open.id, answers: {} });
+    await until(x.tasks.onDidRefuse, () => x.tasks.pending.refused.length >= refusedBefore + 3, 'three refused answers');
+    assert.strictEqual(x.tasks.pending.refused.length, refusedBefore + 3, 'each forged answer was refused');
+    assert.ok(x.tasks.pending.get(open.id), 'the real approval is still open');
+    assert.throws(() => readFileSync(join(root(), 'forged.txt')), 'nothing was written');
+    await page.click(tid('approval-deny'), CHAT_FRAME);
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed');
+    assert.throws(() => readFileSync(join(root(), 'forged.txt')), 'denied: still nothing written');
+  });
+
+  it('shows model output and file contents with HTML in them as text, running nothing', async () => {
+    const fake = await fakeModel();
+    writeFileSync(join(root(), 'evil.html'), '<img src=x onerror="window.top.__taskxPwned=1"><script>window.__taskxPwned=2</script>\n');
+    fake.play(
+      { calls: [{ name: 'read_file', input: { path: 'evil.html' } }] },
+      { text: 'Here it is: <img src=x onerror="window.__taskxPwned=3"> and <script>window.__taskxPwned=4</script> <b onmouseover="window.__taskxPwned=5">b</b>' },
+    );
+    const done = finished();
+    await sendFromPage('Show evil.html');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    await page.waitFor(`${tid('message-assistant')} >> text=/Here it is/`, CHAT_FRAME);
+    const pwned = await page.evaluate<unknown>('window.__taskxPwned ?? (window.top === window ? null : null)', CHAT_FRAME);
+    assert.strictEqual(pwned, null, 'no script or handler ran');
+    const live = `${tid('message-assistant')} img, ${tid('message-assistant')} script, ${tid('tool-call')} img, ${tid('tool-call')} script, [onerror], [onmouseover]`;
+    assert.strictEqual(await page.count(live, CHAT_FRAME), 0, 'no live element from the output');
+    const text = (await page.text(tid('message-assistant'), CHAT_FRAME)).join(' ');
+    assert.match(text, /<img src=x onerror=/, 'the HTML shows as text');
+  });
+
+  it('asks the user (radio question) and gives the model the chosen answer', async () => {
+    const fake = await fakeModel();
+    const before = fake.requests.length;
+    fake.play(
+      { calls: [{ name: 'ask_user', input: { questions: [{ id: 'db', text: 'Which database?', kind: 'radio', options: ['sqlite', 'postgres'] }] } }] },
+      { text: 'Going with postgres.' },
+    );
+    const done = finished();
+    await sendFromPage('Set up a database');
+    await page.waitFor(tid('askuser'), CHAT_FRAME);
+    await page.click(`${tid('askuser-option')}[value="postgres"]`, CHAT_FRAME);
+    await page.click(tid('askuser-submit'), CHAT_FRAME);
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    const second = fake.requests[before + 1];
+    assert.ok(second, 'the model was asked again');
+    assert.match(transcript(second), /postgres/);
+    assert.match(transcript(second), /answered/);
+  });
+
+  it('stops a running task from the page', async () => {
+    const fake = await fakeModel();
+    const before = fake.requests.length;
+    fake.play({ hang: true });
+    const done = finished();
+    await sendFromPage('Think for a long time');
+    await fake.requestCount(before + 1);
+    await page.click(tid('stop'), CHAT_FRAME);
+    const f = await done;
+    const status = f.summary?.status ?? ((f.error as { code?: number })?.code === -32800 ? 'cancelled' : String(f.error));
+    assert.strictEqual(status, 'cancelled');
+    const x = await api();
+    await x.history.refresh();
+    const saved = x.history.list.find((t) => t.taskId === f.taskId);
+    assert.ok(saved, 'the stopped task is in the history');
+    assert.notStrictEqual(saved.status, 'running');
+  });
+
+  it('reopens a finished task from the history (agent/replay) and continues it', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    fake.play({ text: 'First answer about greet.' });
+    let done = finished();
+    await sendFromPage('Explain greet');
+    const first = await done;
+    assert.strictEqual(first.summary?.status, 'completed');
+    await vscode.commands.executeCommand('taskX.newTask');
+    await until(x.history.onDidRefresh, () => x.history.list.find((t) => t.taskId === first.taskId), 'the task in the history');
+    await vscode.commands.executeCommand('taskX.tasks.open', first.taskId);
+    await page.waitFor(`${tid('message-assistant')} >> text=/First answer about greet/`, CHAT_FRAME);
+    await page.waitFor(`${tid('message-user')} >> text=/Explain greet/`, CHAT_FRAME);
+    const before = fake.requests.length;
+    fake.play({ text: 'Second answer, continued.' });
+    done = finished(first.taskId);
+    await sendFromPage('And in more detail?');
+    const second = await done;
+    assert.strictEqual(second.taskId, first.taskId, 'the follow-up continues the same task');
+    assert.match(transcript(fake.requests[before]), /First answer about greet/, 'the model got the earlier turns');
+    await page.waitFor(`${tid('message-assistant')} >> text=/Second answer/`, CHAT_FRAME);
+  });
+
+  it('recovers when the runtime is killed mid-task: a notice, the task failed, and the next prompt works', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    const before = fake.requests.length;
+    fake.play({ hang: true });
+    const done = finished();
+    await sendFromPage('Start something long');
+    await fake.requestCount(before + 1);
+    const taskId = await nextStartedTask();
+    const ready = new Promise<void>((r) => {
+      const sub = x.runtime.onDidBecomeReady(() => {
+        sub.dispose();
+        r();
+      });
+    });
+    process.kill(x.runtime.process.pid!, 'SIGKILL');
+    const f = await done;
+    assert.ok(f.error, 'the run failed with the process');
+    await ready;
+    await page.waitFor(`${tid('notice')} >> text=/restarted/`, CHAT_FRAME);
+    await until(x.workspace.onDidChange, () => x.workspace.phase === 'ready', 'the workspace reopened');
+    await x.history.refresh();
+    assert.strictEqual(x.history.list.find((t) => t.taskId === taskId)?.status, 'failed', 'the interrupted task is failed');
+    fake.play({ text: 'Back again.' });
+    const again = finished();
+    await sendFromPage('Are you there?');
+    const g = await again;
+    assert.strictEqual(g.summary?.status, 'completed', String(g.error ?? ''));
+  });
+});
+
+describe('changes', () => {
+  it('lists pending edits, undoes one operation, reverts and keeps files, and never reverts over a later user change', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    await openChat();
+    await vscode.workspace.getConfiguration('taskX').update('policy.mode', 'acceptEdits', vscode.ConfigurationTarget.Global);
+    try {
+      fake.play(
+        { calls: [
+          { name: 'write_file', input: { path: 'src/new.ts', content: 'export const created = true;\n' } },
+          { name: 'replace_text', input: { path: 'src/greet.ts', oldText: 'hello', newText: 'hi' } },
+        ] },
+        { calls: [{ name: 'replace_text', input: { path: 'README.md', oldText: '# fixture', newText: '# fixture project' } }] },
+        { text: 'Three edits.' },
+      );
+      const done = finished();
+      await sendFromPage('Make three edits');
+      const f = await done;
+      assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+      await x.changes.refresh();
+      const paths = x.changes.pendingFiles.map((p) => p.path).sort();
+      assert.deepStrictEqual(paths, ['README.md', 'src/greet.ts', 'src/new.ts']);
+      await vscode.commands.executeCommand('taskX.changes.focus');
+      await page.waitFor('.pane-body >> text=/greet.ts/');
+      await page.screenshot('extension-changes-view.png');
+
+      // Undo the operation that edited greet.ts.
+      const greet = x.changes.pendingFiles.find((p) => p.path === 'src/greet.ts')!;
+      const undone = await x.changes.undo(greet.operations[greet.operations.length - 1]);
+      assert.ok(undone.restored.includes('src/greet.ts'), JSON.stringify(undone));
+      assert.match(readFileSync(join(root(), 'src/greet.ts'), 'utf8'), /hello/);
+
+      // The user edits README.md after the agent: revert must not overwrite it.
+      writeFileSync(join(root(), 'README.md'), '# my own title\n');
+      const rev = await x.changes.revert(['README.md']);
+      assert.deepStrictEqual(rev.conflicts, ['README.md']);
+      assert.match(x.changes.lastConflicts[0], /changed since the agent's edit/);
+      assert.strictEqual(readFileSync(join(root(), 'README.md'), 'utf8'), '# my own title\n');
+
+      // Revert the created file: it goes away.
+      const r2 = await x.changes.revert(['src/new.ts']);
+      assert.deepStrictEqual(r2.reverted, ['src/new.ts']);
+      assert.throws(() => readFileSync(join(root(), 'src/new.ts')));
+
+      await x.changes.keep();
+      assert.strictEqual(x.changes.pendingFiles.length, 0);
+    } finally {
+      await vscode.workspace.getConfiguration('taskX').update('policy.mode', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+});
