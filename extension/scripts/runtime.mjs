@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const repo = resolve(root, '..');
 const started = Date.now();
-execFileSync('go', ['build', '-buildvcs=false', '-o', join(root, 'bin', 'task-x-runtime'), './cmd/task-x-runtime'], {
+// --release (npm run package): no symbol table or paths of this machine in the binary.
+const release = process.argv.includes('--release') ? ['-trimpath', '-ldflags=-s -w'] : [];
+execFileSync('go', ['build', '-buildvcs=false', ...release, '-o', join(root, 'bin', 'task-x-runtime'), './cmd/task-x-runtime'], {
   cwd: repo,
   stdio: 'inherit',
   env: { ...process.env, CGO_ENABLED: '1' },

@@ -3,7 +3,7 @@
 // in Node and the end-to-end suite in a real VS Code (test/e2e/run.mjs), and ends
 // with one `N passed, N failed` line for both.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,20 @@ if (only !== 'e2e') {
   console.log(`[test] unit: ${passed} passed, ${failed} failed in ${Date.now() - t} ms`);
 }
 
+// The chat page's own tests (extension/webview-ui, headless Chromium without VS Code).
+if (only !== 'e2e' && existsSync(join(root, 'webview-ui/test/run.mjs'))) {
+  const t = Date.now();
+  const r = spawnSync('npm', ['test'], { cwd: join(root, 'webview-ui'), stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  process.stdout.write(r.stdout);
+  const m = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout.trim());
+  if (m) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  }
+  if (!m || (r.status !== 0 && Number(m[2]) === 0)) failed++;
+  console.log(`[test] webview-ui in ${Date.now() - t} ms`);
+}
+
 if (only !== 'unit') {
   const t = Date.now();
   const r = spawnSync(process.execPath, [join(root, 'test/e2e/run.mjs')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
@@ -51,7 +65,7 @@ if (only !== 'unit') {
   } else {
     failed++;
   }
-  if (r.status !== 0 && !(m && Number(m[2]) > 0)) failed += m ? 1 : 0;
+  if (m && r.status !== 0 && Number(m[2]) === 0) failed++;
   console.log(`[test] e2e in ${Date.now() - t} ms`);
 }
 

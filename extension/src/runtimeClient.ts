@@ -3,7 +3,7 @@
 // storage, stderr into the "task-x" Output channel at the taskX.runtime.logLevel
 // level, a notice when it crashed and was restarted, and shutdown + exit on
 // deactivate.
-import { existsSync, mkdirSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { settings } from './config';
@@ -65,7 +65,14 @@ export class RuntimeClient implements vscode.Disposable {
     const custom = settings.runtimePath();
     if (custom) return custom;
     const bundled = join(context.extensionPath, 'bin', 'task-x-runtime');
-    return existsSync(bundled) ? bundled : 'task-x-runtime';
+    if (!existsSync(bundled)) return 'task-x-runtime';
+    try {
+      accessSync(bundled, constants.X_OK);
+    } catch {
+      // An unzip that dropped the mode bits: the binary is ours, make it runnable again.
+      chmodSync(bundled, 0o755);
+    }
+    return bundled;
   }
 
   /** The runtime's environment: ours without VS Code's own variables it has no use for. */

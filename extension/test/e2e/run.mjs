@@ -173,6 +173,11 @@ const actions = {
     await page.keyboard.press(req.key);
     return true;
   },
+  async figures(req) {
+    console.log(`[bench] ${JSON.stringify(req.figures)}`);
+    if (process.env.TASK_X_BENCH_OUT) writeFileSync(process.env.TASK_X_BENCH_OUT, JSON.stringify(req.figures, null, 2) + '\n');
+    return true;
+  },
   async results(req) {
     results = req.results;
     return true;
@@ -238,7 +243,7 @@ async function main() {
   if ((await Promise.race([listening, startTimeout])) === 'timeout') throw new Error('the VS Code server did not start in 60 s');
   log(`server on ${port} after ${Date.now() - started} ms`);
 
-  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--js-flags=--expose-gc', '--enable-precise-memory-info'] });
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
   let exitCode;

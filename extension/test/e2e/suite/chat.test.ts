@@ -9,6 +9,11 @@ import { api, fakeModel, finished, nextStartedTask, openChat, sendFromPage, tid,
 const root = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
 
 describe('chat', () => {
+  before(async () => {
+    // VS Code's own Chat view in the secondary side bar is not ours: close it for room.
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+  });
+
   beforeEach(async () => {
     const x = await api();
     await fakeModel();
@@ -233,7 +238,10 @@ describe('changes', () => {
       assert.deepStrictEqual(paths, ['README.md', 'src/greet.ts', 'src/new.ts']);
       await vscode.commands.executeCommand('taskX.changes.focus');
       await page.waitFor('.pane-body >> text=/greet.ts/');
+      await vscode.commands.executeCommand('taskX.changes.openDiff', 'src/greet.ts');
+      await until(vscode.window.tabGroups.onDidChangeTabs, () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff), 'the diff editor');
       await page.screenshot('extension-changes-view.png');
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
       // Undo the operation that edited greet.ts.
       const greet = x.changes.pendingFiles.find((p) => p.path === 'src/greet.ts')!;

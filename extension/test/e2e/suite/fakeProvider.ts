@@ -12,6 +12,10 @@ export interface Step {
   hang?: boolean;
   /** Holds the response until this promise settles. */
   gate?: Promise<unknown>;
+  /** The text as these exact deltas (instead of 7-character pieces of `text`). */
+  chunks?: string[];
+  /** A pause between text deltas, to time each one on its own. */
+  chunkDelayMs?: number;
 }
 
 export class FakeProvider {
@@ -82,8 +86,10 @@ export class FakeProvider {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
     send(chunk({ role: 'assistant', content: '' }, null));
-    if (step.text) {
-      for (const part of split(step.text)) send(chunk({ content: part }, null));
+    const parts = step.chunks ?? (step.text ? split(step.text) : []);
+    for (const part of parts) {
+      send(chunk({ content: part }, null));
+      if (step.chunkDelayMs) await new Promise((r) => setTimeout(r, step.chunkDelayMs));
     }
     (step.calls ?? []).forEach((c, i) => {
       const args = JSON.stringify(c.input);

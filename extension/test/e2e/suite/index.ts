@@ -11,8 +11,10 @@ export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec' });
   const grep = process.env.TASK_X_E2E_GREP;
   if (grep) mocha.grep(grep);
+  // TASK_X_E2E_SUITE=bench runs the speed benchmarks (*.bench.js) instead of the tests.
+  const suffix = process.env.TASK_X_E2E_SUITE === 'bench' ? '.bench.js' : '.test.js';
   for (const f of readdirSync(__dirname).sort()) {
-    if (f.endsWith('.test.js')) mocha.addFile(join(__dirname, f));
+    if (f.endsWith(suffix)) mocha.addFile(join(__dirname, f));
   }
   let passed = 0;
   let failed = 0;
