@@ -7,33 +7,19 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PreviewDocuments } from './diffs';
+import type { EditOperation, PendingFile } from './protocol';
 import { describeError } from './errors';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskService } from './taskService';
 import type { WorkspaceManager } from './workspace';
 
-export interface PendingFile {
-  path: string;
-  original: string | null;
-  current: string | null;
-  added: number;
-  removed: number;
-  operations: (number | string)[];
-}
+export type { PendingFile };
 
-interface OperationInfo {
-  id: number | string;
-  tool?: string;
-  taskId?: string;
-  path?: string;
-  paths?: string[];
-}
-
-type Node = { kind: 'file'; file: PendingFile } | { kind: 'op'; file: PendingFile; op: number | string; label: string };
+type Node = { kind: 'file'; file: PendingFile } | { kind: 'op'; file: PendingFile; op: string; label: string };
 
 export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDecorationProvider, vscode.Disposable {
   private files: PendingFile[] = [];
-  private ops = new Map<string, OperationInfo>();
+  private ops = new Map<string, EditOperation>();
   private readonly treeChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.treeChanged.event;
   private readonly decoChanged = new vscode.EventEmitter<vscode.Uri[]>();
@@ -82,15 +68,14 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
     const run = async () => {
       const before = this.files.map((f) => f.path);
       try {
-        const r = (await this.runtime.request('edits/pending')) as PendingFile[] | { files?: PendingFile[] };
-        this.files = Array.isArray(r) ? r : Array.isArray(r?.files) ? r.files : [];
+        const r = await this.runtime.request('edits/pending');
+        this.files = Array.isArray(r?.files) ? r.files : [];
       } catch {
         this.files = [];
       }
       try {
-        const l = (await this.runtime.request('edits/list')) as OperationInfo[] | { operations?: OperationInfo[] };
-        const list = Array.isArray(l) ? l : Array.isArray(l?.operations) ? l.operations : [];
-        this.ops = new Map(list.map((o) => [String(o.id), o]));
+        const l = await this.runtime.request('edits/list');
+        this.ops = new Map((Array.isArray(l?.operations) ? l.operations : []).map((o) => [o.id, o]));
       } catch {
         this.ops.clear();
       }
@@ -138,7 +123,9 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
     const dir = path.posix.dirname(f.path);
     const state = f.original === null ? 'created' : f.current === null ? 'deleted' : 'modified';
     item.description = `${dir === '.' ? '' : dir + ' '}+${f.added} −${f.removed}`;
-    item.tooltip = `${f.path}: ${state} by the agent (+${f.added} −${f.removed}). Keep accepts it, Revert restores the original.`;
+    item.tooltip = f.changedOutside
+      ? `${f.path}: ${state} by the agent, then changed outside it. Revert will not overwrite the later change.`
+      : `${f.path}: ${state} by the agent (+${f.added} −${f.removed}). Keep accepts it, Revert restores the original.`;
     item.resourceUri = this.uri(f.path);
     item.contextValue = 'taskX.pendingFile';
     item.command = { command: 'taskX.changes.openDiff', title: 'Open Diff', arguments: [f.path] };
@@ -169,21 +156,21 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
   }
 
   async keep(paths?: string[]): Promise<string[]> {
-    const r = (await this.runtime.request('edits/keep', paths ? { paths } : {})) as { kept?: string[] };
+    const r = await this.runtime.request('edits/keep', paths ? { paths } : {});
     await this.refresh();
     return r?.kept ?? [];
   }
 
   async revert(paths?: string[]): Promise<{ reverted: string[]; conflicts: string[] }> {
-    const r = (await this.runtime.request('edits/revert', paths ? { paths } : {})) as { reverted?: string[]; conflicts?: string[] };
+    const r = await this.runtime.request('edits/revert', paths ? { paths } : {});
     await this.refresh();
     const out = { reverted: r?.reverted ?? [], conflicts: r?.conflicts ?? [] };
     this.explainConflicts(out.conflicts, 'reverted');
     return out;
   }
 
-  async undo(operation: number | string): Promise<{ restored: string[]; conflicts: string[] }> {
-    const r = (await this.runtime.request('edits/undo', { operation })) as { restored?: string[]; conflicts?: string[] };
+  async undo(operation: string): Promise<{ restored: string[]; conflicts: string[] }> {
+    const r = await this.runtime.request('edits/undo', { operation });
     await this.refresh();
     const out = { restored: r?.restored ?? [], conflicts: r?.conflicts ?? [] };
     this.explainConflicts(out.conflicts, 'undone');

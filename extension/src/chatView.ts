@@ -15,6 +15,7 @@ import type { Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskEvent, TaskService } from './taskService';
 import type { WorkspaceManager } from './workspace';
+import type { Diagnostic, EditorContext, AgentEvent as WireEvent, ModelInfo as WireModelInfo, RequestApprovalParams as WireApproval } from './protocol';
 import {
   parseWebviewMessage,
   type AgentEvent,
@@ -78,7 +79,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       tasks.onDidFinish(({ taskId, summary, error }) => {
         if (taskId !== this.shownTask) return;
         this.flushLive();
-        if (summary) this.post({ type: 'runResult', taskId, summary });
+        if (summary) this.post({ type: 'runResult', taskId, summary: toPage(summary) });
         else if (error) this.post({ type: 'runFailed', taskId, message: describeError(error), code: (error as { code?: number }).code });
       }),
       runtime.onDidChangeState((s) => this.postState(s)),
@@ -179,9 +180,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
     try {
       const models = await this.providers.models(await this.providers.wire(p));
-      this.post({ type: 'models', models: models as ModelInfo[], selected: this.model ?? p.model });
+      this.post({ type: 'models', models: toPage<WireModelInfo[], ModelInfo[]>(models), selected: this.model ?? p.model });
     } catch (err) {
-      this.post({ type: 'models', models: [{ id: p.model, capabilities: [] } as ModelInfo], selected: this.model ?? p.model });
+      this.post({ type: 'models', models: toPage<WireModelInfo[], ModelInfo[]>([{ id: p.model, capabilities: [] }]), selected: this.model ?? p.model });
       this.log(`[task-x] provider/models for ${p.name}: ${describeError(err)}`);
     }
   }
@@ -249,14 +250,20 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         await this.openFileDiff(m.path);
         return;
       case 'openLink': {
-        // Only after a click in the page, only web and mail links, and VS Code asks the user first.
-        let uri: vscode.Uri;
-        try {
-          uri = vscode.Uri.parse(m.url, true);
-        } catch {
+        // Only after a click in the page. Web and mail links go through VS Code's
+        // openExternal (which asks the user); a workspace-relative path (with an
+        // optional #L<line>) opens the file; anything else is ignored.
+        if (/^(https?|mailto):/i.test(m.url)) {
+          await vscode.env.openExternal(vscode.Uri.parse(m.url, true));
           return;
         }
-        if (['http', 'https', 'mailto'].includes(uri.scheme)) await vscode.env.openExternal(uri);
+        if (/^[a-z][a-z0-9+.-]*:/i.test(m.url)) return;
+        const hash = /#L(\d+)(?:-L?\d+)?$/.exec(m.url);
+        const rel = decodeURIComponent(hash ? m.url.slice(0, hash.index) : m.url.split('#')[0]);
+        const uri = this.resolveInRoot(rel);
+        if (!uri) return;
+        const line = hash ? Math.max(0, Number(hash[1]) - 1) : 0;
+        await vscode.window.showTextDocument(uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
         return;
       }
       case 'openFile': {
@@ -348,12 +355,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   private onTaskEvent(e: TaskEvent): void {
+    const event = toPage<WireEvent, AgentEvent>(e.event);
     if (e.taskId !== this.shownTask) return;
     if (e.replay) {
       const r = this.replaying;
       if (!r || r.taskId !== e.taskId) return;
-      const last = e.event.type === 'replayed';
-      r.batch.push(e.event);
+      const last = event.type === 'replayed';
+      r.batch.push(event);
       if (last || r.batch.length >= REPLAY_BATCH) {
         this.post({ type: 'replay', replayId: r.id, taskId: r.taskId, title: this.title, events: r.batch, last });
         r.batch = [];
@@ -361,7 +369,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (last) this.replaying = undefined;
       return;
     }
-    this.live.push(e.event);
+    this.live.push(event);
     // Deltas come fast: one message per 16 ms (the page paints once a frame anyway);
     // anything else goes at once so approvals and tool rows are never late.
     if (e.event.type === 'textDelta' || e.event.type === 'toolOutput') {
@@ -386,8 +394,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const p = this.tasks.pending.get(id);
     if (!p) return;
     this.flushLive();
-    if (p.kind === 'approval') this.post({ type: 'approval', id, params: p.params as RequestApprovalParams });
-    else this.post({ type: 'askUser', id, params: p.params as Extract<HostToWebview, { type: 'askUser' }>['params'] });
+    if (p.kind === 'approval') this.post({ type: 'approval', id, params: toPage<unknown, RequestApprovalParams>(p.params) });
+    else this.post({ type: 'askUser', id, params: toPage<unknown, Extract<HostToWebview, { type: 'askUser' }>['params']>(p.params) });
     if (!this.visible) void vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
   }
 
@@ -407,8 +415,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   async openApprovalDiff(id: string): Promise<boolean> {
     const p = this.tasks.pending.get(id);
     if (!p || p.kind !== 'approval') return false;
-    const params = p.params as RequestApprovalParams & { tool?: string; input?: Record<string, unknown>; preview?: string };
-    const input = params.input ?? {};
+    const params = p.params as WireApproval;
+    const input = (params.input && typeof params.input === 'object' ? params.input : {}) as Record<string, unknown>;
     const preview = typeof params.preview === 'string' ? params.preview : '';
     let rel = typeof input.path === 'string' ? input.path : undefined;
     let after: string | undefined;
@@ -487,8 +495,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   /** EditorContext for agent/run: the mentions always; the editor state when the switch is on. */
-  async editorContext(mentions: Mention[], include: boolean): Promise<Record<string, unknown> | undefined> {
-    const ctx: Record<string, unknown> = {};
+  async editorContext(mentions: Mention[], include: boolean): Promise<EditorContext | undefined> {
+    const ctx: EditorContext = {};
     const paths = mentions.filter((m) => m.kind !== 'selection').map((m) => m.path).slice(0, 10);
     if (paths.length > 0) ctx.mentions = paths;
     const selMention = mentions.find((m): m is Extract<Mention, { kind: 'selection' }> => m.kind === 'selection');
@@ -509,7 +517,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         ctx.selection = { path: active, startLine: e.selection.start.line + 1, endLine: e.selection.end.line + 1, text: e.document.getText(e.selection) };
       }
       ctx.openFiles = this.openFiles();
-      const diags: Record<string, unknown>[] = [];
+      const diags: Diagnostic[] = [];
       for (const [uri, list] of vscode.languages.getDiagnostics()) {
         const rel = this.relative(uri);
         if (!rel) continue;
@@ -550,4 +558,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (this.editorTimer) clearTimeout(this.editorTimer);
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/**
+ * The page's message types (webview-ui/src/messages.ts) name the protocol's types
+ * through webview-ui/src/protocol.ts, open records until extui points it at
+ * schema/protocol.d.ts; this is the one place a wire value crosses to them.
+ */
+function toPage<From, To>(v: From): To {
+  return v as unknown as To;
 }

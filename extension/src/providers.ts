@@ -6,6 +6,11 @@ import * as vscode from 'vscode';
 import { PROVIDER_KINDS, settings, update, type NamedProvider, type ProviderKind } from './config';
 import type { RuntimeClient } from './runtimeClient';
 import { describeError } from './errors';
+import type { ModelInfo, ProviderConfig, ProviderTestResult } from './protocol';
+
+/** A ProviderConfig for the wire, the key filled in from SecretStorage. */
+export type WireProvider = ProviderConfig;
+export type ModelEntry = ModelInfo;
 
 const secretKey = (name: string): string => `taskX.apiKey.${name}`;
 
@@ -20,29 +25,6 @@ const DEFAULT_BASE: Partial<Record<ProviderKind, string>> = {
   ollama: 'http://127.0.0.1:11434',
   openaiCompatible: 'http://127.0.0.1:8000/v1',
 };
-
-/** A ProviderConfig for the wire (protocol.md Types), the key filled in from SecretStorage. */
-export interface WireProvider {
-  kind: ProviderKind;
-  model: string;
-  baseUrl?: string;
-  apiKey?: string;
-  timeoutMs?: number;
-}
-
-export interface ModelEntry {
-  id: string;
-  contextWindow?: number;
-  capabilities?: string[];
-  details?: string;
-}
-
-export interface TestResult {
-  latencyMs: number;
-  models?: string[];
-  modelAvailable: boolean | null;
-  capabilities?: Record<string, boolean>;
-}
 
 export class Providers {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -109,12 +91,12 @@ export class Providers {
   }
 
   async models(p: WireProvider, signal?: AbortSignal): Promise<ModelEntry[]> {
-    const r = (await this.runtime.request('provider/models', { provider: p }, signal)) as { models?: ModelEntry[] };
+    const r = await this.runtime.request('provider/models', { provider: p }, signal);
     return Array.isArray(r?.models) ? r.models : [];
   }
 
-  async test(p: WireProvider): Promise<TestResult> {
-    return (await this.runtime.request('provider/test', { provider: p })) as TestResult;
+  test(p: WireProvider): Promise<ProviderTestResult> {
+    return this.runtime.request('provider/test', { provider: p });
   }
 
   /** The setup flow (command "task-x: Add Provider"): kind, name, address, key, model, test. */
@@ -187,7 +169,7 @@ export class Providers {
   }
 
   /** provider/test, told in a notification: latency and model availability, or the plain reason. */
-  async testAndReport(p: NamedProvider): Promise<TestResult | undefined> {
+  async testAndReport(p: NamedProvider): Promise<ProviderTestResult | undefined> {
     try {
       const r = await this.test(await this.wire(p));
       const avail = r.modelAvailable === null ? 'the server does not list models' : r.modelAvailable ? `${p.model} is available` : `${p.model} is NOT among its models`;

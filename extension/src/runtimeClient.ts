@@ -8,7 +8,18 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { settings } from './config';
 import { RuntimeProcess, type CrashInfo, type RuntimeState } from './runtime/process';
-import type { NotificationHandler, RequestHandler } from './runtime/rpc';
+import type { RequestHandler, NotificationHandler } from './runtime/rpc';
+import type {
+  ClientNotifications,
+  NotificationMethod,
+  RequestArgs,
+  RequestMethod,
+  ResultOf,
+  ServerNotificationHandler,
+  ServerNotificationMethod,
+  ServerRequestHandler,
+  ServerRequestMethod,
+} from './protocol';
 
 export class RuntimeClient implements vscode.Disposable {
   readonly process: RuntimeProcess;
@@ -93,20 +104,23 @@ export class RuntimeClient implements vscode.Disposable {
     return this.process.start().then(() => this.process.initializeResult);
   }
 
-  request(method: string, params?: unknown, signal?: AbortSignal): Promise<unknown> {
-    return this.process.request(method, params, signal);
+  /** A request of protocol.md, typed by the generated method map. */
+  request<M extends RequestMethod>(method: M, ...args: RequestArgs<M>): Promise<ResultOf<M>> {
+    const [params, signal] = args;
+    return this.process.request(method, params, signal) as Promise<ResultOf<M>>;
   }
 
-  notify(method: string, params?: unknown): void {
+  notify<M extends NotificationMethod>(method: M, params: ClientNotifications[M]['params']): void {
     this.process.notify(method, params);
   }
 
-  onRequest(method: string, handler: RequestHandler): void {
-    this.process.onRequest(method, handler);
+  /** Answers a runtime→client request. The params come from the runtime: handlers still check what they use. */
+  onRequest<M extends ServerRequestMethod>(method: M, handler: ServerRequestHandler<M>): void {
+    this.process.onRequest(method, handler as RequestHandler);
   }
 
-  onNotification(method: string, handler: NotificationHandler): void {
-    this.process.onNotification(method, handler);
+  onNotification<M extends ServerNotificationMethod>(method: M, handler: ServerNotificationHandler<M>): void {
+    this.process.onNotification(method, handler as NotificationHandler);
   }
 
   async restart(): Promise<void> {

@@ -9,7 +9,7 @@ import { PendingRequests, type PendingRequest } from './approvals';
 import { settings } from './config';
 import type { Providers, WireProvider } from './providers';
 import type { RuntimeClient } from './runtimeClient';
-import type { AgentEvent, AgentSummary, AskUserParams, RequestApprovalParams } from '../webview-ui/src/messages';
+import type { AgentEvent, AgentRunParams, AgentSummary, AskUserParams, AskUserResult, ChatMode, EditorContext, ImageInput, RequestApprovalParams, RequestApprovalResult, ReplayResult, Route, TaskInfo } from './protocol';
 
 export interface TaskEvent {
   taskId: string;
@@ -18,23 +18,15 @@ export interface TaskEvent {
   replay: boolean;
 }
 
-export interface SavedTask {
-  taskId: string;
-  title: string;
-  status: string;
-  chatMode?: string;
-  model?: string;
-  createdAt?: string;
-  updatedAt?: string;
-}
+export type SavedTask = TaskInfo;
 
 export interface RunOptions {
   prompt: string;
   taskId?: string | null;
-  mode: string;
+  mode: ChatMode;
   model?: string | null;
-  images?: { mediaType: string; data: string }[];
-  editor?: Record<string, unknown>;
+  images?: ImageInput[];
+  editor?: EditorContext;
 }
 
 type Decision = 'allow' | 'allowSession' | 'deny';
@@ -71,6 +63,7 @@ export class TaskService implements vscode.Disposable {
     private readonly providers: Providers,
   ) {
     runtime.onNotification('agent/event', (p) => {
+      // From the runtime: checked before use, unknown event types passed on (the page ignores them).
       const n = p as { taskId?: unknown; event?: unknown; replay?: unknown };
       if (typeof n?.taskId !== 'string' || !n.event || typeof n.event !== 'object') return;
       const event = n.event as AgentEvent;
@@ -80,26 +73,27 @@ export class TaskService implements vscode.Disposable {
       }
       this.eventEmitter.fire({ taskId: n.taskId, event, replay: n.replay === true });
     });
-    runtime.onRequest('agent/requestApproval', (params, signal) => this.approval(params as RequestApprovalParams, signal));
-    runtime.onRequest('agent/askUser', (params, signal) => this.askUser(params as AskUserParams, signal));
+    runtime.onRequest('agent/requestApproval', (params, signal) => this.approval(params, signal));
+    runtime.onRequest('agent/askUser', (params, signal) => this.askUser(params, signal));
     runtime.onDidCrash(() => {
       // The process that asked is gone: close its questions, its runs failed.
       for (const id of this.pending.closeTask(undefined, undefined)) this.closedEmitter.fire(id);
     });
   }
 
-  private async approval(params: RequestApprovalParams, signal: AbortSignal): Promise<{ decision: Decision }> {
+  private async approval(params: RequestApprovalParams, signal: AbortSignal): Promise<RequestApprovalResult> {
     const { id, answer } = this.pending.issue<RequestApprovalParams, Decision>('approval', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
     this.requestEmitter.fire(this.pending.get(id)!);
     const decision = await answer;
     return { decision: decision ?? 'deny' };
   }
 
-  private async askUser(params: AskUserParams, signal: AbortSignal): Promise<{ answers: Record<string, string[]> | null }> {
+  private async askUser(params: AskUserParams, signal: AbortSignal): Promise<AskUserResult> {
     const { id, answer } = this.pending.issue<AskUserParams, Record<string, string[]> | null>('askUser', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
     this.requestEmitter.fire(this.pending.get(id)!);
     const a = await answer;
-    return { answers: a ?? null };
+    // protocol.md: `answers: null` means dismissed; the generated AskUserResult has no null yet.
+    return { answers: a ?? null } as unknown as AskUserResult;
   }
 
   /** The user's answer to an approval this window issued; false (and logged) for any other id. */
@@ -144,7 +138,7 @@ export class TaskService implements vscode.Disposable {
     this.running.set(taskId, ac);
     this.runningEmitter.fire();
     const done = (async () => {
-      const params: Record<string, unknown> = {
+      const params: AgentRunParams = {
         prompt: opts.prompt,
         provider: await this.provider(opts.model),
         chatMode: opts.mode,
@@ -153,11 +147,11 @@ export class TaskService implements vscode.Disposable {
       if (opts.images && opts.images.length > 0) params.images = opts.images;
       if (opts.editor) params.editor = opts.editor;
       const mode = settings.policyMode();
-      if (mode !== 'default') params.policy = { mode, allow: [], deny: [] };
-      const routes = [];
+      if (mode === 'acceptEdits' || mode === 'readOnly') params.policy = { mode, allow: [], deny: [] };
+      const routes: Route[] = [];
       for (const r of settings.routes()) {
         const prov = await this.providers.wireByName(r.provider);
-        if (prov) routes.push({ kinds: r.kinds, provider: prov });
+        if (prov) routes.push({ kinds: r.kinds as Route['kinds'], provider: prov });
       }
       if (routes.length > 0) params.routes = routes;
       const fallbacks = [];
@@ -168,7 +162,7 @@ export class TaskService implements vscode.Disposable {
       if (fallbacks.length > 0) params.fallbacks = fallbacks;
       const prices = settings.prices();
       if (prices.length > 0) params.prices = prices;
-      return (await this.runtime.request('agent/run', params, ac.signal)) as AgentSummary;
+      return this.runtime.request('agent/run', params, ac.signal);
     })();
     done.then(
       (summary) => this.finishedEmitter.fire({ taskId, summary }),
@@ -194,29 +188,29 @@ export class TaskService implements vscode.Disposable {
   }
 
   steer(taskId: string, text: string): Promise<boolean> {
-    return this.runtime.request('agent/steer', { taskId, text }) as Promise<boolean>;
+    return this.runtime.request('agent/steer', { taskId, text });
   }
 
   cancelTool(taskId: string, callId: string): Promise<boolean> {
-    return this.runtime.request('agent/cancelTool', { taskId, callId }) as Promise<boolean>;
+    return this.runtime.request('agent/cancelTool', { taskId, callId });
   }
 
   cancelSubagent(taskId: string): Promise<boolean> {
-    return this.runtime.request('agent/cancelSubagent', { taskId }) as Promise<boolean>;
+    return this.runtime.request('agent/cancelSubagent', { taskId });
   }
 
   async list(): Promise<SavedTask[]> {
-    const r = (await this.runtime.request('agent/tasks')) as { tasks?: SavedTask[] };
+    const r = await this.runtime.request('agent/tasks');
     return Array.isArray(r?.tasks) ? r.tasks : [];
   }
 
   /** agent/replay: the task's events come again through onEvent with replay set, ending with "replayed". */
-  replay(taskId: string): Promise<{ events: number; status: string; running: boolean }> {
-    return this.runtime.request('agent/replay', { taskId }) as Promise<{ events: number; status: string; running: boolean }>;
+  replay(taskId: string): Promise<ReplayResult> {
+    return this.runtime.request('agent/replay', { taskId });
   }
 
   deleteTask(taskId: string): Promise<boolean> {
-    return this.runtime.request('agent/deleteTask', { taskId }) as Promise<boolean>;
+    return this.runtime.request('agent/deleteTask', { taskId });
   }
 
   dispose(): void {

@@ -5,25 +5,10 @@
 import * as vscode from 'vscode';
 import { settings } from './config';
 import { describeError } from './errors';
+import type { ProgressPhase, WorkspaceOpenParams, WorkspaceProgressParams, WorkspaceSummary } from './protocol';
 import type { RuntimeClient } from './runtimeClient';
 
-/** The workspace summary (docs: addendum §2); read loosely, shown as text. */
-export interface WorkspaceSummary {
-  root?: string;
-  project?: {
-    name?: string;
-    kinds?: string[];
-    manifests?: string[];
-    languages?: { language: string; files: number }[];
-    commands?: Record<string, string>;
-    git?: { branch?: string; head?: string; dirty?: number } | null;
-  };
-  stats?: { files?: number; indexedFiles?: number; symbols?: number; elapsedMs?: number; truncated?: boolean; skipped?: Record<string, number> };
-  instructions?: { source: string; scope: string; dir?: string; truncated?: boolean }[];
-  excludes?: string[];
-}
-
-export type IndexPhase = 'idle' | 'indexing' | 'graph' | 'ready' | 'updated' | 'failed' | 'none';
+export type IndexPhase = 'idle' | 'none' | ProgressPhase;
 
 const DEBOUNCE_MS = 250;
 
@@ -51,7 +36,7 @@ export class WorkspaceManager implements vscode.Disposable {
     this.statusBar.command = 'taskX.showContext';
     this.setStatus('$(loading~spin) task-x', 'task-x: starting the runtime');
     this.statusBar.show();
-    runtime.onNotification('workspace/progress', (p) => this.progress(p as Record<string, unknown>));
+    runtime.onNotification('workspace/progress', (p) => this.progress(p));
     this.disposables.push(
       runtime.onDidBecomeReady(() => void this.open()),
       runtime.onDidChangeState((s) => {
@@ -103,10 +88,10 @@ export class WorkspaceManager implements vscode.Disposable {
     this.setStatus('$(loading~spin) task-x: indexing', `task-x: indexing ${folder.name}`);
     this.changed.fire();
     try {
-      const params: Record<string, unknown> = { root: folder.uri.fsPath };
+      const params: WorkspaceOpenParams = { root: folder.uri.fsPath };
       const exclude = settings.exclude();
       if (exclude.length > 0) params.exclude = exclude;
-      const summary = (await this.runtime.request('workspace/open', params)) as WorkspaceSummary;
+      const summary = await this.runtime.request('workspace/open', params);
       if (seq !== this.openSeq) return;
       this.summary = summary;
       this.opened = true;
@@ -120,8 +105,8 @@ export class WorkspaceManager implements vscode.Disposable {
     }
   }
 
-  private progress(p: Record<string, unknown>): void {
-    const phase = p.phase as IndexPhase;
+  private progress(p: WorkspaceProgressParams): void {
+    const phase = p.phase;
     const files = typeof p.files === 'number' ? p.files : undefined;
     this.phases.push({ phase, atMs: Date.now() - this.openStarted, files });
     switch (phase) {
@@ -136,7 +121,7 @@ export class WorkspaceManager implements vscode.Disposable {
       case 'ready':
       case 'updated': {
         this.phase = phase;
-        const stats = p.stats as WorkspaceSummary['stats'];
+        const stats = p.stats;
         if (this.summary && stats) this.summary.stats = stats;
         const n = stats?.indexedFiles ?? stats?.files ?? 0;
         this.setStatus(`$(check) task-x: ${n} files`, `task-x: ready, ${n} files indexed${stats?.symbols ? `, ${stats.symbols} symbols` : ''}`);
@@ -182,7 +167,7 @@ export class WorkspaceManager implements vscode.Disposable {
   /** context/inspect, for the Context view. */
   async inspect(): Promise<WorkspaceSummary | undefined> {
     try {
-      this.summary = (await this.runtime.request('context/inspect')) as WorkspaceSummary;
+      this.summary = await this.runtime.request('context/inspect');
     } catch {
       /* no workspace open: keep what we have */
     }
