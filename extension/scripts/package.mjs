@@ -12,8 +12,13 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
 
-run(process.execPath, [join(root, 'scripts/runtime.mjs'), '--release']);
-run(process.execPath, [join(root, 'scripts/build.mjs'), '--production']);
+// --dev (npm test's fresh pass): package the binary and bundle the tests just built,
+// instead of a stripped release build (a second full cgo compile).
+const dev = process.argv.includes('--dev');
+if (!dev) {
+  run(process.execPath, [join(root, 'scripts/runtime.mjs'), '--release']);
+  run(process.execPath, [join(root, 'scripts/build.mjs'), '--production']);
+}
 if (!existsSync(join(root, 'media/webview/chat.js'))) {
   console.error('package: media/webview/chat.js is missing (the webview-ui build did not run)');
   process.exit(1);

@@ -69,6 +69,20 @@ if (only !== 'unit') {
   console.log(`[test] e2e in ${Date.now() - t} ms`);
 }
 
+// A new user's first task from the .vsix, through the UI only (test/e2e/fresh.mjs).
+if (only !== 'unit') {
+  const t = Date.now();
+  step('package', process.execPath, [join(root, 'scripts/package.mjs'), '--dev']);
+  const r = spawnSync(process.execPath, [join(root, 'test/e2e/fresh.mjs')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  process.stdout.write(r.stdout);
+  const m = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout.trim());
+  if (m) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  } else failed++;
+  console.log(`[test] fresh install in ${Date.now() - t} ms`);
+}
+
 console.log(`[test] total ${Date.now() - started} ms`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 ? 1 : 0;

@@ -98,7 +98,7 @@ export class FakeProvider {
       send(chunk({ tool_calls: [{ index: i, function: { arguments: args.slice(half) } }] }, null));
     });
     send(chunk({}, step.calls && step.calls.length > 0 ? 'tool_calls' : 'stop'));
-    send({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } });
+    send({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: 10, total_tokens: Math.ceil(body.length / 4) + 10 } });
     res.end('data: [DONE]\n\n');
   }
 }
