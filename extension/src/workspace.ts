@@ -112,7 +112,10 @@ export class WorkspaceManager implements vscode.Disposable {
     switch (phase) {
       case 'indexing':
         this.phase = 'indexing';
-        this.setStatus(`$(loading~spin) task-x: ${files ?? 0} files`, `task-x: indexing, ${files ?? 0} files seen, ${String(p.parsed ?? 0)} parsed`);
+        {
+          const of = p.total ? ` of ${p.total}` : '';
+          this.setStatus(`$(loading~spin) task-x: ${files ?? 0}${of} files`, `task-x: indexing, ${files ?? 0}${of} files seen, ${p.parsed ?? 0} parsed`);
+        }
         break;
       case 'graph':
         this.phase = 'graph';

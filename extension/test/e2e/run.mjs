@@ -166,7 +166,7 @@ const actions = {
   async screenshot(req) {
     mkdirSync(screenshotsDir, { recursive: true });
     const path = join(screenshotsDir, req.name);
-    await page.screenshot({ path });
+    await page.screenshot({ path, timeout: 120000 });
     return path;
   },
   async keyboard(req) {

@@ -23,6 +23,9 @@ export class FakeProvider {
   private script: Step[] = [];
   readonly requests: Record<string, unknown>[] = [];
   private waiters: (() => void)[] = [];
+  private hangWaiters: (() => void)[] = [];
+  /** How many held (hang) responses the client closed. */
+  hangsClosed = 0;
   url = '';
 
   async start(): Promise<string> {
@@ -47,6 +50,15 @@ export class FakeProvider {
         setTimeout(r, 1000);
       });
     }
+  }
+
+  /** Resolves once the client closed n held responses in all (the runtime stopped waiting for the model). */
+  hangClosed(n: number): Promise<void> {
+    if (this.hangsClosed >= n) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => (this.hangsClosed >= n ? resolve() : this.hangWaiters.push(check));
+      this.hangWaiters.push(check);
+    });
   }
 
   close(): Promise<void> {
@@ -80,6 +92,8 @@ export class FakeProvider {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }, null))}\n\n`);
       await new Promise<void>((r) => req.socket.once('close', () => r()));
+      this.hangsClosed++;
+      for (const w of this.hangWaiters.splice(0)) w();
       return;
     }
     if (step.gate) await step.gate;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { drive } from './driver';
 
 export async function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec' });
+  const mocha = new Mocha({ ui: 'bdd', timeout: 180_000, color: false, reporter: 'spec' });
   const grep = process.env.TASK_X_E2E_GREP;
   if (grep) mocha.grep(grep);
   // TASK_X_E2E_SUITE=bench runs the speed benchmarks (*.bench.js) instead of the tests.
