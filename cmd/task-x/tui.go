@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -20,6 +21,7 @@ import (
 	"github.com/charmbracelet/huh"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+	"golang.org/x/term"
 )
 
 // The interactive session is a bubbletea program on the alternate screen:
@@ -188,6 +190,9 @@ type tuiModel struct {
 	ask     *asking
 	pending []tea.Msg // approvals and questions waiting for the open one
 
+	pastes []pasted     // large pastes shown as their tag in the prompt
+	store  *pasteStore // the texts of the pastes pasteFilter took out
+
 	interrupts int
 	hint       string
 	exitCode   int
@@ -330,6 +335,15 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.KeyMsg:
+		if msg.Paste {
+			return m.paste(msg)
+		}
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && m.ask == nil {
+			// Text typed faster than one read goes into the prompt at once.
+			m.typed()
+			m.ta.InsertString(string(msg.Runes))
+			return nil
+		}
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
 			// Runes typed faster than one read come as one message whose
 			// String() may spell a key name ("delete", "enter"): one rune
@@ -365,10 +379,7 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if k.String() != "ctrl+c" {
-		m.interrupts = 0
-		if m.hint == ctrlCHint {
-			m.hint = ""
-		}
+		m.typed()
 	}
 	if m.ask != nil {
 		return m.askKey(k)
@@ -380,7 +391,7 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if m.ta.Value() != "" {
-			m.ta.Reset()
+			m.clearPrompt()
 			return nil
 		}
 		m.interrupts++
@@ -411,6 +422,73 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 
 const ctrlCHint = "(Ctrl-C again to leave)"
 
+// typed forgets a first Ctrl-C: a key other than Ctrl-C was pressed.
+func (m *tuiModel) typed() {
+	m.interrupts = 0
+	if m.hint == ctrlCHint {
+		m.hint = ""
+	}
+}
+
+// A paste of more lines or characters than these is shown in the prompt as
+// one tag ("[pasted 480 lines]") and sent whole: the prompt's editor redraws
+// its whole text on every key, so a long text there makes typing crawl.
+const pasteMaxLines, pasteMaxChars = 10, 1000
+
+// pasted is a large paste kept out of the prompt's editor.
+type pasted struct{ tag, text string }
+
+// paste puts a bracketed paste into the prompt (or the open form), a large
+// one as its tag.
+func (m *tuiModel) paste(k tea.KeyMsg) tea.Cmd {
+	m.typed()
+	if m.ask != nil {
+		k.Runes = []rune(m.store.take(string(k.Runes)))
+		return m.formUpdate(k)
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(m.store.take(string(k.Runes)), "\r\n", "\n"), "\r", "\n")
+	lines := strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
+	if lines <= pasteMaxLines && len(text) <= pasteMaxChars {
+		m.ta.InsertString(text)
+		return nil
+	}
+	tag := fmt.Sprintf("[pasted %d lines]", lines)
+	if lines == 1 {
+		tag = fmt.Sprintf("[pasted %d characters]", utf8.RuneCountInString(text))
+	}
+	n := 1
+	for _, p := range m.pastes {
+		if strings.HasPrefix(p.tag, strings.TrimSuffix(tag, "]")) {
+			n++
+		}
+	}
+	if n > 1 {
+		tag = strings.TrimSuffix(tag, "]") + fmt.Sprintf(" #%d]", n)
+	}
+	m.pastes = append(m.pastes, pasted{tag: tag, text: text})
+	m.ta.InsertString(tag)
+	return nil
+}
+
+// expandPastes is line with the tags of the large pastes it still holds
+// replaced by their text.
+func expandPastes(line string, pastes []pasted) string {
+	if len(pastes) == 0 {
+		return line
+	}
+	var pairs []string
+	for _, p := range pastes {
+		pairs = append(pairs, p.tag, p.text)
+	}
+	return strings.NewReplacer(pairs...).Replace(line)
+}
+
+// clearPrompt empties the prompt and forgets its pastes.
+func (m *tuiModel) clearPrompt() {
+	m.ta.Reset()
+	m.pastes = nil
+}
+
 // toggleOutput expands or collapses the newest command output.
 func (m *tuiModel) toggleOutput() {
 	for i := len(m.items) - 1; i >= 0; i-- {
@@ -433,7 +511,8 @@ func (m *tuiModel) submit() tea.Cmd {
 		m.hint = "a turn is running: wait for it, or Esc to interrupt it"
 		return nil
 	}
-	m.ta.Reset()
+	sent := expandPastes(line, m.pastes)
+	m.clearPrompt()
 	m.hint = ""
 	if strings.HasPrefix(line, "/") {
 		m.add(&item{kind: itemUser, text: line})
@@ -460,7 +539,7 @@ func (m *tuiModel) submit() tea.Cmd {
 	r := m.r
 	run := func() tea.Msg {
 		start := time.Now()
-		sum, err := r.turn(ctx, line)
+		sum, err := r.turn(ctx, sent)
 		return turnDoneMsg{sum: sum, err: err, elapsed: time.Since(start)}
 	}
 	return tea.Batch(run, m.spin.Tick)
@@ -963,9 +1042,15 @@ func tuiSession(r *runner, st styles, prog *atomic.Pointer[tea.Program]) int {
 		out = os.Stderr
 	}
 	m := newTUIModel(r, st)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithOutput(out), tea.WithInput(os.Stdin))
+	input, restore, err := filteredInput(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "task-x: the terminal session failed:", err)
+		return exitFailed
+	}
+	defer restore()
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithOutput(out), tea.WithInput(input))
 	prog.Store(p)
-	_, err := p.Run()
+	_, err = p.Run()
 	prog.Store(nil)
 	if m.cancel != nil {
 		m.cancel()
@@ -985,4 +1070,29 @@ func tuiSession(r *runner, st styles, prog *atomic.Pointer[tea.Program]) int {
 		return exitFailed
 	}
 	return m.exitCode
+}
+
+// filteredInput puts the terminal in raw mode and returns what bubbletea
+// reads: the keyboard's bytes through pasteFilter, whose pastes m takes
+// from its store. bubbletea does not touch the modes of an input that is
+// not a terminal, so raw mode is set here and restore undoes it.
+func filteredInput(m *tuiModel) (*os.File, func(), error) {
+	fd := int(os.Stdin.Fd())
+	state, err := term.MakeRaw(fd)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		term.Restore(fd, state)
+		return nil, nil, err
+	}
+	m.store = &pasteStore{}
+	go func() {
+		// Ends with the process: a read of the terminal cannot be
+		// interrupted, and nothing reads it after the session.
+		pasteFilter(os.Stdin, pw, m.store)
+		pw.Close()
+	}()
+	return pr, func() { term.Restore(fd, state); pr.Close() }, nil
 }

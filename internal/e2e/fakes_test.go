@@ -34,7 +34,7 @@ type scriptedCall struct {
 // script[n], where n is the number of assistant messages in the request.
 // Every request body is kept for assertions.
 type scriptedModel struct {
-	t      *testing.T
+	t      testing.TB
 	format string // "openai", "anthropic", "ollama"
 	script []step
 
@@ -46,7 +46,7 @@ type scriptedModel struct {
 	requests []map[string]any
 }
 
-func newScriptedModel(t *testing.T, format string, script []step) (*scriptedModel, *httptest.Server) {
+func newScriptedModel(t testing.TB, format string, script []step) (*scriptedModel, *httptest.Server) {
 	m := &scriptedModel{t: t, format: format, script: script}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)

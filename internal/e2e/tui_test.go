@@ -21,7 +21,7 @@ var ansiRE = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]|\x1b\\][^\x07]*\x07")
 
 // ptyTerm is task-x running on a pseudo-terminal, with everything it drew.
 type ptyTerm struct {
-	t    *testing.T
+	t    testing.TB
 	f    *os.File
 	cmd  *exec.Cmd
 	mu   sync.Mutex
@@ -31,7 +31,7 @@ type ptyTerm struct {
 	done bool
 }
 
-func startPTY(t *testing.T, env []string, args ...string) *ptyTerm {
+func startPTY(t testing.TB, env []string, args ...string) *ptyTerm {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "task-x"), args...)
 	cmd.Env = append(os.Environ(), env...)
