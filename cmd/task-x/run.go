@@ -35,7 +35,7 @@ const (
 
 type runFlags struct {
 	provider, model, baseURL, mode string
-	prompt, format                 string
+	prompt, format, cd             string
 	acceptEdits, noSandbox, trust  bool
 	noValidate                     bool
 }
@@ -47,6 +47,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.baseURL, "base-url", "", "provider base URL (needed for openaiCompatible; remembered)")
 	fl.StringVar(&f.mode, "mode", "", "chat mode: agent, ask or plan (default agent)")
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run this prompt once, without the interactive session")
+	fl.StringVarP(&f.cd, "cd", "C", "", "the folder to work in (default: the current folder)")
 	fl.StringVar(&f.format, "output-format", formatTextName, "one-shot output: "+outputFormats)
 	fl.BoolVar(&f.acceptEdits, "accept-edits", false, "run file edits without asking (policy mode acceptEdits)")
 	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands without the kernel sandbox (initialize sandbox: false)")
@@ -57,9 +58,9 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
-		Use:   "run [DIR] [PROMPT]",
+		Use:   "run [PROMPT] [-C DIR]",
 		Short: "Run an agent task: an interactive session on a terminal, or one prompt with -p",
-		Long: `Run an agent task on DIR (default: the current folder).
+		Long: `Run an agent task in the current folder, or in DIR with -C DIR (--cd DIR).
 
 On a terminal without a prompt, an interactive session starts: type a prompt, watch the
 answer and the tool activity, answer approvals, and type follow-ups in the same task.
@@ -71,26 +72,21 @@ With -p "prompt" (or a PROMPT argument) the task runs once and ends, for scripts
 Exit codes: 0 completed, 1 failed, 2 bad usage, 3 an approval was needed and could not be
 asked (stdin is not a terminal and has no answer), 130 interrupted.
 
+The older form "task-x run DIR [PROMPT]" still works when DIR is an existing folder; an
+argument that looks like a path (it has a /, or starts with . or ~) and does not exist is an
+error, never a prompt.
+
 --provider, --model and --base-url are remembered in the data folder for later runs.`,
-		Example: `  task-x run --provider anthropic --model claude-sonnet-4-5 .
-  task-x run . -p "add a --verbose flag" --provider openai --model gpt-5
-  task-x run -p "where is the config parsed?" --mode ask --output-format json
+		Example: `  task-x run --provider anthropic --model claude-sonnet-4-5
+  task-x run -C ../other-repo
+  task-x run -p "add a --verbose flag" --provider openai --model gpt-5
+  task-x run "where is the config parsed?" --mode ask --output-format json
   task-x run -p "fix the failing test" --output-format stream-json | jq .event.type`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir, prompt := "", f.prompt
-			switch len(args) {
-			case 1:
-				if prompt == "" && !isDir(args[0]) {
-					prompt = args[0]
-				} else {
-					dir = args[0]
-				}
-			case 2:
-				if prompt != "" {
-					return usageError(c, "give the prompt once, with -p or as an argument")
-				}
-				dir, prompt = args[0], args[1]
+			dir, prompt, err := runArgs(f.cd, f.prompt, args)
+			if err != nil {
+				return usageError(c, "%s", err)
 			}
 			return runTask(c, dir, prompt, "", f)
 		},
@@ -99,26 +95,81 @@ asked (stdin is not a terminal and has no answer), 130 interrupted.
 	return c
 }
 
+// runArgs decides what run's arguments are: the prompt, positional or
+// -p, and the folder, -C or (the older form) a first argument that is an
+// existing folder. A path-like argument that does not exist is an error
+// naming it, never a prompt.
+func runArgs(cd, prompt string, args []string) (dir, p string, err error) {
+	p = prompt
+	var rest []string
+	for i, a := range args {
+		switch {
+		case i == 0 && cd == "" && isDir(a) && (len(args) == 2 || prompt != "" || !strings.ContainsAny(a, " \t\n")):
+			dir = a // the older form: run DIR [PROMPT]
+		case pathLike(a) && !exists(a):
+			return "", "", fmt.Errorf("%s does not exist; pass an existing folder with -C DIR, or quote a prompt that is not a path", a)
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if cd != "" {
+		if !isDir(cd) {
+			return "", "", fmt.Errorf("-C %s: no such folder", cd)
+		}
+		dir = cd
+	}
+	switch {
+	case len(rest) > 1:
+		return "", "", fmt.Errorf("give one prompt, in quotes (got %d arguments)", len(rest))
+	case len(rest) == 1 && p != "":
+		return "", "", fmt.Errorf("give the prompt once, with -p or as an argument (%q is not a folder)", rest[0])
+	case len(rest) == 1:
+		p = rest[0]
+	}
+	return dir, p, nil
+}
+
+// pathLike reports whether a looks like a path rather than a prompt: one
+// word with a slash, or starting with . or ~.
+func pathLike(a string) bool {
+	if a == "" || strings.ContainsAny(a, " \t\n") {
+		return false
+	}
+	return strings.Contains(a, "/") || strings.HasPrefix(a, ".") || strings.HasPrefix(a, "~")
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 func newResumeCmd() *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
-		Use:   "resume [TASK-ID]",
+		Use:   "resume [TASK-ID] [-C DIR]",
 		Short: "Continue a saved task (the newest by default) in an interactive session or with -p",
 		Example: `  task-x resume
   task-x resume task-1a2b3c -p "now add a test for it"
-  task-x resume --dir ../other-repo`,
+  task-x resume -C ../other-repo`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			id := "newest"
 			if len(args) == 1 {
 				id = args[0]
 			}
-			dir, _ := c.Flags().GetString("dir")
+			dir := f.cd
+			if d, _ := c.Flags().GetString("dir"); d != "" {
+				dir = d
+			}
+			if dir != "" && !isDir(dir) {
+				return usageError(c, "-C %s: no such folder", dir)
+			}
 			return runTask(c, dir, f.prompt, id, f)
 		},
 	}
 	addRunFlags(c, &f)
-	c.Flags().String("dir", "", "the task's folder (default: the current folder)")
+	c.Flags().String("dir", "", "the task's folder (older name of -C)")
+	c.Flags().MarkHidden("dir")
 	return c
 }
 
@@ -356,7 +407,7 @@ func findTask(s *session, id string) (string, error) {
 		case len(tasks) > 0:
 			return tasks[0].TaskID, nil
 		case len(all) > 0:
-			return "", fmt.Errorf("no saved task of %s (the newest is of %s: task-x resume --dir %s)", s.root, all[0].Root, all[0].Root)
+			return "", fmt.Errorf("no saved task of %s (the newest is of %s: task-x resume -C %s)", s.root, all[0].Root, all[0].Root)
 		}
 		return "", errors.New("there is no saved task to resume; start one with task-x run")
 	}
@@ -377,7 +428,7 @@ func findTask(s *session, id string) (string, error) {
 	if len(found) == 0 {
 		for _, t := range all {
 			if strings.HasPrefix(t.TaskID, id) && !s.isThisFolder(t) {
-				return "", fmt.Errorf("task %s ran in %s, not here; resume it there: task-x resume %s --dir %s", t.TaskID, t.Root, t.TaskID, t.Root)
+				return "", fmt.Errorf("task %s ran in %s, not here; resume it there: task-x resume %s -C %s", t.TaskID, t.Root, t.TaskID, t.Root)
 			}
 		}
 	}

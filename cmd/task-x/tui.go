@@ -190,7 +190,7 @@ type tuiModel struct {
 	ask     *asking
 	pending []tea.Msg // approvals and questions waiting for the open one
 
-	pastes []pasted     // large pastes shown as their tag in the prompt
+	pastes []pasted    // large pastes shown as their tag in the prompt
 	store  *pasteStore // the texts of the pastes pasteFilter took out
 
 	interrupts int

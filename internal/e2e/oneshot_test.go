@@ -224,7 +224,7 @@ func TestResumeIsPerFolder(t *testing.T) {
 	idA := taskIn(a)
 	idB := taskIn(b) // the newest task overall
 
-	out, errs, code := runOneShot(t, "", append([]string{"resume", "--dir", a, "-p", "go on", "--output-format", "json"}, flags...)...)
+	out, errs, code := runOneShot(t, "", append([]string{"resume", "-C", a, "-p", "go on", "--output-format", "json"}, flags...)...)
 	var sum struct {
 		TaskID string `json:"taskId"`
 		Text   string `json:"text"`

@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // Issue 38: task-x as a daily driver, driven in a pseudo-terminal.
@@ -99,5 +104,57 @@ func BenchmarkTUIPaste1MB(b *testing.B) {
 		pt.expect("completed")
 		pt.cmd.Process.Kill()
 		pt.cmd.Wait()
+	}
+}
+
+// TestMistypedFolder: a path-like argument that does not exist is exit 2
+// naming it, on a terminal and in a script; nothing reaches the model and no
+// task is saved (issue 38, item 2: it became a one-shot prompt).
+func TestMistypedFolder(t *testing.T) {
+	work := t.TempDir()
+	os.Mkdir(filepath.Join(work, "workspace"), 0o755)
+	os.Mkdir(filepath.Join(work, "here"), 0o755)
+	model, srv := newScriptedModel(t, "openai", []step{{text: "I ran."}})
+	data := t.TempDir()
+	flags := []string{"--provider", "openaiCompatible", "--base-url", srv.URL + "/v1", "--model", "fake", "--no-sandbox", "--data-dir", data}
+	for _, c := range []struct {
+		args []string
+		name string
+	}{
+		{[]string{"run", "../wrokspace"}, "../wrokspace"},
+		{[]string{"run", "src/"}, "src/"},
+		{[]string{"run", "./wrokspace", "fix the bug"}, "./wrokspace"},
+		{[]string{"run", "-C", "wrokspace"}, "wrokspace"},
+		{[]string{"run", "-p", "fix it", "~/nowhere"}, "~/nowhere"},
+	} {
+		args, name := c.args, c.name
+		cmd := exec.Command(filepath.Join(binDir, "task-x"), append(args, flags...)...)
+		cmd.Dir = filepath.Join(work, "here")
+		cmd.Env = append(os.Environ(), "TASK_X_API_KEY=sk-mistyped")
+		f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(f)
+		err = cmd.Wait()
+		f.Close()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), name) {
+			t.Errorf("task-x %s: %v, want exit 2 naming %s; it printed:\n%s", strings.Join(args, " "), err, name, out)
+		}
+	}
+	if n := len(model.bodies()); n != 0 {
+		t.Errorf("the model got %d requests for a mistyped folder", n)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(data, "tasks")); len(ents) != 0 {
+		t.Errorf("tasks were saved: %v", ents)
+	}
+	// -C names the folder; the prompt is the argument.
+	out, errs, code := runOneShot(t, "", append([]string{"run", "-C", filepath.Join(work, "workspace"), "say hi"}, flags...)...)
+	if code != 0 || !strings.Contains(out, "I ran.") {
+		t.Fatalf("run -C DIR PROMPT: code %d\n%s\n%s", code, out, errs)
+	}
+	if u := lastUserText(model.bodies()[0]); !strings.Contains(u, "say hi") {
+		t.Errorf("the prompt sent is %s", u)
 	}
 }
