@@ -54,6 +54,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** The latest editor info sent to the page. */
   private editorInfo: EditorContextInfo = { activeFile: null, selection: null, openFiles: 0, diagnostics: 0 };
   private editorTimer: NodeJS.Timeout | undefined;
+  /** The approval each open "proposed" preview belongs to (its URI → the approval id). */
+  private readonly diffApprovals = new Map<string, string>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -442,12 +444,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (uri && rel && after !== undefined) {
       const left = this.previews.put('current', rel, before);
       const right = this.previews.put('proposed', rel, after);
+      this.diffApprovals.set(right.toString(), id);
       await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(rel)}: proposed by task-x (${String(params.tool)})`, { preview: true });
       return true;
     }
     // A command, or a preview cut short: show the preview itself.
     const doc = await vscode.workspace.openTextDocument({ content: preview || JSON.stringify(input, null, 2), language: preview.startsWith('---') ? 'diff' : 'plaintext' });
     await vscode.window.showTextDocument(doc, { preview: true });
+    return true;
+  }
+
+  /**
+   * Allow or deny from the diff editor's title bar (a VS Code button, so a user
+   * action outside the page): the preview names its approval; an approval no
+   * longer open changes nothing.
+   */
+  answerFromDiff(uri: vscode.Uri | undefined, decision: 'allow' | 'deny'): boolean {
+    let key = uri?.toString();
+    if (!key || !this.diffApprovals.has(key)) {
+      const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+      if (input instanceof vscode.TabInputTextDiff) key = input.modified.toString();
+    }
+    const id = key ? this.diffApprovals.get(key) : undefined;
+    if (!id) return false;
+    this.diffApprovals.delete(key!);
+    if (!this.tasks.answerApproval(id, decision)) {
+      void vscode.window.showInformationMessage('task-x: that approval is no longer open; nothing was changed.');
+      return false;
+    }
+    this.post({ type: 'requestClosed', id });
+    void vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     return true;
   }
 

@@ -59,6 +59,8 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
       chat.newTask();
       chat.post({ type: 'focusInput' });
     }),
+    vscode.commands.registerCommand('taskX.approval.allowFromDiff', (uri?: vscode.Uri) => chat.answerFromDiff(uri, 'allow')),
+    vscode.commands.registerCommand('taskX.approval.denyFromDiff', (uri?: vscode.Uri) => chat.answerFromDiff(uri, 'deny')),
     vscode.commands.registerCommand('taskX.focusChat', () => vscode.commands.executeCommand('taskX.chat.focus')),
     vscode.commands.registerCommand('taskX.addSelectionToChat', async () => {
       const e = vscode.window.activeTextEditor;

@@ -58,7 +58,8 @@ try {
   });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  page.setDefaultTimeout(120000);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'commit', timeout: 120000 });
   await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
   step('workbench up');
   // Wait for the extension: its status bar item says the index is ready.

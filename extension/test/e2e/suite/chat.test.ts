@@ -66,6 +66,25 @@ describe('chat', () => {
     await x.changes.keep();
   });
 
+  it('answers an approval from the diff editor itself (its title bar Allow button)', async () => {
+    const fake = await fakeModel();
+    fake.play(
+      { calls: [{ name: 'write_file', input: { path: 'from-diff.txt', content: 'approved in the diff editor\n' } }] },
+      { text: 'Written.' },
+    );
+    const done = finished();
+    await sendFromPage('Write from-diff.txt');
+    await page.waitFor(tid('approval'), CHAT_FRAME);
+    await page.click(tid('approval-open-diff'), CHAT_FRAME);
+    await until(vscode.window.tabGroups.onDidChangeTabs, () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff), 'the diff editor');
+    await page.click('.editor-actions .action-label[aria-label^="Allow this change"]');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    assert.strictEqual(readFileSync(join(root(), 'from-diff.txt'), 'utf8'), 'approved in the diff editor\n');
+    const x = await api();
+    await x.changes.keep();
+  });
+
   it('refuses a forged approval message posted by a script in the page', async () => {
     const x = await api();
     const fake = await fakeModel();

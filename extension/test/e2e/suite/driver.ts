@@ -17,7 +17,7 @@ export const page = {
   click: (selector: string, frame = 'workbench') => drive('click', { selector, frame }),
   fill: (selector: string, text: string, frame = 'workbench') => drive('fill', { selector, text, frame }),
   press: (selector: string, key: string, frame = 'workbench') => drive('press', { selector, key, frame }),
-  waitFor: (selector: string, frame = 'workbench', state = 'visible', timeoutMs = 20_000) =>
+  waitFor: (selector: string, frame = 'workbench', state = 'visible', timeoutMs = 60_000) =>
     drive('waitFor', { selector, frame, state, timeoutMs }),
   text: (selector: string, frame = 'workbench') => drive<string[]>('text', { selector, frame }),
   count: (selector: string, frame = 'workbench') => drive<number>('count', { selector, frame }),
