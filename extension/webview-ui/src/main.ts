@@ -89,7 +89,10 @@ window.addEventListener("message", (e: MessageEvent) => {
   const m = e.data as HostToWebview;
   if (typeof m !== "object" || m === null || typeof (m as { type?: unknown }).type !== "string") return;
   queue.push(m);
-  scheduleDrain();
+  // Handled in this task when nothing waits (a delta costs microseconds);
+  // what does not fit in the budget continues in tasks of its own.
+  if (!draining && !drain(performance.now() + TASK_BUDGET_MS)) scheduleDrain();
+  schedule();
 });
 
 // Messages are handled in tasks of their own (a MessageChannel message runs
@@ -270,7 +273,10 @@ document.addEventListener("click", (e) => {
     case "approve": {
       const id = transcript.requestOf(b);
       const d = b.dataset.decision;
-      if (id && (d === "allowOnce" || d === "allowTask" || d === "deny")) transcript.answerApproval(id, d);
+      if (id && (d === "allowOnce" || d === "allowTask" || d === "deny")) {
+        transcript.answerApproval(id, d);
+        focusNext();
+      }
       break;
     }
     case "open-approval-diff": {
@@ -281,7 +287,10 @@ document.addEventListener("click", (e) => {
     case "ask-submit":
     case "ask-dismiss": {
       const id = transcript.requestOf(b);
-      if (id) transcript.answerAsk(id, action === "ask-dismiss");
+      if (id) {
+        transcript.answerAsk(id, action === "ask-dismiss");
+        focusNext();
+      }
       break;
     }
     case "open-file-diff": {
@@ -306,6 +315,13 @@ document.addEventListener("click", (e) => {
       break;
   }
 });
+
+/** After an answer the keyboard goes to the next open request, else to the input. */
+function focusNext(): void {
+  const next = log.querySelector<HTMLElement>('.card[data-request]:not(.settled) vscode-button, .card[data-request]:not(.settled) vscode-radio, .card[data-request]:not(.settled) vscode-checkbox');
+  if (next) next.focus();
+  else composer.focus();
+}
 
 // Middle-click on a link would open it without the click handler.
 document.addEventListener("auxclick", (e) => {

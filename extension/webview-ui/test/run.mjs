@@ -258,6 +258,8 @@ test("approval: allow for this task, deny with a message, keyboard, closed by th
   // Keyboard: focus the Deny button and press Enter.
   await page.locator('[data-request="a2"] vscode-button[data-decision="deny"]').focus();
   await page.keyboard.press("Enter");
+  // Answered by keyboard, the focus moves on to the next open request.
+  assert.equal(await page.evaluate(() => document.activeElement?.closest("[data-request]")?.dataset.request), "a3");
   await send(page, { type: "requestClosed", id: "a3" });
   assert.deepEqual(await posted(page), [
     { type: "approvalAnswer", id: "a1", decision: "allowTask" },
