@@ -15,6 +15,7 @@ const MAX_IMAGES = 8;
 const MAX_IMAGE_DATA = 7_000_000;
 const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const MAX_MENTIONS = 10;
+const HUGE_INPUT = 20_000;
 
 const modeWords: Record<ChatMode, string> = {
   ask: "Ask: answers questions, reads only",
@@ -202,6 +203,9 @@ export class Composer {
   setModels(models: ModelInfo[], selected: string | null): void {
     this.models = models.filter((m) => typeof m?.id === "string" && m.id !== "");
     if (selected !== null) this.state.model = selected;
+    // A long list (Ollama, OpenRouter) can be filtered by typing.
+    (this.modelSelect as SelectLike & { combobox: boolean; filter: string }).combobox = this.models.length > 12;
+    (this.modelSelect as SelectLike & { filter: string }).filter = "contains";
     this.modelSelect.replaceChildren();
     this.syncModelSelect();
   }
@@ -278,6 +282,9 @@ export class Composer {
   }
 
   private onInput(): void {
+    // A box holding a very long text stops growing with it (no layout of
+    // the whole text to size it on every key).
+    this.setHuge(this.input.textLength > HUGE_INPUT);
     this.updateQuery();
     // Pastes and mentions whose token the user deleted are dropped.
     if (this.pastes.length || this.mentions.length) this.pruneTokens();
@@ -295,6 +302,7 @@ export class Composer {
 
   /** Finds an "@query" right before the caret (only the last 256 characters are looked at). */
   private updateQuery(): void {
+    if (this.input.classList.contains("huge")) return this.closePopup(); // no completion in a huge text
     const caret = this.input.selectionStart ?? 0;
     if (caret !== this.input.selectionEnd) return this.closePopup();
     const from = Math.max(0, caret - 256);
@@ -420,6 +428,17 @@ export class Composer {
       e.preventDefault();
       this.addPaste(text);
     }
+  }
+
+  /** Text dropped on the page: a large one is kept out of the box like a paste. */
+  dropText(text: string): void {
+    if (!text) return;
+    if (text.length > LARGE_PASTE_CHARS || countLines(text, LARGE_PASTE_LINES + 1) > LARGE_PASTE_LINES) this.addPaste(text);
+    else {
+      const s = this.input.selectionStart ?? this.input.value.length;
+      this.input.setRangeText(text, s, this.input.selectionEnd ?? s, "end");
+    }
+    this.input.focus();
   }
 
   /** Keeps a large text out of the box: a token stands for it until sending. */
@@ -573,6 +592,13 @@ export class Composer {
 
   restoreDraft(text: string): void {
     this.input.value = text;
+    this.setHuge(this.input.textLength > HUGE_INPUT);
+  }
+
+  private setHuge(huge: boolean): void {
+    if (huge === this.input.classList.contains("huge")) return;
+    this.input.classList.toggle("huge", huge);
+    this.input.spellcheck = !huge; // spell checking a huge text costs more than the typing
   }
 }
 

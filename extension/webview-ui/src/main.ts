@@ -337,6 +337,7 @@ document.addEventListener("drop", (e) => {
   e.preventDefault();
   const files = Array.from(e.dataTransfer?.files ?? []);
   if (files.length) void composer.addFiles(files);
+  else composer.dropText(e.dataTransfer?.getData("text/plain") ?? "");
 });
 
 showTitle();

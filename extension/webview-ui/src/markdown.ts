@@ -137,6 +137,7 @@ export class StreamingMarkdown {
   private safe = 0; // end of the last blank line outside a fence
   private bounds: number[] = []; // block boundaries after committed, in order
   private dirty = false;
+  private tailPlain = false; // the tail was painted without highlighting
   private tailCostMs = 0;
   private lastTailPaint = 0;
 
@@ -161,6 +162,7 @@ export class StreamingMarkdown {
   append(s: string): void {
     if (!s) return;
     this.text += s;
+    if (!this.dirty) this.el.setAttribute("aria-busy", "true"); // screen readers wait for the whole answer
     this.dirty = true;
   }
 
@@ -185,7 +187,11 @@ export class StreamingMarkdown {
    * everything, highlighted.
    */
   paint(final = false, now = performance.now(), deadline = Infinity): void {
-    if (!this.dirty) return;
+    // A final paint also redoes a clean tail: it was rendered without highlighting.
+    if (!this.dirty && !(final && this.tailPlain)) {
+      if (final) this.el.removeAttribute("aria-busy");
+      return;
+    }
     this.scan();
     let first = true; // at least one chunk a paint, so a busy frame still moves on
     while (this.safe > this.committed && (final || first || performance.now() < deadline)) {
@@ -219,6 +225,8 @@ export class StreamingMarkdown {
     this.tailCostMs = performance.now() - t0;
     this.lastTailPaint = now;
     this.dirty = false;
+    this.tailPlain = !final && rest !== "";
+    if (final) this.el.removeAttribute("aria-busy");
   }
 
   private scan(): void {

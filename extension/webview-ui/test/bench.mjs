@@ -1,5 +1,5 @@
 // Speed of the chat webview in headless Chromium (not a test: figures only).
-// Usage: npm run bench   (or node test/bench.mjs after npm run build)
+// Usage: npm run bench   (or node test/bench.mjs [stream|replay|typing] after npm run build)
 //
 // 1. 10 000 text deltas, each its own host message: a burst (all posted at
 //    once) and a paced stream (about one per millisecond). Reports the
@@ -296,7 +296,8 @@ async function main() {
   const load0 = loadavg();
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), load average ${load0.map((x) => x.toFixed(2)).join(" ")}`);
   try {
-    for (const paced of [false, true]) {
+    const only = process.argv[2] ?? ""; // stream, replay or typing: run only that part
+    for (const paced of only && only !== "stream" ? [] : [false, true]) {
       const r = await streamBench(browser, paced);
       console.log(
         `10 000 deltas, ${paced ? "paced (~1/ms)" : "burst"}: posted in ${fmt(r.posted)} ms, all shown after ${fmt(r.total)} ms; ` +
@@ -305,19 +306,21 @@ async function main() {
           `long tasks ${r.long.length}${r.long.length ? ` (max ${fmt(Math.max(...r.long))} ms)` : ""}; longest frame gap ${fmt(r.maxGap)} ms; ${r.chars} chars`,
       );
     }
-    const rp = await replayBench(browser);
-    const first = rp.runs[0];
-    const reopen = rp.runs.slice(1);
-    console.log(
-      `replay of 2 000 events (4 batches of 500): first ${fmt(first.ms)} ms (renderer CPU ${first.cpu} ms); ten reopenings ${reopen.map((x) => fmt(x.ms)).join(", ")} ms ` +
-        `(renderer CPU ${reopen.map((x) => x.cpu).join(", ")} ms); ` +
-        `long tasks ${rp.long.length}${rp.long.length ? ` (max ${fmt(Math.max(...rp.long))} ms)` : ""}; longest frame gap ${fmt(rp.maxGap)} ms`,
-    );
-    console.log(
-      `  heap after GC: empty ${fmt(rp.base.heapMB)} MB; after each opening ${rp.runs.map((x) => fmt(x.heapMB)).join(", ")} MB; ` +
-        `DOM nodes ${rp.runs.map((x) => x.nodes).join(", ")}; listeners ${rp.runs.map((x) => x.listeners).join(", ")}; ${rp.items} items shown`,
-    );
-    for (const collapsed of [true, false]) {
+    const rp = only && only !== "replay" ? null : await replayBench(browser);
+    if (rp) {
+      const first = rp.runs[0];
+      const reopen = rp.runs.slice(1);
+      console.log(
+        `replay of 2 000 events (4 batches of 500): first ${fmt(first.ms)} ms (renderer CPU ${first.cpu} ms); ten reopenings ${reopen.map((x) => fmt(x.ms)).join(", ")} ms ` +
+          `(renderer CPU ${reopen.map((x) => x.cpu).join(", ")} ms); ` +
+          `long tasks ${rp.long.length}${rp.long.length ? ` (max ${fmt(Math.max(...rp.long))} ms)` : ""}; longest frame gap ${fmt(rp.maxGap)} ms`,
+      );
+      console.log(
+        `  heap after GC: empty ${fmt(rp.base.heapMB)} MB; after each opening ${rp.runs.map((x) => fmt(x.heapMB)).join(", ")} MB; ` +
+          `DOM nodes ${rp.runs.map((x) => x.nodes).join(", ")}; listeners ${rp.runs.map((x) => x.listeners).join(", ")}; ${rp.items} items shown`,
+      );
+    }
+    for (const collapsed of only && only !== "typing" ? [] : [true, false]) {
       const r = await typingBench(browser, collapsed);
       console.log(
         `typing with a 1 MB paste ${collapsed ? "(collapsed to a token, the normal path)" : "(1 MB in the text box, worst case)"}: ` +

@@ -114,6 +114,16 @@ test("streams markdown deltas, highlights code when the block ends", async (ctx)
   assert.deepEqual(errors, []);
 });
 
+test("an answer ending in a code block is highlighted when the message ends, and is no longer busy", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, ev({ type: "iteration", n: 1 }, { type: "textDelta", text: "Here:\n\n```go\nfunc main() {}\n```" }));
+  assert.equal(await page.locator(".answer .hljs-keyword").count(), 0);
+  assert.equal(await page.locator(".answer").getAttribute("aria-busy"), "true");
+  await send(page, ev({ type: "assistantMessage", text: "Here:\n\n```go\nfunc main() {}\n```", toolCalls: [] }));
+  assert.equal(await page.locator(".answer .hljs-keyword").innerText(), "func");
+  assert.equal(await page.locator(".answer").getAttribute("aria-busy"), null);
+});
+
 test("streamed markdown in random pieces ends the same as rendered whole; fences with blank lines stay one block", async (ctx) => {
   const { page } = await open(ctx);
   const md = [
