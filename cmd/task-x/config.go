@@ -158,11 +158,29 @@ func friendly(err error) string {
 		msg = "the provider did not answer in time; try again, or check the server"
 	case "invalidConfig":
 		msg = fmt.Sprintf("the provider settings are not valid (%s); fix them with --provider, --model or --base-url", firstNonEmpty(data.Field, data.Message))
+		if strings.HasSuffix(data.Field, "apiKey") {
+			// Nothing was sent: the runtime refused the key before any
+			// request (protocol.md ProviderConfig), so the provider did not.
+			dm := strings.ToLower(data.Message)
+			switch {
+			case strings.Contains(dm, "https"):
+				host := "the --base-url host"
+				if i := strings.LastIndex(data.Message, " for "); i >= 0 {
+					host = data.Message[i+len(" for "):]
+				}
+				msg = fmt.Sprintf("nothing was sent: a key goes only over https or to this machine (localhost, 127.0.0.1, ::1), and --base-url is plain http to %s; use an https URL, or reach the server through 127.0.0.1 (e.g. ssh -L)", host)
+			case strings.Contains(dm, "required"):
+				msg = "nothing was sent: this provider needs an API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY"
+			case strings.Contains(dm, "control"):
+				msg = "nothing was sent: the API key holds a control character (a pasted newline?); set the key's variable again"
+			}
+		}
 	}
 	switch {
 	case je.Code == -32004:
 		msg = "no folder is open in the runtime; pass the folder to work on"
-	case strings.Contains(low, "api key") || strings.Contains(low, "apikey") || strings.Contains(low, "unauthorized") || strings.Contains(low, "401"):
+	case data.Kind == "invalidConfig":
+	case data.Kind == "auth" || data.Kind == "" && (strings.Contains(low, "api key") || strings.Contains(low, "apikey") || strings.Contains(low, "unauthorized") || strings.Contains(low, "401")):
 		msg = "the provider refused the API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY for this provider"
 	case strings.Contains(low, "baseurl") || strings.Contains(low, "base url"):
 		msg = "this provider needs a server address; pass --base-url URL (e.g. http://127.0.0.1:8000/v1)"

@@ -95,6 +95,12 @@ func TestFriendly(t *testing.T) {
 		{network, "the provider could not be reached; check --base-url and that the server is running"},
 		{cfg, "the provider settings are not valid (provider.model); fix them with --provider, --model or --base-url"},
 		{&jsonrpc.Error{Code: -32004, Message: "no workspace"}, "no folder is open in the runtime; pass the folder to work on"},
+		{&jsonrpc.Error{Code: -32602, Message: "invalid provider config: apiKey", Data: map[string]any{"kind": "invalidConfig", "field": "provider.apiKey",
+			"message": "an apiKey is only sent over https unless the host is loopback (localhost, 127.0.0.0/8, ::1); use https for 192.168.1.5"}},
+			"nothing was sent: a key goes only over https or to this machine (localhost, 127.0.0.1, ::1), and --base-url is plain http to 192.168.1.5; use an https URL, or reach the server through 127.0.0.1 (e.g. ssh -L)"},
+		{&jsonrpc.Error{Code: -32602, Message: "invalid provider config: apiKey is required", Data: map[string]any{"kind": "invalidConfig", "field": "provider.apiKey",
+			"message": "apiKey is required for kind openai"}},
+			"nothing was sent: this provider needs an API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY"},
 	} {
 		g.verbose = false
 		got := friendly(tc.err)

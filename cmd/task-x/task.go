@@ -116,9 +116,18 @@ func (r *runner) providerConfig() map[string]any {
 	}
 	if key := apiKey(r.prov.Provider); key != "" {
 		prov["apiKey"] = key
+	} else if r.prov.Provider == "openaiCompatible" {
+		// protocol.md requires an apiKey for openaiCompatible; a keyless
+		// server (llama.cpp, vLLM, LM Studio) ignores it. The runtime still
+		// refuses it over plain http to a host that is not loopback.
+		prov["apiKey"] = keylessPlaceholder
 	}
 	return prov
 }
+
+// keylessPlaceholder is the apiKey sent to an OpenAI-compatible server
+// when no key variable is set.
+const keylessPlaceholder = "no-key"
 
 // turn runs one agent/run (a follow-up when r.taskID is set) and returns
 // its summary; ctx's cancel interrupts it ($/cancelRequest).

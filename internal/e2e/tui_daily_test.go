@@ -158,3 +158,49 @@ func TestMistypedFolder(t *testing.T) {
 		t.Errorf("the prompt sent is %s", u)
 	}
 }
+
+// ptyRun runs task-x to its end on a pseudo-terminal and returns what it
+// printed and its exit code.
+func ptyRun(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "task-x"), args...)
+	cmd.Env = append(os.Environ(), env...)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(f)
+	err = cmd.Wait()
+	f.Close()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return ansiRE.ReplaceAllString(string(out), ""), code
+}
+
+// TestKeyMessages: a key refused before anything is sent says why (plain
+// http to a host that is not loopback), not that the provider refused it;
+// a keyless OpenAI-compatible server on loopback works with no key set
+// (issue 38, item 3).
+func TestKeyMessages(t *testing.T) {
+	dir := t.TempDir()
+	out, code := ptyRun(t, []string{"TASK_X_API_KEY=sk-lan-1"}, "run", "-C", dir, "-p", "hi", "--provider", "openaiCompatible",
+		"--base-url", "http://192.168.1.5:8000/v1", "--model", "m", "--data-dir", t.TempDir(), "--no-sandbox")
+	if code != 1 || strings.Contains(out, "refused the API key") || !strings.Contains(out, "https") ||
+		!strings.Contains(out, "127.0.0.1") || !strings.Contains(out, "192.168.1.5") {
+		t.Errorf("http to a LAN host: exit %d, want 1 and a message naming https, loopback and the host:\n%s", code, out)
+	}
+	if strings.Contains(out, "sk-lan-1") {
+		t.Error("the key was shown")
+	}
+	model, srv := newScriptedModel(t, "openai", []step{{text: "No key needed."}})
+	out, code = ptyRun(t, []string{"TASK_X_API_KEY=", "OPENAI_API_KEY="}, "run", "-C", dir, "-p", "hi", "--provider", "openaiCompatible",
+		"--base-url", srv.URL+"/v1", "--model", "m", "--data-dir", t.TempDir(), "--no-sandbox")
+	if code != 0 || !strings.Contains(out, "No key needed.") || len(model.bodies()) == 0 {
+		t.Errorf("a keyless server on loopback: exit %d\n%s", code, out)
+	}
+}
