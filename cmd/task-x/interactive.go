@@ -69,16 +69,20 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 		}
 		printTasks(w, st, tasks, width)
 	case "/undo":
+		// This task's operations, newest first; one that could not be
+		// undone (its files changed since) is skipped from then on.
 		var list struct {
 			Operations []struct {
 				ID       string `json:"id"`
+				TaskID   string `json:"taskId"`
 				Tool     string `json:"tool"`
 				Undone   bool   `json:"undone"`
 				Undoable bool   `json:"undoable"`
-				Files    []struct {
-					Path string `json:"path"`
-				} `json:"files"`
 			} `json:"operations"`
+		}
+		if r.taskID == "" {
+			fmt.Fprintln(w, "nothing to undo: this session has no task yet (task-x resume continues an earlier one)")
+			break
 		}
 		if err := r.s.call(ctx, "edits/list", map[string]any{}, &list); err != nil {
 			fail(err)
@@ -87,7 +91,7 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 		found := false
 		for i := len(list.Operations) - 1; i >= 0; i-- {
 			op := list.Operations[i]
-			if op.Undone || !op.Undoable {
+			if op.Undone || !op.Undoable || op.TaskID != r.taskID || r.undoSkipped[op.ID] {
 				continue
 			}
 			found = true
@@ -99,14 +103,29 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 				fail(err)
 				break
 			}
-			fmt.Fprintf(w, "undid %s: restored %s\n", op.Tool, strings.Join(res.Restored, ", "))
+			if len(res.Restored) > 0 {
+				fmt.Fprintf(w, "undid %s: restored %s\n", op.Tool, strings.Join(res.Restored, ", "))
+			}
 			if len(res.Conflicts) > 0 {
-				fmt.Fprintf(w, "%s changed since and were left as they are: %s\n", st.warn.Render("conflicts:"), strings.Join(res.Conflicts, ", "))
+				if r.undoSkipped == nil {
+					r.undoSkipped = map[string]bool{}
+				}
+				r.undoSkipped[op.ID] = true
+				verb := "were"
+				if len(res.Conflicts) == 1 {
+					verb = "was"
+				}
+				what := "could not undo " + op.Tool
+				if len(res.Restored) > 0 {
+					what = "and"
+				}
+				fmt.Fprintf(w, "%s %s: %s changed since and %s left as it is; /undo again goes to the edit before\n",
+					st.warn.Render("conflict:"), what, strings.Join(res.Conflicts, ", "), verb)
 			}
 			break
 		}
 		if !found {
-			fmt.Fprintln(w, "nothing to undo")
+			fmt.Fprintln(w, "nothing left to undo in this task")
 		}
 	case "/diff":
 		var pend struct {

@@ -107,6 +107,9 @@ type runner struct {
 	policy     map[string]any
 	validation map[string]any
 	taskID     string
+	// undoSkipped: operations /undo could not undo (their files changed
+	// since); the next /undo goes to the one before.
+	undoSkipped map[string]bool
 }
 
 func (r *runner) providerConfig() map[string]any {

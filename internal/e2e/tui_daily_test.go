@@ -20,11 +20,25 @@ import (
 // scripted model whose every request is also sent on the returned channel
 // (its last user message's text).
 func tuiWithModel(t testing.TB, script []step, extra ...string) (*ptyTerm, *scriptedModel, chan string, string) {
-	repo := t.TempDir()
-	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644)
+	return tuiSession(t, t.TempDir(), t.TempDir(), script, nil, extra...)
+}
+
+// tuiSession is tuiWithModel in repo with a data folder, whose model
+// picks the step with pick when it is not nil.
+func tuiSession(t testing.TB, repo, data string, script []step, pick func(req map[string]any) int, extra ...string) (*ptyTerm, *scriptedModel, chan string, string) {
+	if _, err := os.Stat(filepath.Join(repo, "README.md")); err != nil {
+		os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644)
+	}
 	model, srv := newScriptedModel(t, "openai", script)
 	got := make(chan string, 64)
 	model.pick = func(req map[string]any) int {
+		select {
+		case got <- lastUserText(req):
+		default:
+		}
+		if pick != nil {
+			return pick(req)
+		}
 		turn := 0
 		msgs, _ := req["messages"].([]any)
 		for _, x := range msgs {
@@ -32,14 +46,10 @@ func tuiWithModel(t testing.TB, script []step, extra ...string) (*ptyTerm, *scri
 				turn++
 			}
 		}
-		select {
-		case got <- lastUserText(req):
-		default:
-		}
 		return min(turn, len(script)-1)
 	}
 	args := append([]string{"run", "-C", repo, "--provider", "openaiCompatible", "--base-url", srv.URL + "/v1", "--model", "fake", "--no-sandbox",
-		"--data-dir", t.TempDir()}, extra...)
+		"--data-dir", data}, extra...)
 	pt := startPTY(t, []string{"TASK_X_API_KEY=sk-tui-daily", "TERM=xterm-256color", "NO_COLOR=1"}, args...)
 	pt.expect("/help for commands")
 	return pt, model, got, repo
@@ -203,4 +213,71 @@ func TestKeyMessages(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "No key needed.") || len(model.bodies()) == 0 {
 		t.Errorf("a keyless server on loopback: exit %d\n%s", code, out)
 	}
+}
+
+// byPrompt picks the step of the newest prompt the model was sent: the
+// first of steps whose key it contains, then done after a tool result.
+func byPrompt(steps map[string]int, done int) func(req map[string]any) int {
+	return func(req map[string]any) int {
+		if lastUserText(req) == "" {
+			return done
+		}
+		u := lastUserText(req)
+		best, at := done, -1
+		for k, i := range steps {
+			if j := strings.LastIndex(u, k); j > at {
+				best, at = i, j
+			}
+		}
+		return best
+	}
+}
+
+// TestUndoSession: /undo undoes this task's operations, newest first; one
+// whose file changed since says so and the next /undo moves on to the
+// older one; an older task's operation is never picked (issue 38, item 4:
+// /undo stuck on an old conflicting operation, printing "restored" with
+// nothing listed).
+func TestUndoSession(t *testing.T) {
+	repo, data := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o644)
+	script := []step{
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "OLD.md", "content": "old\n"}}}},
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "NOTES.md", "content": "notes\n"}}}},
+		{calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "README.md", "oldText": "# demo\n", "newText": "# demo, renamed\n"}}}},
+		{text: "Done."},
+	}
+	pick := byPrompt(map[string]int{"older task": 0, "write notes": 1, "rename the heading": 2}, 3)
+	// An older task writes OLD.md, which is changed afterwards.
+	older, _, _, _ := tuiSession(t, repo, data, script, pick, "--accept-edits")
+	older.send("older task\r")
+	older.expect("completed")
+	older.send("\x04")
+	older.cmd.Wait()
+	os.WriteFile(filepath.Join(repo, "OLD.md"), []byte("changed by hand\n"), 0o644)
+
+	pt, _, _, _ := tuiSession(t, repo, data, script, pick, "--accept-edits")
+	pt.send("write notes\r")
+	pt.expect("completed")
+	pt.send("rename the heading\r")
+	pt.expect("completed")
+	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo, renamed by hand\n"), 0o644)
+
+	pt.send("/undo\r")
+	pt.expect("README.md changed since")
+	pt.send("/undo\r")
+	pt.expect("restored NOTES.md")
+	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err == nil {
+		t.Error("NOTES.md is still there after its /undo")
+	}
+	pt.send("/undo\r")
+	pt.expect("nothing left to undo in this task")
+	if b, _ := os.ReadFile(filepath.Join(repo, "OLD.md")); string(b) != "changed by hand\n" {
+		t.Errorf("the older task's file was touched: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "README.md")); string(b) != "# demo, renamed by hand\n" {
+		t.Errorf("README.md, changed by hand, was overwritten: %q", b)
+	}
+	pt.send("\x04")
+	pt.cmd.Wait()
 }
