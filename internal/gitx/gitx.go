@@ -34,6 +34,8 @@
 package gitx
 
 import (
+	"github.com/task-x/task-x-runtime/internal/fsx"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -264,16 +266,9 @@ func abs(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	_, err = buf.ReadFrom(io.LimitReader(f, 1<<20))
-	return buf.Bytes(), err
-}
+// readSmall reads a small file of a git folder: only a regular file (a FIFO
+// planted there would block the runtime, a device never end) of at most 1 MiB.
+func readSmall(p string) ([]byte, error) { return fsx.ReadRegular(p, 1<<20) }
 
 // shared are the entries of the common folder the snapshot links to: data
 // git reads, never a program or a setting. Not "worktrees": the snapshot

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"github.com/task-x/task-x-runtime/internal/fsx"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -33,7 +35,7 @@ func gitIndexDigest(path string, sha256Names bool) (digest string, ok bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIndexDigest {
 		return "", false
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadRegular(path, maxIndexDigest)
 	if err != nil || len(data) < 12+20 || string(data[:4]) != "DIRC" {
 		return "", false
 	}
@@ -194,6 +196,6 @@ func gitVarint(b []byte) (v uint64, n int, ok bool) {
 // gitUsesSHA256 reports whether the repository whose git folder is dir
 // names objects by SHA-256 (extensions.objectformat in its config).
 func gitUsesSHA256(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "config"))
+	data, err := fsx.ReadRegular(filepath.Join(dir, "config"), 1<<20)
 	return err != nil || bytes.Contains(bytes.ToLower(data), []byte("sha256"))
 }

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"github.com/task-x/task-x-runtime/internal/fsx"
+
 	"bytes"
 	"context"
 	"log/slog"
@@ -41,7 +43,7 @@ func gitStampOf(root string) string {
 		}
 		b.WriteByte('\n')
 	}
-	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	head, err := fsx.ReadRegular(filepath.Join(dir, "HEAD"), 4096)
 	if err != nil {
 		return ""
 	}
