@@ -207,6 +207,8 @@ export interface CancelToolParams {
 export interface CancelledData {
   /** Kind is "cancelled". */
   kind: string;
+  /** Message is "request cancelled" when the connection cancelled the request (a $/cancelRequest, shutdown) rather than the handler. */
+  message?: string;
 }
 
 /** Candidate is one candidate of agent/bestOf: a FinishedCandidate, or a FailedCandidate when its subagent failed. */
@@ -244,7 +246,7 @@ export interface ChatEventParams {
 }
 
 /** ChatMode is agent/run's chatMode. */
-export type ChatMode = "ask" | "plan" | "agent" | "team";
+export type ChatMode = "ask" | "plan" | "agent" | "team" | "claudeCode";
 
 /** ChatRequest is protocol.md ChatRequest. */
 export interface ChatRequest {
@@ -266,7 +268,8 @@ export interface ChatResult {
   text: string;
   toolCalls: ToolCall[];
   stopReason: StopReason;
-  usage: Usage;
+  /** Usage is absent when the provider reported no token counts. */
+  usage?: Usage;
 }
 
 /** ChatSendParams is the params of chat/send. */

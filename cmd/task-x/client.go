@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -236,11 +238,7 @@ func openWorkspace(ctx context.Context, dir string, o openOpts) (*session, int) 
 		c.close()
 		return fail(friendly(err))
 	}
-	var st struct {
-		Stats struct {
-			Files int `json:"files"`
-		} `json:"stats"`
-	}
+	var st protocol.WorkspaceSummary
 	if json.Unmarshal(summary, &st) == nil && st.Stats.Files > 0 {
 		saveTotal(dataDir, root, st.Stats.Files)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -14,40 +16,8 @@ import (
 	"time"
 )
 
-// graphResult is graph/project's result as this client reads it.
-type graphResult struct {
-	Nodes []struct {
-		ID       string `json:"id"`
-		Language string `json:"language"`
-		Symbols  int    `json:"symbols"`
-		Files    int    `json:"files"`
-		Degree   int    `json:"degree"`
-		InCycle  bool   `json:"inCycle"`
-	} `json:"nodes"`
-	Edges []struct {
-		From   int    `json:"from"`
-		To     int    `json:"to"`
-		Weight int    `json:"weight"`
-		Kind   string `json:"kind"`
-	} `json:"edges"`
-	Total int `json:"total"`
-	Stats struct {
-		Files          int `json:"files"`
-		Edges          int `json:"edges"`
-		ImportEdges    int `json:"importEdges"`
-		ReferenceEdges int `json:"referenceEdges"`
-		Modules        int `json:"modules"`
-		Cycles         int `json:"cycles"`
-		Orphans        int `json:"orphans"`
-		Hubs           []struct {
-			Path       string `json:"path"`
-			Dependents int    `json:"dependents"`
-		} `json:"hubs"`
-		ImportCycles [][]string `json:"importCycles"`
-		BuildMs      int64      `json:"buildMs"`
-		Version      string     `json:"version"`
-	} `json:"stats"`
-}
+// graphResult is graph/project's result.
+type graphResult = protocol.GraphProjectResult
 
 const graphvizHint = "Graphviz's dot program is not installed; install it (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz) or use --format dot and render the file elsewhere"
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,40 +13,8 @@ import (
 	"strings"
 )
 
-type summary struct {
-	Root    string `json:"root"`
-	Project struct {
-		Name      string   `json:"name"`
-		Kinds     []string `json:"kinds"`
-		Manifests []string `json:"manifests"`
-		Languages []struct {
-			Language string `json:"language"`
-			Files    int    `json:"files"`
-		} `json:"languages"`
-		Commands map[string]string `json:"commands"`
-		Git      *struct {
-			Branch string `json:"branch"`
-			Head   string `json:"head"`
-			Dirty  int    `json:"dirty"`
-		} `json:"git"`
-	} `json:"project"`
-	Stats struct {
-		Files        int            `json:"files"`
-		IndexedFiles int            `json:"indexedFiles"`
-		Skipped      map[string]int `json:"skipped"`
-		Bytes        int64          `json:"bytes"`
-		Symbols      int            `json:"symbols"`
-		ParseErrors  int            `json:"parseErrors"`
-		ElapsedMs    int64          `json:"elapsedMs"`
-		Truncated    bool           `json:"truncated"`
-	} `json:"stats"`
-	Instructions []struct {
-		Source    string `json:"source"`
-		Scope     string `json:"scope"`
-		Dir       string `json:"dir"`
-		Truncated bool   `json:"truncated"`
-	} `json:"instructions"`
-}
+// summary is the workspace summary of workspace/open.
+type summary = protocol.WorkspaceSummary
 
 func newOpenCmd() *cobra.Command {
 	var asJSON bool
@@ -118,7 +88,10 @@ func printSummary(s *summary) {
 	}
 	fmt.Println()
 	var skipped []string
-	for k, v := range st.Skipped {
+	sk := st.Skipped
+	for k, v := range map[string]int{"binary": sk.Binary, "tooLarge": sk.TooLarge, "excluded": sk.Excluded,
+		"unreadable": sk.Unreadable, "vanished": sk.Vanished, "symlinkLoop": sk.SymlinkLoop,
+		"outsideRoot": sk.OutsideRoot, "invalidName": sk.InvalidName} {
 		if v > 0 {
 			skipped = append(skipped, fmt.Sprintf("%s %d", k, v))
 		}
@@ -128,7 +101,7 @@ func printSummary(s *summary) {
 		fmt.Printf("  skipped:    %s\n", strings.Join(skipped, ", "))
 	}
 	for _, in := range s.Instructions {
-		where := in.Scope
+		where := string(in.Scope)
 		if in.Dir != "" {
 			where += " " + in.Dir
 		}

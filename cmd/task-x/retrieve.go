@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,26 +12,8 @@ import (
 	"strings"
 )
 
-// retrieval is context/retrieve's result as printed (protocol.md).
-type retrieval struct {
-	Retrieval struct {
-		Terms    []string `json:"terms"`
-		Snippets []struct {
-			Path      string  `json:"path"`
-			StartLine int     `json:"startLine"`
-			EndLine   int     `json:"endLine"`
-			Text      string  `json:"text"`
-			Score     float64 `json:"score"`
-			Reason    string  `json:"reason"`
-		} `json:"snippets"`
-		FilesConsidered int `json:"filesConsidered"`
-		BudgetTokens    int `json:"budgetTokens"`
-		UsedTokens      int `json:"usedTokens"`
-	} `json:"retrieval"`
-	Instructions []struct {
-		Source string `json:"source"`
-	} `json:"instructions"`
-}
+// retrieval is context/retrieve's result.
+type retrieval = protocol.RetrieveResult
 
 func newRetrieveCmd() *cobra.Command {
 	var budget int

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"bufio"
 	"cmp"
 	"context"
@@ -435,15 +437,8 @@ func findTask(s *session, id string) (string, error) {
 	return "", fmt.Errorf("no saved task %q; task-x tasks lists them", id)
 }
 
-type taskMeta struct {
-	TaskID    string    `json:"taskId"`
-	Title     string    `json:"title"`
-	Status    string    `json:"status"`
-	ChatMode  string    `json:"chatMode"`
-	Model     string    `json:"model"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	Root      string    `json:"root"` // absent for tasks saved before it was kept
-}
+// taskMeta is one task of agent/tasks.
+type taskMeta = protocol.TaskInfo
 
 // listTasks is agent/tasks of this folder, newest first.
 func listTasks(s *session) ([]taskMeta, error) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,33 +18,8 @@ import (
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 )
 
-// taskSummary is the agent/run result as this client reads it.
-type taskSummary struct {
-	TaskID       string  `json:"taskId"`
-	Status       string  `json:"status"`
-	Text         string  `json:"text"`
-	Error        *string `json:"error"`
-	ChangedFiles []struct {
-		Path    string `json:"path"`
-		Kind    string `json:"kind"`
-		Added   int    `json:"added"`
-		Removed int    `json:"removed"`
-	} `json:"changedFiles"`
-	Usage struct {
-		InputTokens  int `json:"inputTokens"`
-		OutputTokens int `json:"outputTokens"`
-	} `json:"usage"`
-	Iterations  int `json:"iterations"`
-	ToolCalls   int `json:"toolCalls"`
-	Validations []struct {
-		Name   string `json:"name"`
-		Passed bool   `json:"passed"`
-	} `json:"validations"`
-	SkippedChecks []struct {
-		Name   string `json:"name"`
-		Reason string `json:"reason"`
-	} `json:"skippedChecks"`
-}
+// taskSummary is the agent/run result.
+type taskSummary = protocol.AgentSummary
 
 // defaults are the provider settings kept in DATA/config.json, so resume
 // and later runs need no flags.
@@ -470,7 +447,7 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration) string {
 		s, mark = st.warn, "■"
 	}
 	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
-		s.Render(mark), sum.TaskID, s.Render(sum.Status), sum.Iterations, sum.ToolCalls,
+		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,
 		sum.Usage.InputTokens, sum.Usage.OutputTokens, formatDuration(elapsed))
 	if sum.Error != nil && sum.Status != "cancelled" {
 		fmt.Fprintln(&b, st.bad.Render("error:"), *sum.Error)

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -63,12 +65,8 @@ func shownAs(shown *string, disk string) bool {
 	return i > 0 && strings.HasPrefix(disk, (*shown)[:i])
 }
 
-type pendingEntry struct {
-	Path           string  `json:"path"`
-	Original       *string `json:"original"`
-	Current        *string `json:"current"`
-	ChangedOutside bool    `json:"changedOutside"`
-}
+// pendingEntry is one file of edits/pending.
+type pendingEntry = protocol.PendingFile
 
 func pendingEntries(t *testing.T, p *proc) map[string]pendingEntry {
 	t.Helper()

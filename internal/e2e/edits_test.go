@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -16,14 +18,8 @@ func fakeProvider(url string) map[string]any {
 	return map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": url + "/v1", "apiKey": "sk-e2e-edits-key"}
 }
 
-type pendingFile struct {
-	Path       string   `json:"path"`
-	Original   *string  `json:"original"`
-	Current    *string  `json:"current"`
-	Added      int      `json:"added"`
-	Removed    int      `json:"removed"`
-	Operations []string `json:"operations"`
-}
+// pendingFile is one file of edits/pending.
+type pendingFile = protocol.PendingFile
 
 func pending(t *testing.T, p *proc) []pendingFile {
 	t.Helper()

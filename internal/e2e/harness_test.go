@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
+	if r := schemas.report(); r != "" {
+		fmt.Fprintln(os.Stderr, r)
+	}
 	if *wireUpdate && code == 0 {
 		if err := goldens.save(); err != nil {
 			fmt.Fprintln(os.Stderr, "saving the wire goldens:", err)
@@ -204,7 +207,8 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 			t.Errorf("wire: %s", e)
 		}
 		if len(errs) > 0 {
-			t.Errorf("if the change is intended, rewrite the goldens: go test ./internal/e2e -args -wire-update (see wire_test.go)")
+			t.Errorf("if the change is intended: wire goldens: go test ./internal/e2e -args -wire-update (wire_test.go); " +
+				"schema: change the types in internal/protocol, then go test ./internal/protocol/schema -update (schema_test.go)")
 		}
 		if t.Failed() {
 			t.Logf("runtime stderr:\n%s", p.stderr.String())
@@ -213,18 +217,21 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 	return p
 }
 
-// checkWire holds one line the runtime sent to the wire goldens.
+// checkWire holds one line the runtime sent to the wire goldens and
+// validates it against the committed schema (schema_test.go).
 func (p *proc) checkWire(line []byte) {
-	kind, body, err := wireKind(line, func(id string) string {
+	methodOf := func(id string) string {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.methods[id]
-	})
+	}
+	kind, body, err := wireKind(line, methodOf)
 	var errs []string
 	if err != nil {
 		errs = []string{fmt.Sprintf("a line that is not a JSON-RPC message (%v): %.200s", err, line)}
 	} else {
 		errs = goldens.observe(kind, body)
+		errs = append(errs, schemas.validate(line, methodOf)...)
 	}
 	if len(errs) > 0 {
 		p.mu.Lock()

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,26 +11,8 @@ import (
 	"testing"
 )
 
-type retrieveResult struct {
-	Retrieval struct {
-		Terms    []string `json:"terms"`
-		Snippets []struct {
-			Path      string  `json:"path"`
-			StartLine int     `json:"startLine"`
-			EndLine   int     `json:"endLine"`
-			Text      string  `json:"text"`
-			Score     float64 `json:"score"`
-			Reason    string  `json:"reason"`
-		} `json:"snippets"`
-		FilesConsidered int `json:"filesConsidered"`
-		BudgetTokens    int `json:"budgetTokens"`
-		UsedTokens      int `json:"usedTokens"`
-	} `json:"retrieval"`
-	Instructions []struct {
-		Source string `json:"source"`
-		Scope  string `json:"scope"`
-	} `json:"instructions"`
-}
+// retrieveResult is context/retrieve's result.
+type retrieveResult = protocol.RetrieveResult
 
 // TestContextRetrieve runs context/retrieve through the binary on a copy
 // of this repository: errors before a workspace and for bad params, then a

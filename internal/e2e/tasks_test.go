@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -54,15 +56,8 @@ func openaiProvider(url, key string) map[string]any {
 	return map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": url + "/v1", "apiKey": key}
 }
 
-type taskInfo struct {
-	TaskID    string    `json:"taskId"`
-	Title     string    `json:"title"`
-	Status    string    `json:"status"`
-	ChatMode  string    `json:"chatMode"`
-	Model     string    `json:"model"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
+// taskInfo is one task of agent/tasks.
+type taskInfo = protocol.TaskInfo
 
 func listTasks(t *testing.T, p *proc) []taskInfo {
 	t.Helper()

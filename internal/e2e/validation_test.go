@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,24 +39,8 @@ func goModule(t *testing.T) string {
 	return writeFiles(t, map[string]string{"go.mod": "module calc\n\ngo 1.22\n", "calc.go": calcGo, "calc_test.go": calcTestGo})
 }
 
-type validationSummary struct {
-	Status      string `json:"status"`
-	Validations []struct {
-		Name       string `json:"name"`
-		Command    string `json:"command"`
-		Passed     bool   `json:"passed"`
-		ExitCode   int    `json:"exitCode"`
-		TimedOut   bool   `json:"timedOut"`
-		DurationMs int64  `json:"durationMs"`
-		Output     string `json:"output"`
-	} `json:"validations"`
-	ValidationRan bool `json:"validationRan"`
-	SkippedChecks []struct {
-		Name   string `json:"name"`
-		Reason string `json:"reason"`
-	} `json:"skippedChecks"`
-	Error *string `json:"error"`
-}
+// validationSummary is an agent/run summary.
+type validationSummary struct{ protocol.AgentSummary }
 
 func (s validationSummary) outcome() string {
 	var parts []string

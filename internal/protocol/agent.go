@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // ChatMode is agent/run's chatMode.
 type ChatMode string
@@ -12,6 +15,9 @@ const (
 	ChatModePlan  ChatMode = "plan"
 	ChatModeAgent ChatMode = "agent"
 	ChatModeTeam  ChatMode = "team"
+	// ChatModeClaudeCode marks a claude/run task (in its started event and
+	// in agent/tasks), never a value of agent/run's chatMode.
+	ChatModeClaudeCode ChatMode = "claudeCode"
 )
 
 // AgentRunParams is the params of agent/run.
@@ -302,8 +308,8 @@ type TaskInfo struct {
 	Status    TaskStatus `json:"status"`
 	ChatMode  ChatMode   `json:"chatMode"`
 	Model     string     `json:"model"`
-	CreatedAt string     `json:"createdAt"`
-	UpdatedAt string     `json:"updatedAt"`
+	CreatedAt time.Time  `json:"createdAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 	// Root is the workspace folder the task ran in (additive).
 	Root string `json:"root,omitempty"`
 }

@@ -78,6 +78,9 @@ type VersionMismatchData struct {
 type CancelledData struct {
 	// Kind is "cancelled".
 	Kind string `json:"kind"`
+	// Message is "request cancelled" when the connection cancelled the
+	// request (a $/cancelRequest, shutdown) rather than the handler.
+	Message string `json:"message,omitempty"`
 }
 
 // InvalidConfigData is the data of a -32602 error when a ProviderConfig or

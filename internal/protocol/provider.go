@@ -205,7 +205,8 @@ type ChatResult struct {
 	Text       string     `json:"text"`
 	ToolCalls  []ToolCall `json:"toolCalls"`
 	StopReason StopReason `json:"stopReason"`
-	Usage      Usage      `json:"usage"`
+	// Usage is absent when the provider reported no token counts.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ChatEventParams is the params of a chat/event notification.

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -40,6 +41,7 @@ const RegenerateCommand = "go test ./internal/protocol/schema -update"
 var (
 	rawMessage = reflect.TypeFor[json.RawMessage]()
 	idType     = reflect.TypeFor[protocol.ID]()
+	timeType   = reflect.TypeFor[time.Time]()
 	agentEvent = reflect.TypeFor[protocol.AgentEvent]()
 	chatEvent  = reflect.TypeFor[protocol.ChatEvent]()
 	pkgPath    = idType.PkgPath()
@@ -184,7 +186,7 @@ func (m *model) add(t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == rawMessage {
+	if t == rawMessage || t == timeType {
 		return
 	}
 	if ours(t) {
@@ -251,6 +253,8 @@ func (m *model) typeSchema(t reflect.Type) *jsonschema.Schema {
 	switch {
 	case t == rawMessage:
 		return &jsonschema.Schema{}
+	case t == timeType:
+		return &jsonschema.Schema{Type: "string", Format: "date-time"}
 	case t.Kind() == reflect.Pointer:
 		return nullable(m.typeSchema(t.Elem()))
 	case ours(t):

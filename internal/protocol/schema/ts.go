@@ -131,6 +131,8 @@ func (m *model) tsType(t reflect.Type) string {
 	switch {
 	case t == rawMessage:
 		return "unknown"
+	case t == timeType:
+		return "string"
 	case t.Kind() == reflect.Pointer:
 		return m.tsType(t.Elem()) + " | null"
 	case ours(t):
