@@ -102,11 +102,11 @@ export interface AgentSummary {
   validationRan: boolean;
   /** SkippedChecks are the last round's checks considered and not run. */
   skippedChecks: SkippedCheck[];
-  /** Usage sums the token counts the providers reported. */
-  usage: Usage;
+  /** Usage sums the token counts the providers reported. Usage and Metrics are absent only in the summary of a task that a killed runtime left running (initialize marks it failed): nobody measured it. */
+  usage?: Usage;
   /** UnreportedUsageCalls counts the model calls whose provider reported no token counts (additive). */
   unreportedUsageCalls?: number;
-  metrics: Metrics;
+  metrics?: Metrics;
   model: string;
   /** Iterations counts model calls. */
   iterations: number;

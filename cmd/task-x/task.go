@@ -446,9 +446,13 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration) string {
 	case "cancelled":
 		s, mark = st.warn, "■"
 	}
+	var usage protocol.Usage // absent in a crash-swept task's summary
+	if sum.Usage != nil {
+		usage = *sum.Usage
+	}
 	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
 		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,
-		sum.Usage.InputTokens, sum.Usage.OutputTokens, formatDuration(elapsed))
+		usage.InputTokens, usage.OutputTokens, formatDuration(elapsed))
 	if sum.Error != nil && sum.Status != "cancelled" {
 		fmt.Fprintln(&b, st.bad.Render("error:"), *sum.Error)
 	}

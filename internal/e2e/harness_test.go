@@ -104,13 +104,20 @@ type proc struct {
 	// sent, by the JSON text of its id, and wireErrs what the runtime's
 	// messages departed from the wire goldens (wire_test.go).
 	wire     bool
-	methods  map[string]string
+	methods  map[string][]string
 	wireErrs []string
 	// wireQ carries the lines to check to the checker goroutine, off the
 	// reading path (a 30 MB line takes seconds to check under -race);
 	// wireDone is closed when it has checked the last one.
-	wireQ    chan []byte
+	wireQ    chan wireLine
 	wireDone chan struct{}
+}
+
+// wireLine is one line to check, with the method of the request it
+// answers (resolved when it was read: the test may reuse the id later).
+type wireLine struct {
+	line   []byte
+	method string
 }
 
 type syncBuffer struct {
@@ -150,8 +157,8 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 		t.Fatal(err)
 	}
 	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan *message, 1024), stderr: &syncBuffer{}, exited: make(chan struct{}),
-		wire: !slices.Contains(args, "--mcp-server"), methods: map[string]string{},
-		wireQ: make(chan []byte, 1<<14), wireDone: make(chan struct{})}
+		wire: !slices.Contains(args, "--mcp-server"), methods: map[string][]string{},
+		wireQ: make(chan wireLine, 1<<14), wireDone: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -165,7 +172,7 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 				m = &message{raw: sc.Text(), Method: "!unparsable"}
 			}
 			if p.wire && len(sc.Bytes()) <= maxWireCheck {
-				p.wireQ <- bytes.Clone(sc.Bytes())
+				p.wireQ <- wireLine{bytes.Clone(sc.Bytes()), p.answered(m)}
 			}
 			p.lines <- m
 		}
@@ -174,8 +181,8 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 	}()
 	go func() {
 		defer close(p.wireDone)
-		for line := range p.wireQ {
-			p.checkWire(line)
+		for l := range p.wireQ {
+			p.checkWire(l.line, l.method)
 		}
 	}()
 	go func() {
@@ -217,14 +224,37 @@ func startArgs(t *testing.T, args []string, env ...string) *proc {
 	return p
 }
 
+// answered returns the method of the request the response m answers ("" for
+// a request or notification, or an id the client did not send): the oldest
+// request of that id, or for a duplicate-id refusal (-32600) the newest.
+func (p *proc) answered(m *message) string {
+	if m.Method != "" || len(m.ID) == 0 {
+		return ""
+	}
+	var id bytes.Buffer
+	if json.Compact(&id, m.ID) != nil {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.methods[id.String()]
+	if len(q) == 0 {
+		return ""
+	}
+	var method string
+	if m.Error != nil && m.Error.Code == -32600 {
+		method, q = q[len(q)-1], q[:len(q)-1]
+	} else {
+		method, q = q[0], q[1:]
+	}
+	p.methods[id.String()] = q
+	return method
+}
+
 // checkWire holds one line the runtime sent to the wire goldens and
 // validates it against the committed schema (schema_test.go).
-func (p *proc) checkWire(line []byte) {
-	methodOf := func(id string) string {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.methods[id]
-	}
+func (p *proc) checkWire(line []byte, method string) {
+	methodOf := func(string) string { return method }
 	kind, body, err := wireKind(line, methodOf)
 	var errs []string
 	if err != nil {
@@ -251,7 +281,7 @@ func (p *proc) sendRaw(line string) {
 		var id bytes.Buffer
 		if json.Compact(&id, req.ID) == nil {
 			p.mu.Lock()
-			p.methods[id.String()] = req.Method
+			p.methods[id.String()] = append(p.methods[id.String()], req.Method)
 			p.mu.Unlock()
 		}
 	}

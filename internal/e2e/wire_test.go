@@ -61,6 +61,10 @@ type shape struct {
 	// Opaque marks a value whose members are data, not protocol (a tool's
 	// input or result, a provider's capabilities): only its kind is kept.
 	Opaque bool `json:"opaque,omitempty"`
+
+	// fresh holds the Orders this run saw (joined by ","): an order this
+	// run contradicts is dropped only when no message of this run had it.
+	fresh map[string]bool
 }
 
 // opaquePaths are member paths (from a message kind's root, "." separated,
@@ -263,8 +267,15 @@ func record(s *shape, path string, v any) {
 
 func recordObject(s *shape, path string, o *orderedObject) {
 	s.Keys, _ = mergeOrder(s.Keys, o.keys)
-	// This run's order wins over a recorded one it contradicts.
-	s.Orders = slices.DeleteFunc(s.Orders, func(seq []string) bool { return conflict(seq, o.keys) != "" })
+	// This run's order wins over a recorded one it contradicts (two
+	// orders this run saw both stay: two producers of one shape).
+	if s.fresh == nil {
+		s.fresh = map[string]bool{}
+	}
+	s.fresh[strings.Join(o.keys, ",")] = true
+	s.Orders = slices.DeleteFunc(s.Orders, func(seq []string) bool {
+		return !s.fresh[strings.Join(seq, ",")] && conflict(seq, o.keys) != ""
+	})
 	if !slices.ContainsFunc(s.Orders, func(seq []string) bool { return slices.Equal(seq, o.keys) }) {
 		s.Orders = append(s.Orders, slices.Clone(o.keys))
 		sort.Slice(s.Orders, func(i, j int) bool { return strings.Join(s.Orders[i], ",") < strings.Join(s.Orders[j], ",") })

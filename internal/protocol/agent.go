@@ -189,13 +189,15 @@ type AgentSummary struct {
 	ValidationRan bool `json:"validationRan"`
 	// SkippedChecks are the last round's checks considered and not run.
 	SkippedChecks []SkippedCheck `json:"skippedChecks"`
-	// Usage sums the token counts the providers reported.
-	Usage Usage `json:"usage"`
+	// Usage sums the token counts the providers reported. Usage and
+	// Metrics are absent only in the summary of a task that a killed
+	// runtime left running (initialize marks it failed): nobody measured it.
+	Usage *Usage `json:"usage,omitempty"`
 	// UnreportedUsageCalls counts the model calls whose provider reported
 	// no token counts (additive).
-	UnreportedUsageCalls int     `json:"unreportedUsageCalls,omitempty"`
-	Metrics              Metrics `json:"metrics"`
-	Model                string  `json:"model"`
+	UnreportedUsageCalls int      `json:"unreportedUsageCalls,omitempty"`
+	Metrics              *Metrics `json:"metrics,omitempty"`
+	Model                string   `json:"model"`
 	// Iterations counts model calls.
 	Iterations int `json:"iterations"`
 	// ToolCalls counts the tool calls the model made (denied and failed
