@@ -44,11 +44,11 @@ type RoleLookup struct {
 // context?, dependsOn? }. Models write ids as numbers too (1, [1, 2]) and
 // a single dependency as a bare id; both are taken as the same strings.
 type StepInput struct {
-	ID        stepID   `json:"id"`
-	Role      string   `json:"role"`
-	Objective string   `json:"objective"`
-	Context   string   `json:"context"`
-	DependsOn stepDeps `json:"dependsOn"`
+	ID        stepID   `json:"id" jsonschema:"Unique step id, used in dependsOn"`
+	Role      string   `json:"role" jsonschema:"research, implementation, testing, review or documentation"`
+	Objective string   `json:"objective" jsonschema:"What this step's subagent must do"`
+	Context   string   `json:"context,omitempty" jsonschema:"Extra context for this step"`
+	DependsOn stepDeps `json:"dependsOn,omitempty" jsonschema:"Ids of steps that must complete first; their reports are given to this step"`
 }
 
 // stepID is a step id given as a JSON string or a whole number.
@@ -94,7 +94,7 @@ func (d *stepDeps) UnmarshalJSON(b []byte) error {
 // true).
 type PlanInput struct {
 	Steps []StepInput `json:"steps"`
-	Merge *bool       `json:"merge"`
+	Merge *bool       `json:"merge,omitempty" jsonschema:"Merge the writing steps into the working tree at the end (default true); false keeps their worktrees for worktree_apply"`
 }
 
 // PlanStep is a checked step: Role is the canonical role, Writes whether

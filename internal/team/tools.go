@@ -22,63 +22,37 @@ import (
 // their own task ids. worktree_apply writes the working tree (edit);
 // worktree_discard removes a worktree (destructive).
 
-const runSubagentSchema = `{
-  "type": "object",
-  "properties": {
-    "role": {"type": "string", "description": "research, implementation, testing, review or documentation (common aliases such as code, qa, docs, reviewer are accepted)"},
-    "objective": {"type": "string", "description": "What the subagent must do: a complete, self-contained instruction"},
-    "context": {"type": "string", "description": "Anything else it needs: findings so far, files, constraints"}
-  },
-  "required": ["role", "objective"],
-  "additionalProperties": false
-}`
+var runSubagentSchema = tool.InputSchema[runSubagentInput](nil)
 
-const runPlanSchema = `{
-  "type": "object",
-  "properties": {
-    "steps": {
-      "type": "array", "minItems": 1, "maxItems": 12,
-      "items": {
-        "type": "object",
-        "properties": {
-          "id": {"type": "string", "description": "Unique step id, used in dependsOn"},
-          "role": {"type": "string", "description": "research, implementation, testing, review or documentation"},
-          "objective": {"type": "string", "description": "What this step's subagent must do"},
-          "context": {"type": "string", "description": "Extra context for this step"},
-          "dependsOn": {"type": "array", "items": {"type": "string"}, "description": "Ids of steps that must complete first; their reports are given to this step"}
-        },
-        "required": ["id", "role", "objective"],
-        "additionalProperties": false
-      }
-    },
-    "merge": {"type": "boolean", "description": "Merge the writing steps into the working tree at the end (default true); false keeps their worktrees for worktree_apply"}
-  },
-  "required": ["steps"],
-  "additionalProperties": false
-}`
+var runPlanSchema = tool.InputSchema[PlanInput](tool.Constraints{
+	"steps": {MinItems: tool.N(1), MaxItems: tool.N(12)},
+})
 
-const worktreeNameSchema = `{
-  "type": "object",
-  "properties": {"name": {"type": "string", "description": "The worktree name a subagent or plan step reported"}},
-  "required": ["name"],
-  "additionalProperties": false
-}`
+var worktreeNameSchema = tool.InputSchema[worktreeNameInput](nil)
 
 type runSubagentTool struct{ s *session }
 
+// runSubagentInput is run_subagent's input.
+type runSubagentInput struct {
+	Role      string `json:"role" jsonschema:"research, implementation, testing, review or documentation (common aliases such as code, qa, docs, reviewer are accepted)"`
+	Objective string `json:"objective" jsonschema:"What the subagent must do: a complete, self-contained instruction"`
+	Context   string `json:"context,omitempty" jsonschema:"Anything else it needs: findings so far, files, constraints"`
+}
+
+// worktreeNameInput is the input of worktree_apply and worktree_discard.
+type worktreeNameInput struct {
+	Name string `json:"name" jsonschema:"The worktree name a subagent or plan step reported"`
+}
+
 func (t *runSubagentTool) Spec() tool.Spec {
-	return tool.Spec{Name: "run_subagent", Permission: tool.ClassEdit, InputSchema: json.RawMessage(runSubagentSchema),
+	return tool.Spec{Name: "run_subagent", Permission: tool.ClassEdit, InputSchema: runSubagentSchema,
 		Description: "Run one subagent with a role and an objective and wait for its report. Writing roles (implementation, testing, documentation) " +
 			"work in their own git worktree: their change is committed there and NOT merged; merge it with worktree_apply or drop it with " +
 			"worktree_discard. Read-only roles (research, review) read the working tree. A review ends with task-x-findings."}
 }
 
 func (t *runSubagentTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in struct {
-		Role      string `json:"role"`
-		Objective string `json:"objective"`
-		Context   string `json:"context"`
-	}
+	var in runSubagentInput
 	if err := decodeInput(input, &in); err != nil {
 		return tool.Result{}, err
 	}
@@ -144,7 +118,7 @@ func subagentData(res Result, kept bool) map[string]any {
 type runPlanTool struct{ s *session }
 
 func (t *runPlanTool) Spec() tool.Spec {
-	return tool.Spec{Name: "run_plan", Permission: tool.ClassEdit, InputSchema: json.RawMessage(runPlanSchema),
+	return tool.Spec{Name: "run_plan", Permission: tool.ClassEdit, InputSchema: runPlanSchema,
 		Description: "Run a plan of 1 to 12 subagent steps. A step starts when the steps in its dependsOn completed (several at a time) and gets " +
 			"their reports; a writing step starts from the changes of its writing ancestors. A step whose dependency did not complete is skipped. " +
 			"At the end the writing steps are merged into the working tree in dependency order (pending the user's review); a step that " +
@@ -207,7 +181,7 @@ func planPreview(p *Plan, maxParallel int) string {
 type worktreeApplyTool struct{ s *session }
 
 func (t *worktreeApplyTool) Spec() tool.Spec {
-	return tool.Spec{Name: "worktree_apply", Permission: tool.ClassEdit, InputSchema: json.RawMessage(worktreeNameSchema),
+	return tool.Spec{Name: "worktree_apply", Permission: tool.ClassEdit, InputSchema: worktreeNameSchema,
 		Description: "Merge a task-x worktree's committed change into the working tree through the edit log (pending the user's review, " +
 			"undoable). A file that does not merge cleanly writes nothing and keeps the worktree; once applied, the worktree is removed."}
 }
@@ -243,7 +217,7 @@ func (t *worktreeApplyTool) Run(ctx context.Context, env *tool.Env, input json.R
 type worktreeDiscardTool struct{ s *session }
 
 func (t *worktreeDiscardTool) Spec() tool.Spec {
-	return tool.Spec{Name: "worktree_discard", Permission: tool.ClassDestructive, InputSchema: json.RawMessage(worktreeNameSchema),
+	return tool.Spec{Name: "worktree_discard", Permission: tool.ClassDestructive, InputSchema: worktreeNameSchema,
 		Description: "Remove a task-x worktree and its branch without merging its change."}
 }
 
@@ -259,9 +233,7 @@ func (t *worktreeDiscardTool) Run(ctx context.Context, env *tool.Env, input json
 }
 
 func worktreeName(input json.RawMessage) (string, error) {
-	var in struct {
-		Name string `json:"name"`
-	}
+	var in worktreeNameInput
 	if err := decodeInput(input, &in); err != nil {
 		return "", err
 	}

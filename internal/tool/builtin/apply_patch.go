@@ -15,21 +15,16 @@ import (
 type applyPatch struct{}
 
 type applyPatchInput struct {
-	Patch *string `json:"patch"`
+	Patch *string `json:"patch" jsonschema:"A unified diff (--- a/path, +++ b/path, @@ hunks) over one or more files."`
 }
 
 const applyPatchDescription = `
 Apply a unified diff to one or more files at once, all or nothing: if any hunk does not apply, nothing is written and the error names the file and the hunk.
 Each file starts with "--- a/path" and "+++ b/path" lines (paths relative to the workspace root); use "--- /dev/null" to create a file and "+++ /dev/null" to delete one. Hunks start with "@@ -start,count +start,count @@" followed by context lines (" "), removed lines ("-") and added lines ("+"); give about 3 lines of context. Hunks are found near their line numbers even when the numbers are a little off, but their context and removed lines must match the file. CRLF files keep CRLF. Renames are not supported: use move_path. Every changed file you read must not have changed on disk since; files under .git/ cannot be changed. The patch is at most {{.MaxMiB}} MiB.`
 
-var applyPatchSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "patch": {"type": "string", "minLength": 1, "description": "A unified diff (--- a/path, +++ b/path, @@ hunks) over one or more files."}
-  },
-  "required": ["patch"],
-  "additionalProperties": false
-}`)
+var applyPatchSchema = tool.InputSchema[applyPatchInput](tool.Constraints{
+	"patch": {MinLength: tool.N(1)},
+})
 
 func (*applyPatch) Spec() tool.Spec {
 	return tool.Spec{

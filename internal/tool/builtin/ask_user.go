@@ -28,33 +28,30 @@ func (t *askUser) Spec() tool.Spec {
 			"(a design choice, an ambiguous requirement) and you cannot find the answer in the workspace. " +
 			"Each question offers 2 to 8 distinct options; kind \"radio\" picks one, \"checkbox\" picks any. " +
 			"The user may dismiss the questions: then decide yourself and say what you assumed.",
-		Permission: tool.ClassInteractive,
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["questions"],
-  "properties": {
-    "questions": {
-      "type": "array", "minItems": 1, "maxItems": 4,
-      "description": "The questions, in the order the user should read them.",
-      "items": {
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["text", "options"],
-        "properties": {
-          "id": {"type": "string", "description": "A short id for the question (default q1, q2, ...)."},
-          "text": {"type": "string", "description": "The question, one or two sentences."},
-          "kind": {"type": "string", "enum": ["radio", "checkbox"], "description": "radio: one answer (default); checkbox: any number."},
-          "options": {"type": "array", "minItems": 2, "maxItems": 8, "items": {"type": "string"}, "description": "2 to 8 distinct short labels."}
-        }
-      }
-    }
-  }
-}`),
+		Permission:  tool.ClassInteractive,
+		InputSchema: askUserSchema,
 	}
 }
 
 type askQuestion = tool.Question
+
+// askUserInput is ask_user's input; its questions become tool.Questions.
+type askUserInput struct {
+	Questions []askUserQuestion `json:"questions" jsonschema:"The questions, in the order the user should read them."`
+}
+
+type askUserQuestion struct {
+	ID      string   `json:"id,omitempty" jsonschema:"A short id for the question (default q1, q2, ...)."`
+	Text    string   `json:"text" jsonschema:"The question, one or two sentences."`
+	Kind    string   `json:"kind,omitempty" jsonschema:"radio: one answer (default); checkbox: any number."`
+	Options []string `json:"options" jsonschema:"2 to 8 distinct short labels."`
+}
+
+var askUserSchema = tool.InputSchema[askUserInput](tool.Constraints{
+	"questions":         {MinItems: tool.N(1), MaxItems: tool.N(4)},
+	"questions.kind":    {Enum: []string{"radio", "checkbox"}},
+	"questions.options": {MinItems: tool.N(2), MaxItems: tool.N(8)},
+})
 
 // askAnswer is one entry of the tool result.
 type askAnswer struct {
@@ -63,13 +60,15 @@ type askAnswer struct {
 }
 
 func (t *askUser) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in struct {
-		Questions []askQuestion `json:"questions"`
-	}
+	var raw askUserInput
 	dec := json.NewDecoder(strings.NewReader(string(input)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := dec.Decode(&raw); err != nil {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "ask_user input: %v", err)
+	}
+	var in struct{ Questions []askQuestion }
+	for _, q := range raw.Questions {
+		in.Questions = append(in.Questions, askQuestion(q))
 	}
 	if err := validateQuestions(in.Questions); err != nil {
 		return tool.Result{}, err

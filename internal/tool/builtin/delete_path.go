@@ -12,20 +12,13 @@ import (
 type deletePath struct{}
 
 type deletePathInput struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"The file or empty folder to delete, relative to the workspace root or absolute inside it."`
 }
 
 const deletePathDescription = `
 Delete a file, or an empty folder, inside the workspace. A folder that still holds entries is not deleted: delete its files first. The deletion is recorded in the edit log, so the user can undo it. The file must not have changed on disk since you last read it. Files under .git/ cannot be deleted.`
 
-var deletePathSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The file or empty folder to delete, relative to the workspace root or absolute inside it."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
+var deletePathSchema = tool.InputSchema[deletePathInput](nil)
 
 func (*deletePath) Spec() tool.Spec {
 	return tool.Spec{

@@ -17,20 +17,13 @@ import (
 type getDependencies struct{}
 
 type getDependenciesInput struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"File path, relative to the workspace root or absolute inside it."`
 }
 
 const getDependenciesDescription = `Show how a file fits in the project graph: the files it depends on and the files that use it, each with the kind of link ("import": a resolved import statement; "reference": it uses a symbol defined there) and the symbols involved, plus the import cycle it belongs to, if any.
 The path is relative to the workspace root (absolute paths inside the root work too). Use it before changing a file's API to find the callers to update.`
 
-var getDependenciesSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
+var getDependenciesSchema = tool.InputSchema[getDependenciesInput](nil)
 
 func (*getDependencies) Spec() tool.Spec {
 	return tool.Spec{

@@ -19,9 +19,9 @@ const listMaxEntries = 1000
 type listFiles struct{}
 
 type listFilesInput struct {
-	Path      string `json:"path"`
-	Glob      string `json:"glob"`
-	Recursive bool   `json:"recursive"`
+	Path      string `json:"path,omitempty" jsonschema:"Folder to list, relative to the workspace root. Default: the root."`
+	Glob      string `json:"glob,omitempty" jsonschema:"Pattern matched against paths relative to the folder, with * (within a folder), ** (any depth), ? and {a,b}. Example: **/*.ts"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"List every entry below the folder, not only its direct entries. Default false."`
 }
 
 // listFilesData is the structured result of list_files. Entries are relative
@@ -37,15 +37,7 @@ List the files and folders of a workspace folder (default: the root). Folders en
 By default only the folder's direct entries are listed; set recursive to list everything below it. glob filters by a pattern matched against the path relative to the listed folder, with "**" for any depth: "*.go" matches the folder's own Go files, "**/*_test.go" every test file below it (a glob implies a recursive walk).
 Files excluded from the workspace (.gitignore, dependency and build folders) are never listed. At most {{.Max}} entries are returned; narrow the path or the glob to see more.`
 
-var listFilesSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Folder to list, relative to the workspace root. Default: the root."},
-    "glob": {"type": "string", "description": "Pattern matched against paths relative to the folder, with * (within a folder), ** (any depth), ? and {a,b}. Example: **/*.ts"},
-    "recursive": {"type": "boolean", "description": "List every entry below the folder, not only its direct entries. Default false."}
-  },
-  "additionalProperties": false
-}`)
+var listFilesSchema = tool.InputSchema[listFilesInput](nil)
 
 func (*listFiles) Spec() tool.Spec {
 	return tool.Spec{

@@ -14,22 +14,14 @@ import (
 type movePath struct{}
 
 type movePathInput struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	From string `json:"from" jsonschema:"The file to move, relative to the workspace root or absolute inside it."`
+	To   string `json:"to" jsonschema:"The new path, relative to the workspace root or absolute inside it; must not exist."`
 }
 
 const movePathDescription = `
 Move or rename a file inside the workspace. Missing parent folders of the destination are created. The destination must not exist: an existing file is never overwritten. Folders are not moved by this tool: move the files in them one by one. The file must not have changed on disk since you last read it. Files under .git/ cannot be moved. Files up to {{.MaxMiB}} MiB.`
 
-var movePathSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "from": {"type": "string", "description": "The file to move, relative to the workspace root or absolute inside it."},
-    "to": {"type": "string", "description": "The new path, relative to the workspace root or absolute inside it; must not exist."}
-  },
-  "required": ["from", "to"],
-  "additionalProperties": false
-}`)
+var movePathSchema = tool.InputSchema[movePathInput](nil)
 
 func (*movePath) Spec() tool.Spec {
 	return tool.Spec{

@@ -21,9 +21,9 @@ const utf8BOM = "\ufeff"
 type readFile struct{}
 
 type readFileInput struct {
-	Path      string `json:"path"`
-	StartLine int    `json:"startLine"`
-	EndLine   int    `json:"endLine"`
+	Path      string `json:"path" jsonschema:"File path, relative to the workspace root or absolute inside it."`
+	StartLine int    `json:"startLine,omitempty" jsonschema:"First line to read, 1-based. Default 1."`
+	EndLine   int    `json:"endLine,omitempty" jsonschema:"Last line to read, inclusive. Default: the end of the file (within the output limit)."`
 }
 
 // readFileData is the structured result of read_file.
@@ -46,16 +46,10 @@ Give startLine and endLine (1-based, inclusive) to read part of a large file. At
 The path is relative to the workspace root (absolute paths inside the root work too). Read a file before you edit it: an edit of a file that changed since you last read it is refused.
 Binary files cannot be read; for a folder use list_files. A file that is not UTF-8 is shown decoded, with a first line that says its encoding; edits write that encoding back.`
 
-var readFileSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
-    "startLine": {"type": "integer", "minimum": 1, "description": "First line to read, 1-based. Default 1."},
-    "endLine": {"type": "integer", "minimum": 1, "description": "Last line to read, inclusive. Default: the end of the file (within the output limit)."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
+var readFileSchema = tool.InputSchema[readFileInput](tool.Constraints{
+	"endLine":   {Min: tool.N(1.0)},
+	"startLine": {Min: tool.N(1.0)},
+})
 
 func (*readFile) Spec() tool.Spec {
 	return tool.Spec{

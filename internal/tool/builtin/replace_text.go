@@ -18,10 +18,10 @@ type replaceText struct {
 }
 
 type replaceTextInput struct {
-	Path       string  `json:"path"`
-	OldText    *string `json:"oldText"`
-	NewText    *string `json:"newText"`
-	ReplaceAll bool    `json:"replaceAll"`
+	Path       string  `json:"path" jsonschema:"File path, relative to the workspace root or absolute inside it."`
+	OldText    *string `json:"oldText" jsonschema:"The exact text to replace, as it appears in the file."`
+	NewText    *string `json:"newText" jsonschema:"The text to put in its place (may be empty to delete oldText)."`
+	ReplaceAll bool    `json:"replaceAll,omitempty" jsonschema:"Replace every occurrence of oldText instead of requiring exactly one. Default false."`
 }
 
 const replaceTextDescription = `
@@ -29,17 +29,9 @@ Replace exact text in an existing file: oldText must match the file character fo
 oldText must match exactly once: include enough surrounding lines to make it unique, or set replaceAll to replace every occurrence. When nothing matches, the error shows the most similar passage of the file with its line numbers.
 The file keeps its line endings (CRLF or LF), a byte order mark and its encoding; write oldText and newText with plain "\n" newlines. The file must not have changed on disk since you last read it. Files under .git/ cannot be edited.`
 
-var replaceTextSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
-    "oldText": {"type": "string", "minLength": 1, "description": "The exact text to replace, as it appears in the file."},
-    "newText": {"type": "string", "description": "The text to put in its place (may be empty to delete oldText)."},
-    "replaceAll": {"type": "boolean", "description": "Replace every occurrence of oldText instead of requiring exactly one. Default false."}
-  },
-  "required": ["path", "oldText", "newText"],
-  "additionalProperties": false
-}`)
+var replaceTextSchema = tool.InputSchema[replaceTextInput](tool.Constraints{
+	"oldText": {MinLength: tool.N(1)},
+})
 
 func (*replaceText) Spec() tool.Spec {
 	return tool.Spec{

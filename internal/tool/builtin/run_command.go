@@ -54,10 +54,10 @@ func (t *runCommand) liveSecrets(env *tool.Env) []string {
 }
 
 type runCommandInput struct {
-	Command    string `json:"command"`
-	Cwd        string `json:"cwd"`
-	TimeoutMs  *int64 `json:"timeoutMs"`
-	Background bool   `json:"background"`
+	Command    string `json:"command" jsonschema:"The shell command line, run with bash -c."`
+	Cwd        string `json:"cwd,omitempty" jsonschema:"Working folder, relative to the workspace root or absolute inside it. Default: the root."`
+	TimeoutMs  *int64 `json:"timeoutMs,omitempty" jsonschema:"Time limit in milliseconds. Default 120000."`
+	Background bool   `json:"background,omitempty" jsonschema:"Return at once and report the output when the command ends."`
 }
 
 // runCommandData is the structured result of run_command. ExitCode is -1
@@ -88,17 +88,10 @@ The command is stopped after timeoutMs (default {{.Default}}, from {{.Min}} to {
 With background: true the call returns at once and the output arrives when the command ends (for servers and watchers); the time limit still applies.
 Use it to build, test and inspect (git status, go test, npm test). Do not use it to edit files: use write_file and replace_text. The runtime's API keys are not in the command's environment. In the sandbox (the default) the command may write only inside the workspace, its temp folder (TMPDIR) and the build caches, and has no network.`
 
-var runCommandSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "minLength": 1, "description": "The shell command line, run with bash -c."},
-    "cwd": {"type": "string", "description": "Working folder, relative to the workspace root or absolute inside it. Default: the root."},
-    "timeoutMs": {"type": "integer", "minimum": 1000, "maximum": 600000, "description": "Time limit in milliseconds. Default 120000."},
-    "background": {"type": "boolean", "description": "Return at once and report the output when the command ends."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`)
+var runCommandSchema = tool.InputSchema[runCommandInput](tool.Constraints{
+	"command":   {MinLength: tool.N(1)},
+	"timeoutMs": {Min: tool.N(1000.0), Max: tool.N(600000.0)},
+})
 
 func (*runCommand) Spec() tool.Spec {
 	return tool.Spec{

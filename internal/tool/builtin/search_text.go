@@ -28,11 +28,11 @@ const (
 type searchText struct{}
 
 type searchTextInput struct {
-	Query         string `json:"query"`
-	Regex         bool   `json:"regex"`
-	CaseSensitive bool   `json:"caseSensitive"`
-	Glob          string `json:"glob"`
-	MaxResults    int    `json:"maxResults"`
+	Query         string `json:"query" jsonschema:"Text to find; an RE2 regular expression when regex is true."`
+	Regex         bool   `json:"regex,omitempty" jsonschema:"Treat query as an RE2 regular expression. Default false (literal)."`
+	CaseSensitive bool   `json:"caseSensitive,omitempty" jsonschema:"Match case exactly. Default false."`
+	Glob          string `json:"glob,omitempty" jsonschema:"Only search files matching this pattern, e.g. *.go or src/**/*.ts."`
+	MaxResults    int    `json:"maxResults,omitempty" jsonschema:"Maximum matches to return. Default 100."`
 }
 
 // searchMatch is one matching line: path relative to the root, 1-based
@@ -55,18 +55,10 @@ query is a literal string by default; set regex for an RE2 regular expression (G
 glob limits the files searched: a pattern without "/" matches file names at any depth ("*.go"), one with "/" matches paths from the root ("src/**/*.ts").
 Excluded files (.gitignore, dependency and build folders), binary files and files that look like secrets (.env, *.pem, *.key, ...) are never searched. Returns at most maxResults matches (default {{.Default}}, max {{.Max}}); lines are cut to {{.LineBytes}} characters.`
 
-var searchTextSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "description": "Text to find; an RE2 regular expression when regex is true."},
-    "regex": {"type": "boolean", "description": "Treat query as an RE2 regular expression. Default false (literal)."},
-    "caseSensitive": {"type": "boolean", "description": "Match case exactly. Default false."},
-    "glob": {"type": "string", "description": "Only search files matching this pattern, e.g. *.go or src/**/*.ts."},
-    "maxResults": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Maximum matches to return. Default 100."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`)
+var searchTextSchema = tool.InputSchema[searchTextInput](tool.Constraints{
+	"maxResults": {Min: tool.N(1.0), Max: tool.N(1000.0)},
+	"query":      {MinLength: tool.N(1)},
+})
 
 func (*searchText) Spec() tool.Spec {
 	return tool.Spec{

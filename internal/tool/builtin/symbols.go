@@ -21,15 +21,10 @@ const findSymbolsMax = 50
 
 type findSymbols struct{}
 
-var findSymbolsSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "description": "A symbol name or part of one, e.g. parseConfig, Config, retry."},
-    "kind": {"type": "string", "enum": ["function", "method", "type", "interface", "class", "struct", "enum", "constant", "variable", "module", "field"], "description": "Only symbols of this kind."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`)
+var findSymbolsSchema = tool.InputSchema[findSymbolsInput](tool.Constraints{
+	"kind":  {Enum: []string{"function", "method", "type", "interface", "class", "struct", "enum", "constant", "variable", "module", "field"}},
+	"query": {MinLength: tool.N(1)},
+})
 
 func (*findSymbols) Spec() tool.Spec {
 	return tool.Spec{
@@ -52,11 +47,13 @@ type symbolHit struct {
 	rank      int
 }
 
+type findSymbolsInput struct {
+	Query string `json:"query" jsonschema:"A symbol name or part of one, e.g. parseConfig, Config, retry."`
+	Kind  string `json:"kind,omitempty" jsonschema:"Only symbols of this kind."`
+}
+
 func (t *findSymbols) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in struct {
-		Query string `json:"query"`
-		Kind  string `json:"kind"`
-	}
+	var in findSymbolsInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "invalid input: %v", err)
 	}
@@ -158,15 +155,10 @@ func symbolRank(name, q string, words []string) int {
 
 type retrieveContext struct{}
 
-var retrieveContextSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "description": "What you are looking for, in words or identifiers: \"where retries are configured\", parseConfig, src/api."},
-    "budgetTokens": {"type": "integer", "minimum": 1, "maximum": 200000, "description": "Most tokens of code to return (characters / 4). Default 8000."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`)
+var retrieveContextSchema = tool.InputSchema[retrieveContextInput](tool.Constraints{
+	"budgetTokens": {Min: tool.N(1.0), Max: tool.N(200000.0)},
+	"query":        {MinLength: tool.N(1)},
+})
 
 func (*retrieveContext) Spec() tool.Spec {
 	return tool.Spec{
@@ -178,11 +170,13 @@ func (*retrieveContext) Spec() tool.Spec {
 	}
 }
 
+type retrieveContextInput struct {
+	Query        string `json:"query" jsonschema:"What you are looking for, in words or identifiers: \"where retries are configured\", parseConfig, src/api."`
+	BudgetTokens *int   `json:"budgetTokens,omitempty" jsonschema:"Most tokens of code to return (characters / 4). Default 8000."`
+}
+
 func (t *retrieveContext) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in struct {
-		Query        string `json:"query"`
-		BudgetTokens *int   `json:"budgetTokens"`
-	}
+	var in retrieveContextInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "invalid input: %v", err)
 	}

@@ -31,35 +31,36 @@ func (updatePlan) Spec() tool.Spec {
 			"each step a short sentence with its status, pending, inProgress or completed; at most one step inProgress. " +
 			"Use it for tasks of several steps: make the plan first, mark a step inProgress when you start it and " +
 			"completed when it is done. Skip it for a one-step task.",
-		Permission: tool.ClassRead,
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["plan"],
-  "properties": {
-    "explanation": {"type": "string", "description": "Optional: why the plan changed."},
-    "plan": {
-      "type": "array", "minItems": 1, "maxItems": 50,
-      "description": "The whole plan, in order.",
-      "items": {
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["step", "status"],
-        "properties": {
-          "step": {"type": "string", "description": "The step, one short sentence."},
-          "status": {"type": "string", "enum": ["pending", "inProgress", "completed"], "description": "Where the step stands."}
-        }
-      }
-    }
-  }
-}`),
+		Permission:  tool.ClassRead,
+		InputSchema: updatePlanSchema,
 	}
 }
 
+// updatePlanInput is update_plan's input; it becomes the tool.PlanUpdate
+// of the result.
+type updatePlanInput struct {
+	Explanation string           `json:"explanation,omitempty" jsonschema:"Optional: why the plan changed."`
+	Plan        []updatePlanStep `json:"plan" jsonschema:"The whole plan, in order."`
+}
+
+type updatePlanStep struct {
+	Step   string `json:"step" jsonschema:"The step, one short sentence."`
+	Status string `json:"status" jsonschema:"Where the step stands."`
+}
+
+var updatePlanSchema = tool.InputSchema[updatePlanInput](tool.Constraints{
+	"plan":        {MinItems: tool.N(1), MaxItems: tool.N(50)},
+	"plan.status": {Enum: []string{"pending", "inProgress", "completed"}},
+})
+
 func (updatePlan) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
-	var in tool.PlanUpdate
-	if err := decodeInput(input, &in); err != nil {
+	var raw updatePlanInput
+	if err := decodeInput(input, &raw); err != nil {
 		return tool.Result{}, err
+	}
+	in := tool.PlanUpdate{Explanation: raw.Explanation}
+	for _, s := range raw.Plan {
+		in.Plan = append(in.Plan, tool.PlanStep(s))
 	}
 	if len(in.Plan) == 0 || len(in.Plan) > planMaxSteps {
 		return tool.Result{}, tool.Errorf(tool.ErrInvalidInput, "plan must have 1 to %d steps, got %d", planMaxSteps, len(in.Plan))

@@ -17,23 +17,15 @@ type writeFile struct {
 }
 
 type writeFileInput struct {
-	Path    *string `json:"path"`
-	Content *string `json:"content"`
+	Path    *string `json:"path" jsonschema:"File path, relative to the workspace root or absolute inside it."`
+	Content *string `json:"content" jsonschema:"The complete new content of the file."`
 }
 
 const writeFileDescription = `
 Create a file, or replace the whole content of an existing one, with content. Missing parent folders are created. The write is atomic: the file holds either its old or its new content, never a part.
 To change part of an existing file prefer replace_text. An existing file you have read must not have changed on disk since; if it did, read it again first. Files under .git/ cannot be written. Content is at most {{.MaxMiB}} MiB.`
 
-var writeFileSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it."},
-    "content": {"type": "string", "description": "The complete new content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`)
+var writeFileSchema = tool.InputSchema[writeFileInput](nil)
 
 func (*writeFile) Spec() tool.Spec {
 	return tool.Spec{
