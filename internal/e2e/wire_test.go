@@ -48,8 +48,9 @@ type shape struct {
 	// Keys is the union of the members of the objects seen here, merged in
 	// wire order.
 	Keys []string `json:"keys,omitempty"`
-	// Orders are the distinct member sequences seen here. Two members that
-	// came together in one of them must keep their order.
+	// Orders are the distinct member sequences seen here. A message's
+	// members must keep the order of one of them, for the members they
+	// share.
 	Orders [][]string `json:"orders,omitempty"`
 	// Fields is the shape of each member.
 	Fields map[string]*shape `json:"fields,omitempty"`
@@ -333,11 +334,22 @@ func checkObject(s *shape, path string, o *orderedObject, errs *[]string) {
 			return
 		}
 	}
+	// The order must agree with one recorded order (one shape can have two
+	// producers, each with its order).
+	var clash string
 	for _, seq := range s.Orders {
-		if c := conflict(seq, o.keys); c != "" {
-			*errs = append(*errs, fmt.Sprintf("%s: members in the order %s; the goldens have %s (%s)", path, strings.Join(o.keys, ","), strings.Join(seq, ","), c))
-			return
+		c := conflict(seq, o.keys)
+		if c == "" {
+			clash = ""
+			break
 		}
+		if clash == "" {
+			clash = fmt.Sprintf("the goldens have %s (%s)", strings.Join(seq, ","), c)
+		}
+	}
+	if clash != "" {
+		*errs = append(*errs, fmt.Sprintf("%s: members in the order %s; %s", path, strings.Join(o.keys, ","), clash))
+		return
 	}
 	for _, k := range o.keys {
 		check(s.Fields[k], path+"."+k, o.vals[k], errs)
