@@ -11,6 +11,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -277,20 +278,78 @@ func (s *Store) failOrphan(id string, alive func(Owner) bool) (bool, error) {
 // and no usage, which nobody measured (the client sees the conversation in
 // messages).
 func failedSummary(t *Task) json.RawMessage {
-	var m map[string]any
-	if len(t.Summary) == 0 || json.Unmarshal(t.Summary, &m) != nil || m == nil {
-		m = map[string]any{
-			"taskId": t.TaskID, "text": "", "changedFiles": []any{}, "operations": []any{},
-			"validations": []any{}, "validationRan": false, "skippedChecks": []any{},
-			"model": t.Model, "iterations": 0, "toolCalls": 0,
+	members, ok := objectMembers(t.Summary)
+	if !ok {
+		// The agent/run summary's members in its wire order (protocol.md).
+		members = []member{
+			{"taskId", jsonOf(t.TaskID)}, {"status", nil}, {"text", jsonOf("")},
+			{"changedFiles", json.RawMessage("[]")}, {"operations", json.RawMessage("[]")},
+			{"validations", json.RawMessage("[]")}, {"validationRan", json.RawMessage("false")},
+			{"skippedChecks", json.RawMessage("[]")}, {"model", jsonOf(t.Model)},
+			{"iterations", json.RawMessage("0")}, {"toolCalls", json.RawMessage("0")}, {"error", nil},
 		}
 	}
-	m["status"] = StatusFailed
-	m["error"] = t.Error
-	b, err := json.Marshal(m)
-	if err != nil {
-		return t.Summary
+	members = setMember(members, "status", jsonOf(StatusFailed))
+	members = setMember(members, "error", jsonOf(t.Error))
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(jsonOf(m.name))
+		b.WriteByte(':')
+		b.Write(m.value)
 	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// member is one member of a JSON object, kept in its wire order: a summary
+// patched here keeps the order its writer gave it (a map would sort it).
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectMembers splits a JSON object into its members in order; ok is false
+// for anything but an object.
+func objectMembers(raw json.RawMessage) (members []member, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, isName := tok.(string)
+		if err != nil || !isName {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		members = append(members, member{name, v})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	return members, true
+}
+
+// setMember sets name's value where it stands, or appends it.
+func setMember(members []member, name string, value json.RawMessage) []member {
+	for i := range members {
+		if members[i].name == name {
+			members[i].value = value
+			return members
+		}
+	}
+	return append(members, member{name, value})
+}
+
+func jsonOf(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
 	return b
 }
 
