@@ -330,6 +330,8 @@ export interface ClaudeRunParams {
   /** MCPServers are more servers in Claude Code's mcpServers format; the name task-x is reserved. */
   mcpServers?: { [key: string]: unknown };
   editor?: EditorContext;
+  /** Policy is agent/run's policy, applied to every call Claude Code asks about or forwards; permissionMode follows policy.mode when absent. */
+  policy?: Policy;
 }
 
 /** ClientInfo is initialize.clientInfo. */

@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
 // ReservedServer is the MCP server name the runtime gives its own tools;
@@ -63,6 +67,10 @@ type Options struct {
 	// acceptEdits, command tools when AllowCommands).
 	ReadTools, WriteTools, CommandTools []string
 	AllowCommands                       bool
+	// Disallowed are more tools for --disallowedTools, as Claude Code
+	// names them (mcp__task-x__write_file, Bash): those the policy does
+	// not offer (readOnly, a deny rule naming the whole tool).
+	Disallowed []string
 	// MCPServers are more servers in Claude Code's mcpServers format.
 	MCPServers map[string]json.RawMessage
 	// DataDir is the runtime's data folder: the --mcp-server child opens
@@ -155,12 +163,27 @@ func Args(o *Options, approval string) ([]string, error) {
 	})
 	args = append(args, "--settings", string(settings))
 
+	var disallowed []string
 	if o.UseTaskTools {
-		args = append(args, "--disallowedTools", strings.Join(append(append([]string{}, ownFileTools...), shellRewriteRules...), ","))
+		disallowed = append(append(disallowed, ownFileTools...), shellRewriteRules...)
+	}
+	hidden := map[string]bool{}
+	for _, n := range o.Disallowed {
+		if !slices.Contains(disallowed, n) {
+			disallowed = append(disallowed, n)
+		}
+		hidden[n] = true
+	}
+	if len(disallowed) > 0 {
+		args = append(args, "--disallowedTools", strings.Join(disallowed, ","))
+	}
+	if o.UseTaskTools {
 		var allowed []string
 		add := func(names []string) {
 			for _, n := range names {
-				allowed = append(allowed, ToolPrefix+n)
+				if !hidden[ToolPrefix+n] {
+					allowed = append(allowed, ToolPrefix+n)
+				}
 			}
 		}
 		add(o.ReadTools)
@@ -206,4 +229,58 @@ func userLine(text string, images []Image) []byte {
 	}
 	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": content}})
 	return append(b, '\n')
+}
+
+// PermissionMode is the --permission-mode of a run: the client's
+// permissionMode when it gave one, else the one policy.mode asks for
+// (acceptEdits; default and readOnly run in Claude Code's default mode,
+// the policy refusing what readOnly does not offer).
+func PermissionMode(given string, pol policy.Policy) string {
+	if given != "" {
+		return given
+	}
+	if pol.Mode == policy.ModeAcceptEdits {
+		return "acceptEdits"
+	}
+	return ""
+}
+
+// PolicyFor is the policy of a run whose client gave permissionMode and
+// pol: pol, with mode acceptEdits when the client set no mode of its own
+// and permissionMode is acceptEdits (so its edits run without asking, as
+// before policy reached claude/run).
+func PolicyFor(permissionMode string, pol policy.Policy, modeGiven bool) policy.Policy {
+	if !modeGiven && permissionMode == "acceptEdits" {
+		pol.Mode = policy.ModeAcceptEdits
+	}
+	return pol
+}
+
+// claudeOwnTools are Claude Code's own tools a policy can keep from the
+// model, with their task-x permission classes (ClassOf).
+var claudeOwnTools = []string{"Bash", "Edit", "Write", "NotebookEdit"}
+
+// Hidden is Options.Disallowed for pol: the task-x tools of reg (by their
+// Claude Code names) and Claude Code's own tools that pol does not offer
+// in an agent task (policy.OfferedTool): under readOnly every tool but the
+// read ones, and any tool a deny rule names without a pattern.
+func Hidden(pol policy.Policy, reg *tool.Registry) []string {
+	var out []string
+	if reg != nil {
+		for _, spec := range reg.Specs() {
+			switch spec.Permission {
+			case tool.ClassInteractive, tool.ClassMCP:
+				continue // not served to Claude Code
+			}
+			if !pol.OfferedTool(spec, policy.ChatAgent) {
+				out = append(out, ToolPrefix+spec.Name)
+			}
+		}
+	}
+	for _, name := range claudeOwnTools {
+		if !pol.OfferedTool(tool.Spec{Name: name, Permission: ClassOf(nil, name)}, policy.ChatAgent) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

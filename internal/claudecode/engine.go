@@ -85,6 +85,14 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		}
 	}
 	classOf := func(name string) tool.Class { return ClassOf(job.Tools, name) }
+	// agent/run's policy governs the run (docs/claude.md "Policy"): what
+	// it does not offer is hidden from the model, and every call the CLI
+	// asks about or forwards is judged by it.
+	pol := job.Policy
+	if job.Project != nil {
+		pol = pol.WithRoot(job.Project.Root())
+	}
+	o.Disallowed = Hidden(pol, job.Tools)
 
 	first := provider.Message{Role: provider.RoleUser, Content: append([]provider.Part{{Type: provider.PartText, Text: job.Prompt}}, job.Images...)}
 	conv := append(append([]provider.Message{}, job.History...), first)
@@ -109,8 +117,8 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 
 	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
-	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll, TaskID: job.TaskID,
-		Plan: planner(job)}
+	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll || pol.AllowAll, TaskID: job.TaskID,
+		Plan: planner(job), Policy: pol}
 	if job.Env != nil && job.Env.Ask != nil {
 		ask := job.Env.Ask
 		h.Ask = func(ctx context.Context, callID string, qs []Question) (map[string][]string, error) {

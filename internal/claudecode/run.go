@@ -20,6 +20,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
+	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
@@ -53,8 +54,17 @@ type Hooks struct {
 	// ClassOf gives the task-x permission class of a Claude tool name
 	// (the mcp__task-x__ prefix removed). Nil: every tool is "command".
 	ClassOf func(name string) tool.Class
-	// ApproveAll allows every call the CLI asks about, without asking.
+	// ApproveAll allows every call the CLI asks about, without asking
+	// (a deny rule or readOnly of Policy still refuses).
 	ApproveAll bool
+	// Policy is agent/run's policy (mode, allow, deny, allowAll), applied
+	// to every call the CLI asks about and to every task-x call it
+	// forwards (RunTool): a deny rule or a refused class fails the call
+	// without asking, an allowed call runs without asking, the rest is
+	// asked with Approve (once: a call the permission prompt approved is
+	// not asked again when it is forwarded). The zero value is mode
+	// default without rules.
+	Policy policy.Policy
 	// TaskID goes into approval requests.
 	TaskID string
 	// Plan computes what a call of a task-x tool (the mcp__task-x__ prefix
@@ -92,6 +102,7 @@ type Run struct {
 	tasks     map[string]string   // tool_use_id -> Bash task id (task_started)
 	calls     map[string]callInfo // tool_use_id -> call
 	session   map[string]bool     // tools allowed for the run (allowSession)
+	approved  map[string]bool     // tool_use ids the permission prompt allowed, not yet forwarded
 	ctrl      map[string]chan bool
 	change    chan struct{} // closed (and replaced) when tasks or calls change
 	ctrlN     int
@@ -203,14 +214,14 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{o: o, h: h, tasks: map[string]string{}, calls: map[string]callInfo{}, session: map[string]bool{},
-		ctrl: map[string]chan bool{}, change: make(chan struct{}), done: make(chan struct{})}
+		approved: map[string]bool{}, ctrl: map[string]chan bool{}, change: make(chan struct{}), done: make(chan struct{})}
 	ln, err := mcp.NewApprovalListener(r.approve, nil)
 	if err != nil {
 		return nil, fmt.Errorf("approval listener: %w", err)
 	}
 	r.ln = ln
 	if h.RunTool != nil {
-		ln.ServeTools(h.RunTool)
+		ln.ServeTools(r.runTool)
 	}
 	args, err := Args(&o, ln.Env())
 	if err != nil {
@@ -859,27 +870,51 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 	}
 	name := strings.TrimPrefix(req.ToolName, ToolPrefix)
 	callID := req.ToolUseID
-	if r.h.ApproveAll {
-		return mcp.ApprovalDecision{Allow: true}, nil
-	}
-	r.mu.Lock()
-	granted := r.session[name]
-	r.mu.Unlock()
-	if granted {
-		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
-	}
 	input := req.Input
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
+	dec, msg := r.decide(ctx, name, callID, input, strings.HasPrefix(req.ToolName, ToolPrefix))
+	switch dec {
+	case agent.DecisionAllowSession:
+		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
+	case agent.DecisionAllow:
+		return mcp.ApprovalDecision{Allow: true}, nil
+	}
+	return mcp.ApprovalDecision{Message: msg}, nil
+}
+
+// deniedByUser is what the model reads of a call the user denied.
+const deniedByUser = "The user denied this tool call."
+
+// decide judges one call of name (a task-x tool without its prefix when
+// taskX) as the agent loop does: the policy first (a deny rule or a
+// refused class denies without asking, an allowed call runs), then
+// ApproveAll, an allowSession grant or a call already approved, else the
+// user is asked. The message is what the model reads of a denial. An
+// allowed callID is remembered, so the forwarded call is not asked again.
+func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMessage, taskX bool) (agent.Decision, string) {
 	class := r.classOf(name)
+	d, reason := r.h.Policy.Decide(tool.Spec{Name: name, Permission: class}, input)
+	if d == policy.Deny {
+		return agent.DecisionDeny, "denied by policy: " + reason
+	}
+	r.mu.Lock()
+	granted, before := r.session[name], callID != "" && r.approved[callID]
+	r.mu.Unlock()
+	switch {
+	case granted:
+		return r.allowed(callID, agent.DecisionAllowSession), ""
+	case d == policy.Allow || r.h.ApproveAll || before:
+		return r.allowed(callID, agent.DecisionAllow), ""
+	}
 	// An edit that cannot apply fails here, before anyone is asked (as in
 	// the agent loop); one that can is shown as the change it makes.
 	preview := agent.Preview(name, input)
-	if r.h.Plan != nil && strings.HasPrefix(req.ToolName, ToolPrefix) {
+	if r.h.Plan != nil && taskX {
 		p, err := r.h.Plan(ctx, name, input)
 		if err != nil {
-			return mcp.ApprovalDecision{Message: err.Error()}, nil
+			return agent.DecisionDeny, err.Error()
 		}
 		if p != "" {
 			preview = p
@@ -906,11 +941,44 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 		r.mu.Lock()
 		r.session[name] = true
 		r.mu.Unlock()
-		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
+		return r.allowed(callID, dec), ""
 	case agent.DecisionAllow:
-		return mcp.ApprovalDecision{Allow: true}, nil
+		return r.allowed(callID, dec), ""
 	}
-	return mcp.ApprovalDecision{Message: "The user denied this tool call."}, nil
+	return agent.DecisionDeny, deniedByUser
+}
+
+// allowed remembers that callID may run (its forwarded call is not asked
+// again) and returns d.
+func (r *Run) allowed(callID string, d agent.Decision) agent.Decision {
+	if callID != "" {
+		r.mu.Lock()
+		r.approved[callID] = true
+		r.mu.Unlock()
+	}
+	return d
+}
+
+// runTool runs a task-x call the --forward MCP server sent back, under
+// the policy (decide): Claude Code does not ask its permission prompt
+// about the tools in --allowedTools, so a deny rule, a refused class or a
+// call that needs asking (a secret-looking file, an edit the mode does not
+// accept) is judged here, where every task-x call passes.
+func (r *Run) runTool(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
+	input := call.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	dec, msg := r.decide(ctx, call.Name, call.CallID, input, true)
+	if call.CallID != "" {
+		r.mu.Lock()
+		delete(r.approved, call.CallID)
+		r.mu.Unlock()
+	}
+	if dec == agent.DecisionDeny {
+		return mcp.ToolAnswer{Content: msg, IsError: true}
+	}
+	return r.h.RunTool(ctx, call)
 }
 
 // askQuestions maps AskUserQuestion to agent/askUser (protocol.md): the

@@ -824,3 +824,72 @@ func TestClaudeRunForwardedToolHooks(t *testing.T) {
 		t.Errorf("hook events %v", hooksSeen)
 	}
 }
+
+// TestClaudeRunPolicy: claude/run takes agent/run's policy. With mode
+// acceptEdits and no permissionMode, an edit runs without
+// agent/requestApproval and a deny rule refuses the edit it names, without
+// asking, before the tool runs (the model reads "denied by policy"); with
+// readOnly the write and command tools (task-x's and Claude Code's Bash)
+// are not offered to the model at all.
+func TestClaudeRunPolicy(t *testing.T) {
+	cli := claudeCLI(t)
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("hello a\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "b.txt"), []byte("hello b\n"), 0o644)
+	model, srv := newClaudeModel(t, []step{
+		{calls: []scriptedCall{
+			{name: "mcp__task-x__replace_text", input: map[string]any{"path": "a.txt", "oldText": "hello", "newText": "bye"}},
+			{name: "mcp__task-x__replace_text", input: map[string]any{"path": "b.txt", "oldText": "hello", "newText": "bye"}},
+		}},
+		{text: "Edited."},
+		{text: "Read only."},
+	})
+	p := start(t, claudeEnv(t, srv.URL)...)
+	var asked []string
+	p.onRequest = func(method string, params json.RawMessage) any {
+		asked = append(asked, method)
+		return map[string]any{"decision": "deny"}
+	}
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	var finished []map[string]any
+	res := driveMethod(t, p, "claude/run", 4*time.Minute, map[string]any{"prompt": "edit both", "claudePath": cli,
+		"policy": map[string]any{"mode": "acceptEdits", "allow": []string{}, "deny": []string{"replace_text(b.txt)"}}},
+		func(ev agentEvent) {
+			if ev.Event["type"] == "toolFinished" {
+				finished = append(finished, ev.Event)
+			}
+		}, nil)
+	if res.Error != nil || !strings.Contains(string(res.Result), `"status":"completed"`) {
+		t.Fatalf("claude/run: %v %s", res.Error, res.Result)
+	}
+	if len(asked) != 0 {
+		t.Errorf("client requests %v: acceptEdits runs the edit and the deny rule refuses without asking", asked)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(b) != "bye a\n" {
+		t.Errorf("a.txt = %q, want the edit", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, "b.txt")); string(b) != "hello b\n" {
+		t.Errorf("b.txt = %q: the deny rule did not hold", b)
+	}
+	if len(finished) != 2 || finished[0]["ok"] != true || finished[1]["ok"] != false ||
+		!strings.Contains(fmt.Sprint(finished[1]["error"]), `denied by policy: deny rule "replace_text(b.txt)"`) {
+		t.Errorf("toolFinished events %v", finished)
+	}
+	// readOnly: only the read tools are offered.
+	p.mustCall("claude/run", map[string]any{"prompt": "look only", "claudePath": cli, "policy": map[string]any{"mode": "readOnly", "allow": []string{}, "deny": []string{}}})
+	bodies := model.bodies()
+	if len(bodies) != 3 {
+		t.Fatalf("%d model requests, want 3", len(bodies))
+	}
+	names := map[string]bool{}
+	for _, x := range bodies[2]["tools"].([]any) {
+		names[x.(map[string]any)["name"].(string)] = true
+	}
+	if !names["mcp__task-x__read_file"] || names["mcp__task-x__write_file"] || names["mcp__task-x__replace_text"] || names["mcp__task-x__run_command"] || names["Bash"] {
+		t.Errorf("readOnly offered %v", names)
+	}
+	if len(asked) != 0 {
+		t.Errorf("client requests %v", asked)
+	}
+}

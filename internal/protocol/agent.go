@@ -275,6 +275,9 @@ type ClaudeRunParams struct {
 	// name task-x is reserved.
 	MCPServers map[string]json.RawMessage `json:"mcpServers,omitempty"`
 	Editor     *EditorContext             `json:"editor,omitempty"`
+	// Policy is agent/run's policy, applied to every call Claude Code asks
+	// about or forwards; permissionMode follows policy.mode when absent.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 // SteerParams is the params of agent/steer.

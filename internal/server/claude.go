@@ -10,6 +10,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/claudecode"
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/task"
 )
 
@@ -27,6 +28,7 @@ type claudeParams struct {
 	AllowCommands  bool                       `json:"allowCommands"`
 	MCPServers     map[string]json.RawMessage `json:"mcpServers"`
 	Editor         json.RawMessage            `json:"editor"` // EditorContext, as agent/run
+	Policy         json.RawMessage            `json:"policy"` // agent/run's policy
 }
 
 // claudeRun: claude/run decodes its params, runs the task with the task
@@ -58,6 +60,15 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 	default:
 		return nil, invalidParams("permissionMode must be default, acceptEdits or plan, got %q", p.PermissionMode)
 	}
+	pol, err := policy.Parse(p.Policy)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	var given struct {
+		Mode string `json:"mode"`
+	}
+	_ = json.Unmarshal(p.Policy, &given) // Parse checked it
+	pol = claudecode.PolicyFor(p.PermissionMode, pol, given.Mode != "")
 	proj, err := s.project()
 	if err != nil {
 		return nil, err
@@ -67,11 +78,11 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 		return nil, err
 	}
 	eng := &claudecode.Engine{ApproveAll: p.ApproveAll, Options: claudecode.Options{
-		Bin: p.ClaudePath, Model: p.Model, PermissionMode: p.PermissionMode,
+		Bin: p.ClaudePath, Model: p.Model, PermissionMode: claudecode.PermissionMode(p.PermissionMode, pol),
 		UseTaskTools: p.UseTaskTools == nil || *p.UseTaskTools, RuntimeBin: self,
 		AllowCommands: p.AllowCommands, MCPServers: p.MCPServers}}
 	sum, err := s.runTask(ctx, &task.Request{
-		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: claudecode.ChatMode, Model: p.Model, Editor: editor,
+		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: claudecode.ChatMode, Model: p.Model, Editor: editor, Policy: pol,
 		Project: proj, Env: s.toolEnv(proj, ""), Engine: eng, Approve: s.approver(),
 		Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), // the forwarded mcp__task-x__ calls run them
 	})
