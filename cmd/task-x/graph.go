@@ -56,6 +56,10 @@ type graphOpts struct {
 
 func runGraph(dir string, o graphOpts) int {
 	focus, level, format, depth, maxNodes, importsOnly := &o.focus, &o.level, &o.format, &o.depth, &o.maxNodes, &o.importsOnly
+	if *level != "file" && *level != "module" {
+		fmt.Fprintf(os.Stderr, "task-x graph: --level must be file or module, not %q (see task-x graph --help)\n", *level)
+		return 2
+	}
 	switch *format {
 	case "text", "dot":
 	case "svg":

@@ -18,7 +18,7 @@ Ctrl-O expands or collapses the last command's output; PgUp/PgDn scroll the tran
   /keep          keep every pending change (edits/keep)
   /revert        revert every pending change (edits/revert)
   /tasks         the saved tasks
-  /mode [MODE]   show or set the chat mode: agent, ask or plan
+  /mode [MODE]   show or set the chat mode: agent, ask, plan or team
   /model [ID]    show or set the model
   /new           start a new task
   /help          this text
@@ -49,11 +49,11 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 		switch arg {
 		case "":
 			fmt.Fprintf(w, "mode: %s\n", r.prov.Mode)
-		case "agent", "ask", "plan":
+		case "agent", "ask", "plan", "team":
 			r.prov.Mode = arg
 			fmt.Fprintf(w, "mode: %s\n", arg)
 		default:
-			fmt.Fprintln(w, "the mode is agent, ask or plan")
+			fmt.Fprintln(w, "the mode is "+chatModes)
 		}
 	case "/model":
 		if arg != "" {

@@ -33,6 +33,7 @@ const (
 	defaultMode    = "agent"
 	outputFormats  = "text, json or stream-json"
 	formatTextName = "text"
+	chatModes      = "agent, ask, plan or team"
 )
 
 type runFlags struct {
@@ -47,7 +48,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.provider, "provider", "", "provider kind: anthropic, openai, openaiCompatible or ollama (remembered)")
 	fl.StringVar(&f.model, "model", "", "model id (remembered)")
 	fl.StringVar(&f.baseURL, "base-url", "", "provider base URL (needed for openaiCompatible; remembered)")
-	fl.StringVar(&f.mode, "mode", "", "chat mode: agent, ask or plan (default agent)")
+	fl.StringVar(&f.mode, "mode", "", "chat mode: "+chatModes+" (default agent)")
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run this prompt once, without the interactive session")
 	fl.StringVarP(&f.cd, "cd", "C", "", "the folder to work in (default: the current folder)")
 	fl.StringVar(&f.format, "output-format", formatTextName, "one-shot output: "+outputFormats)
@@ -188,6 +189,11 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	case "text", "json", "stream-json":
 	default:
 		return usageError(c, "--output-format must be %s, not %q", outputFormats, f.format)
+	}
+	switch f.mode {
+	case "", "agent", "ask", "plan", "team":
+	default:
+		return usageError(c, "--mode must be %s, not %q", chatModes, f.mode)
 	}
 	interactive := prompt == ""
 	if interactive && !isTerminal(os.Stdin) {

@@ -281,3 +281,22 @@ func TestUndoSession(t *testing.T) {
 	pt.send("\x04")
 	pt.cmd.Wait()
 }
+
+// TestUsageExit2: bad flag values are usage errors, exit 2, naming the
+// choices; team is among the modes --help lists (issue 38, item 7).
+func TestUsageExit2(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "-C", dir, "-p", "hi", "--mode", "yolo", "--provider", "ollama", "--model", "m", "--data-dir", t.TempDir()},
+		{"graph", "--level", "nope", dir},
+	} {
+		_, errs, code := runOneShot(t, "", args...)
+		if code != 2 || !strings.Contains(errs, "must be") {
+			t.Errorf("task-x %s: exit %d, want 2 with the choices; stderr: %s", strings.Join(args, " "), code, errs)
+		}
+	}
+	out, _, code := runOneShot(t, "", "run", "--help")
+	if code != 0 || !strings.Contains(out, "team") {
+		t.Errorf("run --help does not list team: %s", out)
+	}
+}
