@@ -1,11 +1,12 @@
 // Package archtest checks that imports point one way, from the front ends
 // down through the task layer and the project layer to the parts (README
 // "Layout", docs/layers.md): the wire packages depend on the standard
-// library only, only the server, the commands and the schema generator
-// (internal/protocol/schema) see the wire vocabulary,
-// provider adapters never import each other, no part imports the server,
-// tools never import a front end or the layers above them, the task layer
-// knows no wire types, and a front end never imports another front end.
+// library only, only the front ends, the session, the commands and the
+// schema generator (internal/protocol/schema) see the wire vocabulary, the
+// JSON-RPC server imports only the wire packages and the session, provider
+// adapters never import each other, no part imports the server, tools
+// never import a front end or the layers above them, the task layer knows
+// no wire types, and a front end never imports another front end.
 package archtest
 
 import (
@@ -64,8 +65,8 @@ func TestImportDirection(t *testing.T) {
 			switch {
 			case dep == "internal/server" && !strings.HasPrefix(self, "cmd/"):
 				t.Errorf("%s imports the server: parts never import it", self)
-			case dep == "internal/protocol" && self != "internal/server" && self != "internal/protocol/schema" && !strings.HasPrefix(self, "cmd/"):
-				t.Errorf("%s imports internal/protocol: only the server (and the schema generator) maps wire shapes", self)
+			case dep == "internal/protocol" && self != "internal/server" && self != "internal/session" && self != "internal/protocol/schema" && !strings.HasPrefix(self, "cmd/"):
+				t.Errorf("%s imports internal/protocol: only the front ends, the session below them and the schema generator map wire shapes", self)
 			case strings.HasPrefix(self, "internal/provider/") && strings.HasPrefix(dep, "internal/provider/") &&
 				self != "internal/provider/all" && !strings.HasSuffix(dep, "test"):
 				t.Errorf("provider adapter %s imports %s: adapters never import each other", self, dep)
@@ -94,8 +95,39 @@ var layerRules = []struct {
 		[]string{"internal/server", "internal/mcp", "internal/task", "internal/project", "internal/agent", "internal/team", "internal/protocol", "internal/jsonrpc", "internal/tool"}},
 	{"internal/mcp", "a front end never imports another front end",
 		[]string{"internal/server", "internal/task"}},
+	{"internal/session", "the session is below every front end: it knows no JSON-RPC and no front end",
+		[]string{"internal/server", "internal/jsonrpc"}},
 	{"cmd/task-x", "the terminal client drives the runtime over the protocol only (addendum §1)",
 		[]string{"internal/server", "internal/task", "internal/project", "internal/agent", "internal/tool", "internal/mcp"}},
+}
+
+// serverImports are the only packages of this module the JSON-RPC server
+// may import: it decodes, calls the session and encodes (docs/layers.md).
+var serverImports = map[string]bool{
+	"internal/protocol": true, "internal/jsonrpc": true, "internal/session": true,
+	"internal/logx": true, "internal/version": true,
+}
+
+// TestServerIsThin keeps internal/server a front end over the session: it
+// imports the protocol types, the JSON-RPC layer and the session (plus
+// logging and version), nothing below them.
+func TestServerIsThin(t *testing.T) {
+	seen := false
+	for _, p := range listPackages(t) {
+		self, _ := internal(p.ImportPath)
+		if self != "internal/server" {
+			continue
+		}
+		seen = true
+		for _, imp := range p.Imports {
+			if dep, ours := internal(imp); ours && !serverImports[dep] {
+				t.Errorf("internal/server imports %s: it imports only the protocol types, the JSON-RPC layer and the session (plus logx and version)", dep)
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("internal/server not found")
+	}
 }
 
 func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }

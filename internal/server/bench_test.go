@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/provider/all"
 )
 
 // benchDeltas is the number of text deltas in each benchmark stream.
@@ -291,7 +292,11 @@ func BenchmarkAdapterDirect(b *testing.B) {
 	for _, f := range benchFormats {
 		b.Run(f.name, func(b *testing.B) {
 			srv := newFormatServer(b, f)
-			prov, err := New(nil).parseProvider(json.RawMessage(f.provider(srv.URL)))
+			cfg, err := provider.ParseConfig(json.RawMessage(f.provider(srv.URL)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			prov, err := all.New(cfg, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,8 +1,11 @@
-// Package server owns the runtime's JSON-RPC method table: the lifecycle
-// state machine (initialize, shutdown, exit), the mapping between wire shapes
-// (internal/protocol) and the domain packages (provider, workspace, agent,
-// tool, store), and the error codes each method answers with. One file per
-// method group.
+// Package server owns the runtime's JSON-RPC front end: the lifecycle
+// state machine (initialize, shutdown, exit), the method table (each
+// method's params and result types, decoded, checked and encoded in one
+// place, methods.go) and the mapping of errors to the protocol's codes.
+// Everything a method does is the session's (internal/session): the
+// server decodes, calls and encodes. internal/archtest keeps it importing
+// only the protocol types, the JSON-RPC layer and the session (plus
+// logging and version).
 //
 // Source: ../shared/spec/protocol.md (Lifecycle, Methods, Errors) and
 // ../shared/spec/addendum.md.
@@ -19,13 +22,8 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/logx"
-	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
-	"github.com/task-x/task-x-runtime/internal/provider"
-	"github.com/task-x/task-x-runtime/internal/provider/all"
-	"github.com/task-x/task-x-runtime/internal/task"
-	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+	"github.com/task-x/task-x-runtime/internal/session"
 	"github.com/task-x/task-x-runtime/internal/version"
 )
 
@@ -40,8 +38,9 @@ type Options struct {
 	Secrets *logx.Secrets
 	// Home is the user's home folder (for ~/.task-x); default $HOME.
 	Home string
-	// NewProvider builds a provider; default all.New.
-	NewProvider func(cfg provider.Config) (provider.Provider, error)
+	// Session are further session options (NewProvider, ...); Logger,
+	// Secrets, Home, Version and Client are the server's.
+	Session *session.Options
 }
 
 type lifecycle int
@@ -64,30 +63,18 @@ func (l lifecycle) String() string {
 	return fmt.Sprintf("lifecycle(%d)", int(l))
 }
 
-type handlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
-
 // Server serves the protocol on one connection.
 type Server struct {
 	opts    Options
 	log     *slog.Logger
 	secrets *logx.Secrets
-	methods map[string]handlerFunc
-	windows *provider.WindowCache
-	runner  *task.Runner // the task layer: agent/run, steer, cancelTool, saved tasks
-	mcp     mcpState     // mcp.go: configured MCP servers
+	sess    *session.Session
+	methods map[string]methodInfo
 
 	conn *jsonrpc.Conn
 
-	mu      sync.Mutex
-	state   lifecycle
-	sandbox bool
-	proj    *project.Project // the open project (workspace.go), nil before workspace/open
-	direct  *tool.Env        // the env of tools/call, per project
-	dataDir string           // initialize dataDir, "" without one
-	tools   *tool.Registry
-
-	hookConf hooksState // hooks.go: config/hooks
-	team     teamState  // team.go: worktrees and subagents of the open project
+	mu    sync.Mutex
+	state lifecycle
 }
 
 // New returns a Server.
@@ -105,57 +92,35 @@ func New(opts *Options) *Server {
 	if o.Version == "" {
 		o.Version = version.Version
 	}
-	if o.NewProvider == nil {
-		o.NewProvider = func(cfg provider.Config) (provider.Provider, error) {
-			return all.New(cfg, &all.Options{Logger: o.Logger})
-		}
+	s := &Server{opts: o, log: o.Logger, secrets: o.Secrets}
+	var so session.Options
+	if o.Session != nil {
+		so = *o.Session
 	}
-	s := &Server{opts: o, log: o.Logger, secrets: o.Secrets, sandbox: true, windows: provider.NewWindowCache(nil)}
-	s.tools = builtin.Registry(&builtin.Options{Secrets: s.secrets.List(), Logger: s.log})
-	s.runner = &task.Runner{Secrets: s.secrets, Tools: s.tools, Home: o.Home, Logger: s.log}
-	s.methods = map[string]handlerFunc{
-		protocol.MethodInitialize:          s.initialize,
-		protocol.MethodShutdown:            s.shutdown,
-		protocol.MethodProviderCaps:        s.providerCapabilities,
-		protocol.MethodListModels:          s.listModels,
-		protocol.MethodModels:              s.models,
-		protocol.MethodContextWindow:       s.contextWindow,
-		protocol.MethodProviderTest:        s.providerTest,
-		protocol.MethodChatSend:            s.chatSend,
-		protocol.MethodWorkspaceOpen:       s.workspaceOpen,
-		protocol.MethodContextInspect:      s.contextInspect,
-		protocol.MethodContextRetrieve:     s.contextRetrieve,
-		protocol.MethodAgentRun:            s.agentRun,
-		protocol.MethodClaudeRun:           s.claudeRun,
-		protocol.MethodAgentSteer:          s.agentSteer,
-		protocol.MethodAgentCancelTool:     s.agentCancelTool,
-		protocol.MethodAgentCancelSubagent: s.agentCancelSubagent, // teammode.go
-		protocol.MethodAgentTasks:          s.agentTasks,
-		protocol.MethodAgentTask:           s.agentTask,
-		protocol.MethodAgentDeleteTask:     s.agentDeleteTask,
-		protocol.MethodAgentReplay:         s.agentReplay,
-		protocol.MethodToolsList:           s.toolsList,
-		protocol.MethodToolsCall:           s.toolsCall,
-		protocol.MethodEditsList:           s.editsList,
-		protocol.MethodEditsPending:        s.editsPending,
-		protocol.MethodEditsKeep:           s.editsKeep,
-		protocol.MethodEditsRevert:         s.editsRevert,
-		protocol.MethodEditsUndo:           s.editsUndo,
-		protocol.MethodGraphProject:        s.graphProject,
-		protocol.MethodGraphFile:           s.graphFile,
-		protocol.MethodWorkspaceRefresh:    s.workspaceRefresh,
-		protocol.MethodMCPConfigure:        s.mcpConfigure,
-		protocol.MethodMCPStatus:           s.mcpStatus,
-		protocol.MethodConfigHooks:         s.configHooks,      // hooks.go
-		protocol.MethodSkillsList:          s.skillsList,       // skills.go
-		protocol.MethodSkillsResolve:       s.skillsResolve,    // skills.go
-		protocol.MethodPromptRefine:        s.promptRefine,     // refine.go
-		protocol.MethodAgentBestOf:         s.agentBestOf,      // team.go
-		protocol.MethodWorktreesApply:      s.worktreesApply,   // team.go
-		protocol.MethodWorktreesDiscard:    s.worktreesDiscard, // team.go
-		protocol.MethodWorktreesList:       s.worktreesList,    // team.go
-	}
+	so.Version, so.Logger, so.Secrets, so.Home, so.Client = o.Version, o.Logger, o.Secrets, o.Home, client{s}
+	s.sess = session.New(&so)
+	s.methods = s.table()
 	return s
+}
+
+// client is the session's port to this connection's client.
+type client struct{ s *Server }
+
+// Notify sends a notification; one over the message cap is logged, not
+// sent.
+func (c client) Notify(ctx context.Context, method string, params any) {
+	if err := c.s.conn.Notify(ctx, method, params); err != nil {
+		if errors.Is(err, jsonrpc.ErrTooLarge) {
+			c.s.log.Error("notification over the message cap not sent", "method", method, "err", err)
+			return
+		}
+		c.s.log.Debug("notification not sent", "method", method, "err", err)
+	}
+}
+
+// Call sends a request to the client and waits for its result.
+func (c client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.s.conn.Call(ctx, method, params)
 }
 
 // Serve runs the protocol on in/out until exit, stdin closing, a fatal
@@ -170,26 +135,16 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		},
 	})
 	err := s.conn.Run(ctx)
-	s.closeMCP()
-	s.closeProject()
+	s.sess.Close()
 	s.mu.Lock()
 	s.state = stateShuttingDown
 	s.mu.Unlock()
 	return err
 }
 
-// closeProject closes the open project (its saved index is written when
-// it changed); it stays open for requests still running.
-func (s *Server) closeProject() {
-	s.mu.Lock()
-	p := s.proj
-	s.mu.Unlock()
-	if p != nil {
-		closeProject(p, s.log)
-	}
-}
-
 func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	base := ctx
+	ctx = session.WithDetach(ctx, func() { jsonrpc.Async(base) })
 	if !req.IsCall {
 		s.notification(ctx, req)
 		return nil, nil
@@ -205,11 +160,11 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	case st == stateShuttingDown && req.Method != protocol.MethodShutdown:
 		return nil, jsonrpc.NewError(jsonrpc.ErrInvalidRequest.Code, "the runtime is shutting down")
 	}
-	h, ok := s.methods[req.Method]
+	m, ok := s.methods[req.Method]
 	if !ok {
 		return nil, jsonrpc.NewError(jsonrpc.ErrMethodNotFound.Code, fmt.Sprintf("unknown method %q", req.Method))
 	}
-	res, err := h(ctx, req.Params)
+	res, err := m.call(ctx, req.Params)
 	if err != nil {
 		return nil, s.wireError(err)
 	}
@@ -221,14 +176,30 @@ func (s *Server) notification(ctx context.Context, req *jsonrpc.Request) {
 	case protocol.MethodExit:
 		s.conn.Close()
 	case protocol.MethodFilesChanged:
-		s.workspaceFilesChanged(ctx, req.Params)
+		var p filesChangedParams
+		if err := decodeParams(req.Params, &p); err != nil {
+			s.log.Debug("workspace/filesChanged: bad params", "err", err)
+			return
+		}
+		s.sess.FilesChanged(ctx, p.Paths)
 	default:
 		s.log.Debug("notification ignored", "method", req.Method)
 	}
 }
 
-// wireError turns a handler error into a *jsonrpc.Error with the protocol's
-// code, redacting every secret from its message and data.
+// kindCodes are the protocol's codes of the session's failures.
+var kindCodes = map[session.Kind]int64{
+	session.KindInternal:      jsonrpc.ErrInternal.Code,
+	session.KindInvalidParams: jsonrpc.ErrInvalidParams.Code,
+	session.KindNoWorkspace:   jsonrpc.ErrNoWorkspace.Code,
+	session.KindProvider:      jsonrpc.ErrProvider.Code,
+	session.KindTool:          jsonrpc.ErrTool.Code,
+	session.KindCancelled:     jsonrpc.ErrRequestCancelled.Code,
+}
+
+// wireError turns a method's error into a *jsonrpc.Error with the
+// protocol's code (session.Classify), every secret redacted from its
+// message and data.
 func (s *Server) wireError(err error) error {
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
@@ -236,77 +207,15 @@ func (s *Server) wireError(err error) error {
 		cp.Message = s.secrets.Redact(cp.Message)
 		return &cp
 	}
-	var pe *provider.Error
-	if errors.As(err, &pe) {
-		return s.providerError(pe)
+	f := s.sess.Classify(err)
+	e := jsonrpc.NewError(kindCodes[f.Kind], f.Message)
+	if f.Data != nil {
+		e = e.WithData(f.Data)
 	}
-	var ie *task.InvalidError
-	if errors.As(err, &ie) {
-		return invalidParams("%s", s.secrets.Redact(ie.Msg))
-	}
-	var te *tool.Error
-	if errors.As(err, &te) {
-		return jsonrpc.NewError(jsonrpc.ErrTool.Code, s.secrets.Redact(te.Message)).
-			WithData(protocol.ToolErrorData{Kind: te.Kind, Message: s.secrets.Redact(te.Message)})
-	}
-	if errors.Is(err, context.Canceled) {
-		return jsonrpc.NewError(jsonrpc.ErrRequestCancelled.Code, "request cancelled").WithData(map[string]string{"kind": "cancelled"})
-	}
-	return jsonrpc.NewError(jsonrpc.ErrInternal.Code, s.secrets.Redact(err.Error()))
-}
-
-// providerError maps a *provider.Error: local validation (invalidConfig,
-// invalidRequest with a Field) is -32602 with {kind, message, field}
-// (addendum §10); anything the provider said is -32001 with a ProviderError.
-func (s *Server) providerError(pe *provider.Error) error {
-	msg := s.secrets.Redact(pe.Message)
-	if (pe.Kind == provider.KindInvalidConfig || pe.Kind == provider.KindInvalidRequest) && pe.Field != "" {
-		return jsonrpc.NewError(jsonrpc.ErrInvalidParams.Code, msg).
-			WithData(map[string]string{"kind": string(pe.Kind), "message": msg, "field": pe.Field})
-	}
-	if pe.Kind == provider.KindCancelled {
-		return jsonrpc.NewError(jsonrpc.ErrRequestCancelled.Code, "request cancelled").WithData(map[string]string{"kind": "cancelled"})
-	}
-	return jsonrpc.NewError(jsonrpc.ErrProvider.Code, msg).WithData(providerErrorData(pe, s.secrets))
-}
-
-func providerErrorData(pe *provider.Error, secrets *logx.Secrets) protocol.ProviderError {
-	d := protocol.ProviderError{Kind: protocol.ProviderErrorKind(pe.Kind), Message: secrets.Redact(pe.Message), Retryable: pe.Retryable()}
-	if pe.Status != 0 {
-		st := pe.Status
-		d.Status = &st
-	}
-	if pe.RetryAfter > 0 {
-		ms := pe.RetryAfter.Milliseconds()
-		d.RetryAfterMs = &ms
-	}
-	return d
+	return e
 }
 
 // invalidParams is a -32602 error.
 func invalidParams(format string, args ...any) error {
 	return jsonrpc.NewError(jsonrpc.ErrInvalidParams.Code, fmt.Sprintf(format, args...))
-}
-
-// decodeParams unmarshals params into v; bad JSON types are -32602.
-func decodeParams(params json.RawMessage, v any) error {
-	if len(params) == 0 || string(params) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(params, v); err != nil {
-		return invalidParams("invalid params: %v", err)
-	}
-	return nil
-}
-
-// notify sends a notification under a detached context so a cancelled
-// request can still report its last events.
-func (s *Server) notify(ctx context.Context, method string, params any) {
-	if err := s.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
-		if errors.Is(err, jsonrpc.ErrTooLarge) {
-			s.log.Error("notification over the message cap not sent", "method", method, "err", err)
-			return
-		}
-		s.log.Debug("notification not sent", "method", method, "err", err)
-	}
 }

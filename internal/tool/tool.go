@@ -47,6 +47,16 @@ type FileChange struct {
 	Removed int    `json:"removed"`
 }
 
+// ChangedPaths is the paths of changes, in order (what an index is told
+// after a call).
+func ChangedPaths(changes []FileChange) []string {
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	return paths
+}
+
 // Result is a successful tool run. Content is the text the model sees. Data is
 // the structured result returned by tools/call and carried by the toolFinished
 // event (nil means Content is used). Changes lists files the call changed.

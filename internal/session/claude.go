@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"context"
@@ -9,16 +9,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/claudecode"
-	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/task"
 )
 
-// claudeParams are the claude/run params (protocol.md, Claude Code engine;
-// docs/claude.md).
-type claudeParams struct {
+// ClaudeRequest is claude/run as a front end decoded it (protocol.md,
+// Claude Code engine; docs/claude.md).
+type ClaudeRequest struct {
 	Prompt         string                     `json:"prompt"`
-	Images         []imageInput               `json:"images"`
+	Images         []Image                    `json:"images"`
 	TaskID         string                     `json:"taskId"`
 	Model          string                     `json:"model"`
 	PermissionMode string                     `json:"permissionMode"`
@@ -31,16 +30,13 @@ type claudeParams struct {
 	Policy         json.RawMessage            `json:"policy"` // agent/run's policy
 }
 
-// claudeRun: claude/run decodes its params, runs the task with the task
-// layer's runner and the Claude Code engine (claudecode.Engine) and
-// answers with its agent/run-shaped summary.
-func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, error) {
-	var p claudeParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+// RunClaude is claude/run: the task run with the task layer's runner and
+// the Claude Code engine (claudecode.Engine); it answers its agent/run-
+// shaped summary as JSON with the keys redacted. A CLI that did not start
+// is an error (invalid params for a reserved MCP server name).
+func (s *Session) RunClaude(ctx context.Context, p *ClaudeRequest) (json.RawMessage, error) {
 	if strings.TrimSpace(p.Prompt) == "" || !utf8.ValidString(p.Prompt) {
-		return nil, invalidParams("prompt is required (valid UTF-8)")
+		return nil, Invalid("prompt is required (valid UTF-8)")
 	}
 	images, err := validateImages(p.Images)
 	if err != nil {
@@ -48,7 +44,7 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 	}
 	for name := range p.MCPServers {
 		if strings.EqualFold(name, claudecode.ReservedServer) {
-			return nil, invalidParams("mcpServers: the name %q is reserved for the runtime's own tools", claudecode.ReservedServer)
+			return nil, Invalid("mcpServers: the name %q is reserved for the runtime's own tools", claudecode.ReservedServer)
 		}
 	}
 	editor, err := task.ParseEditor(p.Editor)
@@ -58,11 +54,11 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 	switch p.PermissionMode {
 	case "", "default", "acceptEdits", "plan":
 	default:
-		return nil, invalidParams("permissionMode must be default, acceptEdits or plan, got %q", p.PermissionMode)
+		return nil, Invalid("permissionMode must be default, acceptEdits or plan, got %q", p.PermissionMode)
 	}
 	pol, err := policy.Parse(p.Policy)
 	if err != nil {
-		return nil, invalidParams("%v", err)
+		return nil, Invalid("%v", err)
 	}
 	var given struct {
 		Mode string `json:"mode"`
@@ -85,15 +81,15 @@ func (s *Server) claudeRun(ctx context.Context, params json.RawMessage) (any, er
 		TaskID: p.TaskID, Prompt: p.Prompt, Images: images, ChatMode: claudecode.ChatMode, Model: p.Model, Editor: editor, Policy: pol,
 		Project: proj, Env: s.toolEnv(proj, ""), Engine: eng, Approve: s.approver(),
 		Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), // the forwarded mcp__task-x__ calls run them
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
 	if eng.StartErr != nil {
 		if errors.Is(eng.StartErr, claudecode.ErrReservedServer) {
-			return nil, invalidParams("%v", eng.StartErr)
+			return nil, Invalid("%v", eng.StartErr)
 		}
-		return nil, jsonrpc.NewError(jsonrpc.ErrInternal.Code, eng.StartErr.Error())
+		return nil, eng.StartErr
 	}
 	return s.secrets.RedactJSON(mustJSON(sum)), nil
 }

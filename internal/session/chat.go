@@ -1,43 +1,34 @@
-package server
+package session
 
 import (
 	"context"
 	"encoding/json"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
-type chatParams struct {
-	Provider json.RawMessage `json:"provider"`
-	Request  json.RawMessage `json:"request"`
-}
-
-// chatSend: chat/send streams chat/event notifications {requestId, event}
-// and answers with their fold {text, toolCalls, stopReason, usage}. It never
-// retries (protocol.md chat/send, Errors).
-func (s *Server) chatSend(ctx context.Context, params json.RawMessage) (any, error) {
-	var p chatParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	prov, err := s.parseProvider(p.Provider)
+// Chat is chat/send: one model call with the provider cfg for the
+// ChatRequest request, its events sent as chat/event with requestID from
+// their own goroutine (text deltas merged while the client is written to,
+// keys redacted across deltas), answering their fold {text, toolCalls,
+// stopReason, usage}. It never retries (protocol.md chat/send, Errors).
+func (s *Session) Chat(ctx context.Context, requestID protocol.ID, cfg, request json.RawMessage) (*provider.Result, error) {
+	prov, err := s.parseProvider(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Request) == 0 || string(p.Request) == "null" {
+	if len(request) == 0 || string(request) == "null" {
 		return nil, &provider.Error{Kind: provider.KindInvalidRequest, Field: "request", Message: "request is required"}
 	}
-	req, err := provider.ParseRequest(p.Request)
+	req, err := provider.ParseRequest(request)
 	if err != nil {
 		return nil, err
 	}
-	id, _ := jsonrpc.RequestID(ctx)
-	jsonrpc.Async(ctx)
+	detach(ctx)
 	out := newChatRelay(func(ev provider.Event) {
-		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: protocol.ID(mustJSON(id)), Event: protocol.RawEvent(mustJSON(wireChatEvent(ev)))})
+		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: requestID, Event: protocol.RawEvent(mustJSON(wireChatEvent(ev)))})
 	})
 	// Every key the runtime holds is redacted from what it emits (addendum
 	// §11), also when the model streams one in pieces.

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 )
 
@@ -20,15 +19,10 @@ type mcpState struct {
 	sync sync.Mutex
 }
 
-type mcpConfigureParams struct {
-	Servers          json.RawMessage `json:"servers"`
-	WorkspaceTrusted bool            `json:"workspaceTrusted"`
-}
-
 // mcpManager returns the server's MCP manager, creating it on first use.
 // Its tools join s.tools when a server is ready and leave when it goes
 // away.
-func (s *Server) mcpManager() *mcp.Manager {
+func (s *Session) mcpManager() *mcp.Manager {
 	s.mcp.once.Do(func() {
 		s.mcp.mgr = mcp.NewManager(&mcp.Options{
 			Logger:  s.log,
@@ -46,7 +40,7 @@ func (s *Server) mcpManager() *mcp.Manager {
 }
 
 // syncMCPTools makes the mcp__ tools of s.tools match the manager's.
-func (s *Server) syncMCPTools() {
+func (s *Session) syncMCPTools() {
 	s.mcp.sync.Lock()
 	defer s.mcp.sync.Unlock()
 	current := s.mcp.mgr.Tools()
@@ -66,23 +60,19 @@ func (s *Server) syncMCPTools() {
 	}
 }
 
-// mcpConfigure: mcp/configure {servers, workspaceTrusted} → { servers:
-// [{ name, command, disabled, running, tools, error, ... }] }. It returns
+// ConfigureMCP is mcp/configure: the MCP servers (a Claude or VS Code
+// servers object) replace the configured ones; it answers their status
 // after a bounded wait; slower servers are reported "starting" and join
 // later (docs/mcp.md).
-func (s *Server) mcpConfigure(ctx context.Context, params json.RawMessage) (any, error) {
-	var p mcpConfigureParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	servers, err := mcp.ParseServers(p.Servers)
+func (s *Session) ConfigureMCP(ctx context.Context, servers json.RawMessage, workspaceTrusted bool) (mcp.Status, error) {
+	list, err := mcp.ParseServers(servers)
 	if err != nil {
-		return nil, invalidParams("%v", err)
+		return mcp.Status{}, Invalid("%v", err)
 	}
-	wait := s.mcpManager().Apply(servers, p.WorkspaceTrusted)
+	wait := s.mcpManager().Apply(list, workspaceTrusted)
 	// Requests after this one see the new configuration; the bounded wait
 	// for the starts holds up nothing else.
-	jsonrpc.Async(ctx)
+	detach(ctx)
 	return wait(ctx), nil
 }
 
@@ -93,7 +83,7 @@ const mcpRunWait = 10 * time.Second
 // waitMCPTools waits up to mcpRunWait for MCP servers still starting, so
 // their tools are offered to the task, and words a warning for each server
 // still starting after that.
-func (s *Server) waitMCPTools(ctx context.Context) []string {
+func (s *Session) waitMCPTools(ctx context.Context) []string {
 	mgr := s.mcpManager() // an empty manager when none was configured
 	if mgr == nil {       // after shutdown
 		return nil
@@ -105,13 +95,11 @@ func (s *Server) waitMCPTools(ctx context.Context) []string {
 	return warnings
 }
 
-// mcpStatus: mcp/status → the same shape as mcp/configure.
-func (s *Server) mcpStatus(ctx context.Context, params json.RawMessage) (any, error) {
-	return s.mcpManager().Status(), nil
-}
+// MCPStatus is mcp/status: the same shape as ConfigureMCP's.
+func (s *Session) MCPStatus() mcp.Status { return s.mcpManager().Status() }
 
 // closeMCP stops every MCP server with its process tree (shutdown, exit).
-func (s *Server) closeMCP() {
+func (s *Session) closeMCP() {
 	s.mcp.once.Do(func() {}) // no manager is created after this
 	if s.mcp.mgr != nil {
 		_ = s.mcp.mgr.Close()

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"context"
@@ -11,11 +11,9 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
-	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
-	"github.com/task-x/task-x-runtime/internal/retrieve"
 	"github.com/task-x/task-x-runtime/internal/store"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/team"
@@ -38,7 +36,7 @@ type teamState struct {
 
 // worktreeManager is the open project's worktree manager;
 // worktree.ErrNoRepo when the workspace is not a git repository.
-func (s *Server) worktreeManager(proj *project.Project) (*worktree.Manager, error) {
+func (s *Session) worktreeManager(proj *project.Project) (*worktree.Manager, error) {
 	s.teamFor(proj)
 	s.team.mu.Lock()
 	defer s.team.mu.Unlock()
@@ -47,11 +45,11 @@ func (s *Server) worktreeManager(proj *project.Project) (*worktree.Manager, erro
 
 // teamRunner is the subagent runner of proj (made on first use per open
 // project).
-func (s *Server) teamRunner(proj *project.Project) *team.Runner {
+func (s *Session) teamRunner(proj *project.Project) *team.Runner {
 	return s.teamFor(proj)
 }
 
-func (s *Server) teamFor(proj *project.Project) *team.Runner {
+func (s *Session) teamFor(proj *project.Project) *team.Runner {
 	s.mu.Lock()
 	dataDir := s.dataDir
 	s.mu.Unlock()
@@ -86,34 +84,34 @@ func (s *Server) teamFor(proj *project.Project) *team.Runner {
 	return t.runner
 }
 
-type bestOfParams struct {
+// BestOfRequest is agent/bestOf as a front end decoded it (with the loop's
+// limits, prices and validation).
+type BestOfRequest struct {
 	Prompt    string            `json:"prompt"`
 	Providers []json.RawMessage `json:"providers"`
 	TaskID    string            `json:"taskId"`
 	Policy    json.RawMessage   `json:"policy"`
 	Editor    json.RawMessage   `json:"editor"`
+	LoopParams
 }
 
-// agentBestOf decodes agent/bestOf, runs the candidates with the team
-// layer (team.Runner.BestOf) and answers { taskId, candidates, costUsd };
-// agent/event notifications (the candidates' wrapped events, bestOfDone)
-// carry the best-of task id.
-func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, error) {
-	var p bestOfParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+// BestOf is agent/bestOf: the candidates run with the team layer
+// (team.Runner.BestOf), each in a worktree; it answers { taskId,
+// candidates, costUsd } as JSON with the keys redacted. agent/event
+// notifications (the candidates' wrapped events, bestOfDone) carry the
+// best-of task id.
+func (s *Session) BestOf(ctx context.Context, p *BestOfRequest) (json.RawMessage, error) {
 	if strings.TrimSpace(p.Prompt) == "" {
-		return nil, invalidParams("prompt is required")
+		return nil, Invalid("prompt is required")
 	}
 	if !utf8.ValidString(p.Prompt) {
-		return nil, invalidParams("prompt is not valid UTF-8")
+		return nil, Invalid("prompt is not valid UTF-8")
 	}
 	if len(p.Providers) < 2 || len(p.Providers) > 4 {
-		return nil, invalidParams("providers must hold 2 to 4 ProviderConfigs, got %d", len(p.Providers))
+		return nil, Invalid("providers must hold 2 to 4 ProviderConfigs, got %d", len(p.Providers))
 	}
 	if p.TaskID != "" && !store.ValidID(p.TaskID) {
-		return nil, invalidParams("taskId %q is not a valid task id", p.TaskID)
+		return nil, Invalid("taskId %q is not a valid task id", p.TaskID)
 	}
 	editor, err := task.ParseEditor(p.Editor)
 	if err != nil {
@@ -121,9 +119,9 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 	}
 	pol, err := policy.Parse(p.Policy)
 	if err != nil {
-		return nil, invalidParams("%v", err) // policy errors name the field
+		return nil, Invalid("%v", err) // policy errors name the field
 	}
-	loop, err := s.parseLoopParams(params)
+	loop, err := s.parseLoop(&p.LoopParams)
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +133,7 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 		}
 		cfg := prov.Config()
 		contenders = append(contenders, team.Contender{Kind: string(cfg.Kind), Model: cfg.Model,
-			Engine: &task.AgentEngine{Provider: prov, Prices: loop.prices, Limits: loop.limits, Windows: s.windows,
-				Classify: retrieve.Classify, Validation: loop.validation, Redact: s.secrets.Redact}})
+			Engine: s.agentEngine(prov, loop, candidate)})
 	}
 	proj, err := s.project()
 	if err != nil {
@@ -144,10 +141,10 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 	}
 	runner := s.teamRunner(proj)
 	if _, err := s.worktreeManager(proj); err != nil {
-		return nil, invalidParams("agent/bestOf needs the workspace to be a git repository with a commit: %v", err)
+		return nil, Invalid("agent/bestOf needs the workspace to be a git repository with a commit: %v", err)
 	}
 	if _, err := runner.Worktrees.Head(ctx); err != nil {
-		return nil, invalidParams("agent/bestOf needs the workspace to be a git repository with a commit: %v", err)
+		return nil, Invalid("agent/bestOf needs the workspace to be a git repository with a commit: %v", err)
 	}
 	if editor != nil {
 		// Check the editor's mentions against the main tree now (-32602),
@@ -161,7 +158,7 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 		taskID = task.NewID()
 	}
 	emit := s.teamEmitter(ctx, taskID)
-	jsonrpc.Async(ctx)
+	detach(ctx)
 	out, err := runner.BestOf(ctx, team.BestOfRequest{TaskID: taskID, Prompt: p.Prompt, Contenders: contenders,
 		Policy: pol, Editor: editor, Approve: s.approver(), Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), Emit: emit})
 	if err != nil {
@@ -174,7 +171,7 @@ func (s *Server) agentBestOf(ctx context.Context, params json.RawMessage) (any, 
 // redacted; a subagent's text deltas are redacted across pieces per
 // subagent, as a top-level task's are. Safe for concurrent use (the
 // subagents run at once).
-func (s *Server) teamEmitter(ctx context.Context, taskID string) func(agent.Event) {
+func (s *Session) teamEmitter(ctx context.Context, taskID string) func(agent.Event) {
 	var mu sync.Mutex
 	lead := newDeltaRedactor(s.secrets)
 	subs := map[string]*deltaRedactor{}
@@ -204,69 +201,62 @@ func (s *Server) teamEmitter(ctx context.Context, taskID string) func(agent.Even
 	}
 }
 
-type worktreeNameParams struct {
-	Name string `json:"name"`
-}
-
-func (s *Server) worktreeParams(params json.RawMessage) (*worktree.Manager, *project.Project, string, error) {
-	var p worktreeNameParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, nil, "", err
-	}
-	if !worktree.ValidName(p.Name) {
-		return nil, nil, "", invalidParams("name %q is not a task-x worktree name", p.Name)
+// worktree is the manager and project of a worktrees/* call on name.
+func (s *Session) worktree(name string) (*worktree.Manager, *project.Project, error) {
+	if !worktree.ValidName(name) {
+		return nil, nil, Invalid("name %q is not a task-x worktree name", name)
 	}
 	proj, err := s.project()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, err
 	}
 	mgr, err := s.worktreeManager(proj)
 	if err != nil {
-		return nil, nil, "", invalidParams("no task-x worktree %q: %v", p.Name, err)
+		return nil, nil, Invalid("no task-x worktree %q: %v", name, err)
 	}
-	return mgr, proj, p.Name, nil
+	return mgr, proj, nil
 }
 
-// worktreesApply: worktrees/apply { name } → { applied, files, changed,
-// operation } (+ conflicts, error when it did not apply). The change goes
-// through the edit log: pending review, undoable with edits/undo. A
-// conflict writes nothing and keeps the worktree.
-func (s *Server) worktreesApply(ctx context.Context, params json.RawMessage) (any, error) {
-	mgr, proj, name, err := s.worktreeParams(params)
+// ApplyWorktree is worktrees/apply: { applied, files, changed, operation }
+// (+ conflicts, error when it did not apply). The change goes through the
+// edit log: pending review, undoable with edits/undo. A conflict writes
+// nothing and keeps the worktree.
+func (s *Session) ApplyWorktree(ctx context.Context, name string) (worktree.ApplyResult, error) {
+	mgr, proj, err := s.worktree(name)
 	if err != nil {
-		return nil, err
+		return worktree.ApplyResult{}, err
 	}
 	res, err := mgr.Apply(ctx, name, proj.Edits(), "")
 	if errors.Is(err, worktree.ErrUnknown) {
-		return nil, invalidParams("no task-x worktree %q", name)
+		return worktree.ApplyResult{}, Invalid("no task-x worktree %q", name)
 	}
 	if err != nil {
-		return nil, err
+		return worktree.ApplyResult{}, err
 	}
 	proj.Changed(ctx, res.Changed)
 	return res, nil
 }
 
-// worktreesDiscard: worktrees/discard { name } → { discarded }: the
-// worktree, its branch and its git admin folder are removed; false for a
-// name the runtime does not know.
-func (s *Server) worktreesDiscard(ctx context.Context, params json.RawMessage) (any, error) {
-	mgr, _, name, err := s.worktreeParams(params)
+// DiscardWorktree is worktrees/discard: the worktree, its branch and its
+// git admin folder are removed; false for a name the runtime does not
+// know.
+func (s *Session) DiscardWorktree(ctx context.Context, name string) (bool, error) {
+	mgr, _, err := s.worktree(name)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	err = mgr.Discard(context.WithoutCancel(ctx), name)
 	if errors.Is(err, worktree.ErrUnknown) {
-		return map[string]bool{"discarded": false}, nil
+		return false, nil
 	}
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	return map[string]bool{"discarded": true}, nil
+	return true, nil
 }
 
-// worktreeInfo is one worktrees/list entry.
-type worktreeInfo struct {
+// WorktreeInfo is one worktrees/list entry.
+type WorktreeInfo struct {
 	Name      string `json:"name"`
 	Dir       string `json:"dir"`
 	Branch    string `json:"branch"`
@@ -277,26 +267,25 @@ type worktreeInfo struct {
 	CreatedAt string `json:"createdAt"`
 }
 
-// worktreesList: worktrees/list → { worktrees: [{ name, dir, branch, base,
-// head, role, taskId, createdAt }] }, oldest first: every task-x worktree
-// of the workspace's repository, those an earlier runtime left included.
-func (s *Server) worktreesList(ctx context.Context, params json.RawMessage) (any, error) {
+// Worktrees is worktrees/list, oldest first: every task-x worktree of the
+// workspace's repository, those an earlier runtime left included.
+func (s *Session) Worktrees() ([]WorktreeInfo, error) {
 	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
-	out := []worktreeInfo{}
+	out := []WorktreeInfo{}
 	mgr, err := s.worktreeManager(proj)
 	if err != nil {
-		return map[string]any{"worktrees": out}, nil
+		return out, nil
 	}
 	list, err := mgr.List()
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range list {
-		out = append(out, worktreeInfo{Name: w.Name, Dir: w.Dir, Branch: w.Branch, Base: w.Base, Head: w.Head,
+		out = append(out, WorktreeInfo{Name: w.Name, Dir: w.Dir, Branch: w.Branch, Base: w.Base, Head: w.Head,
 			Role: w.Role, TaskID: w.TaskID, CreatedAt: w.CreatedAt.Format("2006-01-02T15:04:05.000Z07:00")})
 	}
-	return map[string]any{"worktrees": out}, nil
+	return out, nil
 }

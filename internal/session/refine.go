@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"context"
@@ -22,14 +22,18 @@ const refineSystem = `You rewrite a user's request to a coding agent so the agen
 Keep the user's intent, language and every concrete detail (names, paths, errors, numbers). Make the goal, the scope (files, functions) and the expected result explicit, and state how to verify it when that is clear. Use the repository excerpts, when given, only to name the right files and symbols; never invent any. Do not answer or solve the request.
 Reply with the rewritten request only: no preamble, no explanation, no code fences, no tags.`
 
-type refineParams struct {
+// RefineRequest is prompt/refine as a front end decoded it ({prompt,
+// provider?, routes?, focusPaths?}; the loop params' routes pick the
+// model).
+type RefineRequest struct {
 	Prompt     string          `json:"prompt"`
 	Provider   json.RawMessage `json:"provider"`
 	FocusPaths []string        `json:"focusPaths"`
+	LoopParams
 }
 
-// refineResult is protocol.md prompt/refine's result.
-type refineResult struct {
+// RefineResult is protocol.md prompt/refine's result.
+type RefineResult struct {
 	Text   string          `json:"text"`
 	Kind   string          `json:"kind"`
 	Model  string          `json:"model"`
@@ -37,28 +41,23 @@ type refineResult struct {
 	Usage  *provider.Usage `json:"usage,omitempty"` // absent when the provider reported none
 }
 
-// promptRefine: prompt/refine {prompt, provider?, routes?, focusPaths?} →
-// {text, kind, model, routed, usage}. The prompt is classified
+// Refine is prompt/refine: {text, kind, model, routed, usage}. The prompt is classified
 // (retrieve.Classify), the first route listing its kind picks the model
-// (routed: true), else provider; neither is -32602, as is a prompt outside
+// (routed: true), else provider; neither is invalid params, as is a prompt outside
 // 1..100 000 characters. With a workspace open, about 3000 tokens of
 // repository excerpts (focusPaths first) go with the request. One model
-// call; the answer is cleaned by CleanRefined. Provider failures are -32001.
-func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any, error) {
-	var p refineParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
+// call; the answer is cleaned by CleanRefined. Provider failures are a *provider.Error.
+func (s *Session) Refine(ctx context.Context, p *RefineRequest) (*RefineResult, error) {
 	if !utf8.ValidString(p.Prompt) {
-		return nil, invalidParams("prompt is not valid UTF-8")
+		return nil, Invalid("prompt is not valid UTF-8")
 	}
 	if strings.TrimSpace(p.Prompt) == "" {
-		return nil, invalidParams("prompt is empty")
+		return nil, Invalid("prompt is empty")
 	}
 	if n := utf8.RuneCountInString(p.Prompt); n > refineMaxPrompt {
-		return nil, invalidParams("prompt must be 1 to %d characters, got %d", refineMaxPrompt, n)
+		return nil, Invalid("prompt must be 1 to %d characters, got %d", refineMaxPrompt, n)
 	}
-	loop, err := s.parseLoopParams(params)
+	loop, err := s.parseLoop(&p.LoopParams)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +73,7 @@ func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any,
 	}
 	if prov == nil {
 		if len(p.Provider) == 0 || string(p.Provider) == "null" {
-			return nil, invalidParams("no route for the task kind %q and no provider", kind)
+			return nil, Invalid("no route for the task kind %q and no provider", kind)
 		}
 		if prov, err = s.parseProvider(p.Provider); err != nil {
 			return nil, err
@@ -101,12 +100,12 @@ func (s *Server) promptRefine(ctx context.Context, params json.RawMessage) (any,
 		// instead (only reasoning, or nothing, came back).
 		return nil, &provider.Error{Kind: provider.KindProtocol, Message: "the model returned no rewritten prompt (its answer was empty or only reasoning); keep the original prompt"}
 	}
-	return refineResult{Text: text, Kind: kind, Model: prov.Config().Model, Routed: routed, Usage: res.ReportedUsage()}, nil
+	return &RefineResult{Text: text, Kind: kind, Model: prov.Config().Model, Routed: routed, Usage: res.ReportedUsage()}, nil
 }
 
 // refineExcerpts retrieves about refineBudget tokens for prompt with
 // focusPaths boosted, or "" without a workspace or a match.
-func (s *Server) refineExcerpts(ctx context.Context, prompt string, focus []string) string {
+func (s *Session) refineExcerpts(ctx context.Context, prompt string, focus []string) string {
 	proj, err := s.project()
 	if err != nil {
 		return ""

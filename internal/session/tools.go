@@ -1,0 +1,53 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/task-x/task-x-runtime/internal/tool"
+)
+
+// Tools is the registry's tool specs (tools/list).
+func (s *Session) Tools() []tool.Spec { return s.tools.Specs() }
+
+// ToolResult is tools/call's result: { content, data, changes } (fields
+// in the key order the wire has always had).
+type ToolResult struct {
+	Changes []tool.FileChange `json:"changes"`
+	Content string            `json:"content"`
+	Data    any               `json:"data"`
+}
+
+// CallTool runs one tool directly for the client (no approval: the user
+// asked for it) in the open workspace. A tool failure is a *tool.Error
+// (the protocol's -32005). The result comes back with every key the
+// session holds redacted (a tool can read or print one: a file, a
+// command's output), as JSON.
+func (s *Session) CallTool(ctx context.Context, name string, input json.RawMessage) (json.RawMessage, error) {
+	if name == "" {
+		return nil, Invalid("name is required")
+	}
+	t, ok := s.tools.Get(name)
+	if !ok {
+		return nil, tool.Errorf(tool.ErrUnknownTool, "unknown tool %q", name)
+	}
+	if _, err := s.project(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	env := s.direct
+	s.mu.Unlock()
+	if len(input) == 0 || string(input) == "null" {
+		input = json.RawMessage(`{}`)
+	}
+	res, err := t.Run(ctx, env, input)
+	if err != nil {
+		return nil, err
+	}
+	s.changed(ctx, tool.ChangedPaths(res.Changes))
+	changes := res.Changes
+	if changes == nil {
+		changes = []tool.FileChange{}
+	}
+	return s.secrets.RedactJSON(mustJSON(ToolResult{Content: res.Content, Data: res.Data, Changes: changes})), nil
+}
