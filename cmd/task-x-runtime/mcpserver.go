@@ -8,8 +8,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/mcp"
-	"github.com/task-x/task-x-runtime/internal/project"
-	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/session"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
 
@@ -28,7 +27,7 @@ import (
 // the sandbox; TASK_X_APPROVAL names the parent runtime's approval endpoint.
 func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, forward bool, log *slog.Logger, secrets *logx.Secrets) int {
 	opts := &mcp.ServeOptions{NoTools: noTools, Approval: os.Getenv(mcp.ApprovalEnv), Logger: log, Version: version}
-	var proj *project.Project
+	var sess *session.Session
 	switch {
 	case forward && !noTools:
 		// The registry only names the tools; the parent runs them.
@@ -49,30 +48,23 @@ func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, fo
 			return 2
 		}
 		home, _ := os.UserHomeDir()
-		// The same project layer as workspace/open: parsed symbols, graph,
-		// retrieval and an edit log, so every tool works as it does
-		// through the protocol.
-		proj, err = project.Open(ctx, abs, &project.Options{Home: home, Logger: log, DataDir: dataDir, Redact: secrets.Redact})
+		// The session's open sequence, as workspace/open's: parsed
+		// symbols, graph, retrieval and an edit log, so every tool works
+		// as it does through the protocol.
+		sess = session.New(&session.Options{Home: home, Logger: log, Secrets: secrets, DataDir: dataDir, Version: version})
+		if _, err := sess.Open(ctx, abs, nil); err != nil {
+			log.Error("--mcp-server: opening the workspace", "err", err)
+			return 2
+		}
+		opts.Registry, opts.Env, opts.OnChanges, err = sess.ServedTools(taskID)
 		if err != nil {
 			log.Error("--mcp-server: opening the workspace", "err", err)
 			return 2
 		}
-		opts.Registry = builtin.Registry(&builtin.Options{Secrets: secrets.List(), Logger: log})
-		opts.Env = proj.Env(true, taskID)
-		opts.Env.Secrets = secrets.List
-		opts.OnChanges = func(ctx context.Context, changes []tool.FileChange) {
-			paths := make([]string, len(changes))
-			for i, c := range changes {
-				paths[i] = c.Path
-			}
-			proj.Changed(ctx, paths)
-		}
 	}
 	err := mcp.Serve(ctx, os.Stdin, os.Stdout, opts)
-	if proj != nil {
-		if cerr := proj.Close(); cerr != nil {
-			log.Warn("--mcp-server: saving the index", "err", cerr)
-		}
+	if sess != nil {
+		sess.Close() // writes the saved index when it changed
 	}
 	if err != nil && ctx.Err() == nil {
 		log.Error("mcp server ended", "err", err)

@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/proctree"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
@@ -284,56 +284,16 @@ func (r *Run) kill() {
 		return
 	}
 	pid := r.cmd.Process.Pid
-	desc := descendants(pid)
+	desc := proctree.Descendants(pid)
 	for _, p := range desc {
 		_ = syscall.Kill(p, syscall.SIGSTOP)
 	}
-	desc = append(desc, descendants(pid)...)
+	desc = append(desc, proctree.Descendants(pid)...)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	for _, p := range desc {
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
-}
-
-// descendants lists the processes below pid (from /proc/*/stat).
-func descendants(pid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		pp, _ := strconv.Atoi(f[1])
-		children[pp] = append(children[pp], p)
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
 }
 
 func (r *Run) emit(e agent.Event) {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/proctree"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -186,7 +187,7 @@ func TestRunCancelKillsTree(t *testing.T) {
 	h.start(ctx, h.url, h.options(h.url), Hooks{ClassOf: classOf, Approve: denyAll(t), onTask: func(id string) { started <- id }})
 	<-started
 	pid := h.run.cmd.Process.Pid
-	before := descendants(pid)
+	before := proctree.Descendants(pid)
 	if len(before) == 0 {
 		t.Fatal("no processes under the CLI")
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/task-x/task-x-runtime/internal/proctree"
 )
 
 // The test binary doubles as a fake stdio MCP server when FAKE_MCP_MODE is
@@ -102,13 +103,8 @@ func alive(pid int) bool {
 		return false
 	}
 	// A zombie is dead for our purpose.
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+	_, zombie, ok := proctree.Parent(pid)
+	return ok && !zombie
 }
 
 type nopRC struct{ r *strings.Reader }

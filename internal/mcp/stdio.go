@@ -10,11 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/proctree"
 )
 
 // MaxLineBytes caps one line a stdio server writes: the protocol's 32 MiB
@@ -166,7 +166,7 @@ func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Lo
 func (p *process) stop(grace time.Duration) {
 	p.once.Do(func() {
 		pid := p.cmd.Process.Pid
-		tree := descendants(pid)
+		tree := proctree.Descendants(pid)
 		_ = p.stdin.Close()
 		signalTree(pid, tree, syscall.SIGTERM)
 		select {
@@ -174,7 +174,7 @@ func (p *process) stop(grace time.Duration) {
 		case <-time.After(grace):
 		}
 		// Descendants may outlive the server: kill them all.
-		tree = append(tree, descendants(pid)...)
+		tree = append(tree, proctree.Descendants(pid)...)
 		signalTree(pid, tree, syscall.SIGKILL)
 		select {
 		case <-p.exited:
@@ -190,54 +190,4 @@ func signalTree(pid int, tree []int, sig syscall.Signal) {
 	for _, d := range tree {
 		_ = syscall.Kill(d, sig)
 	}
-}
-
-// descendants lists the live descendants of pid from /proc (Linux; empty
-// elsewhere).
-func descendants(pid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces.
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, err := strconv.Atoi(f[1])
-		if err != nil {
-			continue
-		}
-		children[ppid] = append(children[ppid], n)
-	}
-	var out []int
-	queue := []int{pid}
-	seen := map[int]bool{pid: true}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, c := range children[cur] {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-				queue = append(queue, c)
-			}
-		}
-	}
-	return out
 }

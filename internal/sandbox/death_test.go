@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/proctree"
 )
 
 // qaTree is the QA reproduction: a setsid shell with two sleeps, a child
@@ -24,7 +26,7 @@ func qaPids(t *testing.T, helper int) []int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ds := descendants(helper)
+		ds := proctree.Descendants(helper)
 		var n777, hold, n779 int
 		for _, d := range ds {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", d))

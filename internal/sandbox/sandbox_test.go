@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/proctree"
 )
 
 // modes are the three ways a command runs; the fallback is forced.
@@ -58,7 +60,7 @@ func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	_, zombie, ok := parentOf(pid)
+	_, zombie, ok := proctree.Parent(pid)
 	return ok && !zombie
 }
 
@@ -267,7 +269,7 @@ func hostPids(t *testing.T, p *Process, pidfile string) []int {
 	// setsid -f's child may not have exec'd sleep yet: poll.
 	var ds []int
 	for {
-		ds = descendants(p.Pid())
+		ds = proctree.Descendants(p.Pid())
 		var sleeps int
 		for _, d := range ds {
 			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", d)); err == nil && strings.HasPrefix(string(b), "sleep\x00100") {
@@ -366,11 +368,11 @@ func check(t *testing.T, p *Process, err error, how, pidfile string, cancel func
 		}
 		waitGone(t, recorded)
 	}
-	if left := descendants(p.Pid()); len(left) > 0 {
+	if left := proctree.Descendants(p.Pid()); len(left) > 0 {
 		t.Errorf("left under the helper: %v", left)
 	}
 	// No sleep of this test survives anywhere.
-	for _, d := range descendants(1) {
+	for _, d := range proctree.Descendants(1) {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", d))
 		if slices.Contains(strings.Split(string(b), "\x00"), "TMPDIR="+p.tmp) {
 			t.Errorf("process %d of the command survived", d)
@@ -474,7 +476,7 @@ func TestKillAll(t *testing.T) {
 	var pids []int
 	for _, p := range ps {
 		pids = append(pids, p.Pid())
-		pids = append(pids, descendants(p.Pid())...)
+		pids = append(pids, proctree.Descendants(p.Pid())...)
 	}
 	if len(pids) < 4 {
 		t.Fatalf("too few processes: %v", pids)

@@ -51,3 +51,20 @@ func (s *Session) CallTool(ctx context.Context, name string, input json.RawMessa
 	}
 	return s.secrets.RedactJSON(mustJSON(ToolResult{Content: res.Content, Data: res.Data, Changes: changes})), nil
 }
+
+// ServedTools is what `task-x-runtime --mcp-server` serves over the open
+// project: the registry, the Env every call runs in (the open project's,
+// recorded under taskID, commands in the sandbox whatever the setting, the
+// live key set, no asker: interactive tools are not served) and the
+// function that tells the index about the files a call changed.
+func (s *Session) ServedTools(taskID string) (*tool.Registry, *tool.Env, func(context.Context, []tool.FileChange), error) {
+	proj, err := s.project()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	env := proj.Env(true, taskID)
+	env.Secrets = s.secrets.List
+	return s.tools, env, func(ctx context.Context, changes []tool.FileChange) {
+		proj.Changed(ctx, tool.ChangedPaths(changes))
+	}, nil
+}
