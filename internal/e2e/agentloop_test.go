@@ -26,6 +26,26 @@ func runDriven(t *testing.T, p *proc, params map[string]any, onEvent func(agentE
 	return driveMethod(t, p, "agent/run", 90*time.Second, params, onEvent, onResponse)
 }
 
+// openAndRunAllowAll opens root, runs prompt in agent mode on prov with
+// allowAll and returns the toolFinished events; an agent/run error fails
+// the test.
+func openAndRunAllowAll(t *testing.T, p *proc, root, prompt string, prov map[string]any) []map[string]any {
+	t.Helper()
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	var finished []map[string]any
+	res := runDriven(t, p, map[string]any{"prompt": prompt, "provider": prov, "chatMode": "agent",
+		"policy": map[string]any{"mode": "default", "allowAll": true}},
+		func(ev agentEvent) {
+			if ev.Event["type"] == "toolFinished" {
+				finished = append(finished, ev.Event)
+			}
+		}, func(string, *message) {})
+	if res.Error != nil {
+		t.Fatalf("agent/run: %v", res.Error)
+	}
+	return finished
+}
+
 // driveMethod is runDriven for any streaming method (claude/run,
 // agent/bestOf), with a bound on the whole run; onEvent and onResponse may be
 // nil.
@@ -193,18 +213,7 @@ func TestBackgroundCommandThroughBinary(t *testing.T) {
 	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-loop-key-789"}
 	p := start(t)
 	p.initialize(map[string]any{"sandbox": false})
-	p.mustCall("workspace/open", map[string]any{"root": root})
-	var finished []map[string]any
-	res := runDriven(t, p, map[string]any{"prompt": "run it in the background", "provider": prov, "chatMode": "agent",
-		"policy": map[string]any{"mode": "default", "allowAll": true}},
-		func(ev agentEvent) {
-			if ev.Event["type"] == "toolFinished" {
-				finished = append(finished, ev.Event)
-			}
-		}, func(string, *message) {})
-	if res.Error != nil {
-		t.Fatalf("agent/run: %v", res.Error)
-	}
+	finished := openAndRunAllowAll(t, p, root, "run it in the background", prov)
 	if len(finished) != 2 || finished[0]["background"] != true || finished[1]["background"] != true {
 		t.Fatalf("toolFinished events %v", finished)
 	}

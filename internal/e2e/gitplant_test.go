@@ -49,18 +49,7 @@ echo planted`, outside)
 	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-gitplant-prov-2718"}
 	p := start(t, "ANTHROPIC_API_KEY="+key)
 	p.initialize(nil)
-	p.mustCall("workspace/open", map[string]any{"root": root})
-	var finished []map[string]any
-	res := runDriven(t, p, map[string]any{"prompt": "plant", "provider": prov, "chatMode": "agent",
-		"policy": map[string]any{"mode": "default", "allowAll": true}},
-		func(ev agentEvent) {
-			if ev.Event["type"] == "toolFinished" {
-				finished = append(finished, ev.Event)
-			}
-		}, func(string, *message) {})
-	if res.Error != nil {
-		t.Fatalf("agent/run: %v", res.Error)
-	}
+	finished := openAndRunAllowAll(t, p, root, "plant", prov)
 	if len(finished) == 0 || !strings.Contains(fmt.Sprint(finished[0]["result"]), "planted") {
 		if len(finished) > 0 && strings.Contains(fmt.Sprint(finished[0]), "sandbox") {
 			t.Skipf("no kernel sandbox here: %v", finished[0])

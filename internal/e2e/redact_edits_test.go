@@ -25,18 +25,7 @@ func TestEditsRedactKey(t *testing.T) {
 	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": key}
 	p := start(t)
 	p.initialize(map[string]any{"dataDir": dataDir})
-	p.mustCall("workspace/open", map[string]any{"root": root})
-	var finished []map[string]any
-	res := runDriven(t, p, map[string]any{"prompt": "write settings", "provider": prov, "chatMode": "agent",
-		"policy": map[string]any{"mode": "default", "allowAll": true}},
-		func(ev agentEvent) {
-			if ev.Event["type"] == "toolFinished" {
-				finished = append(finished, ev.Event)
-			}
-		}, func(string, *message) {})
-	if res.Error != nil {
-		t.Fatalf("agent/run: %v", res.Error)
-	}
+	finished := openAndRunAllowAll(t, p, root, "write settings", prov)
 	if len(finished) != 2 || finished[0]["ok"] != true || finished[1]["ok"] != false ||
 		!strings.Contains(fmt.Sprint(finished[1]["error"]), "placeholder") {
 		t.Fatalf("want the first write ok and the placeholder write refused: %v", finished)

@@ -41,18 +41,7 @@ env; cat /proc/1/environ /proc/$PPID/environ; echo END`, outside, ln.Addr().(*ne
 	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-sandbox-prov-161803"}
 	p := start(t, "ANTHROPIC_API_KEY="+key)
 	p.initialize(nil) // sandbox: true is the default
-	p.mustCall("workspace/open", map[string]any{"root": root})
-	var finished []map[string]any
-	res := runDriven(t, p, map[string]any{"prompt": "probe the sandbox", "provider": prov, "chatMode": "agent",
-		"policy": map[string]any{"mode": "default", "allowAll": true}},
-		func(ev agentEvent) {
-			if ev.Event["type"] == "toolFinished" {
-				finished = append(finished, ev.Event)
-			}
-		}, func(string, *message) {})
-	if res.Error != nil {
-		t.Fatalf("agent/run: %v", res.Error)
-	}
+	finished := openAndRunAllowAll(t, p, root, "probe the sandbox", prov)
 	if len(finished) != 1 {
 		t.Fatalf("toolFinished events %v", finished)
 	}

@@ -51,18 +51,7 @@ env; echo END`, py, sock)
 	prov := map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-unix-prov-1414"}
 	p := start(t, "SSH_AUTH_SOCK="+sock, "DBUS_SESSION_BUS_ADDRESS=unix:path="+sock)
 	p.initialize(nil)
-	p.mustCall("workspace/open", map[string]any{"root": root})
-	var finished []map[string]any
-	res := runDriven(t, p, map[string]any{"prompt": "probe", "provider": prov, "chatMode": "agent",
-		"policy": map[string]any{"mode": "default", "allowAll": true}},
-		func(ev agentEvent) {
-			if ev.Event["type"] == "toolFinished" {
-				finished = append(finished, ev.Event)
-			}
-		}, func(string, *message) {})
-	if res.Error != nil {
-		t.Fatalf("agent/run: %v", res.Error)
-	}
+	finished := openAndRunAllowAll(t, p, root, "probe", prov)
 	if len(finished) != 1 {
 		t.Fatalf("toolFinished events %v", finished)
 	}

@@ -228,6 +228,65 @@ func (m *Seen) First(i int) bool {
 	return true
 }
 
+// The Field readers read the value of member i of an object (Seen
+// refusing a duplicate member) into a Go field as json.Unmarshal fills it.
+// Each reports false, for the fallback to decide, on a duplicate member or
+// a value they do not read.
+
+// StringField reads a string or null (null leaves *dst) into a string
+// field.
+func (s *Scanner) StringField(seen *Seen, i int, dst *string) bool {
+	if !seen.First(i) {
+		return false
+	}
+	if s.Null() {
+		return true
+	}
+	v, ok := s.String()
+	*dst = v
+	return ok
+}
+
+// IntField reads a small non-negative integer or null (null leaves *dst)
+// into an int field.
+func (s *Scanner) IntField(seen *Seen, i int, dst *int) bool {
+	if !seen.First(i) {
+		return false
+	}
+	if s.Null() {
+		return true
+	}
+	n, ok := s.SmallInt()
+	*dst = n
+	return ok
+}
+
+// CountField reads a small non-negative integer or null (null sets nil)
+// into a *int field.
+func (s *Scanner) CountField(seen *Seen, i int, dst **int) bool {
+	if !seen.First(i) {
+		return false
+	}
+	if s.Null() {
+		*dst = nil
+		return true
+	}
+	n, ok := s.SmallInt()
+	*dst = &n
+	return ok
+}
+
+// RawField reads any value (null included, as "null") into a
+// json.RawMessage field; the bytes alias the scanned data.
+func (s *Scanner) RawField(seen *Seen, i int, dst *json.RawMessage) bool {
+	if !seen.First(i) {
+		return false
+	}
+	v, ok := s.Raw()
+	*dst = v
+	return ok
+}
+
 // key reads an object key made of printable ASCII without escapes.
 func (s *Scanner) key() ([]byte, bool) {
 	if !s.consume('"') {

@@ -133,3 +133,56 @@ func FuzzScanner(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { check(t, data) })
 }
+
+// TestFieldReaders: each Field reader fills its field as json.Unmarshal
+// does (null leaves a value, sets a *int to nil, is "null" raw) and
+// refuses a duplicate member.
+func TestFieldReaders(t *testing.T) {
+	type fields struct {
+		S string          `json:"s"`
+		I int             `json:"i"`
+		C *int            `json:"c"`
+		R json.RawMessage `json:"r"`
+	}
+	for _, in := range []string{
+		`{"s":"x","i":3,"c":4,"r":{"a":[1]}}`,
+		`{"s":null,"i":null,"c":null,"r":null}`,
+		`{"s":"x","s":"y"}`,
+		`{"c":1,"c":null}`,
+	} {
+		var want fields
+		one := 7
+		want.S, want.I, want.C = "keep", 5, &one
+		got := want
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		s := New([]byte(in))
+		var seen Seen
+		ok := s.Object(func(key []byte) bool {
+			switch string(key) {
+			case "s":
+				return s.StringField(&seen, 0, &got.S)
+			case "i":
+				return s.IntField(&seen, 1, &got.I)
+			case "c":
+				return s.CountField(&seen, 2, &got.C)
+			case "r":
+				return s.RawField(&seen, 3, &got.R)
+			}
+			return false
+		}) && s.End()
+		dup := strings.Count(in, `"s"`) > 1 || strings.Count(in, `"c"`) > 1
+		if dup {
+			if ok {
+				t.Errorf("%s: a duplicate member was read", in)
+			}
+			continue
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if !ok || string(gb) != string(wb) {
+			t.Errorf("%s: got %s (ok %v), json.Unmarshal %s", in, gb, ok, wb)
+		}
+	}
+}

@@ -94,41 +94,20 @@ func scanType(s *jsonscan.Scanner, dst *string) bool {
 	return ok
 }
 
-func scanString(s *jsonscan.Scanner, dst *string) bool {
-	v, ok := s.String()
-	*dst = v
-	return ok
-}
-
-// scanCount reads a small non-negative integer or null into a *int, as
-// json.Unmarshal does (null sets nil).
-func scanCount(s *jsonscan.Scanner, dst **int) bool {
-	if s.Null() {
-		*dst = nil
-		return true
-	}
-	n, ok := s.SmallInt()
-	*dst = &n
-	return ok
-}
-
 func scanDelta(s *jsonscan.Scanner, d *streamDelta) bool {
 	var seen jsonscan.Seen
-	str := func(i int, dst *string) bool {
-		return seen.First(i) && (s.Null() || scanString(s, dst))
-	}
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
 			return seen.First(0) && (s.Null() || scanType(s, &d.Type))
 		case "text":
-			return str(1, &d.Text)
+			return s.StringField(&seen, 1, &d.Text)
 		case "partial_json":
-			return str(2, &d.PartialJSON)
+			return s.StringField(&seen, 2, &d.PartialJSON)
 		case "thinking":
-			return str(3, &d.Thinking)
+			return s.StringField(&seen, 3, &d.Thinking)
 		case "stop_reason":
-			return str(4, &d.StopReason)
+			return s.StringField(&seen, 4, &d.StopReason)
 		default:
 			return !jsonscan.FoldsTo(key, "type", "text", "partial_json", "thinking", "stop_reason") && s.Skip()
 		}
@@ -137,17 +116,16 @@ func scanDelta(s *jsonscan.Scanner, d *streamDelta) bool {
 
 func scanUsage(s *jsonscan.Scanner, u *apiUsage) bool {
 	var seen jsonscan.Seen
-	count := func(i int, dst **int) bool { return seen.First(i) && scanCount(s, dst) }
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "input_tokens":
-			return count(0, &u.InputTokens)
+			return s.CountField(&seen, 0, &u.InputTokens)
 		case "output_tokens":
-			return count(1, &u.OutputTokens)
+			return s.CountField(&seen, 1, &u.OutputTokens)
 		case "cache_creation_input_tokens":
-			return count(2, &u.CacheCreationInputTokens)
+			return s.CountField(&seen, 2, &u.CacheCreationInputTokens)
 		case "cache_read_input_tokens":
-			return count(3, &u.CacheReadInputTokens)
+			return s.CountField(&seen, 3, &u.CacheReadInputTokens)
 		default:
 			return !jsonscan.FoldsTo(key, "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens") && s.Skip()
 		}

@@ -26,29 +26,6 @@ func decodeChunk(line []byte, ch *chatChunk) error {
 func scanChunk(line []byte, ch *chatChunk) bool {
 	s := jsonscan.New(line)
 	var seen jsonscan.Seen
-	count := func(i int, dst **int) bool {
-		if !seen.First(i) {
-			return false
-		}
-		if s.Null() {
-			*dst = nil
-			return true
-		}
-		n, ok := s.SmallInt()
-		*dst = &n
-		return ok
-	}
-	str := func(i int, dst *string) bool {
-		if !seen.First(i) {
-			return false
-		}
-		if s.Null() {
-			return true
-		}
-		v, ok := s.String()
-		*dst = v
-		return ok
-	}
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "message":
@@ -71,11 +48,11 @@ func scanChunk(line []byte, ch *chatChunk) bool {
 			ch.Done = v
 			return ok
 		case "done_reason":
-			return str(2, &ch.DoneReason)
+			return s.StringField(&seen, 2, &ch.DoneReason)
 		case "prompt_eval_count":
-			return count(3, &ch.PromptEvalCount)
+			return s.CountField(&seen, 3, &ch.PromptEvalCount)
 		case "eval_count":
-			return count(4, &ch.EvalCount)
+			return s.CountField(&seen, 4, &ch.EvalCount)
 		case "error":
 			// Only an explicit null is read here; an error goes to the fallback.
 			if !seen.First(5) || !s.Null() {
@@ -93,23 +70,12 @@ func scanChunk(line []byte, ch *chatChunk) bool {
 // scanMessage reads a message object without tool calls.
 func scanMessage(s *jsonscan.Scanner, m *chatChunkMessage) bool {
 	var seen jsonscan.Seen
-	str := func(i int, dst *string) bool {
-		if !seen.First(i) {
-			return false
-		}
-		if s.Null() {
-			return true
-		}
-		v, ok := s.String()
-		*dst = v
-		return ok
-	}
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
-			return str(0, &m.Content)
+			return s.StringField(&seen, 0, &m.Content)
 		case "thinking":
-			return str(1, &m.Thinking)
+			return s.StringField(&seen, 1, &m.Thinking)
 		case "tool_calls":
 			// An explicit null is as if absent; calls go to the fallback.
 			return s.Null()

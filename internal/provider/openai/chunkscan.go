@@ -77,15 +77,7 @@ func scanChoice(s *jsonscan.Scanner, c *chunkChoice) bool {
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "index":
-			if !seen.First(0) {
-				return false
-			}
-			if s.Null() {
-				return true
-			}
-			n, ok := s.SmallInt()
-			c.Index = n
-			return ok
+			return s.IntField(&seen, 0, &c.Index)
 		case "delta":
 			return seen.First(1) && (s.Null() || scanDelta(s, &c.Delta))
 		case "finish_reason":
@@ -107,22 +99,14 @@ func scanChoice(s *jsonscan.Scanner, c *chunkChoice) bool {
 // scanDelta reads a delta object without tool calls.
 func scanDelta(s *jsonscan.Scanner, d *chunkDelta) bool {
 	var seen jsonscan.Seen
-	raw := func(i int, dst *json.RawMessage) bool {
-		if !seen.First(i) {
-			return false
-		}
-		v, ok := s.Raw()
-		*dst = v
-		return ok
-	}
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
-			return raw(0, &d.Content)
+			return s.RawField(&seen, 0, &d.Content)
 		case "reasoning_content":
-			return raw(1, &d.ReasoningContent)
+			return s.RawField(&seen, 1, &d.ReasoningContent)
 		case "reasoning":
-			return raw(2, &d.Reasoning)
+			return s.RawField(&seen, 2, &d.Reasoning)
 		case "tool_calls", "function_call":
 			// An explicit null is as if absent; calls go to the fallback.
 			return s.Null()
@@ -135,23 +119,12 @@ func scanDelta(s *jsonscan.Scanner, d *chunkDelta) bool {
 // scanUsage reads a usage object.
 func scanUsage(s *jsonscan.Scanner, u *chunkUsage) bool {
 	var seen jsonscan.Seen
-	count := func(i int, dst *int) bool {
-		if !seen.First(i) {
-			return false
-		}
-		if s.Null() {
-			return true
-		}
-		n, ok := s.SmallInt()
-		*dst = n
-		return ok
-	}
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
-			return count(0, &u.PromptTokens)
+			return s.IntField(&seen, 0, &u.PromptTokens)
 		case "completion_tokens":
-			return count(1, &u.CompletionTokens)
+			return s.IntField(&seen, 1, &u.CompletionTokens)
 		default:
 			return !jsonscan.FoldsTo(key, "prompt_tokens", "completion_tokens") && s.Skip()
 		}
