@@ -28,6 +28,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
@@ -557,108 +558,112 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	if c.badInput {
 		return finish(resultBadInput, false, nil)
 	}
-	if blocked, feedback := r.preToolUse(ctx, c); blocked {
-		return finish(feedback, false, nil)
-	}
-
-	decision, reason := r.p.Policy.Decide(spec, c.Input)
-	if !isOffered && decision != policy.Deny {
-		// A tool the mode does not offer (the model called it anyway).
-		decision, reason = policy.Deny, fmt.Sprintf("%s tools are not available in %s mode", spec.Permission, r.chatModeLabel())
-	}
-	// failed is what the model sees of a tool's error.
-	failed := func(err error) (string, bool) {
-		if te, ok := tool.AsError(err); ok {
+	var bg tool.Result // a background command's start, its job kept by startBackground
+	out := r.pipeline(c, spec, isOffered, &bg).Invoke(ctx, toolcall.Call{ID: c.ID, Name: c.Name, Input: c.Input})
+	if out.Err != nil {
+		if te, ok := tool.AsError(out.Err); ok {
+			if te.Kind == toolcall.KindStopped {
+				r.log.Info("tool call stopped by the user", "tool", c.Name)
+			}
 			return finish(te.Message, false, nil)
 		}
 		if ctx.Err() != nil {
 			return finish(resultCancelled, false, nil)
 		}
-		r.log.Error("tool runtime failure", "tool", c.Name, "error", err)
-		return finish("The tool failed: "+err.Error(), false, nil)
+		r.log.Error("tool runtime failure", "tool", c.Name, "error", out.Err)
+		text, _ := out.Text()
+		return finish(text, false, nil)
 	}
-	var plan *tool.Plan
-	switch decision {
-	case policy.Deny:
-		return finish("denied by policy: "+reason, false, nil)
-	case policy.Ask:
-		if r.grants.covers(c.Name, c.Input) {
-			break
-		}
-		// A tool that can compute its change does so before the user is
-		// asked: the preview is the change itself, and a change that
-		// cannot be made fails here, without asking. The approved call
-		// applies this plan.
-		var prev string
-		if pv, ok := t.(tool.Previewer); ok {
-			p, err := r.planTool(tool.WithCallID(ctx, c.ID), pv, c.Input)
-			if err != nil {
-				return failed(err)
-			}
-			plan, prev = p, p.Preview
-		} else {
-			prev = preview(c.Name, c.Input)
-		}
-		if !r.approve(ctx, c, spec, prev) {
-			if ctx.Err() != nil {
-				return finish(resultCancelled, false, nil)
-			}
-			return finish(resultDenied, false, nil)
-		}
-	}
-
-	// The call runs under its own ctx so agent/cancelTool stops only it.
-	cctx, stopCall := context.WithCancel(ctx)
-	r.ctl.register(c.ID, stopCall)
-	var res tool.Result
-	var err error
-	if spec.Permission == tool.ClassCommand {
-		res, err = r.runLive(tool.WithCallID(cctx, c.ID), c.ID, t, plan, c.Input)
-	} else {
-		res, err = r.runTool(tool.WithCallID(cctx, c.ID), t, plan, c.Input)
-	}
-	byUser := r.ctl.unregister(c.ID)
-	if spec.Permission == tool.ClassInteractive && cctx.Err() != nil {
-		// A question (agent/askUser) the task stopped waiting for: the
-		// client closes its dialog.
-		r.emit(Event{Type: EventApprovalWithdrawn, CallID: c.ID})
-	}
-	if byUser {
-		if res.Background != nil {
-			res.Background.Cancel()
-		}
-		stopCall()
-		r.log.Info("tool call stopped by the user", "tool", c.Name)
-		return finish(resultStoppedByUser, false, nil)
-	}
-	if err == nil && res.Background != nil {
-		r.startBackground(c, res, stopCall)
+	res := out.Result
+	if res.Background != nil {
 		ev := Event{Type: EventToolFinished, CallID: c.ID, Tool: c.Name, OK: true, Background: true,
 			Result: backgroundStart(c.Input, res), DurationMs: time.Since(start).Milliseconds()}
 		r.emit(ev)
 		r.log.Info("tool call", "tool", c.Name, "class", spec.Permission, "outcome", "background", "durationMs", ev.DurationMs)
 		return res.Content, false
 	}
-	stopCall()
-	if err != nil {
-		return failed(err)
-	}
-	for _, ch := range res.Changes {
-		r.emit(Event{Type: EventFileChanged, CallID: c.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
-		r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
-	}
-	if res.Operation != "" {
-		r.sum.Operations = append(r.sum.Operations, res.Operation)
-	}
-	r.sum.Operations = append(r.sum.Operations, res.Operations...)
-	if plan, ok := res.Data.(tool.PlanUpdate); ok {
-		r.emit(Event{Type: EventPlan, Text: plan.Explanation, Items: plan.Plan})
-	}
 	var data any = res.Content
 	if res.Data != nil {
 		data = res.Data
 	}
-	return finish(r.postToolUse(ctx, c, res.Content, data), true, data)
+	return finish(res.Content, true, data)
+}
+
+// pipeline is the tool-call pipeline of one call of the loop
+// (toolcall.Pipeline): the task's PreToolUse and PostToolUse hooks, the
+// policy (a tool the mode does not offer is refused) and the approval with
+// the real preview, the accounting of the files it changed (fileChanged
+// events, the summary, a plan event), the call's own context registered
+// for agent/cancelTool (a background command handed to startBackground),
+// the question a stopped ask_user withdraws, and a command's live output.
+func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.Result) *toolcall.Pipeline {
+	mw := []toolcall.Middleware{
+		toolcall.WithHooks(toolcall.Hooks{
+			Pre: func(ctx context.Context, _ string, _ json.RawMessage) (bool, string) { return r.preToolUse(ctx, c) },
+			Post: func(ctx context.Context, _ string, _ json.RawMessage, content string, data any) string {
+				return r.postToolUse(ctx, c, content, data)
+			},
+		}),
+		toolcall.WithGate(toolcall.Gate{
+			Env: r.env,
+			Decide: func(*toolcall.Call) (policy.Decision, string) {
+				decision, reason := r.p.Policy.Decide(spec, c.Input)
+				if !isOffered && decision != policy.Deny {
+					// A tool the mode does not offer (the model called it anyway).
+					decision, reason = policy.Deny, fmt.Sprintf("%s tools are not available in %s mode", spec.Permission, r.chatModeLabel())
+				}
+				return decision, reason
+			},
+			Covered: func(*toolcall.Call) bool { return r.grants.covers(c.Name, c.Input) },
+			Approve: func(ctx context.Context, _ *toolcall.Call, preview string) bool {
+				return r.approve(ctx, c, spec, preview)
+			},
+		}),
+		toolcall.WithChanges(func(_ context.Context, _ *toolcall.Call, res tool.Result) {
+			if res.Background != nil {
+				return
+			}
+			for _, ch := range res.Changes {
+				r.emit(Event{Type: EventFileChanged, CallID: c.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
+				r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
+			}
+			if res.Operation != "" {
+				r.sum.Operations = append(r.sum.Operations, res.Operation)
+			}
+			r.sum.Operations = append(r.sum.Operations, res.Operations...)
+			if plan, ok := res.Data.(tool.PlanUpdate); ok {
+				r.emit(Event{Type: EventPlan, Text: plan.Explanation, Items: plan.Plan})
+			}
+		}),
+		toolcall.WithCancel(&r.ctl.calls, func(_ *toolcall.Call, res tool.Result, release func()) {
+			r.startBackground(c, res, release)
+		}),
+	}
+	if spec.Permission == tool.ClassInteractive {
+		mw = append(mw, func(next toolcall.Handler) toolcall.Handler {
+			return func(ctx context.Context, call *toolcall.Call) toolcall.Outcome {
+				out := next(ctx, call)
+				if ctx.Err() != nil {
+					// A question (agent/askUser) the task stopped waiting
+					// for: the client closes its dialog.
+					r.emit(Event{Type: EventApprovalWithdrawn, CallID: c.ID})
+				}
+				return out
+			}
+		})
+	}
+	if spec.Permission == tool.ClassCommand {
+		mw = append(mw, func(next toolcall.Handler) toolcall.Handler {
+			return func(ctx context.Context, call *toolcall.Call) toolcall.Outcome {
+				res, err := r.runLive(ctx, c.ID, func(ctx context.Context) (tool.Result, error) {
+					out := next(ctx, call)
+					return out.Result, out.Err
+				})
+				return toolcall.Outcome{Result: res, Err: err}
+			}
+		})
+	}
+	return &toolcall.Pipeline{Tools: r.opts.Tools, Env: r.env, Middleware: mw}
 }
 
 func (r *run) chatModeLabel() string {
@@ -673,7 +678,7 @@ func (r *run) chatModeLabel() string {
 // allowSession.
 func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) bool {
 	req := ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
-		Input: c.Input, Preview: cut(preview, maxPreview)}
+		Input: c.Input, Preview: toolcall.CutPreview(preview)}
 	r.emit(Event{Type: EventApprovalRequested, CallID: c.ID, Tool: c.Name, Permission: spec.Permission, Input: c.Input, Preview: req.Preview})
 	d := DecisionDeny
 	if r.opts.Approve != nil {
@@ -704,31 +709,13 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 // runTool runs t, or applies plan when the call was planned before its
 // approval, turning a panic into a runtime error (a broken tool must not
 // take the runtime down).
-func (r *run) runTool(ctx context.Context, t tool.Tool, plan *tool.Plan, input json.RawMessage) (res tool.Result, err error) {
+func (r *run) runTool(ctx context.Context, t tool.Tool, input json.RawMessage) (res tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool panicked: %v", p)
 		}
 	}()
-	if plan != nil {
-		return plan.Apply(ctx)
-	}
 	return t.Run(ctx, r.env, input)
-}
-
-// planTool computes a call's change before its approval (tool.Previewer),
-// turning a panic into a runtime error as runTool does.
-func (r *run) planTool(ctx context.Context, t tool.Previewer, input json.RawMessage) (plan *tool.Plan, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			plan, err = nil, fmt.Errorf("tool panicked: %v", p)
-		}
-	}()
-	plan, err = t.Plan(ctx, r.env, input)
-	if err == nil && (plan == nil || plan.Apply == nil) {
-		err = fmt.Errorf("%s planned no change", t.Spec().Name)
-	}
-	return plan, err
 }
 
 // finish stops what the task left running, emits done and returns the

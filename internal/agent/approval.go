@@ -3,11 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
 
 // Decision is protocol.md agent/requestApproval result.decision.
@@ -93,69 +93,16 @@ func commandOf(input json.RawMessage) string {
 	return in.Command
 }
 
-// maxPreview bounds an approval preview, in bytes.
-const maxPreview = 4000
-
 // Preview is what the user approves of a call to a tool that cannot plan
-// it (tool.Previewer plans the edit tools' real diffs), uncut: the path for
-// delete_path, both paths for move_path, the command and cwd for
-// run_command (and Claude Code's Bash), and the input JSON for anything
-// else. Every engine shows the same previews.
-func Preview(name string, input json.RawMessage) string { return preview(name, input) }
+// it (toolcall.Preview; every engine shows the same previews).
+func Preview(name string, input json.RawMessage) string { return toolcall.Preview(name, input) }
 
-// CutPreview cuts a preview at about maxPreview bytes, saying how many were
-// left out, as agent/requestApproval carries it.
-func CutPreview(s string) string { return cut(s, maxPreview) }
-
-func preview(name string, input json.RawMessage) string {
-	var in struct {
-		Path       string `json:"path"`
-		From       string `json:"from"`
-		To         string `json:"to"`
-		Command    string `json:"command"`
-		Cwd        string `json:"cwd"`
-		Background bool   `json:"background"`
-	}
-	_ = json.Unmarshal(input, &in)
-	switch name {
-	case "delete_path":
-		return "delete " + in.Path
-	case "move_path":
-		return "move " + in.From + " → " + in.To
-	case "run_command", "Bash":
-		cwd := in.Cwd
-		if cwd == "" {
-			cwd = "."
-		}
-		s := fmt.Sprintf("$ %s\n(cwd: %s)", in.Command, cwd)
-		if in.Background {
-			s += "\n(runs in the background)"
-		}
-		return s
-	}
-	b, err := json.MarshalIndent(json.RawMessage(rawOrEmpty(input)), "", "  ")
-	if err != nil {
-		b = input
-	}
-	return string(b)
-}
-
-// cut shortens s to at most n bytes on a rune boundary, saying so.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + fmt.Sprintf("\n… (%d more bytes)", len(s)-i)
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// CutPreview cuts a preview as agent/requestApproval carries it
+// (toolcall.CutPreview).
+func CutPreview(s string) string { return toolcall.CutPreview(s) }
 
 // resultDenied is what the model sees for a call the user denied.
-const resultDenied = "The user denied this tool call."
+const resultDenied = toolcall.ResultDenied
 
 // normalise maps a client answer to a Decision; anything unknown is deny.
 func normalise(d Decision) Decision {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
 
 // Steering bounds (protocol.md agent/steer).
@@ -14,25 +16,24 @@ const (
 
 // resultStoppedByUser is the tool result of a call stopped by
 // agent/cancelTool (protocol.md agent/cancelTool).
-const resultStoppedByUser = "Task has been stopped by user. Continue with the next step…"
+const resultStoppedByUser = toolcall.ResultStopped
 
 // Control is the handle the server keeps for a running task: agent/steer
 // and agent/cancelTool reach the loop through it. It is safe for concurrent
 // use. Run opens it when the task starts and closes it when the task ends;
 // after that Steer and CancelTool report false.
 type Control struct {
-	mu      sync.Mutex
-	open    bool
-	closed  bool
-	queue   []string
-	calls   map[string]func() // running foreground calls and background jobs by callId
-	stopped map[string]bool   // callIds stopped by CancelTool
-	wake    chan struct{}     // signalled (non-blocking) when a message is queued
+	mu     sync.Mutex
+	open   bool
+	closed bool
+	queue  []string
+	calls  toolcall.Registry // running foreground calls and background jobs by callId
+	wake   chan struct{}     // signalled (non-blocking) when a message is queued
 }
 
 // NewControl returns a Control for one task.
 func NewControl() *Control {
-	return &Control{calls: map[string]func(){}, stopped: map[string]bool{}, wake: make(chan struct{}, 1)}
+	return &Control{wake: make(chan struct{}, 1)}
 }
 
 // ValidSteerText trims text and checks protocol.md's 1..=100 000 characters.
@@ -62,19 +63,7 @@ func (c *Control) Steer(text string) bool {
 // CancelTool stops the running built-in call or background command callID
 // and reports whether one was running. The loop gives the model
 // "Task has been stopped by user…" as its result and goes on.
-func (c *Control) CancelTool(callID string) bool {
-	c.mu.Lock()
-	stop, ok := c.calls[callID]
-	if ok {
-		c.stopped[callID] = true
-		delete(c.calls, callID)
-	}
-	c.mu.Unlock()
-	if ok {
-		stop()
-	}
-	return ok
-}
+func (c *Control) CancelTool(callID string) bool { return c.calls.Cancel(callID) }
 
 func (c *Control) start() {
 	c.mu.Lock()
@@ -104,18 +93,7 @@ func (c *Control) pending() bool {
 	return len(c.queue) > 0
 }
 
-func (c *Control) register(callID string, stop func()) {
-	c.mu.Lock()
-	c.calls[callID] = stop
-	c.mu.Unlock()
-}
+func (c *Control) register(callID string, stop func()) { c.calls.Register(callID, stop) }
 
 // unregister forgets callID and reports whether CancelTool stopped it.
-func (c *Control) unregister(callID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.calls, callID)
-	s := c.stopped[callID]
-	delete(c.stopped, callID)
-	return s
-}
+func (c *Control) unregister(callID string) bool { return c.calls.Unregister(callID) }

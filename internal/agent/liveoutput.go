@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -120,10 +119,10 @@ func completeUTF8(b []byte) int {
 	return len(b)
 }
 
-// runLive runs a command tool with live output: the tool runs in its own
+// runLive runs a command with live output: run runs in its own
 // goroutine while Run's goroutine sends its output as toolOutput events at
 // most every liveInterval; what is left goes out before runLive returns.
-func (r *run) runLive(ctx context.Context, callID string, t tool.Tool, plan *tool.Plan, input json.RawMessage) (tool.Result, error) {
+func (r *run) runLive(ctx context.Context, callID string, run func(ctx context.Context) (tool.Result, error)) (tool.Result, error) {
 	live := newLiveOutput()
 	ctx = tool.WithOutput(ctx, live.write)
 	type outcome struct {
@@ -132,7 +131,7 @@ func (r *run) runLive(ctx context.Context, callID string, t tool.Tool, plan *too
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := r.runTool(ctx, t, plan, input)
+		res, err := run(ctx)
 		done <- outcome{res, err}
 	}()
 	send := func(final bool) {

@@ -10,6 +10,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
@@ -83,7 +84,7 @@ func (r *run) checkGate(ctx context.Context, command string) (bool, string) {
 	}
 	r.validationAsks++
 	c := pendingCall{ToolCall: provider.ToolCall{ID: fmt.Sprintf("validation_%d", r.validationAsks), Name: spec.Name, Input: input}}
-	if !r.approve(ctx, c, spec, preview(spec.Name, input)) {
+	if !r.approve(ctx, c, spec, toolcall.Preview(spec.Name, input)) {
 		return false, validate.ReasonDenied
 	}
 	return true, ""
@@ -107,7 +108,9 @@ func (r *run) checkExec(ctx context.Context, command string, timeout time.Durati
 		return validate.ExecResult{}, errors.New("run_command is not available to this task")
 	}
 	input, _ := json.Marshal(map[string]any{"command": command, "timeoutMs": timeout.Milliseconds()})
-	res, err := r.runLive(ctx, "validation:"+r.checkName, t, nil, input)
+	res, err := r.runLive(ctx, "validation:"+r.checkName, func(ctx context.Context) (tool.Result, error) {
+		return r.runTool(ctx, t, input)
+	})
 	if err != nil {
 		if te, ok := tool.AsError(err); ok {
 			switch te.Kind {

@@ -12,6 +12,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
 
 // ChatMode is the chatMode a claude/run task is saved with.
@@ -55,7 +56,7 @@ type control struct {
 
 func (c control) Steer(text string) bool { return c.run.Steer(text) }
 func (c control) CancelTool(callID string) bool {
-	if c.tools != nil && c.tools.cancel(callID) {
+	if c.tools != nil && c.tools.cancel.Cancel(callID) {
 		return true
 	}
 	return c.run.CancelTool(c.ctx, callID)
@@ -105,7 +106,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	emit := job.Emit
 	if o.UseTaskTools && job.Tools != nil && job.Env != nil {
 		o.ForwardTools = true
-		tools = &callLog{byCall: map[string][]tool.FileChange{}, stops: map[string]context.CancelFunc{}, stopped: map[string]bool{}}
+		tools = newCallLog(job)
 		emit = func(ev agent.Event) {
 			if ev.Type == agent.EventToolFinished {
 				for _, c := range tools.take(ev.CallID) {
@@ -127,7 +128,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 	if tools != nil {
 		h.RunTool = func(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
-			return tools.run(ctx, job, call)
+			return tools.run(ctx, call)
 		}
 		h.Finish = func(sum *agent.Summary) {
 			sum.ChangedFiles, sum.Operations = tools.summary()
@@ -180,95 +181,57 @@ func planner(job *task.Job) func(ctx context.Context, name string, input json.Ra
 	}
 }
 
-// callLog is what the task-x calls of one run changed.
+// callLog runs the task-x calls of one run through the tool-call
+// pipeline and keeps what they changed.
 type callLog struct {
+	pipe   *toolcall.Pipeline
+	cancel toolcall.Registry // calls running, by call id (agent/cancelTool)
+
 	mu      sync.Mutex
-	byCall  map[string][]tool.FileChange  // not yet reported by fileChanged
-	changes []tool.FileChange             // every change, in order
-	ops     []string                      // edit-log operations, in order
-	stops   map[string]context.CancelFunc // calls running, by call id
-	stopped map[string]bool               // calls agent/cancelTool stopped
+	byCall  map[string][]tool.FileChange // not yet reported by fileChanged
+	changes []tool.FileChange            // every change, in order
+	ops     []string                     // edit-log operations, in order
 }
 
-// cancel stops the running forwarded call callID (agent/cancelTool).
-func (l *callLog) cancel(callID string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	stop, ok := l.stops[callID]
-	if !ok {
-		return false
-	}
-	l.stopped[callID] = true
-	delete(l.stops, callID)
-	stop()
-	return true
+// newCallLog runs job's calls as the agent loop runs its own: the job's
+// hooks around each (docs/hooks.md; Claude Code asked the approval
+// already), the call stoppable by agent/cancelTool, a background command
+// waited for, the changes recorded; commands stay in the sandbox
+// whatever the session's setting (protocol.md: Claude Code's commands
+// never leave it).
+func newCallLog(job *task.Job) *callLog {
+	l := &callLog{byCall: map[string][]tool.FileChange{}}
+	l.pipe = &toolcall.Pipeline{Tools: job.Tools, Env: toolcall.Sandboxed(job.Env), Middleware: []toolcall.Middleware{
+		toolcall.WithHooks(toolcall.Hooks{Pre: job.PreToolUse, Post: job.PostToolUse}),
+		toolcall.WithCancel(&l.cancel, nil),
+		toolcall.WaitBackground(),
+		toolcall.WithChanges(func(_ context.Context, c *toolcall.Call, res tool.Result) { l.record(c.ID, res) }),
+	}}
+	return l
 }
 
-// run runs one forwarded call in the task's environment, as the agent loop
-// runs a call: the registry tool with the call id, a background command
-// waited for; commands stay in the sandbox whatever the session's setting
-// (protocol.md: Claude Code's commands never leave it).
-func (l *callLog) run(ctx context.Context, job *task.Job, call mcp.ToolCall) mcp.ToolAnswer {
-	t, ok := job.Tools.Get(call.Name)
-	if !ok || t.Spec().Permission == tool.ClassInteractive || strings.HasPrefix(call.Name, "mcp__") {
+// run runs one forwarded call; interactive tools and other MCP servers'
+// tools are not the runtime's to run here.
+func (l *callLog) run(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
+	if t, ok := l.pipe.Tools.Get(call.Name); !ok || t.Spec().Permission == tool.ClassInteractive || strings.HasPrefix(call.Name, "mcp__") {
 		return mcp.ToolAnswer{Content: "unknown tool " + call.Name, IsError: true}
 	}
-	// agent/run's config/hooks run around the call as around the agent
-	// loop's (docs/hooks.md); Claude Code asked its approval already.
-	if blocked, msg := job.PreToolUse(ctx, call.Name, call.Input); blocked {
-		return mcp.ToolAnswer{Content: msg, IsError: true}
-	}
-	env := *job.Env
-	env.Sandbox = true
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
+	out := l.pipe.Invoke(ctx, toolcall.Call{ID: call.CallID, Name: call.Name, Input: call.Input})
+	text, isErr := out.Text()
+	return mcp.ToolAnswer{Content: text, IsError: isErr}
+}
+
+// record keeps what a call changed.
+func (l *callLog) record(callID string, res tool.Result) {
 	l.mu.Lock()
-	if call.CallID != "" {
-		l.stops[call.CallID] = stop
-	}
-	l.mu.Unlock()
-	res, err := t.Run(tool.WithCallID(ctx, call.CallID), &env, call.Input)
-	if err == nil && res.Background != nil {
-		select {
-		case final, ok := <-res.Background.Done:
-			if ok {
-				res.Content = final.Content
-				res.Changes = append(res.Changes, final.Changes...)
-			}
-		case <-ctx.Done():
-			res.Background.Cancel()
-			err = ctx.Err()
-		}
-	}
-	l.mu.Lock()
-	delete(l.stops, call.CallID)
-	byUser := l.stopped[call.CallID]
-	delete(l.stopped, call.CallID)
-	l.mu.Unlock()
-	if byUser {
-		// agent/cancelTool (protocol.md): only this call stops.
-		return mcp.ToolAnswer{Content: StoppedNote, IsError: true}
-	}
-	if err != nil {
-		if te, ok := tool.AsError(err); ok {
-			return mcp.ToolAnswer{Content: te.Message, IsError: true}
-		}
-		return mcp.ToolAnswer{Content: "internal error: " + err.Error(), IsError: true}
-	}
-	l.mu.Lock()
+	defer l.mu.Unlock()
 	if len(res.Changes) > 0 {
-		l.byCall[call.CallID] = append(l.byCall[call.CallID], res.Changes...)
+		l.byCall[callID] = append(l.byCall[callID], res.Changes...)
 		l.changes = append(l.changes, res.Changes...)
 	}
 	if res.Operation != "" {
 		l.ops = append(l.ops, res.Operation)
 	}
-	l.mu.Unlock()
-	var data any = res.Content
-	if res.Data != nil {
-		data = res.Data
-	}
-	return mcp.ToolAnswer{Content: job.PostToolUse(ctx, call.Name, call.Input, res.Content, data)}
 }
 
 // take returns the changes of callID not reported yet.

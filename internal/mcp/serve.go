@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/version"
 )
 
@@ -39,6 +40,11 @@ type ServeOptions struct {
 	// OnChanges is told about the files a call changed (to update the
 	// index). May be nil.
 	OnChanges func(ctx context.Context, changes []tool.FileChange)
+	// Middleware wraps every registry call in the tool-call pipeline
+	// (toolcall.Pipeline), outside the wait for a background command and
+	// the report of changes the server always does: hooks or a policy
+	// when the caller has them. May be nil.
+	Middleware []toolcall.Middleware
 	// Logger receives diagnostics (tool names, outcomes; never inputs or
 	// outputs). Default: discard.
 	Logger *slog.Logger
@@ -68,6 +74,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "task-x", Version: o.Version}, nil)
 	if o.Registry != nil && !o.NoTools {
+		p := pipeline(&o)
 		for _, spec := range o.Registry.Specs() {
 			// update_plan feeds our loop's plan event; Claude Code keeps its own todo list.
 			if spec.Permission == tool.ClassInteractive || spec.Name == ApproveTool || spec.Name == "update_plan" ||
@@ -81,7 +88,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts *ServeOptions)
 				Description: spec.Description,
 				InputSchema: schema,
 				Annotations: annotations(spec.Permission),
-			}, handlerFor(t, &o))
+			}, handlerFor(t, &o, p))
 		}
 	}
 	srv.AddTool(&sdk.Tool{
@@ -121,11 +128,11 @@ func textResult(text string, isError bool) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
 }
 
-func handlerFor(t tool.Tool, o *ServeOptions) sdk.ToolHandler {
+func handlerFor(t tool.Tool, o *ServeOptions, p *toolcall.Pipeline) sdk.ToolHandler {
 	if o.Forward {
 		return forwardHandler(t.Spec().Name, o)
 	}
-	return registryHandler(t, o)
+	return registryHandler(t, o, p)
 }
 
 // forwardHandler sends the call to the parent runtime (ServeOptions.Forward).
@@ -142,42 +149,34 @@ func forwardHandler(name string, o *ServeOptions) sdk.ToolHandler {
 	}
 }
 
-func registryHandler(t tool.Tool, o *ServeOptions) sdk.ToolHandler {
-	name := t.Spec().Name
-	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		input := req.Params.Arguments
-		if len(input) == 0 || string(input) == "null" {
-			input = json.RawMessage(`{}`)
-		}
-		if id, ok := req.Params.Meta[claudeToolUseID].(string); ok && id != "" {
-			ctx = tool.WithCallID(ctx, id) // the edit log records Claude's call id
-		}
-		res, err := t.Run(ctx, o.Env, input)
-		if err != nil {
-			if te, ok := tool.AsError(err); ok {
-				o.Logger.Info("mcp tool call failed", "tool", name, "kind", te.Kind)
-				return textResult(te.Message, true), nil
-			}
-			o.Logger.Warn("mcp tool call error", "tool", name, "err", err)
-			return textResult("internal error: "+err.Error(), true), nil
-		}
-		if res.Background != nil {
-			select {
-			case final, ok := <-res.Background.Done:
-				if ok {
-					res.Content = final.Content
-					res.Changes = append(res.Changes, final.Changes...)
-				}
-			case <-ctx.Done():
-				res.Background.Cancel()
-				return textResult("cancelled", true), nil
-			}
-		}
+// pipeline is the tool-call pipeline of the served registry: the caller's
+// middleware, then a background command waited for and the changes
+// reported to OnChanges.
+func pipeline(o *ServeOptions) *toolcall.Pipeline {
+	mw := append([]toolcall.Middleware{}, o.Middleware...)
+	mw = append(mw, toolcall.WaitBackground(), toolcall.WithChanges(func(ctx context.Context, _ *toolcall.Call, res tool.Result) {
 		if o.OnChanges != nil && len(res.Changes) > 0 {
 			o.OnChanges(context.WithoutCancel(ctx), res.Changes)
 		}
-		o.Logger.Info("mcp tool call", "tool", name)
-		return textResult(res.Content, false), nil
+	}))
+	return &toolcall.Pipeline{Tools: o.Registry, Env: o.Env, Middleware: mw}
+}
+
+func registryHandler(t tool.Tool, o *ServeOptions, p *toolcall.Pipeline) sdk.ToolHandler {
+	name := t.Spec().Name
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		// The edit log records Claude's call id.
+		id, _ := req.Params.Meta[claudeToolUseID].(string)
+		out := p.Invoke(ctx, toolcall.Call{ID: id, Name: name, Input: req.Params.Arguments})
+		text, isErr := out.Text()
+		if te, ok := tool.AsError(out.Err); ok {
+			o.Logger.Info("mcp tool call failed", "tool", name, "kind", te.Kind)
+		} else if out.Err != nil {
+			o.Logger.Warn("mcp tool call error", "tool", name, "err", out.Err)
+		} else {
+			o.Logger.Info("mcp tool call", "tool", name)
+		}
+		return textResult(text, isErr), nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
 
 // Tools is the registry's tool specs (tools/list).
@@ -27,24 +28,25 @@ func (s *Session) CallTool(ctx context.Context, name string, input json.RawMessa
 	if name == "" {
 		return nil, Invalid("name is required")
 	}
-	t, ok := s.tools.Get(name)
-	if !ok {
-		return nil, tool.Errorf(tool.ErrUnknownTool, "unknown tool %q", name)
-	}
 	if _, err := s.project(); err != nil {
+		if _, ok := s.tools.Get(name); !ok {
+			return nil, tool.Errorf(tool.ErrUnknownTool, "unknown tool %q", name)
+		}
 		return nil, err
 	}
 	s.mu.Lock()
 	env := s.direct
 	s.mu.Unlock()
-	if len(input) == 0 || string(input) == "null" {
-		input = json.RawMessage(`{}`)
+	p := &toolcall.Pipeline{Tools: s.tools, Env: env, Middleware: []toolcall.Middleware{
+		toolcall.WithChanges(func(ctx context.Context, _ *toolcall.Call, res tool.Result) {
+			s.changed(ctx, tool.ChangedPaths(res.Changes))
+		}),
+	}}
+	out := p.Invoke(ctx, toolcall.Call{Name: name, Input: input})
+	if out.Err != nil {
+		return nil, out.Err
 	}
-	res, err := t.Run(ctx, env, input)
-	if err != nil {
-		return nil, err
-	}
-	s.changed(ctx, tool.ChangedPaths(res.Changes))
+	res := out.Result
 	changes := res.Changes
 	if changes == nil {
 		changes = []tool.FileChange{}
