@@ -95,6 +95,8 @@ var layerRules = []struct {
 		[]string{"internal/server", "internal/mcp", "internal/task", "internal/project", "internal/agent", "internal/team", "internal/protocol", "internal/jsonrpc", "internal/tool"}},
 	{"internal/mcp", "a front end never imports another front end",
 		[]string{"internal/server", "internal/task"}},
+	{"internal/toolcall", "the tool-call pipeline is a part under every engine and front end",
+		[]string{"internal/server", "internal/mcp", "internal/session", "internal/task", "internal/agent", "internal/project", "internal/protocol", "internal/jsonrpc"}},
 	{"internal/session", "the session is below every front end: it knows no JSON-RPC and no front end",
 		[]string{"internal/server", "internal/jsonrpc"}},
 	{"cmd/task-x", "the terminal client drives the runtime over the protocol only (addendum §1)",

@@ -51,7 +51,7 @@ var _ task.Engine = (*Engine)(nil)
 type control struct {
 	ctx   context.Context
 	run   *Run
-	tools *callLog
+	tools *Forwarded
 }
 
 func (c control) Steer(text string) bool { return c.run.Steer(text) }
@@ -102,11 +102,11 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	// back): the task's Env, so its index, edit log, stale-edit record and
 	// live keys. calls keeps what each call changed, for fileChanged
 	// events at its toolFinished and for the summary.
-	var tools *callLog
+	var tools *Forwarded
 	emit := job.Emit
 	if o.UseTaskTools && job.Tools != nil && job.Env != nil {
 		o.ForwardTools = true
-		tools = newCallLog(job)
+		tools = NewForwarded(job)
 		emit = func(ev agent.Event) {
 			if ev.Type == agent.EventToolFinished {
 				for _, c := range tools.take(ev.CallID) {
@@ -128,7 +128,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 	if tools != nil {
 		h.RunTool = func(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
-			return tools.run(ctx, call)
+			return tools.Run(ctx, call)
 		}
 		h.Finish = func(sum *agent.Summary) {
 			sum.ChangedFiles, sum.Operations = tools.summary()
@@ -181,9 +181,10 @@ func planner(job *task.Job) func(ctx context.Context, name string, input json.Ra
 	}
 }
 
-// callLog runs the task-x calls of one run through the tool-call
-// pipeline and keeps what they changed.
-type callLog struct {
+// Forwarded runs the task-x calls of one claude/run (the --forward
+// child sends every call back) through the tool-call pipeline and keeps
+// what they changed.
+type Forwarded struct {
 	pipe   *toolcall.Pipeline
 	cancel toolcall.Registry // calls running, by call id (agent/cancelTool)
 
@@ -193,26 +194,28 @@ type callLog struct {
 	ops     []string                     // edit-log operations, in order
 }
 
-// newCallLog runs job's calls as the agent loop runs its own: the job's
-// hooks around each (docs/hooks.md; Claude Code asked the approval
-// already), the call stoppable by agent/cancelTool, a background command
-// waited for, the changes recorded; commands stay in the sandbox
-// whatever the session's setting (protocol.md: Claude Code's commands
-// never leave it).
-func newCallLog(job *task.Job) *callLog {
-	l := &callLog{byCall: map[string][]tool.FileChange{}}
-	l.pipe = &toolcall.Pipeline{Tools: job.Tools, Env: toolcall.Sandboxed(job.Env), Middleware: []toolcall.Middleware{
-		toolcall.WithHooks(toolcall.Hooks{Pre: job.PreToolUse, Post: job.PostToolUse}),
+// NewForwarded runs job's calls as the agent loop runs its own: the job's
+// hooks around each (docs/hooks.md), then gate (none in claude/run:
+// Claude Code asked the approval already through the approve tool), the
+// changes recorded, the call stoppable by agent/cancelTool, a background
+// command waited for; commands stay in the sandbox whatever the session's
+// setting (protocol.md: Claude Code's commands never leave it).
+func NewForwarded(job *task.Job, gate ...toolcall.Middleware) *Forwarded {
+	l := &Forwarded{byCall: map[string][]tool.FileChange{}}
+	mw := []toolcall.Middleware{toolcall.WithHooks(toolcall.Hooks{Pre: job.PreToolUse, Post: job.PostToolUse})}
+	mw = append(mw, gate...)
+	mw = append(mw,
+		toolcall.WithChanges(func(_ context.Context, c *toolcall.Call, res tool.Result) { l.record(c.ID, res) }),
 		toolcall.WithCancel(&l.cancel, nil),
 		toolcall.WaitBackground(),
-		toolcall.WithChanges(func(_ context.Context, c *toolcall.Call, res tool.Result) { l.record(c.ID, res) }),
-	}}
+	)
+	l.pipe = &toolcall.Pipeline{Tools: job.Tools, Env: toolcall.Sandboxed(job.Env), Middleware: mw}
 	return l
 }
 
-// run runs one forwarded call; interactive tools and other MCP servers'
+// Run runs one forwarded call; interactive tools and other MCP servers'
 // tools are not the runtime's to run here.
-func (l *callLog) run(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
+func (l *Forwarded) Run(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
 	if t, ok := l.pipe.Tools.Get(call.Name); !ok || t.Spec().Permission == tool.ClassInteractive || strings.HasPrefix(call.Name, "mcp__") {
 		return mcp.ToolAnswer{Content: "unknown tool " + call.Name, IsError: true}
 	}
@@ -222,7 +225,7 @@ func (l *callLog) run(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
 }
 
 // record keeps what a call changed.
-func (l *callLog) record(callID string, res tool.Result) {
+func (l *Forwarded) record(callID string, res tool.Result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(res.Changes) > 0 {
@@ -235,7 +238,7 @@ func (l *callLog) record(callID string, res tool.Result) {
 }
 
 // take returns the changes of callID not reported yet.
-func (l *callLog) take(callID string) []tool.FileChange {
+func (l *Forwarded) take(callID string) []tool.FileChange {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.byCall[callID]
@@ -244,7 +247,7 @@ func (l *callLog) take(callID string) []tool.FileChange {
 }
 
 // summary is the run's changedFiles (merged per path) and operations.
-func (l *callLog) summary() ([]tool.FileChange, []string) {
+func (l *Forwarded) summary() ([]tool.FileChange, []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	files := []tool.FileChange{}

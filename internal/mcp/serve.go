@@ -150,15 +150,15 @@ func forwardHandler(name string, o *ServeOptions) sdk.ToolHandler {
 }
 
 // pipeline is the tool-call pipeline of the served registry: the caller's
-// middleware, then a background command waited for and the changes
-// reported to OnChanges.
+// middleware, then the changes reported to OnChanges, a background
+// command's included, which is waited for.
 func pipeline(o *ServeOptions) *toolcall.Pipeline {
 	mw := append([]toolcall.Middleware{}, o.Middleware...)
-	mw = append(mw, toolcall.WaitBackground(), toolcall.WithChanges(func(ctx context.Context, _ *toolcall.Call, res tool.Result) {
+	mw = append(mw, toolcall.WithChanges(func(ctx context.Context, _ *toolcall.Call, res tool.Result) {
 		if o.OnChanges != nil && len(res.Changes) > 0 {
 			o.OnChanges(context.WithoutCancel(ctx), res.Changes)
 		}
-	}))
+	}), toolcall.WaitBackground())
 	return &toolcall.Pipeline{Tools: o.Registry, Env: o.Env, Middleware: mw}
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/version"
 )
 
@@ -58,6 +59,10 @@ type Options struct {
 	Sandbox *bool
 	// DataDir is the data folder, "" for none (initialize may set it).
 	DataDir string
+	// ToolMiddleware wraps CallTool's calls in the tool-call pipeline (a
+	// front end's hooks or policy); none for the JSON-RPC server's
+	// tools/call, where the user asked for the call.
+	ToolMiddleware []toolcall.Middleware
 }
 
 // Client is a front end's port to its client: notifications it sends

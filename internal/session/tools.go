@@ -37,11 +37,11 @@ func (s *Session) CallTool(ctx context.Context, name string, input json.RawMessa
 	s.mu.Lock()
 	env := s.direct
 	s.mu.Unlock()
-	p := &toolcall.Pipeline{Tools: s.tools, Env: env, Middleware: []toolcall.Middleware{
-		toolcall.WithChanges(func(ctx context.Context, _ *toolcall.Call, res tool.Result) {
-			s.changed(ctx, tool.ChangedPaths(res.Changes))
-		}),
-	}}
+	mw := append([]toolcall.Middleware{}, s.opts.ToolMiddleware...)
+	mw = append(mw, toolcall.WithChanges(func(ctx context.Context, _ *toolcall.Call, res tool.Result) {
+		s.changed(ctx, tool.ChangedPaths(res.Changes))
+	}))
+	p := &toolcall.Pipeline{Tools: s.tools, Env: env, Middleware: mw}
 	out := p.Invoke(ctx, toolcall.Call{Name: name, Input: input})
 	if out.Err != nil {
 		return nil, out.Err

@@ -60,7 +60,8 @@ func WithHooks(h Hooks) Middleware {
 
 // Gate is a task's policy and approvals.
 type Gate struct {
-	// Env is where a Previewer plans a call before its approval.
+	// Env is where a Previewer plans a call before its approval (nil: the
+	// call's own).
 	Env *tool.Env
 	// Decide is the policy's decision for the call, with the reason of a
 	// deny (policy.Policy.Decide, plus what the caller refuses itself).
@@ -91,7 +92,11 @@ func WithGate(g Gate) Middleware {
 				if g.Covered != nil && g.Covered(c) {
 					break
 				}
-				plan, err := Plan(ctx, g.Env, c)
+				env := g.Env
+				if env == nil {
+					env = c.Env
+				}
+				plan, err := Plan(ctx, env, c)
 				if err != nil {
 					return Outcome{Err: err}
 				}
@@ -234,4 +239,15 @@ func Sandboxed(env *tool.Env) *tool.Env {
 	cp := *env
 	cp.Sandbox = true
 	return &cp
+}
+
+// PolicyGate is the Gate of a policy on its own (a front end without the
+// agent loop's modes and allowSession grants): the policy's decision for
+// the call's tool, a Previewer's plan in the call's Env as the preview,
+// approve asked.
+func PolicyGate(pol policy.Policy, approve func(ctx context.Context, c *Call, preview string) bool) Middleware {
+	return WithGate(Gate{
+		Decide:  func(c *Call) (policy.Decision, string) { return pol.Decide(c.Tool.Spec(), c.Input) },
+		Approve: approve,
+	})
 }

@@ -47,9 +47,10 @@ type Call struct {
 	ID    string
 	Name  string
 	Input json.RawMessage
-	// Tool is the registry's tool of Name (set by Invoke before the
-	// middleware runs).
+	// Tool is the registry's tool of Name and Env the environment the call
+	// runs in (set by Invoke before the middleware runs).
 	Tool tool.Tool
+	Env  *tool.Env
 	// Plan is the change a Gate planned and the user approved; the call
 	// applies it instead of running the tool again.
 	Plan *tool.Plan
@@ -84,7 +85,7 @@ func (p *Pipeline) Invoke(ctx context.Context, c Call) Outcome {
 	if !ok {
 		return Outcome{Err: tool.Errorf(tool.ErrUnknownTool, "unknown tool %q", c.Name)}
 	}
-	c.Tool = t
+	c.Tool, c.Env = t, p.Env
 	if len(c.Input) == 0 || string(c.Input) == "null" {
 		c.Input = json.RawMessage(`{}`)
 	}
