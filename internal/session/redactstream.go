@@ -76,7 +76,7 @@ func (d *deltaRedactor) flushOutput() []agent.Event {
 // back); for any other event, the held text of each delta type as a final
 // delta and of each output stream as a final toolOutput, then ev.
 func (d *deltaRedactor) events(ev agent.Event) []agent.Event {
-	if ev.Type == "textDelta" || ev.Type == "thinkingDelta" || ev.Type == agent.EventToolOutput {
+	if isStreamed(ev.Type) {
 		key := ev.Type
 		if ev.Type == agent.EventToolOutput {
 			key = outputKey(ev.CallID, ev.Stream)
@@ -92,6 +92,28 @@ func (d *deltaRedactor) events(ev agent.Event) []agent.Event {
 	d.flush(func(typ, text string) { out = append(out, agent.Event{Type: typ, Text: text}) })
 	out = append(out, d.flushOutput()...)
 	return append(out, ev)
+}
+
+// encoded is events as the JSON to send, the keys redacted: ev's own
+// JSON is raw when the task layer recorded it (redacted already), else it
+// is encoded and redacted here; so is each held piece flushed before it.
+func (d *deltaRedactor) encoded(ev agent.Event, raw json.RawMessage) []json.RawMessage {
+	evs := d.events(ev)
+	out := make([]json.RawMessage, len(evs))
+	for i, e := range evs {
+		if i == len(evs)-1 && raw != nil && e.Type == ev.Type && !isStreamed(ev.Type) {
+			out[i] = raw // ev itself, unchanged
+			continue
+		}
+		out[i] = d.secrets.RedactJSON(mustJSON(e))
+	}
+	return out
+}
+
+// isStreamed reports whether events of typ are text pieces the redactor
+// rewrites.
+func isStreamed(typ string) bool {
+	return typ == "textDelta" || typ == "thinkingDelta" || typ == agent.EventToolOutput
 }
 
 // chatEvents is events for chat/send's provider events: text and thinking

@@ -115,3 +115,26 @@ func TestDeltaRedactorToolOutput(t *testing.T) {
 		t.Fatalf("streams %q", streams)
 	}
 }
+
+// TestEncodedSendsRecordedJSON: an event the task layer recorded goes out
+// as its recorded (redacted) bytes, not encoded again; held delta text is
+// flushed before it, encoded and redacted; a delta is never taken from raw.
+func TestEncodedSendsRecordedJSON(t *testing.T) {
+	const key = "sk-enc-fake-KEY-12345678"
+	secrets := &logx.Secrets{}
+	secrets.Add(key)
+	d := newDeltaRedactor(secrets)
+	if out := d.encoded(agent.Event{Type: "textDelta", Text: "key sk-enc-"}, json.RawMessage(`"not used"`)); len(out) != 1 ||
+		strings.Contains(string(out[0]), "sk-enc") || string(out[0]) == `"not used"` {
+		t.Fatalf("delta: %s", out)
+	}
+	raw := json.RawMessage(`{"type":"assistantMessage","recorded":true}`)
+	out := d.encoded(agent.Event{Type: "assistantMessage"}, raw)
+	if len(out) != 2 || !strings.Contains(string(out[0]), `"textDelta"`) || string(out[1]) != string(raw) {
+		t.Fatalf("flush then the recorded bytes: %s", out)
+	}
+	out = d.encoded(agent.Event{Type: "warning", Message: "about " + key}, nil)
+	if len(out) != 1 || strings.Contains(string(out[0]), key) || !strings.Contains(string(out[0]), "[redacted]") {
+		t.Fatalf("unrecorded event: %s", out)
+	}
+}

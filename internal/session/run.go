@@ -131,7 +131,7 @@ func (s *Session) Run(ctx context.Context, p *RunRequest) (json.RawMessage, erro
 		return nil, err
 	}
 	var engine task.Engine = s.agentEngine(prov, loop, topLevel)
-	var emitter func(context.Context, string) func(agent.Event)
+	var emitter func(context.Context, string) func(agent.Event, json.RawMessage)
 	if mode == "team" {
 		// The lead is a task like any other; its engine adds the team
 		// tools (or warns and runs one agent without a repository).
@@ -155,19 +155,20 @@ func (s *Session) Run(ctx context.Context, p *RunRequest) (json.RawMessage, erro
 // runTask runs a decoded request with the task layer's runner: the request
 // is checked (Prepare's invalid params before anything runs), the call
 // detaches, every event goes out as agent/event by emitter(ctx, taskID)
-// (nil: one delta redactor for the task's stream, the keys redacted), and
+// (nil: one delta redactor for the task's stream, the keys redacted once
+// per event: a recorded event's redacted JSON is sent as recorded), and
 // the summary comes back to be encoded.
-func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(agent.Event)) (agent.Summary, error) {
+func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(agent.Event, json.RawMessage)) (agent.Summary, error) {
 	var taskID string
-	var emit func(agent.Event)
+	var emit func(agent.Event, json.RawMessage)
 	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
-	req.Emit = func(ev agent.Event) {
+	req.EmitJSON = func(ev agent.Event, raw json.RawMessage) {
 		if emit != nil {
-			emit(ev)
+			emit(ev, raw)
 			return
 		}
-		for _, out := range deltas.events(ev) {
-			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(s.secrets.RedactJSON(mustJSON(out)))})
+		for _, out := range deltas.encoded(ev, raw) {
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(out)})
 		}
 	}
 	prep, err := s.runner.Prepare(req)

@@ -157,7 +157,8 @@ func (s *Session) BestOf(ctx context.Context, p *BestOfRequest) (json.RawMessage
 	if taskID == "" {
 		taskID = task.NewID()
 	}
-	emit := s.teamEmitter(ctx, taskID)
+	send := s.teamEmitter(ctx, taskID)
+	emit := func(ev agent.Event) { send(ev, nil) }
 	detach(ctx)
 	out, err := runner.BestOf(ctx, team.BestOfRequest{TaskID: taskID, Prompt: p.Prompt, Contenders: contenders,
 		Policy: pol, Editor: editor, Approve: s.approver(), Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), Emit: emit})
@@ -168,35 +169,42 @@ func (s *Session) BestOf(ctx context.Context, p *BestOfRequest) (json.RawMessage
 }
 
 // teamEmitter sends a lead's events as agent/event of taskID, keys
-// redacted; a subagent's text deltas are redacted across pieces per
-// subagent, as a top-level task's are. Safe for concurrent use (the
-// subagents run at once).
-func (s *Session) teamEmitter(ctx context.Context, taskID string) func(agent.Event) {
+// redacted (a recorded event's JSON, raw, is sent as recorded); a
+// subagent's text deltas are redacted across pieces per subagent, as a
+// top-level task's are. Safe for concurrent use (the subagents run at
+// once).
+func (s *Session) teamEmitter(ctx context.Context, taskID string) func(agent.Event, json.RawMessage) {
 	var mu sync.Mutex
 	lead := newDeltaRedactor(s.secrets)
 	subs := map[string]*deltaRedactor{}
-	return func(ev agent.Event) {
+	return func(ev agent.Event, raw json.RawMessage) {
 		mu.Lock()
 		defer mu.Unlock()
-		var out []agent.Event
+		var out []json.RawMessage
 		if se, ok := ev.Fields.(team.SubagentEvent); ok && ev.Type == team.EventSubagent {
 			d := subs[se.TaskID]
 			if d == nil {
 				d = newDeltaRedactor(s.secrets)
 				subs[se.TaskID] = d
 			}
-			for _, inner := range d.events(se.Event) {
+			typ := se.Event.Type
+			inners := d.events(se.Event)
+			for i, inner := range inners {
+				if i == len(inners)-1 && raw != nil && !isStreamed(typ) {
+					out = append(out, raw) // the subagent event itself, unchanged
+					continue
+				}
 				se.Event = inner
-				out = append(out, agent.Event{Type: team.EventSubagent, Fields: se})
+				out = append(out, s.secrets.RedactJSON(mustJSON(agent.Event{Type: team.EventSubagent, Fields: se})))
 			}
-			if se.Event.Type == agent.EventDone {
+			if typ == agent.EventDone {
 				delete(subs, se.TaskID)
 			}
 		} else {
-			out = lead.events(ev)
+			out = lead.encoded(ev, raw)
 		}
 		for _, e := range out {
-			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(s.secrets.RedactJSON(mustJSON(e)))})
+			s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(e)})
 		}
 	}
 }

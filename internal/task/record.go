@@ -96,16 +96,19 @@ func (r *taskRecorder) append(recs []store.Record) {
 }
 
 // event records one agent event (unless it is live only) and the
-// conversation messages it completes, in one append.
-func (r *taskRecorder) event(ev agent.Event) {
+// conversation messages it completes, in one append. It returns the
+// event's JSON with the keys redacted, as recorded (nil when it was not),
+// so the front end sends those bytes instead of encoding the event again.
+func (r *taskRecorder) event(ev agent.Event) (raw json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done || liveOnly[ev.Type] {
-		return
+		return nil
 	}
 	var recs []store.Record
 	if b, err := json.Marshal(ev); err == nil {
-		recs = append(recs, store.Record{Kind: store.RecEvent, Value: r.r.Secrets.RedactJSON(b)})
+		raw = r.r.Secrets.RedactJSON(b)
+		recs = append(recs, store.Record{Kind: store.RecEvent, Value: raw})
 	}
 	switch ev.Type {
 	case agent.EventAssistantMessage:
@@ -141,6 +144,7 @@ func (r *taskRecorder) event(ev agent.Event) {
 		r.turn, r.results = nil, nil
 	}
 	r.append(recs)
+	return raw
 }
 
 // finish writes the snapshot with the final status, summary and

@@ -22,22 +22,29 @@ import (
 type stream struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
-	emit      func(agent.Event)
+	emit      func(agent.Event, json.RawMessage)
 	replaying int
-	held      []agent.Event
+	held      []heldEvent
+}
+
+// heldEvent is an event and its recorded JSON (nil when not recorded).
+type heldEvent struct {
+	ev  agent.Event
+	raw json.RawMessage
 }
 
 func (s *stream) send(ev agent.Event, rec *taskRecorder) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var raw json.RawMessage
 	if rec != nil {
-		rec.event(ev)
+		raw = rec.event(ev)
 	}
 	if s.replaying > 0 {
-		s.held = append(s.held, ev)
+		s.held = append(s.held, heldEvent{ev, raw})
 		return
 	}
-	s.emit(ev)
+	s.emit(ev, raw)
 }
 
 // hold starts holding live events and runs load under the lock, so what it
@@ -59,8 +66,8 @@ func (s *stream) release() {
 	}
 	held := s.held
 	s.held = nil
-	for _, ev := range held {
-		s.emit(ev)
+	for _, h := range held {
+		s.emit(h.ev, h.raw)
 	}
 	if s.cond != nil {
 		s.cond.Broadcast()

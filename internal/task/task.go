@@ -135,6 +135,11 @@ type Request struct {
 	// Emit receives every event of the task in order (after the Runner
 	// recorded it).
 	Emit func(agent.Event)
+	// EmitJSON, when set, receives them instead, each with its JSON as
+	// recorded (keys redacted), or nil for an event that is not recorded
+	// (streamed pieces, live views): a front end sends those bytes and
+	// encodes and redacts only the others, one pass per event.
+	EmitJSON func(ev agent.Event, raw json.RawMessage)
 }
 
 // InvalidError is a request the task layer refuses (a front end answers
@@ -257,9 +262,13 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	if mode == "" {
 		mode = policy.ChatAgent
 	}
-	emit := req.Emit
+	emit := req.EmitJSON
 	if emit == nil {
-		emit = func(agent.Event) {}
+		send := req.Emit
+		if send == nil {
+			send = func(agent.Event) {}
+		}
+		emit = func(ev agent.Event, _ json.RawMessage) { send(ev) }
 	}
 	h := &handle{}
 	if !r.add(p.taskID, h) {
