@@ -10,26 +10,21 @@ import (
 	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
-// TestMethodTable: every request method of protocol.md has one
-// registration; params that do not fit their type are -32602 naming the
+// TestMethodTable: every request method of protocol.md (protocol.Methods)
+// has one registration and nothing else has; params that do not fit their type are -32602 naming the
 // problem, absent or null params are the zero value, and a method that
 // takes none does not read them.
 func TestMethodTable(t *testing.T) {
 	s := New(nil)
-	for _, m := range []string{
-		protocol.MethodInitialize, protocol.MethodShutdown, protocol.MethodProviderCaps, protocol.MethodListModels,
-		protocol.MethodModels, protocol.MethodContextWindow, protocol.MethodProviderTest, protocol.MethodChatSend,
-		protocol.MethodWorkspaceOpen, protocol.MethodContextInspect, protocol.MethodAgentRun, protocol.MethodClaudeRun,
-		protocol.MethodAgentTasks, protocol.MethodAgentTask, protocol.MethodAgentDeleteTask, protocol.MethodAgentReplay,
-		protocol.MethodToolsList, protocol.MethodToolsCall, protocol.MethodAgentSteer, protocol.MethodAgentCancelTool,
-		protocol.MethodAgentCancelSubagent, protocol.MethodEditsList, protocol.MethodEditsPending, protocol.MethodEditsKeep,
-		protocol.MethodEditsRevert, protocol.MethodEditsUndo, protocol.MethodGraphProject, protocol.MethodGraphFile,
-		protocol.MethodWorkspaceRefresh, protocol.MethodMCPConfigure, protocol.MethodMCPStatus, protocol.MethodSkillsList,
-		protocol.MethodSkillsResolve, protocol.MethodConfigHooks, protocol.MethodPromptRefine, protocol.MethodContextRetrieve,
-		protocol.MethodAgentBestOf, protocol.MethodWorktreesApply, protocol.MethodWorktreesDiscard, protocol.MethodWorktreesList,
-	} {
-		if _, ok := s.methods[m]; !ok {
-			t.Errorf("%s has no registration", m)
+	for _, m := range protocol.Methods {
+		_, ok := s.methods[m.Name]
+		if want := m.Direction == protocol.ClientRequest; ok != want {
+			t.Errorf("%s (%v): registered %v", m.Name, m.Direction, ok)
+		}
+	}
+	for name := range s.methods {
+		if m, ok := protocol.MethodByName(name); !ok || m.Direction != protocol.ClientRequest {
+			t.Errorf("%s is registered but is no request of the protocol", name)
 		}
 	}
 	ctx := context.Background()
