@@ -74,18 +74,18 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodProviderCaps: method(func(ctx context.Context, _ *none) ([]protocol.ProviderInfo, error) {
 			return session.Providers(), nil
 		}),
-		protocol.MethodListModels: method(func(ctx context.Context, p *providerParams) (modelIDs, error) {
+		protocol.MethodListModels: method(func(ctx context.Context, p *providerParams) (protocol.ListModelsResult, error) {
 			ids, err := ss.ModelIDs(ctx, p.Provider)
-			return modelIDs{Models: ids}, err
+			return protocol.ListModelsResult{Models: ids}, err
 		}),
 		protocol.MethodModels: method(func(ctx context.Context, p *providerParams) (models, error) {
 			list, err := ss.Models(ctx, p.Provider)
 			return models{Models: list}, err
 		}),
-		protocol.MethodContextWindow: method(func(ctx context.Context, p *providerParams) (session.ContextWindowResult, error) {
+		protocol.MethodContextWindow: method(func(ctx context.Context, p *providerParams) (protocol.ContextWindowResult, error) {
 			return ss.ContextWindow(ctx, p.Provider)
 		}),
-		protocol.MethodProviderTest: method(func(ctx context.Context, p *providerParams) (session.ProviderTestResult, error) {
+		protocol.MethodProviderTest: method(func(ctx context.Context, p *providerParams) (protocol.ProviderTestResult, error) {
 			return ss.TestProvider(ctx, p.Provider)
 		}),
 		protocol.MethodChatSend: method(func(ctx context.Context, p *chatParams) (*session.ChatResult, error) {
@@ -97,7 +97,7 @@ func (s *Server) table() map[string]methodInfo {
 			return ss.Chat(ctx, protocol.ID(raw), p.Provider, p.Request)
 		}),
 
-		protocol.MethodWorkspaceOpen: method(func(ctx context.Context, p *openParams) (session.Summary, error) {
+		protocol.MethodWorkspaceOpen: method(func(ctx context.Context, p *protocol.WorkspaceOpenParams) (session.Summary, error) {
 			return ss.Open(ctx, p.Root, p.Exclude)
 		}),
 		protocol.MethodWorkspaceRefresh: method(func(ctx context.Context, _ *none) (session.Summary, error) {
@@ -112,7 +112,7 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodGraphProject: method(func(ctx context.Context, p *session.GraphOptions) (session.GraphResult, error) {
 			return ss.GraphProject(*p)
 		}),
-		protocol.MethodGraphFile: method(func(ctx context.Context, p *pathParams) (session.FileDeps, error) {
+		protocol.MethodGraphFile: method(func(ctx context.Context, p *protocol.GraphFileParams) (session.FileDeps, error) {
 			return ss.GraphFile(p.Path)
 		}),
 
@@ -125,26 +125,26 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodAgentBestOf: method(func(ctx context.Context, p *session.BestOfRequest) (json.RawMessage, error) {
 			return ss.BestOf(ctx, p)
 		}),
-		protocol.MethodAgentSteer: method(func(ctx context.Context, p *steerParams) (bool, error) {
+		protocol.MethodAgentSteer: method(func(ctx context.Context, p *protocol.SteerParams) (bool, error) {
 			return ss.Steer(p.TaskID, p.Text)
 		}),
-		protocol.MethodAgentCancelTool: method(func(ctx context.Context, p *cancelToolParams) (bool, error) {
+		protocol.MethodAgentCancelTool: method(func(ctx context.Context, p *protocol.CancelToolParams) (bool, error) {
 			return ss.CancelTool(ctx, p.TaskID, p.CallID), nil
 		}),
-		protocol.MethodAgentCancelSubagent: method(func(ctx context.Context, p *taskIDParams) (bool, error) {
+		protocol.MethodAgentCancelSubagent: method(func(ctx context.Context, p *protocol.TaskIDParams) (bool, error) {
 			return ss.CancelSubagent(ctx, p.TaskID), nil
 		}),
 		protocol.MethodAgentTasks: method(func(ctx context.Context, _ *none) (tasksResult, error) {
 			list, err := ss.Tasks()
 			return tasksResult{Tasks: list}, err
 		}),
-		protocol.MethodAgentTask: method(func(ctx context.Context, p *taskIDParams) (session.SavedTask, error) {
+		protocol.MethodAgentTask: method(func(ctx context.Context, p *protocol.TaskIDParams) (session.SavedTask, error) {
 			return ss.Task(p.TaskID)
 		}),
-		protocol.MethodAgentDeleteTask: method(func(ctx context.Context, p *taskIDParams) (bool, error) {
+		protocol.MethodAgentDeleteTask: method(func(ctx context.Context, p *protocol.TaskIDParams) (bool, error) {
 			return ss.DeleteTask(p.TaskID)
 		}),
-		protocol.MethodAgentReplay: method(func(ctx context.Context, p *taskIDParams) (session.ReplayInfo, error) {
+		protocol.MethodAgentReplay: method(func(ctx context.Context, p *protocol.TaskIDParams) (session.ReplayInfo, error) {
 			return ss.Replay(ctx, p.TaskID)
 		}),
 		protocol.MethodPromptRefine: method(func(ctx context.Context, p *session.RefineRequest) (*session.RefineResult, error) {
@@ -154,7 +154,7 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodToolsList: method(func(ctx context.Context, _ *none) (toolsResult, error) {
 			return toolsResult{Tools: ss.Tools()}, nil
 		}),
-		protocol.MethodToolsCall: method(func(ctx context.Context, p *callParams) (json.RawMessage, error) {
+		protocol.MethodToolsCall: method(func(ctx context.Context, p *protocol.ToolsCallParams) (json.RawMessage, error) {
 			return ss.CallTool(ctx, p.Name, p.Input)
 		}),
 
@@ -166,17 +166,17 @@ func (s *Server) table() map[string]methodInfo {
 			files, err := ss.EditsPending()
 			return pendingFiles{Files: files}, err
 		}),
-		protocol.MethodEditsKeep: method(func(ctx context.Context, p *pathsParams) (kept, error) {
+		protocol.MethodEditsKeep: method(func(ctx context.Context, p *protocol.PathsParams) (protocol.KeepResult, error) {
 			paths, err := ss.Keep(p.Paths)
-			return kept{Kept: paths}, err
+			return protocol.KeepResult{Kept: paths}, err
 		}),
-		protocol.MethodEditsRevert: method(func(ctx context.Context, p *pathsParams) (reverted, error) {
+		protocol.MethodEditsRevert: method(func(ctx context.Context, p *protocol.PathsParams) (protocol.RevertResult, error) {
 			paths, conflicts, err := ss.Revert(ctx, p.Paths)
-			return reverted{Reverted: paths, Conflicts: conflicts}, err
+			return protocol.RevertResult{Reverted: paths, Conflicts: conflicts}, err
 		}),
-		protocol.MethodEditsUndo: method(func(ctx context.Context, p *undoParams) (restored, error) {
+		protocol.MethodEditsUndo: method(func(ctx context.Context, p *protocol.UndoParams) (protocol.UndoResult, error) {
 			paths, conflicts, err := ss.Undo(ctx, p.Operation)
-			return restored{Restored: paths, Conflicts: conflicts}, err
+			return protocol.UndoResult{Restored: paths, Conflicts: conflicts}, err
 		}),
 
 		protocol.MethodMCPConfigure: method(func(ctx context.Context, p *mcpParams) (session.MCPServers, error) {
@@ -192,21 +192,21 @@ func (s *Server) table() map[string]methodInfo {
 			list, errs := ss.Skills()
 			return skillsResult{Skills: list, Errors: errs}, nil
 		}),
-		protocol.MethodSkillsResolve: method(func(ctx context.Context, p *resolveParams) (activeSkills, error) {
+		protocol.MethodSkillsResolve: method(func(ctx context.Context, p *protocol.SkillsResolveParams) (activeSkills, error) {
 			active, err := ss.ResolveSkills(p.Prompt, p.Paths)
 			return activeSkills{Active: active}, err
 		}),
 
-		protocol.MethodWorktreesApply: method(func(ctx context.Context, p *nameParams) (session.WorktreeResult, error) {
+		protocol.MethodWorktreesApply: method(func(ctx context.Context, p *protocol.WorktreeNameParams) (session.WorktreeResult, error) {
 			return ss.ApplyWorktree(ctx, p.Name)
 		}),
-		protocol.MethodWorktreesDiscard: method(func(ctx context.Context, p *nameParams) (discarded, error) {
+		protocol.MethodWorktreesDiscard: method(func(ctx context.Context, p *protocol.WorktreeNameParams) (protocol.WorktreeDiscardResult, error) {
 			ok, err := ss.DiscardWorktree(ctx, p.Name)
-			return discarded{Discarded: ok}, err
+			return protocol.WorktreeDiscardResult{Discarded: ok}, err
 		}),
-		protocol.MethodWorktreesList: method(func(ctx context.Context, _ *none) (worktrees, error) {
+		protocol.MethodWorktreesList: method(func(ctx context.Context, _ *none) (protocol.WorktreesListResult, error) {
 			list, err := ss.Worktrees()
-			return worktrees{Worktrees: list}, err
+			return protocol.WorktreesListResult{Worktrees: list}, err
 		}),
 	}
 }
@@ -253,7 +253,10 @@ func (s *Server) shutdown(ctx context.Context, _ *none) (*none, error) {
 	return nil, nil
 }
 
-// Params of the methods whose params are not a session request.
+// Params the protocol types cannot stand for yet: a ProviderConfig, a
+// hooks object and MCP servers are checked from their raw JSON (unknown
+// fields of a ProviderConfig are rejected, provider.ParseConfig; absent is
+// told from empty), budgetTokens from its absence.
 type (
 	providerParams struct {
 		Provider json.RawMessage `json:"provider"`
@@ -262,41 +265,10 @@ type (
 		Provider json.RawMessage `json:"provider"`
 		Request  json.RawMessage `json:"request"`
 	}
-	openParams struct {
-		Root    string   `json:"root"`
-		Exclude []string `json:"exclude"`
-		// userInstructions and userPromptsDir from older clients are
-		// accepted and ignored (protocol.md workspace/open).
-	}
 	retrieveParams struct {
 		Query        string   `json:"query"`
 		BudgetTokens *int     `json:"budgetTokens"`
 		FocusPaths   []string `json:"focusPaths"`
-	}
-	pathParams struct {
-		Path string `json:"path"`
-	}
-	pathsParams struct {
-		Paths []string `json:"paths"`
-	}
-	filesChangedParams = pathsParams
-	taskIDParams       struct {
-		TaskID string `json:"taskId"`
-	}
-	steerParams struct {
-		TaskID string `json:"taskId"`
-		Text   string `json:"text"`
-	}
-	cancelToolParams struct {
-		TaskID string `json:"taskId"`
-		CallID string `json:"callId"`
-	}
-	callParams struct {
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	}
-	undoParams struct {
-		Operation string `json:"operation"`
 	}
 	mcpParams struct {
 		Servers          json.RawMessage `json:"servers"`
@@ -306,21 +278,11 @@ type (
 		Hooks            json.RawMessage `json:"hooks"`
 		WorkspaceTrusted bool            `json:"workspaceTrusted"`
 	}
-	resolveParams struct {
-		Prompt string   `json:"prompt"`
-		Paths  []string `json:"paths"`
-	}
-	nameParams struct {
-		Name string `json:"name"`
-	}
 )
 
 // Results that wrap what the session answers (fields in the key order the
 // wire has always had).
 type (
-	modelIDs struct {
-		Models []string `json:"models"`
-	}
 	models struct {
 		Models []session.ModelInfo `json:"models"`
 	}
@@ -336,28 +298,11 @@ type (
 	pendingFiles struct {
 		Files []session.PendingFile `json:"files"`
 	}
-	kept struct {
-		Kept []string `json:"kept"`
-	}
-	reverted struct {
-		Conflicts []string `json:"conflicts"`
-		Reverted  []string `json:"reverted"`
-	}
-	restored struct {
-		Conflicts []string `json:"conflicts"`
-		Restored  []string `json:"restored"`
-	}
 	skillsResult struct {
 		Errors []session.SkillError `json:"errors"`
 		Skills []*session.Skill     `json:"skills"`
 	}
 	activeSkills struct {
 		Active []session.ActiveSkill `json:"active"`
-	}
-	discarded struct {
-		Discarded bool `json:"discarded"`
-	}
-	worktrees struct {
-		Worktrees []session.WorktreeInfo `json:"worktrees"`
 	}
 )

@@ -176,7 +176,7 @@ func (s *Server) notification(ctx context.Context, req *jsonrpc.Request) {
 	case protocol.MethodExit:
 		s.conn.Close()
 	case protocol.MethodFilesChanged:
-		var p filesChangedParams
+		var p protocol.FilesChangedParams
 		if err := decodeParams(req.Params, &p); err != nil {
 			s.log.Debug("workspace/filesChanged: bad params", "err", err)
 			return

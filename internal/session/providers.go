@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
@@ -100,41 +101,16 @@ func (s *Session) Models(ctx context.Context, cfg json.RawMessage) ([]provider.M
 	return s.listing(ctx, cfg)
 }
 
-// ContextWindowResult is provider/contextWindow's result (fields in the
-// wire's key order).
-type ContextWindowResult struct {
-	FromProvider bool `json:"fromProvider"`
-	Tokens       int  `json:"tokens"`
-}
-
 // ContextWindow is provider/contextWindow: the model's window from the
 // provider when it says (cached 5 minutes), else the built-in estimate.
-func (s *Session) ContextWindow(ctx context.Context, cfg json.RawMessage) (ContextWindowResult, error) {
+func (s *Session) ContextWindow(ctx context.Context, cfg json.RawMessage) (protocol.ContextWindowResult, error) {
 	p, err := s.parseProvider(cfg)
 	if err != nil {
-		return ContextWindowResult{}, err
+		return protocol.ContextWindowResult{}, err
 	}
 	detach(ctx)
 	tokens, fromProvider := s.windows.Lookup(ctx, p)
-	return ContextWindowResult{Tokens: tokens, FromProvider: fromProvider}, nil
-}
-
-// ProviderTestResult is provider/test's result (fields in the wire's key
-// order).
-type ProviderTestResult struct {
-	Capabilities   ModelCapabilities `json:"capabilities"`
-	LatencyMs      int64             `json:"latencyMs"`
-	ModelAvailable *bool             `json:"modelAvailable"`
-	Models         []string          `json:"models"`
-}
-
-// ModelCapabilities are provider/test's capabilities of the configured
-// model.
-type ModelCapabilities struct {
-	Embedding bool `json:"embedding"`
-	Thinking  bool `json:"thinking"`
-	Tools     bool `json:"tools"`
-	Vision    bool `json:"vision"`
+	return protocol.ContextWindowResult{Tokens: tokens, FromProvider: fromProvider}, nil
 }
 
 // TestProvider is provider/test: it lists models to check the connection
@@ -142,8 +118,8 @@ type ModelCapabilities struct {
 // it sends a one-token chat. modelAvailable is null when the endpoint
 // cannot list. Failure to reach or authenticate is a *provider.Error
 // (-32001, addendum §10).
-func (s *Session) TestProvider(ctx context.Context, raw json.RawMessage) (ProviderTestResult, error) {
-	var none ProviderTestResult
+func (s *Session) TestProvider(ctx context.Context, raw json.RawMessage) (protocol.ProviderTestResult, error) {
+	var none protocol.ProviderTestResult
 	p, err := s.parseProvider(raw)
 	if err != nil {
 		return none, err
@@ -188,11 +164,11 @@ func (s *Session) TestProvider(ctx context.Context, raw json.RawMessage) (Provid
 			caps = provider.FamilyCapabilities(cfg.Kind, cfg.Model)
 		}
 	}
-	return ProviderTestResult{
+	return protocol.ProviderTestResult{
 		LatencyMs:      latency,
 		Models:         ids,
 		ModelAvailable: available,
-		Capabilities: ModelCapabilities{
+		Capabilities: protocol.ModelCapabilityFlags{
 			Tools:     slices.Contains(caps, "tools"),
 			Vision:    slices.Contains(caps, "vision"),
 			Thinking:  slices.Contains(caps, "thinking"),

@@ -263,26 +263,14 @@ func (s *Session) DiscardWorktree(ctx context.Context, name string) (bool, error
 	return true, nil
 }
 
-// WorktreeInfo is one worktrees/list entry.
-type WorktreeInfo struct {
-	Name      string `json:"name"`
-	Dir       string `json:"dir"`
-	Branch    string `json:"branch"`
-	Base      string `json:"base"`
-	Head      string `json:"head"`
-	Role      string `json:"role,omitempty"`
-	TaskID    string `json:"taskId,omitempty"`
-	CreatedAt string `json:"createdAt"`
-}
-
 // Worktrees is worktrees/list, oldest first: every task-x worktree of the
 // workspace's repository, those an earlier runtime left included.
-func (s *Session) Worktrees() ([]WorktreeInfo, error) {
+func (s *Session) Worktrees() ([]protocol.WorktreeInfo, error) {
 	proj, err := s.project()
 	if err != nil {
 		return nil, err
 	}
-	out := []WorktreeInfo{}
+	out := []protocol.WorktreeInfo{}
 	mgr, err := s.worktreeManager(proj)
 	if err != nil {
 		return out, nil
@@ -292,7 +280,7 @@ func (s *Session) Worktrees() ([]WorktreeInfo, error) {
 		return nil, err
 	}
 	for _, w := range list {
-		out = append(out, WorktreeInfo{Name: w.Name, Dir: w.Dir, Branch: w.Branch, Base: w.Base, Head: w.Head,
+		out = append(out, protocol.WorktreeInfo{Name: w.Name, Dir: w.Dir, Branch: w.Branch, Base: w.Base, Head: w.Head,
 			Role: w.Role, TaskID: w.TaskID, CreatedAt: w.CreatedAt.Format("2006-01-02T15:04:05.000Z07:00")})
 	}
 	return out, nil
