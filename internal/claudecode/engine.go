@@ -146,11 +146,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	sum, _ := run.Wait()
 	if tools == nil {
 		// Claude's own file tools: the index learns of the edits here.
-		paths := make([]string, len(sum.ChangedFiles))
-		for i, c := range sum.ChangedFiles {
-			paths[i] = c.Path
-		}
-		job.Project.Changed(ctx, paths)
+		job.Project.Changed(ctx, tool.ChangedPaths(sum.ChangedFiles))
 	}
 	return sum, append(conv, run.Messages()...)
 }
