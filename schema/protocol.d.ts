@@ -151,7 +151,8 @@ export interface AskUserParams {
 
 /** AskUserResult is the client's answer to agent/askUser: the labels picked per question id, or null when the user dismissed the questions. */
 export interface AskUserResult {
-  answers: { [key: string]: string[] };
+  /** Answers maps question ids to the labels picked; null when the user dismissed the questions. */
+  answers: { [key: string]: string[] } | null;
 }
 
 /** AssistantMessageEvent is the whole turn's text (may be "") and its tool calls ([] when none). */

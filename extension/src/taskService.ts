@@ -92,8 +92,8 @@ export class TaskService implements vscode.Disposable {
     const { id, answer } = this.pending.issue<AskUserParams, Record<string, string[]> | null>('askUser', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
     this.requestEmitter.fire(this.pending.get(id)!);
     const a = await answer;
-    // protocol.md: `answers: null` means dismissed; the generated AskUserResult has no null yet.
-    return { answers: a ?? null } as unknown as AskUserResult;
+    // protocol.md: `answers: null` means dismissed.
+    return { answers: a ?? null };
   }
 
   /** The user's answer to an approval this window issued; false (and logged) for any other id. */

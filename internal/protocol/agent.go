@@ -390,7 +390,8 @@ type Question struct {
 // AskUserResult is the client's answer to agent/askUser: the labels picked
 // per question id, or null when the user dismissed the questions.
 type AskUserResult struct {
-	Answers map[string][]string `json:"answers"`
+	// Answers maps question ids to the labels picked; null when the user dismissed the questions.
+	Answers *map[string][]string `json:"answers"`
 }
 
 // RefineParams is the params of prompt/refine.
