@@ -336,6 +336,22 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     return run.taskId;
   }
 
+  /**
+   * Starts a new task from a command (Review, Run this plan, the API) and shows
+   * it in the chat: `prompt` goes to the model, `shown` is the user's turn on the page.
+   */
+  async runPrompt(prompt: string, mode: ChatMode, shown = prompt): Promise<{ taskId: string; done: Promise<unknown> }> {
+    if (this.workspace.phase === 'none') throw new Error('Open a folder first: task-x works on a workspace folder.');
+    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    this.newTask();
+    const run = this.tasks.start({ prompt, mode });
+    this.shownTask = run.taskId;
+    this.title = shown.split('\n')[0].slice(0, 80);
+    this.post({ type: 'userPrompt', taskId: run.taskId, text: shown, images: 0, mentions: [] });
+    this.postState();
+    return run;
+  }
+
   // ---- events ------------------------------------------------------------------------
 
   /** Shows a saved (or running) task: agent/replay rebuilds its transcript, live events follow. */

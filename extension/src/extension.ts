@@ -7,6 +7,9 @@ import * as vscode from 'vscode';
 import { ChangesView } from './changes';
 import { ChatViewProvider } from './chatView';
 import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
+import { describeError } from './errors';
+import { FindingsDiagnostics } from './findings';
+import { pickReviewTarget, repositoryOf, reviewDiff, reviewPrompt, type ReviewTarget } from './review';
 import { Providers } from './providers';
 import { RuntimeClient } from './runtimeClient';
 import { TaskService } from './taskService';
@@ -22,6 +25,7 @@ export interface TaskXApi {
   chat: ChatViewProvider;
   changes: ChangesView;
   history: TasksView;
+  findings: FindingsDiagnostics;
   output: vscode.OutputChannel;
   /** Date.now() when activate began. */
   activatedAtMs: number;
@@ -45,7 +49,8 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const changes = new ChangesView(rt, tasks, workspace, previews);
   const chat = new ChatViewProvider(context, rt, tasks, providers, workspace, previews, (p) => changes.openDiff(p), log);
   const history = new TasksView(rt, tasks, chat);
-  context.subscriptions.push(workspace, tasks, changes, chat, history);
+  const findings = new FindingsDiagnostics(tasks, workspace);
+  context.subscriptions.push(workspace, tasks, changes, chat, history, findings);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previews),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: false } }),
@@ -69,6 +74,30 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
       const rel = vscode.workspace.asRelativePath(e.document.uri, false);
       await vscode.commands.executeCommand('taskX.chat.focus');
       chat.post({ type: 'insertMention', mention: { kind: 'selection', path: rel, startLine: e.selection.start.line + 1, endLine: e.selection.end.line + 1 } });
+    }),
+    vscode.commands.registerCommand('taskX.review', async (given?: ReviewTarget) => {
+      const folder = workspace.folder?.uri;
+      if (!folder) return undefined;
+      try {
+        const repo = await repositoryOf(folder);
+        if (!repo) {
+          void vscode.window.showWarningMessage('task-x: Review needs a Git repository that VS Code\'s Git sees (in a trusted workspace).');
+          return undefined;
+        }
+        const target = given ?? (await pickReviewTarget(repo));
+        if (!target) return undefined;
+        const { diff, files, cut } = await reviewDiff(repo, target);
+        if (diff.trim() === '') {
+          void vscode.window.showInformationMessage('task-x: there are no changes to review.');
+          return undefined;
+        }
+        const what = target.kind === 'uncommitted' ? 'the uncommitted changes' : `this branch against ${target.base}`;
+        const run = await chat.runPrompt(reviewPrompt(target, diff, cut), 'ask', `Review ${what} (${files} file${files === 1 ? '' : 's'})`);
+        return run.taskId;
+      } catch (err) {
+        void vscode.window.showErrorMessage(`task-x: ${describeError(err)}`);
+        return undefined;
+      }
     }),
     vscode.commands.registerCommand('taskX.addProvider', () => providers.setupFlow()),
     vscode.commands.registerCommand('taskX.testProvider', async () => {
@@ -112,7 +141,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     log(`[task-x] ${err.message}`);
     void vscode.window.showErrorMessage(err.message);
   });
-  return { runtime: rt, workspace, providers, tasks, chat, changes, history, output, activatedAtMs: started };
+  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {

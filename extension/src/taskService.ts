@@ -55,6 +55,15 @@ export class TaskService implements vscode.Disposable {
   private readonly refusedEmitter = new vscode.EventEmitter<string>();
   /** An answer from the page was refused (an id not issued here, or closed). */
   readonly onDidRefuse = this.refusedEmitter.event;
+  private readonly startEmitter = new vscode.EventEmitter<{ taskId: string; prompt: string; mode: ChatMode; engine: 'agent' | 'claude' }>();
+  /** A run of a task began (a new task or a follow-up: the task runs again). */
+  readonly onDidStart = this.startEmitter.event;
+  private readonly replayEmitter = new vscode.EventEmitter<string>();
+  /** agent/replay of a task is about to send its events again. */
+  readonly onWillReplay = this.replayEmitter.event;
+  private readonly deleteEmitter = new vscode.EventEmitter<string>();
+  /** A task was deleted. */
+  readonly onDidDelete = this.deleteEmitter.event;
   /** Refused answers are logged here (never their content). */
   log: (line: string) => void = () => {};
 
@@ -137,6 +146,7 @@ export class TaskService implements vscode.Disposable {
     const ac = new AbortController();
     this.running.set(taskId, ac);
     this.runningEmitter.fire();
+    this.startEmitter.fire({ taskId, prompt: opts.prompt, mode: opts.mode, engine: 'agent' });
     const done = (async () => {
       const params: AgentRunParams = {
         prompt: opts.prompt,
@@ -206,11 +216,14 @@ export class TaskService implements vscode.Disposable {
 
   /** agent/replay: the task's events come again through onEvent with replay set, ending with "replayed". */
   replay(taskId: string): Promise<ReplayResult> {
+    this.replayEmitter.fire(taskId);
     return this.runtime.request('agent/replay', { taskId });
   }
 
-  deleteTask(taskId: string): Promise<boolean> {
-    return this.runtime.request('agent/deleteTask', { taskId });
+  async deleteTask(taskId: string): Promise<boolean> {
+    const ok = await this.runtime.request('agent/deleteTask', { taskId });
+    this.deleteEmitter.fire(taskId);
+    return ok;
   }
 
   dispose(): void {

@@ -11,7 +11,7 @@
 //
 // Prints `N passed, N failed` last and exits non-zero when anything failed. Everything
 // it starts runs in its own process group (setsid) and is killed as a group.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, cpSync } from 'node:fs';
@@ -55,6 +55,11 @@ const work = mkdtempSync(join(tmpdir(), 'task-x-e2e-'));
 const workspace = join(work, 'workspace');
 mkdirSync(workspace);
 cpSync(join(here, 'fixtures', 'workspace'), workspace, { recursive: true });
+// The workspace is a git repository with one commit: team mode, best-of-N and the
+// Review command need one (the test's own git, on the fixture it just wrote).
+for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['-c', 'user.name=task-x e2e', '-c', 'user.email=e2e@task-x.invalid', 'commit', '-q', '-m', 'fixture']]) {
+  execFileSync('git', args, { cwd: workspace, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
+}
 for (const d of ['server', 'user', 'ext', 'data', 'home']) mkdirSync(join(work, d));
 // What the tests read and write outside the workspace.
 const screenshotsDir = process.env.TASK_X_E2E_SCREENSHOTS || resolve(extRoot, '..', 'docs', 'images');

@@ -1,0 +1,79 @@
+import * as assert from 'node:assert';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { CHAT_FRAME, page } from './driver';
+import { transcript } from './fakeProvider';
+import { api, fakeModel, finished, sendFromPage, tid, until } from './helpers';
+
+const root = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
+const appUri = () => vscode.Uri.file(join(root(), 'src/app.ts'));
+const ours = (uri: vscode.Uri) => vscode.languages.getDiagnostics(uri).filter((d) => d.source?.startsWith('task-x review'));
+const block = (findings: unknown[]) => '```task-x-findings\n' + JSON.stringify(findings) + '\n```';
+
+describe('review findings', () => {
+  beforeEach(async () => {
+    const x = await api();
+    await fakeModel();
+    x.chat.newTask();
+  });
+
+  it('puts the findings of an answer in the Problems panel, and clears them when the task runs again or is deleted', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    fake.play({ text: `One problem.\n\n${block([{ path: 'src/app.ts', line: 3, severity: 'error', message: 'the port is hard-coded' }, { path: 'src/greet.ts', line: 1, severity: 'info', message: 'greet has no test' }])}` });
+    const done = finished();
+    await sendFromPage('Review src/app.ts');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    const diags = await until(x.findings.onDidChange, () => (ours(appUri()).length > 0 ? ours(appUri()) : undefined), 'the finding as a diagnostic');
+    assert.strictEqual(diags.length, 1);
+    assert.strictEqual(diags[0].message, 'the port is hard-coded');
+    assert.strictEqual(diags[0].severity, vscode.DiagnosticSeverity.Error);
+    assert.strictEqual(diags[0].range.start.line, 2, 'line 3 is the third line');
+    assert.strictEqual(diags[0].code, f.taskId);
+    assert.strictEqual(ours(vscode.Uri.file(join(root(), 'src/greet.ts')))[0]?.severity, vscode.DiagnosticSeverity.Information);
+    // The real Problems panel lists it.
+    await vscode.commands.executeCommand('workbench.actions.view.problems');
+    await page.waitFor('.markers-panel >> text=/the port is hard-coded/');
+
+    // A follow-up runs the task again: its old findings go.
+    fake.play({ text: 'Nothing else to report.' });
+    const again = finished(f.taskId);
+    await page.fill(tid('chat-input'), 'Anything else?', CHAT_FRAME);
+    await page.click(tid('send'), CHAT_FRAME);
+    assert.strictEqual((await again).summary?.status, 'completed');
+    assert.strictEqual(ours(appUri()).length, 0, 'cleared when the task ran again');
+
+    // Reopened from the history (agent/replay), the task's findings come back; deleted, they go.
+    await x.chat.openTask(f.taskId, null);
+    await until(x.findings.onDidChange, () => ours(appUri()).length === 1, 'findings rebuilt by the replay');
+    await vscode.commands.executeCommand('taskX.tasks.delete', f.taskId, true);
+    assert.strictEqual(ours(appUri()).length, 0, 'cleared when the task was deleted');
+    assert.strictEqual(x.findings.forTask(f.taskId).length, 0);
+  });
+
+  it('reviews the uncommitted changes with the Review command (the diff from VS Code Git), findings in Problems', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    const original = readFileSync(appUri().fsPath, 'utf8');
+    writeFileSync(appUri().fsPath, original.replace('export const port = 3000;', 'export const port = 3000;\nexport const secret = "hunter2";'));
+    try {
+      fake.play({ text: `A secret is committed.\n\n${block([{ path: 'src/app.ts', line: 4, severity: 'warning', message: 'a secret in the source' }])}` });
+      const before = fake.requests.length;
+      const taskId = await vscode.commands.executeCommand<string | undefined>('taskX.review', { kind: 'uncommitted' });
+      assert.ok(taskId, 'the review started a task');
+      const f = await finished(taskId);
+      assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+      const sent = transcript(fake.requests[before]);
+      assert.match(sent, /hunter2/, 'the model got the diff');
+      assert.match(sent, /task-x-findings/, 'and was asked for the findings block');
+      const diags = await until(x.findings.onDidChange, () => (ours(appUri()).length > 0 ? ours(appUri()) : undefined), 'the review finding');
+      assert.strictEqual(diags[0].message, 'a secret in the source');
+      assert.strictEqual(diags[0].severity, vscode.DiagnosticSeverity.Warning);
+      await page.waitFor(`${tid('message-user')} >> text=/Review the uncommitted changes/`, CHAT_FRAME);
+    } finally {
+      writeFileSync(appUri().fsPath, original);
+    }
+  });
+});
