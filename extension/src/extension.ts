@@ -9,6 +9,7 @@ import { ChatViewProvider } from './chatView';
 import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
 import { describeError } from './errors';
 import { FindingsDiagnostics } from './findings';
+import { Integrations, McpTree } from './integrations';
 import { pickReviewTarget, repositoryOf, reviewDiff, reviewPrompt, type ReviewTarget } from './review';
 import { Providers } from './providers';
 import { RuntimeClient } from './runtimeClient';
@@ -26,6 +27,7 @@ export interface TaskXApi {
   changes: ChangesView;
   history: TasksView;
   findings: FindingsDiagnostics;
+  integrations: Integrations;
   output: vscode.OutputChannel;
   /** Date.now() when activate began. */
   activatedAtMs: number;
@@ -50,13 +52,17 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const chat = new ChatViewProvider(context, rt, tasks, providers, workspace, previews, (p) => changes.openDiff(p), log);
   const history = new TasksView(rt, tasks, chat);
   const findings = new FindingsDiagnostics(tasks, workspace);
-  context.subscriptions.push(workspace, tasks, changes, chat, history, findings);
+  const integrations = new Integrations(rt, workspace, log);
+  context.subscriptions.push(workspace, tasks, changes, chat, history, findings, integrations);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previews),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: false } }),
     vscode.window.registerTreeDataProvider('taskX.changes', changes),
     vscode.window.registerTreeDataProvider('taskX.tasks', history),
     vscode.window.registerTreeDataProvider('taskX.context', new ContextTree(workspace)),
+    vscode.window.registerTreeDataProvider('taskX.mcp', new McpTree(integrations)),
+    vscode.commands.registerCommand('taskX.mcp.refresh', () => integrations.refreshStatus()),
+    vscode.commands.registerCommand('taskX.mcp.reconfigure', () => integrations.sync()),
     ...changes.register(),
     ...history.register(),
     vscode.commands.registerCommand('taskX.newTask', async () => {
@@ -141,7 +147,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     log(`[task-x] ${err.message}`);
     void vscode.window.showErrorMessage(err.message);
   });
-  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, output, activatedAtMs: started };
+  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {

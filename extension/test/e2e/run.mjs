@@ -229,6 +229,8 @@ async function main() {
     TASK_X_E2E_DRIVER: driverUrl,
     TASK_X_E2E_WORK: work,
     TASK_X_E2E_WORKSPACE: workspace,
+    // The npm MCP servers .ci/run installs (the MCP test skips without them, as the Go tests do).
+    TASK_X_MCP_NPM: process.env.TASK_X_MCP_NPM || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'task-x-mcp'),
     TASK_X_RUNTIME_GOCACHE: process.env.GOCACHE || '',
   };
   const serverOut = [];

@@ -57,7 +57,7 @@ describe('review findings', () => {
     const x = await api();
     const fake = await fakeModel();
     const original = readFileSync(appUri().fsPath, 'utf8');
-    writeFileSync(appUri().fsPath, original.replace('export const port = 3000;', 'export const port = 3000;\nexport const secret = "hunter2";'));
+    writeFileSync(appUri().fsPath, `${original}export const secret = "hunter2";\n`);
     try {
       fake.play({ text: `A secret is committed.\n\n${block([{ path: 'src/app.ts', line: 4, severity: 'warning', message: 'a secret in the source' }])}` });
       const before = fake.requests.length;
@@ -65,8 +65,8 @@ describe('review findings', () => {
       assert.ok(taskId, 'the review started a task');
       const f = await finished(taskId);
       assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
-      const sent = transcript(fake.requests[before]);
-      assert.match(sent, /hunter2/, 'the model got the diff');
+      const sent = fake.requests.slice(before).map(transcript).find((t) => t.includes('Review the uncommitted changes')) ?? '';
+      assert.match(sent, /hunter2/, `the model got the diff: ${sent.slice(0, 3000)}`);
       assert.match(sent, /task-x-findings/, 'and was asked for the findings block');
       const diags = await until(x.findings.onDidChange, () => (ours(appUri()).length > 0 ? ours(appUri()) : undefined), 'the review finding');
       assert.strictEqual(diags[0].message, 'a secret in the source');
