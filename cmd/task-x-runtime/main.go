@@ -82,15 +82,21 @@ check its version.
 Usage:
   task-x-runtime [flags]
   task-x-runtime --mcp-server [--root DIR] [--data-dir DIR] [--no-tools]
+  task-x-runtime --acp [--data-dir DIR]
   task-x-runtime --hook-shell-edit
   task-x-runtime --version
 
 Environment:
   TASK_X_LOG   log level on stderr: error, warn (default), info, debug, trace
+  With --acp: TASK_X_PROVIDER, TASK_X_MODEL, TASK_X_BASE_URL, the provider's
+  key (ANTHROPIC_API_KEY, OPENAI_API_KEY, TASK_X_API_KEY) and
+  TASK_X_ACP_CONFIG (default ~/.task-x/acp.json); see docs/acp.md
 
 Examples:
   # Serve the protocol on stdio (what the extension and task-x do):
   task-x-runtime
+  # Be the agent of an ACP editor (Zed, JetBrains, Neovim CodeCompanion):
+  TASK_X_PROVIDER=anthropic TASK_X_MODEL=claude-sonnet-4-5 task-x-runtime --acp
   # Serve this folder's tools (read_file, replace_text, ...) to an MCP client:
   task-x-runtime --mcp-server --root ~/src/project
   # Print the version:
@@ -112,8 +118,9 @@ func run() int {
 	fs := flag.NewFlagSet("task-x-runtime", flag.ContinueOnError)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	mcpServer := fs.Bool("mcp-server", false, "serve the tool registry as an MCP server on stdio")
+	acpMode := fs.Bool("acp", false, "serve the Agent Client Protocol v1 on stdio (Zed, JetBrains IDEs, Neovim; docs/acp.md)")
 	mcpRoot := fs.String("root", "", "workspace root for --mcp-server (default: the current folder)")
-	mcpDataDir := fs.String("data-dir", "", "with --mcp-server, the runtime's data folder (shares the edit log)")
+	mcpDataDir := fs.String("data-dir", "", "with --mcp-server, the runtime's data folder (shares the edit log); with --acp, where sessions are saved")
 	mcpNoTools := fs.Bool("no-tools", false, "with --mcp-server, serve only the approve tool")
 	mcpTaskID := fs.String("task-id", "", "with --mcp-server, the task the edits are recorded under")
 	mcpForward := fs.Bool("forward", false, "with --mcp-server, run every tool call in the parent runtime named by TASK_X_APPROVAL (claude/run)")
@@ -201,6 +208,9 @@ func run() int {
 		return runMCPServer(ctx, *mcpRoot, *mcpDataDir, *mcpTaskID, *mcpNoTools, *mcpForward, logger, secrets)
 	}
 	home, _ := os.UserHomeDir()
+	if *acpMode {
+		return runACP(ctx, home, *mcpDataDir, logger, secrets)
+	}
 	srv := server.New(&server.Options{Version: version, Logger: logger, Secrets: secrets, Home: home})
 	if err := srv.Serve(ctx, os.Stdin, os.Stdout); err != nil {
 		logger.Error("session ended", "err", err)

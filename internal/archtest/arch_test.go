@@ -65,7 +65,7 @@ func TestImportDirection(t *testing.T) {
 			switch {
 			case dep == "internal/server" && !strings.HasPrefix(self, "cmd/"):
 				t.Errorf("%s imports the server: parts never import it", self)
-			case dep == "internal/protocol" && self != "internal/server" && self != "internal/session" && self != "internal/protocol/schema" && !strings.HasPrefix(self, "cmd/"):
+			case dep == "internal/protocol" && self != "internal/server" && self != "internal/acp" && self != "internal/session" && self != "internal/protocol/schema" && !strings.HasPrefix(self, "cmd/"):
 				t.Errorf("%s imports internal/protocol: only the front ends, the session below them and the schema generator map wire shapes", self)
 			case strings.HasPrefix(self, "internal/provider/") && strings.HasPrefix(dep, "internal/provider/") &&
 				self != "internal/provider/all" && !strings.HasSuffix(dep, "test"):
@@ -93,6 +93,8 @@ var layerRules = []struct {
 		[]string{"internal/server", "internal/mcp", "internal/protocol", "internal/jsonrpc"}},
 	{"internal/worktree", "worktrees are a part: git (through gitx) and the edit log, below the task and project layers",
 		[]string{"internal/server", "internal/mcp", "internal/task", "internal/project", "internal/agent", "internal/team", "internal/protocol", "internal/jsonrpc", "internal/tool"}},
+	{"internal/acp", "a front end never imports another front end",
+		[]string{"internal/server", "internal/mcp"}},
 	{"internal/mcp", "a front end never imports another front end",
 		[]string{"internal/server", "internal/task"}},
 	{"internal/toolcall", "the tool-call pipeline is a part under every engine and front end",
@@ -110,25 +112,28 @@ var serverImports = map[string]bool{
 	"internal/logx": true, "internal/version": true,
 }
 
-// TestServerIsThin keeps internal/server a front end over the session: it
+// TestServerIsThin keeps internal/server and internal/acp (the Agent
+// Client Protocol front end) front ends over the session: each
 // imports the protocol types, the JSON-RPC layer and the session (plus
 // logging and version), nothing below them.
 func TestServerIsThin(t *testing.T) {
-	seen := false
-	for _, p := range listPackages(t) {
-		self, _ := internal(p.ImportPath)
-		if self != "internal/server" {
-			continue
-		}
-		seen = true
-		for _, imp := range p.Imports {
-			if dep, ours := internal(imp); ours && !serverImports[dep] {
-				t.Errorf("internal/server imports %s: it imports only the protocol types, the JSON-RPC layer and the session (plus logx and version)", dep)
+	for _, front := range []string{"internal/server", "internal/acp"} {
+		seen := false
+		for _, p := range listPackages(t) {
+			self, _ := internal(p.ImportPath)
+			if self != front {
+				continue
+			}
+			seen = true
+			for _, imp := range p.Imports {
+				if dep, ours := internal(imp); ours && !serverImports[dep] {
+					t.Errorf("%s imports %s: a front end imports only the protocol types, the JSON-RPC layer and the session (plus logx and version)", front, dep)
+				}
 			}
 		}
-	}
-	if !seen {
-		t.Fatal("internal/server not found")
+		if !seen {
+			t.Fatalf("%s not found", front)
+		}
 	}
 }
 

@@ -57,6 +57,12 @@ type ConnOptions struct {
 	// is done before the response (a client interrupting a request).
 	// Call then waits up to 5 s for the peer's reply to the cancelled request.
 	CancelOnDone bool
+	// CancelMethod and CancelIDField name the cancel notification the conn
+	// handles itself and sends with CancelOnDone, and its id member:
+	// default CancelMethod and "id" (protocol.md); the Agent Client
+	// Protocol's is "$/cancel_request" with "requestId".
+	CancelMethod  string
+	CancelIDField string
 }
 
 // cancelReplyWait bounds the wait for the reply to a cancelled call.
@@ -108,6 +114,7 @@ type inflight struct {
 	cancel      context.CancelCauseFunc
 	released    chan struct{} // closed by Async or when the handler returns
 	releaseOnce sync.Once
+	after       []func() // AfterReply's, run once the reply is written (handler goroutine only)
 
 	// Guarded by Conn.mu.
 	started bool // handed to the Handler
@@ -141,6 +148,12 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *ConnOptions) *Conn {
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.CancelMethod == "" {
+		o.CancelMethod = CancelMethod
+	}
+	if o.CancelIDField == "" {
+		o.CancelIDField = "id"
 	}
 	preempt := make(map[string]bool, len(o.Preempt))
 	for m, on := range o.Preempt {
@@ -298,7 +311,7 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		c.routeResponse(m)
 	case kindNotification, kindRequest:
 		req := &Request{ID: m.id, IsCall: m.kind == kindRequest, Method: m.method, Params: m.params}
-		if req.Method == CancelMethod {
+		if req.Method == c.opts.CancelMethod {
 			c.cancelRequest(req.Params)
 			if req.IsCall {
 				c.write(wireResult{JSONRPC: "2.0", ID: req.ID, Result: nil})
@@ -407,6 +420,21 @@ func (c *Conn) runHandler(f *inflight) {
 		return
 	}
 	c.reply(f, result, err)
+	for _, fn := range f.after {
+		fn()
+	}
+}
+
+// AfterReply makes fn run once the reply of the request whose handler ctx
+// is ctx is written (or claimed by a cancel), in the handler's goroutine,
+// before a handler queued behind it starts unless the handler called
+// Async: notifications about what the reply created (an Agent Client
+// Protocol session/new's session id) then follow the reply. Call it from
+// the handler's goroutine; outside a call's handler fn never runs.
+func AfterReply(ctx context.Context, fn func()) {
+	if f, ok := ctx.Value(inflightKey{}).(*inflight); ok && f.req.IsCall {
+		f.after = append(f.after, fn)
+	}
 }
 
 func (c *Conn) callHandler(f *inflight) (result any, err error) {
@@ -490,14 +518,12 @@ func (c *Conn) retireOpen() {
 // (it replies -32800 when it returns); a queued one is answered -32800 at once and
 // never runs. Unknown ids and malformed params are ignored.
 func (c *Conn) cancelRequest(params json.RawMessage) {
-	var p struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if params == nil || json.Unmarshal(params, &p) != nil || p.ID == nil {
-		c.log.Debug("jsonrpc: ignoring $/cancelRequest without an id")
+	var p map[string]json.RawMessage
+	if params == nil || json.Unmarshal(params, &p) != nil || p[c.opts.CancelIDField] == nil {
+		c.log.Debug("jsonrpc: ignoring a cancel notification without an id")
 		return
 	}
-	id, err := DecodeID(p.ID)
+	id, err := DecodeID(p[c.opts.CancelIDField])
 	if err != nil {
 		c.log.Debug("jsonrpc: ignoring $/cancelRequest with an invalid id")
 		return
@@ -713,7 +739,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 			// Tell the peer, then wait (bounded) for its reply, so that when
 			// Call returns the peer has finished the request.
 			wctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := c.writer.Write(wctx, wireRequest{JSONRPC: "2.0", Method: CancelMethod, Params: map[string]any{"id": id.num}})
+			err := c.writer.Write(wctx, wireRequest{JSONRPC: "2.0", Method: c.opts.CancelMethod, Params: map[string]any{c.opts.CancelIDField: id.num}})
 			cancel()
 			if err == nil {
 				t := time.NewTimer(cancelReplyWait)

@@ -165,3 +165,15 @@ func (s *Session) Undo(ctx context.Context, operation string) ([]string, []strin
 	s.changed(ctx, restored)
 	return restored, conflicts, nil
 }
+
+// CallChanges is what one tool call of a task changed, from the edit log:
+// each file's content before and after the call (keys redacted, bounded):
+// the Agent Client Protocol front end's diff of a tool call. Nil without
+// a workspace or for a call that changed nothing.
+func (s *Session) CallChanges(taskID, callID string) ([]CallChange, error) {
+	l, err := s.editLog()
+	if err != nil {
+		return nil, err
+	}
+	return l.CallChanges(taskID, callID)
+}

@@ -190,6 +190,10 @@ func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(c
 	return summary, err
 }
 
+// NewTaskID is a fresh task id (a front end that names a task before its
+// first run: an Agent Client Protocol session is a task).
+func NewTaskID() string { return task.NewID() }
+
 // Tasks is agent/tasks: the saved tasks, newest first (addendum §11);
 // without a dataDir, this session's tasks kept in memory.
 func (s *Session) Tasks() ([]store.Info, error) { return s.runner.List() }

@@ -26,6 +26,7 @@ type (
 	TaskInfo       = store.Info           // agent/tasks
 	ReplayInfo     = task.ReplayInfo      // agent/replay
 	PendingFile    = editlog.Pending      // edits/pending
+	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)
 	ToolSpec       = tool.Spec            // tools/list
 	Skill          = skills.Skill         // skills/list
 	SkillError     = skills.LoadError     // skills/list

@@ -1,0 +1,756 @@
+// Package acp owns the runtime's Agent Client Protocol v1 front end
+// (`task-x-runtime --acp`): the protocol Zed, JetBrains IDEs and Neovim
+// plugins use to drive a coding agent over stdio. Like internal/server it
+// decodes, calls the session layer (internal/session) and encodes: an ACP
+// session is a task (its id is the task id), session/prompt runs it, our
+// agent/event stream becomes session/update notifications (updates.go),
+// our approvals become session/request_permission (permission.go). It
+// assembles no task and holds no project state: the open project, the
+// tools, the sandbox, the edit log and the saved tasks are the session's.
+// internal/archtest keeps its imports to the protocol types, the JSON-RPC
+// layer and the session (plus logging and version).
+//
+// Source: the ACP v1 JSON Schema (@agentclientprotocol/sdk 2.4.0,
+// schema/v1/schema.json); ../shared/notes/acp.md; docs/acp.md.
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/session"
+	"github.com/task-x/task-x-runtime/internal/version"
+)
+
+// Options configure an Agent. A nil *Options is valid.
+type Options struct {
+	// Version is reported in initialize.agentInfo.version.
+	Version string
+	// Logger receives diagnostics; default discards.
+	Logger *slog.Logger
+	// Secrets collects every API key the runtime sees; default a fresh set.
+	Secrets *logx.Secrets
+	// Home is the user's home folder (~/.task-x, skills).
+	Home string
+	// LoadConfig reads the model and task settings (LoadConfig of this
+	// package by default); authenticate reads them again.
+	LoadConfig func() (*Config, error)
+	// Session are further session options (NewProvider, ...); Logger,
+	// Secrets, Home, Version and Client are the agent's.
+	Session *session.Options
+}
+
+// modes are our chat modes as ACP session modes.
+var modes = []sessionMode{
+	{ID: "ask", Name: "Ask", Description: "Answers questions; reads the repository, changes nothing"},
+	{ID: "plan", Name: "Plan", Description: "Reads the repository and writes a plan; changes nothing"},
+	{ID: "agent", Name: "Agent", Description: "Edits files and runs commands in the sandbox, asking first"},
+	{ID: "team", Name: "Team", Description: "A lead agent that runs a plan of subagents in git worktrees"},
+}
+
+const defaultMode = "agent"
+
+// Agent serves ACP on one connection.
+type Agent struct {
+	opts    Options
+	log     *slog.Logger
+	secrets *logx.Secrets
+	sess    *session.Session
+	conn    *jsonrpc.Conn
+
+	mu       sync.Mutex
+	inited   bool
+	client   clientCapabilities
+	cfg      *Config
+	root     string                 // the project open in the session ("" none)
+	sessions map[string]*acpSession // by ACP session id (= task id)
+	tasks    map[string]*acpSession // subagent task id → its session
+	opening  sync.Mutex             // one project open at a time
+}
+
+// acpSession is one ACP session: a task and what the client chose for it.
+type acpSession struct {
+	id  string
+	cwd string
+
+	mu      sync.Mutex
+	mode    string
+	cancel  context.CancelFunc // the running prompt's, nil when idle
+	always  map[string]string  // tool → "allow" or "deny" (allow_always, reject_always)
+	updates *translator
+}
+
+// New returns an Agent.
+func New(opts *Options) *Agent {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Secrets == nil {
+		o.Secrets = &logx.Secrets{}
+	}
+	if o.Version == "" {
+		o.Version = version.Version
+	}
+	if o.LoadConfig == nil {
+		home := o.Home
+		o.LoadConfig = func() (*Config, error) { return LoadConfig(home, nil) }
+	}
+	a := &Agent{opts: o, log: o.Logger, secrets: o.Secrets, sessions: map[string]*acpSession{}, tasks: map[string]*acpSession{}}
+	var so session.Options
+	if o.Session != nil {
+		so = *o.Session
+	}
+	so.Version, so.Logger, so.Secrets, so.Home, so.Client = o.Version, o.Logger, o.Secrets, o.Home, client{a}
+	a.sess = session.New(&so)
+	return a
+}
+
+// Serve runs ACP on in/out until in closes, a fatal framing error (a line
+// over 32 MiB) or ctx ending.
+func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	a.conn = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(a.handle), &jsonrpc.ConnOptions{
+		Logger:        a.log,
+		Preempt:       map[string]bool{methodSessionCancel: true},
+		CancelMethod:  cancelRequestMethod,
+		CancelIDField: "requestId",
+		CancelOnDone:  true,
+		OnInternalError: func(err error) {
+			a.log.Error("internal error", "err", err)
+		},
+	})
+	err := a.conn.Run(ctx)
+	a.sess.Close()
+	return err
+}
+
+func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	base := ctx
+	ctx = session.WithDetach(ctx, func() { jsonrpc.Async(base) })
+	if !req.IsCall {
+		if req.Method == methodSessionCancel {
+			var p sessionIDParams
+			if decode(req.Params, &p) == nil {
+				a.cancel(p.SessionID)
+			}
+		} else {
+			a.log.Debug("notification ignored", "method", req.Method)
+		}
+		return nil, nil
+	}
+	a.mu.Lock()
+	inited := a.inited
+	a.mu.Unlock()
+	if req.Method != methodInitialize && !inited {
+		return nil, jsonrpc.NewError(jsonrpc.ErrInvalidRequest.Code, "send initialize first")
+	}
+	var res any
+	var err error
+	switch req.Method {
+	case methodInitialize:
+		res, err = a.initialize(req.Params)
+	case methodAuthenticate:
+		res, err = a.authenticate(req.Params)
+	case methodSessionNew:
+		res, err = a.newSession(ctx, req.Params)
+	case methodSessionLoad:
+		res, err = a.loadSession(ctx, req.Params)
+	case methodSessionList:
+		res, err = a.listSessions(req.Params)
+	case methodSessionPrompt:
+		res, err = a.prompt(ctx, req.Params)
+	case methodSessionSetMode:
+		res, err = a.setMode(ctx, req.Params)
+	default:
+		return nil, jsonrpc.NewError(jsonrpc.ErrMethodNotFound.Code, fmt.Sprintf("unknown method %q", req.Method))
+	}
+	if err != nil {
+		return nil, a.wireError(err)
+	}
+	return res, nil
+}
+
+// decode reads params into v: absent params are v's zero value, unknown
+// members are ignored, a wrong shape is invalid params.
+func decode(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return invalid("invalid params: %v", err)
+	}
+	return nil
+}
+
+func invalid(format string, args ...any) error {
+	return jsonrpc.NewError(jsonrpc.ErrInvalidParams.Code, fmt.Sprintf(format, args...))
+}
+
+// wireError maps an error to ACP's codes: the session's kinds (invalid
+// params, cancelled; a provider's auth failure is ACP's auth_required;
+// everything else internal), every key redacted.
+func (a *Agent) wireError(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		cp := *je
+		cp.Message = a.secrets.Redact(cp.Message)
+		return &cp
+	}
+	f := a.sess.Classify(err)
+	code := jsonrpc.ErrInternal.Code
+	switch f.Kind {
+	case session.KindInvalidParams:
+		code = jsonrpc.ErrInvalidParams.Code
+	case session.KindCancelled:
+		code = jsonrpc.ErrRequestCancelled.Code
+	case session.KindProvider:
+		if pe, ok := f.Data.(protocol.ProviderError); ok && pe.Kind == "auth" {
+			code = codeAuthRequired
+		}
+	}
+	e := jsonrpc.NewError(code, f.Message)
+	if f.Data != nil {
+		e = e.WithData(f.Data)
+	}
+	return e
+}
+
+func (a *Agent) initialize(raw json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	cfg, err := a.opts.LoadConfig()
+	if err != nil {
+		return nil, invalid("task-x configuration: %v", err)
+	}
+	if _, _, err := a.sess.Init(cfg.DataDir, cfg.Sandbox); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.inited {
+		a.mu.Unlock()
+		return nil, jsonrpc.NewError(jsonrpc.ErrInvalidRequest.Code, "initialize was already received")
+	}
+	a.inited, a.client, a.cfg = true, p.ClientCapabilities, cfg
+	a.mu.Unlock()
+	var caps agentCapabilities
+	caps.LoadSession = true
+	caps.PromptCapabilities.Image = true
+	caps.PromptCapabilities.EmbeddedContext = true
+	caps.MCPCapabilities.HTTP = true
+	caps.MCPCapabilities.SSE = true
+	return initializeResult{
+		ProtocolVersion:   ProtocolVersion,
+		AgentCapabilities: caps,
+		AuthMethods:       authMethods(cfg),
+		AgentInfo:         implementation{Name: "task-x-runtime", Title: "task-x", Version: a.opts.Version},
+	}, nil
+}
+
+// authMethods offers the one way to authenticate: a key in the
+// environment or the config file, read again by authenticate. Listed when
+// the configured provider needs a key it lacks.
+func authMethods(cfg *Config) []authMethod {
+	missing := cfg.missingKey()
+	if missing == "" {
+		return []authMethod{}
+	}
+	return []authMethod{{ID: "env", Name: "API key",
+		Description: fmt.Sprintf("Set %s in the agent's environment, or apiKey in the provider of ~/.task-x/acp.json", missing)}}
+}
+
+func (a *Agent) authenticate(raw json.RawMessage) (any, error) {
+	var p authenticateParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.MethodID != "env" {
+		return nil, invalid("unknown auth method %q", p.MethodID)
+	}
+	cfg, err := a.opts.LoadConfig()
+	if err != nil {
+		return nil, invalid("task-x configuration: %v", err)
+	}
+	if m := cfg.missingKey(); m != "" {
+		return nil, jsonrpc.NewError(codeAuthRequired, "no API key: set "+m)
+	}
+	a.mu.Lock()
+	a.cfg = cfg
+	a.mu.Unlock()
+	return struct{}{}, nil
+}
+
+// config is the settings in force; auth_required when the provider needs
+// a key it lacks, invalid params without a provider.
+func (a *Agent) config() (*Config, error) {
+	a.mu.Lock()
+	cfg := a.cfg
+	a.mu.Unlock()
+	if len(cfg.Run.Provider) == 0 {
+		return nil, invalid("no model configured: set TASK_X_PROVIDER and TASK_X_MODEL, or provider in ~/.task-x/acp.json (docs/acp.md)")
+	}
+	if m := cfg.missingKey(); m != "" {
+		return nil, jsonrpc.NewError(codeAuthRequired, "authentication required: set "+m)
+	}
+	return cfg, nil
+}
+
+// open makes cwd the session's project (the saved index makes a second
+// open fast) unless it is open already.
+func (a *Agent) open(ctx context.Context, cwd string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return invalid("cwd must be an absolute path, got %q", cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	a.opening.Lock()
+	defer a.opening.Unlock()
+	a.mu.Lock()
+	prev := a.root
+	a.mu.Unlock()
+	if prev == cwd {
+		return nil
+	}
+	if a.running() {
+		return invalid("a prompt runs in %s: %s opens when it ends (one folder at a time)", prev, cwd)
+	}
+	if _, err := a.sess.Open(ctx, cwd, nil); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.root = cwd
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *Agent) running() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sessions {
+		s.mu.Lock()
+		busy := s.cancel != nil
+		s.mu.Unlock()
+		if busy {
+			return true
+		}
+	}
+	return false
+}
+
+// configureMCP gives the session the client's MCP servers (they replace
+// the ones configured before). The repository's .mcp.json files are
+// not read: a repository plants nothing that runs.
+func (a *Agent) configureMCP(ctx context.Context, servers []mcpServer) error {
+	obj := map[string]map[string]any{}
+	for i, s := range servers {
+		name := strings.TrimSpace(s.Name)
+		if name == "" {
+			return invalid("mcpServers[%d]: name is required", i)
+		}
+		if _, dup := obj[name]; dup {
+			return invalid("mcpServers[%d]: duplicate name %q", i, name)
+		}
+		c := map[string]any{}
+		switch s.Type {
+		case "", "stdio":
+			env := map[string]string{}
+			for _, e := range s.Env {
+				env[e.Name] = e.Value
+			}
+			c["type"], c["command"], c["args"], c["env"] = "stdio", s.Command, s.Args, env
+		case "http", "sse":
+			h := map[string]string{}
+			for _, e := range s.Headers {
+				h[e.Name] = e.Value
+			}
+			c["type"], c["url"], c["headers"] = s.Type, s.URL, h
+		default:
+			return invalid("mcpServers[%d]: unknown type %q", i, s.Type)
+		}
+		obj[name] = c
+	}
+	if len(obj) == 0 && len(a.sess.MCPStatus().Servers) == 0 {
+		return nil
+	}
+	raw, _ := json.Marshal(obj)
+	_, err := a.sess.ConfigureMCP(ctx, raw, false) // the repository's own .mcp.json never starts
+	return err
+}
+
+func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p newSessionParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := a.config(); err != nil {
+		return nil, err
+	}
+	if err := a.open(ctx, p.Cwd); err != nil {
+		return nil, err
+	}
+	if err := a.configureMCP(ctx, p.MCPServers); err != nil {
+		return nil, err
+	}
+	s := a.addSession(session.NewTaskID(), filepath.Clean(p.Cwd), defaultMode)
+	jsonrpc.AfterReply(ctx, func() { a.sendCommands(s) })
+	return sessionResult{SessionID: s.id, Modes: modeState{CurrentModeID: s.mode, AvailableModes: modes}}, nil
+}
+
+func (a *Agent) addSession(id, cwd, mode string) *acpSession {
+	s := &acpSession{id: id, cwd: cwd, mode: mode, always: map[string]string{}}
+	s.updates = newTranslator(a, s)
+	a.mu.Lock()
+	a.sessions[id] = s
+	a.mu.Unlock()
+	return s
+}
+
+func (a *Agent) session(id string) (*acpSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil, jsonrpc.NewError(codeResourceNotFound, fmt.Sprintf("no session %q", id))
+	}
+	return s, nil
+}
+
+// loadSession opens a saved task as a session: its recorded events are
+// sent again as session/update, then it continues with the next prompt.
+func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p loadSessionParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := a.config(); err != nil {
+		return nil, err
+	}
+	mode := defaultMode
+	found := false
+	infos, err := a.sess.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range infos {
+		if t.TaskID == p.SessionID {
+			found = true
+			if slices.ContainsFunc(modes, func(m sessionMode) bool { return m.ID == t.ChatMode }) {
+				mode = t.ChatMode
+			}
+		}
+	}
+	if !found {
+		return nil, jsonrpc.NewError(codeResourceNotFound, fmt.Sprintf("no saved session %q", p.SessionID))
+	}
+	if s, _ := a.session(p.SessionID); s != nil {
+		s.mu.Lock()
+		busy := s.cancel != nil
+		s.mu.Unlock()
+		if busy {
+			return nil, invalid("session %s has a prompt running", p.SessionID)
+		}
+	}
+	if err := a.open(ctx, p.Cwd); err != nil {
+		return nil, err
+	}
+	if err := a.configureMCP(ctx, p.MCPServers); err != nil {
+		return nil, err
+	}
+	s := a.addSession(p.SessionID, filepath.Clean(p.Cwd), mode)
+	if _, err := a.sess.Replay(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
+	jsonrpc.AfterReply(ctx, func() { a.sendCommands(s) })
+	return sessionResult{Modes: modeState{CurrentModeID: mode, AvailableModes: modes}}, nil
+}
+
+// listSessions lists the saved tasks of a folder (every folder without
+// cwd), newest first; tasks saved without their folder are left out.
+func (a *Agent) listSessions(raw json.RawMessage) (any, error) {
+	var p listSessionsParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	infos, err := a.sess.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	out := listSessionsResult{Sessions: []sessionInfo{}}
+	for _, t := range infos {
+		if t.Root == "" || (p.Cwd != nil && filepath.Clean(*p.Cwd) != filepath.Clean(t.Root)) {
+			continue
+		}
+		out.Sessions = append(out.Sessions, sessionInfo{SessionID: t.TaskID, Cwd: t.Root, Title: t.Title,
+			UpdatedAt: t.UpdatedAt.UTC().Format(time.RFC3339)})
+	}
+	return out, nil
+}
+
+func (a *Agent) setMode(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p setModeParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(modes, func(m sessionMode) bool { return m.ID == p.ModeID }) {
+		return nil, invalid("unknown mode %q: ask, plan, agent or team", p.ModeID)
+	}
+	s.mu.Lock()
+	s.mode = p.ModeID
+	s.mu.Unlock()
+	jsonrpc.AfterReply(ctx, func() {
+		a.update(s.id, modeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: p.ModeID})
+	})
+	return struct{}{}, nil
+}
+
+// sendCommands sends the skills as available commands (/name).
+func (a *Agent) sendCommands(s *acpSession) {
+	list, _ := a.sess.Skills()
+	cmds := make([]command, 0, len(list))
+	for _, sk := range list {
+		c := command{Name: sk.Name, Description: sk.Description}
+		if len(sk.Params) > 0 {
+			names := make([]string, len(sk.Params))
+			for i, p := range sk.Params {
+				names[i] = p.Name
+			}
+			c.Input = &commandInput{Hint: strings.Join(names, " ")}
+		}
+		cmds = append(cmds, c)
+	}
+	a.update(s.id, commandsUpdate{SessionUpdate: "available_commands_update", AvailableCommands: cmds})
+}
+
+// update sends one session/update.
+func (a *Agent) update(sessionID string, u any) {
+	if err := a.conn.Notify(context.Background(), methodSessionUpdate, sessionNotification{SessionID: sessionID, Update: u}); err != nil {
+		a.log.Debug("session/update not sent", "err", err)
+	}
+}
+
+// cancel is session/cancel: the running prompt stops (its open permission
+// requests are withdrawn) and answers stopReason cancelled.
+func (a *Agent) cancel(id string) {
+	s, err := a.session(id)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	c := s.cancel
+	s.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// prompt runs the session's task with the prompt: its events stream as
+// session/update, the end of the task is the stop reason.
+func (a *Agent) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p promptParams
+	if err := decode(raw, &p); err != nil {
+		return nil, err
+	}
+	s, err := a.session(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	text, images, mentions, err := promptInput(p.Prompt, s.cwd)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.open(ctx, s.cwd); err != nil {
+		return nil, err
+	}
+	run := cfg.Run // a copy: the prompt's fields are set below
+	run.Prompt, run.Images, run.TaskID = text, images, s.id
+	if len(mentions) > 0 {
+		run.Editor, _ = json.Marshal(map[string]any{"mentions": mentions, "openFiles": []string{}, "diagnostics": []any{}})
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.mu.Unlock()
+		return nil, invalid("session %s already has a prompt running", s.id)
+	}
+	s.cancel = cancel
+	run.ChatMode = s.mode
+	s.mu.Unlock()
+	s.updates.begin()
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+	}()
+	res, err := a.sess.Run(rctx, &run)
+	if err != nil {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return promptResult{StopReason: "cancelled"}, nil
+		}
+		return nil, err
+	}
+	var sum struct {
+		Status string  `json:"status"`
+		Error  *string `json:"error"`
+	}
+	if err := json.Unmarshal(res, &sum); err != nil {
+		return nil, err
+	}
+	return s.updates.stopReason(sum.Status, sum.Error)
+}
+
+// maxMentions is agent/run's cap on editor mentions.
+const maxMentions = 10
+
+// promptInput turns ACP content blocks into our prompt: text as it is,
+// images as images, a resource link to a file in the folder as an @
+// mention (other links as their URI in the text), an embedded text
+// resource as a block of the prompt. Audio and blobs are invalid params
+// (initialize offers neither).
+func promptInput(blocks []contentBlock, cwd string) (string, []session.Image, []string, error) {
+	var b strings.Builder
+	var images []session.Image
+	var mentions []string
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	for i, c := range blocks {
+		switch c.Type {
+		case "text":
+			sep()
+			b.WriteString(c.Text)
+		case "image":
+			images = append(images, session.Image{MediaType: c.MimeType, Data: c.Data})
+		case "resource_link":
+			if p, ok := filePath(c.URI, cwd); ok && len(mentions) < maxMentions {
+				mentions = append(mentions, p)
+				sep()
+				b.WriteString("@" + relTo(cwd, p))
+				continue
+			}
+			sep()
+			b.WriteString("@" + c.URI)
+		case "resource":
+			if c.Resource == nil || c.Resource.Text == nil {
+				return "", nil, nil, invalid("prompt[%d]: only text resources are supported", i)
+			}
+			name := c.Resource.URI
+			if p, ok := filePath(c.Resource.URI, cwd); ok {
+				name = relTo(cwd, p)
+			}
+			sep()
+			fmt.Fprintf(&b, "@%s (as the editor holds it):\n```\n%s\n```", name, strings.TrimRight(*c.Resource.Text, "\n"))
+		default:
+			return "", nil, nil, invalid("prompt[%d]: content type %q is not supported", i, c.Type)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", nil, nil, invalid("prompt: no text")
+	}
+	return b.String(), images, mentions, nil
+}
+
+// filePath is the absolute path of a file:// URI inside cwd.
+func filePath(uri, cwd string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return "", false
+	}
+	p := filepath.Clean(filepath.FromSlash(u.Path))
+	rel, err := filepath.Rel(cwd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return p, true
+}
+
+func relTo(cwd, p string) string {
+	if rel, err := filepath.Rel(cwd, p); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// client is the session's port to the ACP client: our events become
+// session/update, our approvals session/request_permission.
+type client struct{ a *Agent }
+
+// eventParams is agent/event's params as the session sends them.
+type eventParams struct {
+	TaskID string          `json:"taskId"`
+	Event  json.RawMessage `json:"event"`
+	Replay bool            `json:"replay"`
+}
+
+func (c client) Notify(ctx context.Context, method string, params any) {
+	if method != protocol.MethodAgentEvent {
+		return // workspace/progress and the like have no ACP counterpart
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	var p eventParams
+	if json.Unmarshal(raw, &p) != nil {
+		return
+	}
+	s := c.a.sessionOfTask(p.TaskID)
+	if s == nil {
+		return
+	}
+	s.updates.event(p.TaskID, p.Event, p.Replay)
+}
+
+func (c client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	switch method {
+	case protocol.MethodRequestApproval:
+		return c.a.requestPermission(ctx, params)
+	}
+	// agent/askUser: ACP v1 has no question request; no answer counts as
+	// dismissed.
+	return nil, fmt.Errorf("acp: %s has no ACP counterpart", method)
+}
+
+// sessionOfTask is the session a task's events and approvals belong to:
+// its own, or, for a subagent, its lead's.
+func (a *Agent) sessionOfTask(taskID string) *acpSession {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.sessions[taskID]; s != nil {
+		return s
+	}
+	return a.tasks[taskID]
+}
+
+// subagent records that a subagent's task belongs to s.
+func (a *Agent) subagent(taskID string, s *acpSession) {
+	a.mu.Lock()
+	a.tasks[taskID] = s
+	a.mu.Unlock()
+}

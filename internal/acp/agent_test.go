@@ -1,0 +1,378 @@
+package acp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func testConfig(t *testing.T, url string) *Config {
+	prov, _ := json.Marshal(map[string]any{"kind": "openaiCompatible", "model": "fake-model", "baseUrl": url, "apiKey": "sk-acp-test-key-123"})
+	cfg := &Config{DataDir: t.TempDir()}
+	cfg.Run.Provider = prov
+	return cfg
+}
+
+func workspace(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func updatesOf(ups []map[string]any, kind string) []map[string]any {
+	var out []map[string]any
+	for _, u := range ups {
+		if u["sessionUpdate"] == kind {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func text(u map[string]any) string {
+	c, _ := u["content"].(map[string]any)
+	s, _ := c["text"].(string)
+	return s
+}
+
+// The lifecycle: initialize's capabilities, session/new with the modes
+// and the commands after its reply, a prompt whose answer streams as
+// agent_message_chunk and ends end_turn, set_mode with current_mode_update
+// after its reply, session/list.
+func TestSessionLifecycle(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		return turn{text: "Hello from the fake model."}
+	})
+	p := startAgent(t, testConfig(t, url))
+	if _, m := p.reply(p.send("session/new", map[string]any{"cwd": "/x", "mcpServers": []any{}})); m.Error == nil {
+		t.Fatal("session/new before initialize succeeded")
+	}
+	_, res := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var init struct {
+		ProtocolVersion   int `json:"protocolVersion"`
+		AgentCapabilities struct {
+			LoadSession        bool `json:"loadSession"`
+			PromptCapabilities struct {
+				Image, EmbeddedContext bool
+			} `json:"promptCapabilities"`
+		} `json:"agentCapabilities"`
+		AuthMethods []any `json:"authMethods"`
+	}
+	json.Unmarshal(res, &init)
+	if init.ProtocolVersion != 1 || !init.AgentCapabilities.LoadSession || !init.AgentCapabilities.PromptCapabilities.Image ||
+		!init.AgentCapabilities.PromptCapabilities.EmbeddedContext || len(init.AuthMethods) != 0 {
+		t.Fatalf("initialize: %s", res)
+	}
+	dir := workspace(t)
+	i, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID  string `json:"currentModeId"`
+			AvailableModes []struct{ ID string } `json:"availableModes"`
+		} `json:"modes"`
+	}
+	json.Unmarshal(res, &ns)
+	if ns.SessionID == "" || ns.Modes.CurrentModeID != "agent" || len(ns.Modes.AvailableModes) != 4 {
+		t.Fatalf("session/new: %s", res)
+	}
+	p.waitMsg(i, func(m msg) bool { return m.Method == "session/update" && strings.Contains(string(m.Params), "available_commands_update") })
+
+	id := p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "say hello"}}})
+	j, m := p.reply(id)
+	if m.Error != nil || !strings.Contains(string(m.Result), `"end_turn"`) {
+		t.Fatalf("prompt: %s %+v", m.Result, m.Error)
+	}
+	var answer strings.Builder
+	chunks := updatesOf(p.updates(i, j), "agent_message_chunk")
+	for _, u := range chunks {
+		answer.WriteString(text(u))
+	}
+	if len(chunks) < 2 || answer.String() != "Hello from the fake model." {
+		t.Fatalf("streamed %d chunks: %q", len(chunks), answer.String())
+	}
+	if len(updatesOf(p.updates(i, j), "usage_update")) == 0 {
+		t.Fatal("no usage_update")
+	}
+
+	k, _ := p.call("session/set_mode", map[string]any{"sessionId": ns.SessionID, "modeId": "plan"})
+	p.waitMsg(k, func(m msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), `"current_mode_update"`) && strings.Contains(string(m.Params), `"plan"`)
+	})
+	if _, m := p.reply(p.send("session/set_mode", map[string]any{"sessionId": ns.SessionID, "modeId": "yolo"})); m.Error == nil || m.Error.Code != -32602 {
+		t.Fatalf("unknown mode: %+v", m.Error)
+	}
+	if _, m := p.reply(p.send("session/prompt", map[string]any{"sessionId": "nope", "prompt": []any{}})); m.Error == nil || m.Error.Code != -32002 {
+		t.Fatalf("unknown session: %+v", m.Error)
+	}
+	_, res = p.call("session/list", map[string]any{"cwd": dir})
+	if !strings.Contains(string(res), ns.SessionID) {
+		t.Fatalf("session/list: %s", res)
+	}
+}
+
+// No model configured: session/new says how to configure one; a provider
+// that needs a key without one is auth_required, with an auth method.
+func TestConfigErrors(t *testing.T) {
+	p := startAgent(t, &Config{DataDir: t.TempDir()})
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	if _, m := p.reply(p.send("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "TASK_X_PROVIDER") {
+		t.Fatalf("no provider: %+v", m.Error)
+	}
+	cfg := &Config{DataDir: t.TempDir()}
+	cfg.Run.Provider = json.RawMessage(`{"kind":"anthropic","model":"claude-x"}`)
+	p = startAgent(t, cfg)
+	_, res := p.call("initialize", map[string]any{"protocolVersion": 1})
+	if !strings.Contains(string(res), `"id":"env"`) || !strings.Contains(string(res), "ANTHROPIC_API_KEY") {
+		t.Fatalf("authMethods: %s", res)
+	}
+	if _, m := p.reply(p.send("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})); m.Error == nil || m.Error.Code != -32000 {
+		t.Fatalf("no key: %+v", m.Error)
+	}
+	if _, m := p.reply(p.send("authenticate", map[string]any{"methodId": "env"})); m.Error == nil || m.Error.Code != -32000 {
+		t.Fatalf("authenticate without a key: %+v", m.Error)
+	}
+}
+
+// A write asks permission: the request carries the four options and the
+// call; allow_once runs it and its tool_call_update carries the diff;
+// reject_always refuses it and the next write of that tool is refused
+// without asking.
+func TestPermissionAndDiff(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		switch {
+		case strings.Contains(prompt, "edit it") && n == 0:
+			return turn{calls: []call{{"write_file", map[string]any{"path": "main.go", "content": "package main\n\nfunc main() { println(1) }\n"}}}}
+		case strings.Contains(prompt, "write notes") && n < 2:
+			return turn{calls: []call{{"write_file", map[string]any{"path": "notes.txt", "content": "notes\n"}}}}
+		}
+		return turn{text: "done"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	var asked []string
+	p.answer = func(params json.RawMessage) any {
+		var r struct {
+			ToolCall struct {
+				ToolCallID string `json:"toolCallId"`
+				Kind       string `json:"kind"`
+				Title      string `json:"title"`
+			} `json:"toolCall"`
+			Options []struct{ OptionID, Kind string } `json:"options"`
+		}
+		json.Unmarshal(params, &r)
+		if len(r.Options) != 4 || r.ToolCall.Kind != "edit" || !strings.HasPrefix(r.ToolCall.Title, "Write ") {
+			t.Errorf("permission request: %s", params)
+		}
+		asked = append(asked, r.ToolCall.Title)
+		choice := "allow_once"
+		if strings.Contains(r.ToolCall.Title, "notes") {
+			choice = "reject_always"
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": choice}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	dir := workspace(t)
+	_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	i, _ := p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "edit it"}}})
+	b, _ := os.ReadFile(filepath.Join(dir, "main.go"))
+	if !strings.Contains(string(b), "println(1)") {
+		t.Fatalf("main.go not written: %q", b)
+	}
+	var diff map[string]any
+	for _, u := range updatesOf(p.updates(0, i), "tool_call_update") {
+		if u["status"] == "completed" {
+			cs, _ := u["content"].([]any)
+			for _, c := range cs {
+				if cm := c.(map[string]any); cm["type"] == "diff" {
+					diff = cm
+				}
+			}
+		}
+	}
+	if diff == nil || diff["path"] != filepath.Join(dir, "main.go") || diff["oldText"] != "package main\n\nfunc main() {}\n" ||
+		!strings.Contains(diff["newText"].(string), "println(1)") {
+		t.Fatalf("diff: %v", diff)
+	}
+	if len(updatesOf(p.updates(0, i), "tool_call")) != 1 {
+		t.Fatal("no tool_call")
+	}
+	j, _ := p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "write notes"}}})
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err == nil {
+		t.Fatal("notes.txt written after reject_always")
+	}
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times: %v (reject_always must refuse the second write without asking)", len(asked), asked)
+	}
+	failed := 0
+	for _, u := range updatesOf(p.updates(i, j), "tool_call_update") {
+		if u["status"] == "failed" {
+			failed++
+		}
+	}
+	if failed != 2 {
+		t.Fatalf("%d failed calls, want 2", failed)
+	}
+}
+
+// session/cancel mid-turn: the prompt answers cancelled.
+func TestCancel(t *testing.T) {
+	m, url := newFakeModel(t, func(prompt string, n int) turn { return turn{hang: true} })
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	id := p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "take long"}}})
+	<-m.hung
+	p.notify("session/cancel", map[string]any{"sessionId": ns.SessionID})
+	if _, r := p.reply(id); r.Error != nil || !strings.Contains(string(r.Result), `"cancelled"`) {
+		t.Fatalf("cancelled prompt: %s %+v", r.Result, r.Error)
+	}
+}
+
+// session/load in a new agent on the same data folder replays the saved
+// task (the user's prompt, the tool call, the answer) before its reply,
+// then the next prompt continues the conversation.
+func TestLoadSession(t *testing.T) {
+	model, url := newFakeModel(t, func(prompt string, n int) turn {
+		if strings.Contains(prompt, "read main") && n == 0 {
+			return turn{calls: []call{{"read_file", map[string]any{"path": "main.go"}}}}
+		}
+		return turn{text: "main.go is tiny."}
+	})
+	cfg := testConfig(t, url)
+	dir := workspace(t)
+	p := startAgent(t, cfg)
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "read main"}}})
+
+	q := startAgent(t, cfg)
+	q.call("initialize", map[string]any{"protocolVersion": 1})
+	i, res := q.call("session/load", map[string]any{"sessionId": ns.SessionID, "cwd": dir, "mcpServers": []any{}})
+	if !strings.Contains(string(res), `"currentModeId":"agent"`) {
+		t.Fatalf("session/load: %s", res)
+	}
+	ups := q.updates(0, i)
+	if u := updatesOf(ups, "user_message_chunk"); len(u) != 1 || text(u[0]) != "read main" {
+		t.Fatalf("user_message_chunk: %v", u)
+	}
+	if u := updatesOf(ups, "tool_call"); len(u) != 1 || u[0]["title"] != "Read main.go" || u[0]["kind"] != "read" {
+		t.Fatalf("tool_call: %v", u)
+	}
+	if u := updatesOf(ups, "agent_message_chunk"); len(u) != 1 || text(u[0]) != "main.go is tiny." {
+		t.Fatalf("agent_message_chunk: %v", u)
+	}
+	_, res = q.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "and now?"}}})
+	if !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("continued prompt: %s", res)
+	}
+	model.mu.Lock()
+	first, last := model.turns[0], model.turns[len(model.turns)-1]
+	model.mu.Unlock()
+	if last < first+4 { // the first prompt, its call, its result, its answer, then the new prompt
+		t.Fatalf("the continued task sent %d messages, the first request %d: the conversation did not continue", last, first)
+	}
+	if _, m := q.reply(q.send("session/load", map[string]any{"sessionId": "no-such-task", "cwd": dir, "mcpServers": []any{}})); m.Error == nil || m.Error.Code != -32002 {
+		t.Fatalf("unknown session: %+v", m.Error)
+	}
+}
+
+// promptInput: text, an @ mention for a file link inside the folder, a
+// link outside it as its URI, an embedded resource as a block, an image;
+// audio is refused.
+func TestPromptInput(t *testing.T) {
+	cwd := "/w"
+	res := "package x\n"
+	text, images, mentions, err := promptInput([]contentBlock{
+		textBlock("look at"),
+		{Type: "resource_link", URI: "file:///w/a/b.go", Name: "b.go"},
+		{Type: "resource_link", URI: "https://example.com/x", Name: "x"},
+		{Type: "resource", Resource: &embeddedResource{URI: "file:///w/c.go", Text: &res}},
+		{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="},
+	}, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "look at\n\n@a/b.go\n\n@https://example.com/x\n\n@c.go (as the editor holds it):\n```\npackage x\n```"
+	if text != want || len(images) != 1 || images[0].MediaType != "image/png" || len(mentions) != 1 || mentions[0] != "/w/a/b.go" {
+		t.Fatalf("%q %v %v", text, images, mentions)
+	}
+	if _, _, _, err := promptInput([]contentBlock{{Type: "audio", Data: "x", MimeType: "audio/wav"}}, cwd); err == nil {
+		t.Fatal("audio accepted")
+	}
+	if _, _, _, err := promptInput([]contentBlock{{Type: "resource_link", URI: "file:///etc/passwd"}}, cwd); err != nil {
+		t.Fatal(err) // a link outside the folder is text, not a mention
+	}
+	if _, _, _, err := promptInput(nil, cwd); err == nil {
+		t.Fatal("empty prompt accepted")
+	}
+}
+
+// The end of a task as ACP stop reasons.
+func TestStopReason(t *testing.T) {
+	tr := newTranslator(nil, &acpSession{})
+	str := func(s string) *string { return &s }
+	for _, c := range []struct {
+		status string
+		err    *string
+		cut    bool
+		want   string
+	}{
+		{"completed", nil, false, "end_turn"},
+		{"completed", nil, true, "max_tokens"},
+		{"cancelled", str("cancelled"), false, "cancelled"},
+		{"failed", str("the task reached the limit of 3 model turns (limits.maxIterations) without finishing"), false, "max_turn_requests"},
+		{"failed", str("the prompt was refused by a UserPromptSubmit hook: no"), false, "refusal"},
+		{"failed", str("provider: overloaded"), false, ""},
+	} {
+		tr.cut = c.cut
+		res, err := tr.stopReason(c.status, c.err)
+		got := ""
+		if err == nil {
+			got = res.(promptResult).StopReason
+		}
+		if got != c.want {
+			t.Errorf("%s %v cut=%v: %q, %v", c.status, c.err, c.cut, got, err)
+		}
+	}
+}
+
+// LoadConfig: the file's settings, the environment over them, the key
+// from the environment by kind.
+func TestLoadConfig(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".task-x"), 0o755)
+	os.WriteFile(filepath.Join(home, ".task-x", "acp.json"), []byte(`{"provider":{"kind":"openai","model":"gpt-x"},"policy":{"mode":"acceptEdits"},"limits":{"maxIterations":7}}`), 0o644)
+	env := map[string]string{"TASK_X_MODEL": "gpt-y", "OPENAI_API_KEY": "sk-env"}
+	cfg, err := LoadConfig(home, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prov map[string]string
+	json.Unmarshal(cfg.Run.Provider, &prov)
+	if prov["kind"] != "openai" || prov["model"] != "gpt-y" || prov["apiKey"] != "sk-env" || !strings.Contains(string(cfg.Run.Policy), "acceptEdits") ||
+		cfg.Run.Limits == nil || cfg.Run.Limits.MaxIterations != 7 || cfg.missingKey() != "" {
+		t.Fatalf("%+v %v", cfg, prov)
+	}
+	if _, err := LoadConfig(home, func(k string) string {
+		if k == "TASK_X_ACP_CONFIG" {
+			return filepath.Join(home, "missing.json")
+		}
+		return ""
+	}); err == nil {
+		t.Fatal("a missing TASK_X_ACP_CONFIG file is no error")
+	}
+	cfg, _ = LoadConfig(t.TempDir(), func(k string) string { return map[string]string{"TASK_X_PROVIDER": "anthropic", "TASK_X_MODEL": "m"}[k] })
+	if cfg.missingKey() == "" {
+		t.Fatal("anthropic without a key is not missing one")
+	}
+}
