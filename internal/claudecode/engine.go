@@ -118,7 +118,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 
 	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
-	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll || pol.AllowAll, TaskID: job.TaskID,
+	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll || pol.AllowAll, AllowCommands: o.AllowCommands, TaskID: job.TaskID,
 		Plan: planner(job), Policy: pol}
 	if job.Env != nil && job.Env.Ask != nil {
 		ask := job.Env.Ask

@@ -57,6 +57,11 @@ type Hooks struct {
 	// ApproveAll allows every call the CLI asks about, without asking
 	// (a deny rule or readOnly of Policy still refuses).
 	ApproveAll bool
+	// AllowCommands runs the task-x command tools without asking
+	// (claude/run's allowCommands: they are in --allowedTools, and the
+	// forwarded call is not asked again here); a deny rule or readOnly of
+	// Policy still refuses. The commands stay in the sandbox.
+	AllowCommands bool
 	// Policy is agent/run's policy (mode, allow, deny, allowAll), applied
 	// to every call the CLI asks about and to every task-x call it
 	// forwards (RunTool): a deny rule or a refused class fails the call
@@ -865,7 +870,8 @@ func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMes
 	switch {
 	case granted:
 		return r.allowed(callID, agent.DecisionAllowSession), ""
-	case d == policy.Allow || r.h.ApproveAll || before:
+	case d == policy.Allow || r.h.ApproveAll || before,
+		r.h.AllowCommands && taskX && class == tool.ClassCommand:
 		return r.allowed(callID, agent.DecisionAllow), ""
 	}
 	// An edit that cannot apply fails here, before anyone is asked (as in
