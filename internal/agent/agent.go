@@ -1,7 +1,7 @@
 // Package agent owns the agent loop of agent/run: the system prompt, the
 // model turn → tool calls → tool results cycle, approvals through the policy
-// and an Approver, the agent/event stream (Event, documented in
-// docs/events.md) and the task Summary.
+// and an Approver, the agent/event stream (protocol.AgentEvent, documented
+// in docs/events.md) and the task Summary.
 //
 // For long tasks the loop also owns context compression (compact.go),
 // retries, routes and provider fallbacks (retry.go), steering and
@@ -26,6 +26,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/toolcall"
@@ -48,7 +49,7 @@ type Options struct {
 	Env      *tool.Env
 	Approve  Approver
 	// Emit receives every event in order, from Run's goroutine.
-	Emit   func(Event)
+	Emit   func(protocol.AgentEvent)
 	Logger *slog.Logger
 	// MaxIterations bounds the model calls of one task (default 50).
 	MaxIterations int
@@ -181,7 +182,7 @@ func newRun(p Params, opts Options) *run {
 		opts.Tools = tool.NewRegistry()
 	}
 	if opts.Emit == nil {
-		opts.Emit = func(Event) {}
+		opts.Emit = func(protocol.AgentEvent) {}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -255,7 +256,7 @@ func (r *run) system() string {
 	return r.baseSys + "\n\n" + r.p.Excerpts
 }
 
-func (r *run) emit(e Event) { r.opts.Emit(e) }
+func (r *run) emit(e protocol.AgentEvent) { r.opts.Emit(e) }
 
 // fail ends the task as failed with msg.
 func (r *run) fail(msg string) {
@@ -287,7 +288,7 @@ func (r *run) run(parent context.Context) {
 	// the moment it sees it (protocol.md agent/steer). Messages queued while
 	// the task sets up join before its first model turn.
 	r.ctl.start()
-	r.emit(Event{Type: EventStarted, TaskID: r.p.TaskID, ChatMode: r.p.ChatMode, Model: r.sum.Model})
+	r.emit(protocol.StartedEvent{TaskID: r.p.TaskID, ChatMode: protocol.ChatMode(r.p.ChatMode), Model: r.sum.Model})
 	if len(r.chain) == 0 {
 		r.fail("agent: no provider configured")
 		return
@@ -299,7 +300,7 @@ func (r *run) run(parent context.Context) {
 		defer t.Stop()
 	}
 	r.use(ctx, 0)
-	r.emit(Event{Type: EventModel, Provider: string(r.prov.Config().Kind), Model: r.sum.Model})
+	r.emit(protocol.ModelEvent{Provider: string(r.prov.Config().Kind), Model: r.sum.Model})
 	if r.p.Prompt == "" && len(r.p.Images) == 0 {
 		r.fail("agent: the prompt is empty")
 		return
@@ -313,7 +314,7 @@ func (r *run) run(parent context.Context) {
 		// Tools that are still joining (an MCP server starting) get a bounded
 		// wait; any still missing then is said, never silently left out.
 		for _, w := range r.opts.WaitTools(ctx) {
-			r.emit(Event{Type: EventWarning, Message: w})
+			r.emit(protocol.WarningEvent{Message: w})
 		}
 		if r.stopped(ctx) {
 			return
@@ -348,7 +349,7 @@ func (r *run) run(parent context.Context) {
 			return
 		}
 		r.sum.Iterations++
-		r.emit(Event{Type: EventIteration, N: r.sum.Iterations})
+		r.emit(protocol.IterationEvent{N: r.sum.Iterations})
 		r.compact()
 		res, err := r.callModel(ctx, specs)
 		if err != nil {
@@ -356,7 +357,7 @@ func (r *run) run(parent context.Context) {
 				return
 			}
 			pe := provider.AsError(err)
-			r.emit(Event{Type: EventError, Message: pe.Message, Kind: string(pe.Kind), HTTPStatus: pe.Status, Retryable: pe.Retryable()})
+			r.emit(protocol.ErrorEvent{Message: pe.Message, Kind: protocol.ProviderErrorKind(pe.Kind), Status: pe.Status, Retryable: pe.Retryable()})
 			r.log.Warn("model call failed", "kind", pe.Kind, "status", pe.Status, "iteration", r.sum.Iterations)
 			r.fail(pe.Error())
 			return
@@ -366,7 +367,7 @@ func (r *run) run(parent context.Context) {
 		r.emitContext(res.Usage)
 		if len(calls) == 0 {
 			if res.StopReason == provider.StopMaxTokens {
-				r.emit(Event{Type: EventWarning, Message: "the model's answer was cut at the output token limit"})
+				r.emit(protocol.WarningEvent{Message: "the model's answer was cut at the output token limit"})
 			}
 			// The task does not end while steering messages wait or
 			// background commands run.
@@ -412,7 +413,7 @@ func (r *run) emitContext(u provider.Usage) {
 	if u.InputTokens == 0 {
 		used = r.estimate() + u.OutputTokens
 	}
-	r.emit(Event{Type: EventContext, UsedTokens: used, WindowTokens: r.window})
+	r.emit(protocol.ContextEvent{UsedTokens: used, WindowTokens: r.window})
 }
 
 // joinSteering adds the queued steering messages to the conversation, each
@@ -420,7 +421,7 @@ func (r *run) emitContext(u provider.Usage) {
 func (r *run) joinSteering() {
 	for _, text := range r.ctl.drain() {
 		r.appendUserText(text)
-		r.emit(Event{Type: EventSteered, Text: text})
+		r.emit(protocol.SteeredEvent{Text: text})
 		r.log.Info("steering message joined")
 	}
 }
@@ -486,15 +487,15 @@ func (r *run) recordAssistant(res *provider.Result) []pendingCall {
 	if len(parts) > 0 {
 		r.messages = append(r.messages, provider.Message{Role: provider.RoleAssistant, Content: parts})
 	}
-	wire := make([]provider.ToolCall, len(calls))
+	wire := make([]protocol.ToolCall, len(calls))
 	for i, c := range calls {
-		wire[i] = c.ToolCall
+		wire[i] = protocol.ToolCall(c.ToolCall)
 	}
-	r.emit(Event{Type: EventAssistantMessage, Text: res.Text, ToolCalls: wire})
+	r.emit(protocol.AssistantMessageEvent{Text: res.Text, ToolCalls: wire})
 	if !res.UsageReported {
 		return calls // a usage event reports counts the provider gave
 	}
-	r.emit(Event{Type: EventUsage, InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
+	r.emit(protocol.UsageEvent{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
 		TotalInputTokens: r.sum.Usage.InputTokens, TotalOutputTokens: r.sum.Usage.OutputTokens, CostUSD: r.sum.Metrics.CostUSD})
 	return calls
 }
@@ -537,10 +538,10 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	} else if !isOffered {
 		spec = t.Spec()
 	}
-	r.emit(Event{Type: EventToolStarted, CallID: c.ID, Tool: c.Name, Input: c.Input, Permission: spec.Permission})
+	r.emit(protocol.ToolStartedEvent{CallID: c.ID, Tool: c.Name, Input: c.Input, Permission: protocol.Permission(spec.Permission)})
 	start := time.Now()
 	finish := func(content string, ok bool, result any) (string, bool) {
-		ev := Event{Type: EventToolFinished, CallID: c.ID, Tool: c.Name, OK: ok, Result: result, DurationMs: time.Since(start).Milliseconds()}
+		ev := protocol.ToolFinishedEvent{CallID: c.ID, Tool: c.Name, OK: ok, Result: result, DurationMs: time.Since(start).Milliseconds()}
 		if !ok {
 			ev.Error = &content
 		}
@@ -576,7 +577,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	}
 	res := out.Result
 	if res.Background != nil {
-		ev := Event{Type: EventToolFinished, CallID: c.ID, Tool: c.Name, OK: true, Background: true,
+		ev := protocol.ToolFinishedEvent{CallID: c.ID, Tool: c.Name, OK: true, Background: true,
 			Result: backgroundStart(c.Input, res), DurationMs: time.Since(start).Milliseconds()}
 		r.emit(ev)
 		r.log.Info("tool call", "tool", c.Name, "class", spec.Permission, "outcome", "background", "durationMs", ev.DurationMs)
@@ -624,7 +625,7 @@ func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.R
 				return
 			}
 			for _, ch := range res.Changes {
-				r.emit(Event{Type: EventFileChanged, CallID: c.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
+				r.emit(FileChanged(c.ID, ch))
 				r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
 			}
 			if res.Operation != "" {
@@ -632,7 +633,7 @@ func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.R
 			}
 			r.sum.Operations = append(r.sum.Operations, res.Operations...)
 			if plan, ok := res.Data.(tool.PlanUpdate); ok {
-				r.emit(Event{Type: EventPlan, Text: plan.Explanation, Items: plan.Plan})
+				r.emit(planEvent(plan))
 			}
 		}),
 		toolcall.WithCancel(&r.ctl.calls, func(_ *toolcall.Call, res tool.Result, release func()) {
@@ -646,7 +647,7 @@ func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.R
 				if ctx.Err() != nil {
 					// A question (agent/askUser) the task stopped waiting
 					// for: the client closes its dialog.
-					r.emit(Event{Type: EventApprovalWithdrawn, CallID: c.ID})
+					r.emit(protocol.ApprovalWithdrawnEvent{CallID: c.ID})
 				}
 				return out
 			}
@@ -679,7 +680,7 @@ func (r *run) chatModeLabel() string {
 func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) bool {
 	req := ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
 		Input: c.Input, Preview: toolcall.CutPreview(preview)}
-	r.emit(Event{Type: EventApprovalRequested, CallID: c.ID, Tool: c.Name, Permission: spec.Permission, Input: c.Input, Preview: req.Preview})
+	r.emit(protocol.ApprovalRequestedEvent{CallID: c.ID, Tool: c.Name, Permission: protocol.Permission(spec.Permission), Input: c.Input, Preview: req.Preview})
 	d := DecisionDeny
 	if r.opts.Approve != nil {
 		actx, stop := context.WithTimeout(ctx, r.opts.ApprovalTimeout)
@@ -695,11 +696,11 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 		if actx.Err() != nil {
 			// The task ended (cancelled) or the wait timed out with the
 			// request still open: the client closes its dialog.
-			r.emit(Event{Type: EventApprovalWithdrawn, CallID: c.ID})
+			r.emit(protocol.ApprovalWithdrawnEvent{CallID: c.ID})
 		}
 		stop()
 	}
-	r.emit(Event{Type: EventApprovalResolved, CallID: c.ID, Tool: c.Name, Decision: d})
+	r.emit(protocol.ApprovalResolvedEvent{CallID: c.ID, Tool: c.Name, Decision: protocol.Decision(d)})
 	if d == DecisionAllowSession {
 		r.grants.remember(c.Name, c.Input)
 	}
@@ -727,9 +728,7 @@ func (r *run) finish() (Summary, []provider.Message) {
 		msg := r.errMsg
 		r.sum.Error = &msg
 	}
-	usage := r.sum.Usage
-	r.emit(Event{Type: EventDone, Status: r.sum.Status, Error: r.sum.Error, Text: r.sum.Text, ChangedFiles: r.sum.ChangedFiles,
-		Usage: &usage, Model: r.sum.Model, Iterations: r.sum.Iterations, ToolCallsN: r.sum.ToolCalls})
+	r.emit(Done(r.sum))
 	r.log.Info("task done", "status", r.sum.Status, "iterations", r.sum.Iterations, "toolCalls", r.sum.ToolCalls,
 		"inputTokens", r.sum.Usage.InputTokens, "outputTokens", r.sum.Usage.OutputTokens)
 	return r.sum, r.messages

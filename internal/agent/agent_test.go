@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
@@ -227,10 +228,10 @@ func (a *approver) ids() []string {
 
 type recorder struct {
 	mu     sync.Mutex
-	events []Event
+	events []protocol.AgentEvent
 }
 
-func (r *recorder) emit(e Event) {
+func (r *recorder) emit(e protocol.AgentEvent) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
@@ -241,17 +242,18 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		out = append(out, e.Type)
+		out = append(out, e.EventType())
 	}
 	return out
 }
 
-func (r *recorder) of(typ string) []Event {
+// of returns the recorded events of type E, in order.
+func of[E protocol.AgentEvent](r *recorder) []E {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Event
+	var out []E
 	for _, e := range r.events {
-		if e.Type == typ {
+		if e, ok := e.(E); ok {
 			out = append(out, e)
 		}
 	}
@@ -283,14 +285,14 @@ func (h *harness) run(t *testing.T, ctx context.Context, p Params) (Summary, []p
 	sum, msgs := Run(ctx, p, h.opts)
 	checkConversation(t, msgs, true)
 	types := h.rec.types()
-	if len(types) < 2 || types[0] != EventStarted || types[len(types)-1] != EventDone {
+	if len(types) < 2 || types[0] != "started" || types[len(types)-1] != "done" {
 		t.Errorf("events must start with started and end with done: %v", types)
 	}
-	if n := strings.Count(strings.Join(types, ","), EventDone); n != 1 {
+	if n := strings.Count(strings.Join(types, ","), "done"); n != 1 {
 		t.Errorf("%d done events", n)
 	}
-	done := h.rec.of(EventDone)[0]
-	if done.Status != sum.Status || (done.Error == nil) != (sum.Error == nil) {
+	done := of[protocol.DoneEvent](h.rec)[0]
+	if string(done.Status) != sum.Status || (done.Error == nil) != (sum.Error == nil) {
 		t.Errorf("done event %+v does not match summary %+v", done, sum)
 	}
 	return sum, msgs
@@ -381,17 +383,17 @@ func TestReadEditCommandTask(t *testing.T) {
 	if got := h.rec.types(); !slices.Equal(got, wantTypes) {
 		t.Errorf("events\n got %v\nwant %v", got, wantTypes)
 	}
-	fin := h.rec.of(EventToolFinished)
+	fin := of[protocol.ToolFinishedEvent](h.rec)
 	if !fin[0].OK || fin[0].Result.(map[string]any)["path"] != "main.go" {
 		t.Errorf("read toolFinished %+v", fin[0])
 	}
 	if fin[2].OK || fin[2].Error == nil || *fin[2].Error != resultDenied {
 		t.Errorf("denied toolFinished %+v", fin[2])
 	}
-	if r := h.rec.of(EventApprovalResolved); r[0].Decision != DecisionAllow || r[1].Decision != DecisionDeny {
+	if r := of[protocol.ApprovalResolvedEvent](h.rec); r[0].Decision != protocol.DecisionAllow || r[1].Decision != protocol.DecisionDeny {
 		t.Errorf("approvalResolved %+v", r)
 	}
-	if u := h.rec.of(EventUsage); u[1].InputTokens != 120 || u[1].TotalInputTokens != 220 || u[1].TotalOutputTokens != 30 {
+	if u := of[protocol.UsageEvent](h.rec); u[1].InputTokens != 120 || u[1].TotalInputTokens != 220 || u[1].TotalOutputTokens != 30 {
 		t.Errorf("usage event %+v", u[1])
 	}
 
@@ -577,7 +579,7 @@ func TestApprovalTimeoutCountsAsDeny(t *testing.T) {
 	if r := resultsIn(msgs)["c1"]; r.Content != resultDenied {
 		t.Errorf("result %+v", r)
 	}
-	if r := h.rec.of(EventApprovalResolved); len(r) != 1 || r[0].Decision != DecisionDeny {
+	if r := of[protocol.ApprovalResolvedEvent](h.rec); len(r) != 1 || r[0].Decision != protocol.DecisionDeny {
 		t.Errorf("approvalResolved %+v", r)
 	}
 }
@@ -611,8 +613,8 @@ func TestProviderErrorFailsTask(t *testing.T) {
 	if sum.Status != StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "bad key") {
 		t.Errorf("summary %+v", sum)
 	}
-	ev := h.rec.of(EventError)
-	if len(ev) != 1 || ev[0].Kind != "auth" || ev[0].HTTPStatus != 401 || ev[0].Retryable || ev[0].Message != "bad key" {
+	ev := of[protocol.ErrorEvent](h.rec)
+	if len(ev) != 1 || ev[0].Kind != "auth" || ev[0].Status != 401 || ev[0].Retryable || ev[0].Message != "bad key" {
 		t.Errorf("error events %+v", ev)
 	}
 	b, _ := json.Marshal(ev[0])
@@ -748,7 +750,7 @@ func TestUnreportedUsageIsNotZero(t *testing.T) {
 		turn{text: "done", noUsage: true},
 	)
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	usageEvents := len(h.rec.of(EventUsage))
+	usageEvents := len(of[protocol.UsageEvent](h.rec))
 	if sum.Usage != (provider.Usage{InputTokens: 50, OutputTokens: 5}) || sum.UnreportedUsageCalls != 1 || usageEvents != 1 {
 		t.Fatalf("usage %+v unreported %d usage events %d", sum.Usage, sum.UnreportedUsageCalls, usageEvents)
 	}
@@ -765,8 +767,8 @@ func TestSteerRightAfterStarted(t *testing.T) {
 	ctl := NewControl()
 	h.opts.Control = ctl
 	accepted := false
-	h.opts.Emit = func(e Event) {
-		if e.Type == EventStarted {
+	h.opts.Emit = func(e protocol.AgentEvent) {
+		if _, ok := e.(protocol.StartedEvent); ok {
 			accepted = ctl.Steer("use tabs")
 		}
 		h.rec.emit(e)
@@ -780,7 +782,7 @@ func TestSteerRightAfterStarted(t *testing.T) {
 	if len(last.Content) == 0 || !strings.Contains(last.Content[len(last.Content)-1].Text, "use tabs") {
 		t.Fatalf("the steering message is not in the first request: %+v", first)
 	}
-	if len(h.rec.of(EventSteered)) != 1 {
+	if len(of[protocol.SteeredEvent](h.rec)) != 1 {
 		t.Fatal("no steered event")
 	}
 }
@@ -802,7 +804,7 @@ func TestWaitToolsBeforeOffering(t *testing.T) {
 	if !offered {
 		t.Fatal("a tool that joined during WaitTools is not offered")
 	}
-	ws := h.rec.of(EventWarning)
+	ws := of[protocol.WarningEvent](h.rec)
 	if len(ws) != 1 || !strings.Contains(ws[0].Message, `"stuck" is still starting`) {
 		t.Fatalf("warnings %+v", ws)
 	}
@@ -833,7 +835,7 @@ func TestMaxIterations(t *testing.T) {
 func TestNoProviderAndEmptyPrompt(t *testing.T) {
 	rec := &recorder{}
 	sum, _ := Run(context.Background(), Params{TaskID: "x", Prompt: "hi"}, Options{Emit: rec.emit})
-	if sum.Status != StatusFailed || sum.Error == nil || rec.types()[len(rec.types())-1] != EventDone {
+	if sum.Status != StatusFailed || sum.Error == nil || rec.types()[len(rec.types())-1] != "done" {
 		t.Errorf("no provider: %+v %v", sum, rec.types())
 	}
 	h := newHarness(t, tools())
@@ -860,30 +862,6 @@ func TestHistoryAndImages(t *testing.T) {
 	u := msgs[2].Content
 	if len(u) != 3 || u[0].ToolUseID != "old" || !u[0].IsError || u[1].Text != "go on" || u[2].Data != img.Data || u[2].Type != provider.PartImage {
 		t.Errorf("continued user message %+v", u)
-	}
-}
-
-func TestEventWireForm(t *testing.T) {
-	msg := "denied"
-	for _, tc := range []struct {
-		ev   Event
-		want string
-	}{
-		{Event{Type: EventStarted, TaskID: "t", ChatMode: "agent", Model: "m"}, `{"type":"started","taskId":"t","chatMode":"agent","model":"m"}`},
-		{Event{Type: EventIteration, N: 2}, `{"type":"iteration","n":2}`},
-		{Event{Type: EventAssistantMessage, Text: "hi"}, `{"type":"assistantMessage","text":"hi","toolCalls":[]}`},
-		{Event{Type: EventToolFinished, CallID: "c", Tool: "x", Error: &msg, DurationMs: 3}, `{"type":"toolFinished","callId":"c","tool":"x","ok":false,"result":null,"error":"denied","durationMs":3}`},
-		{Event{Type: EventFileChanged, CallID: "c", Path: "a", Kind: "created"}, `{"type":"fileChanged","callId":"c","path":"a","kind":"created","added":0,"removed":0}`},
-		{Event{Type: EventPlanStarted, CallID: "c", MaxParallel: 3, PlanSteps: []PlanStep{{ID: "a", Role: "research", Objective: "look"}, {ID: "b", Role: "review", Objective: "check", DependsOn: []string{"a"}}}},
-			`{"type":"planStarted","callId":"c","maxParallel":3,"steps":[{"id":"a","role":"research","objective":"look","dependsOn":[]},{"id":"b","role":"review","objective":"check","dependsOn":["a"]}]}`},
-		{Event{Type: EventStepSkipped, Step: "b", Reason: "its dependency a failed"}, `{"type":"stepSkipped","step":"b","reason":"its dependency a failed"}`},
-		{Event{Type: EventMerged, Step: "a", Name: "task-x-1", OK: true}, `{"type":"merged","step":"a","name":"task-x-1","ok":true,"files":[],"error":null}`},
-		{Event{Type: EventDone, Status: "completed"}, `{"type":"done","status":"completed","error":null,"text":"","changedFiles":[],"usage":{"inputTokens":0,"outputTokens":0},"model":"","iterations":0,"toolCalls":0}`},
-	} {
-		b, err := json.Marshal(tc.ev)
-		if err != nil || string(b) != tc.want {
-			t.Errorf("%s:\n got %s (%v)\nwant %s", tc.ev.Type, b, err, tc.want)
-		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -122,14 +123,14 @@ func (r *run) joinBackground() {
 			}
 			result["background"] = true
 		}
-		ev := Event{Type: EventToolFinished, CallID: d.job.call.ID, Tool: d.job.call.Name, OK: !byUser, Background: true,
+		ev := protocol.ToolFinishedEvent{CallID: d.job.call.ID, Tool: d.job.call.Name, OK: !byUser, Background: true,
 			Result: result, DurationMs: time.Since(d.job.start).Milliseconds()}
 		if byUser {
 			ev.Error = &content
 		}
 		r.emit(ev)
 		for _, ch := range d.res.Changes {
-			r.emit(Event{Type: EventFileChanged, CallID: d.job.call.ID, Path: ch.Path, Kind: ch.Kind, Added: ch.Added, Removed: ch.Removed})
+			r.emit(FileChanged(d.job.call.ID, ch))
 			r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
 		}
 		r.appendUserText(fmt.Sprintf("The background command `%s` (call %s) has ended. Its output:\n%s", d.job.command, d.job.call.ID, content))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
@@ -87,7 +88,7 @@ func (r *run) calibrate(inputTokens int) {
 			"inputTokens", inputTokens, "estimate", r.lastRaw, "window", r.window)
 		if !r.warnedTruncated {
 			r.warnedTruncated = true
-			r.emit(Event{Type: EventWarning, Message: fmt.Sprintf("the provider reported a prompt of %d tokens, far below the "+
+			r.emit(protocol.WarningEvent{Message: fmt.Sprintf("the provider reported a prompt of %d tokens, far below the "+
 				"estimated %d: it may have cut the prompt (for Ollama, a context window (num_ctx) smaller than the conversation). "+
 				"Set limits.contextWindowTokens to the model's real window", inputTokens, r.lastRaw)})
 		}
@@ -107,7 +108,7 @@ func (r *run) warnOverWindow(est int) {
 		return
 	}
 	r.overWindow = true
-	r.emit(Event{Type: EventWarning, Message: fmt.Sprintf("the conversation is still about %d tokens after compression, above the "+
+	r.emit(protocol.WarningEvent{Message: fmt.Sprintf("the conversation is still about %d tokens after compression, above the "+
 		"model's context window of %d: the provider may reject or cut it", est, r.window)})
 }
 
@@ -122,7 +123,7 @@ func (r *run) compact() {
 		r.overWindow = false
 		return
 	}
-	ev := Event{Type: EventCompacted, BeforeTokens: before, WindowTokens: r.window}
+	ev := protocol.CompactedEvent{BeforeTokens: before, WindowTokens: r.window}
 	ev.Pruned = r.prune()
 	if r.estimate() > limit {
 		ev.Folded = r.fold()

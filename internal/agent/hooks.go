@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/task-x/task-x-runtime/internal/hooks"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // MaxStopBlocks bounds how many times Stop hooks may send the model back
@@ -27,8 +28,8 @@ func (r *run) runHooks(ctx context.Context, in hooks.Input) hooks.Outcome {
 }
 
 // HookEvent is the `hook` event of one hook run.
-func HookEvent(rep hooks.Report) Event {
-	return Event{Type: EventHook, HookEvent: rep.Event, Matcher: rep.Matcher, Command: rep.Command,
+func HookEvent(rep hooks.Report) protocol.HookEvent {
+	return protocol.HookEvent{Event: rep.Event, Matcher: rep.Matcher, Command: rep.Command,
 		ExitCode: rep.ExitCode, DurationMs: rep.DurationMs, Blocked: rep.Blocked, Output: rep.Output}
 }
 
@@ -90,7 +91,7 @@ func (r *run) stopHook(ctx context.Context) bool {
 		return false
 	}
 	if r.stopBlocks >= MaxStopBlocks {
-		r.emit(Event{Type: EventWarning, Message: fmt.Sprintf("a Stop hook blocked the end of the task again; "+
+		r.emit(protocol.WarningEvent{Message: fmt.Sprintf("a Stop hook blocked the end of the task again; "+
 			"the task ends after %d blocks", MaxStopBlocks)})
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/hooks"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/sandbox"
 )
@@ -48,9 +49,9 @@ func TestPreToolUseHookBlocksCall(t *testing.T) {
 	if res[1].IsError || !strings.Contains(res[1].Content, "1\tpackage main") || !strings.Contains(res[1].Content, "lint: 1 warning") {
 		t.Fatalf("PostToolUse feedback missing: %+v", res[1])
 	}
-	evs := h.rec.of(EventHook)
-	if len(evs) != 2 || evs[0].HookEvent != hooks.PreToolUse || !evs[0].Blocked || evs[0].ExitCode != 2 ||
-		evs[0].Matcher != "run_command|replace_text" || evs[1].HookEvent != hooks.PostToolUse {
+	evs := of[protocol.HookEvent](h.rec)
+	if len(evs) != 2 || evs[0].Event != hooks.PreToolUse || !evs[0].Blocked || evs[0].ExitCode != 2 ||
+		evs[0].Matcher != "run_command|replace_text" || evs[1].Event != hooks.PostToolUse {
 		t.Fatalf("hook events = %+v", evs)
 	}
 	raw, _ := json.Marshal(evs[0])
@@ -64,7 +65,7 @@ func TestPreToolUseHookBlocksCall(t *testing.T) {
 		t.Errorf("PostToolUse stdin = %s", post)
 	}
 	// The blocked call still gets toolStarted and toolFinished.
-	if n := len(h.rec.of(EventToolFinished)); n != 2 {
+	if n := len(of[protocol.ToolFinishedEvent](h.rec)); n != 2 {
 		t.Errorf("%d toolFinished", n)
 	}
 }
@@ -87,8 +88,8 @@ func TestStopHookContinuesBounded(t *testing.T) {
 	h.prov.repeat = &turn{text: "done"}
 	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"Stop": [{"hooks": [{"type": "command", "command": "echo more >&2; exit 2"}]}]}`)
 	sum, _ = h.run(t, context.Background(), Params{})
-	if sum.Status != StatusCompleted || sum.Iterations != MaxStopBlocks+1 || len(h.rec.of(EventWarning)) != 1 {
-		t.Fatalf("summary %+v, warnings %+v", sum, h.rec.of(EventWarning))
+	if sum.Status != StatusCompleted || sum.Iterations != MaxStopBlocks+1 || len(of[protocol.WarningEvent](h.rec)) != 1 {
+		t.Fatalf("summary %+v, warnings %+v", sum, of[protocol.WarningEvent](h.rec))
 	}
 }
 
@@ -112,7 +113,7 @@ func TestUserPromptSubmitAndSessionStart(t *testing.T) {
 	if !strings.Contains(sys, "branch is main") || !strings.Contains(sys, "# Active skills") || !strings.Contains(sys, "do x") {
 		t.Fatalf("system prompt lacks hook context or skills: %s", sys)
 	}
-	if evs := h.rec.of(EventHook); len(evs) != 2 || evs[1].ExitCode != 1 || evs[1].Blocked {
+	if evs := of[protocol.HookEvent](h.rec); len(evs) != 2 || evs[1].ExitCode != 1 || evs[1].Blocked {
 		t.Fatalf("hook events %+v", evs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -74,10 +75,10 @@ func (l *liveOutput) write(stream string, p []byte) {
 
 // take returns the events to send now (final: everything, even a
 // trailing incomplete character) and empties the buffers.
-func (l *liveOutput) take(callID string, final bool) []Event {
+func (l *liveOutput) take(callID string, final bool) []protocol.ToolOutputEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []Event
+	var out []protocol.ToolOutputEvent
 	for _, stream := range l.order {
 		b := l.bufs[stream]
 		n := len(b.data)
@@ -101,7 +102,7 @@ func (l *liveOutput) take(callID string, final bool) []Event {
 			text = fmt.Sprintf("[live output stops after %d bytes; the result has the output]", l.sent)
 		}
 		l.sent += len(text)
-		out = append(out, Event{Type: EventToolOutput, CallID: callID, Stream: stream, Text: text})
+		out = append(out, protocol.ToolOutputEvent{CallID: callID, Stream: stream, Text: text})
 	}
 	return out
 }

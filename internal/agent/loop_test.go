@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/provider/anthropic"
 	"github.com/task-x/task-x-runtime/internal/provider/openai"
@@ -84,7 +85,7 @@ func TestCompactionStages(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	var pruned, folded, dropped bool
-	for _, e := range h.rec.of(EventCompacted) {
+	for _, e := range of[protocol.CompactedEvent](h.rec) {
 		if e.WindowTokens != 10000 || e.AfterTokens >= e.BeforeTokens {
 			t.Errorf("compacted %+v", e)
 		}
@@ -93,9 +94,9 @@ func TestCompactionStages(t *testing.T) {
 		dropped = dropped || e.DroppedRetrieval
 	}
 	if !pruned || !folded || !dropped {
-		t.Errorf("stages pruned=%v folded=%v dropped=%v; events %+v", pruned, folded, dropped, h.rec.of(EventCompacted))
+		t.Errorf("stages pruned=%v folded=%v dropped=%v; events %+v", pruned, folded, dropped, of[protocol.CompactedEvent](h.rec))
 	}
-	if ctx := h.rec.of(EventContext); len(ctx) != sum.Iterations || ctx[0].WindowTokens != 10000 || ctx[0].UsedTokens == 0 {
+	if ctx := of[protocol.ContextEvent](h.rec); len(ctx) != sum.Iterations || ctx[0].WindowTokens != 10000 || ctx[0].UsedTokens == 0 {
 		t.Errorf("context events %+v", ctx)
 	}
 	// The first message keeps the prompt and gains the progress summary.
@@ -212,7 +213,7 @@ func TestRetriesWithRealAnthropicAdapter(t *testing.T) {
 	if sum.Status != StatusCompleted || sum.Text != "done" {
 		t.Fatalf("summary %+v", sum)
 	}
-	rs := h.rec.of(EventRetry)
+	rs := of[protocol.RetryEvent](h.rec)
 	want := []struct {
 		kind   string
 		status int
@@ -221,7 +222,7 @@ func TestRetriesWithRealAnthropicAdapter(t *testing.T) {
 		t.Fatalf("retry events %+v", rs)
 	}
 	for i, w := range want {
-		if rs[i].Attempt != i+1 || rs[i].MaxAttempts != 3 || rs[i].Kind != w.kind || rs[i].HTTPStatus != w.status || rs[i].Message == "" {
+		if rs[i].Attempt != i+1 || rs[i].MaxAttempts != 3 || string(rs[i].Kind) != w.kind || rs[i].Status != w.status || rs[i].Message == "" {
 			t.Errorf("retry %d: %+v", i, rs[i])
 		}
 	}
@@ -232,7 +233,7 @@ func TestRetriesWithRealAnthropicAdapter(t *testing.T) {
 	if want := (1000*3.0 + 100*15.0) / 1e6; abs(sum.Metrics.CostUSD-want) > 1e-12 || sum.Metrics.UnpricedTokens != 0 {
 		t.Errorf("metrics %+v, want cost %v", sum.Metrics, want)
 	}
-	if u := h.rec.of(EventUsage); len(u) != 1 || u[0].CostUSD != sum.Metrics.CostUSD {
+	if u := of[protocol.UsageEvent](h.rec); len(u) != 1 || u[0].CostUSD != sum.Metrics.CostUSD {
 		t.Errorf("usage events %+v", u)
 	}
 }
@@ -291,13 +292,13 @@ func TestFallbackAfterTimeoutsAndDroppedStream(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	var kinds []string
-	for _, e := range h.rec.of(EventRetry) {
-		kinds = append(kinds, e.Kind)
+	for _, e := range of[protocol.RetryEvent](h.rec) {
+		kinds = append(kinds, string(e.Kind))
 	}
 	if strings.Join(kinds, ",") != "timeout,timeout" || calls.Load() != 3 || oaCalls.Load() != 1 {
 		t.Errorf("retry kinds %v, %d anthropic calls, %d fallback calls", kinds, calls.Load(), oaCalls.Load())
 	}
-	sw := h.rec.of(EventModelSwitched)
+	sw := of[protocol.ModelSwitchedEvent](h.rec)
 	if len(sw) != 1 || sw[0].From != "anthropic/claude-sonnet-4-6" || sw[0].To != "openaiCompatible/local-coder" || !strings.HasPrefix(sw[0].Reason, "network") {
 		t.Errorf("modelSwitched %+v", sw)
 	}
@@ -313,7 +314,7 @@ func TestNonRetryableFailsOverAndRoutes(t *testing.T) {
 	routed := &namedProvider{fakeProvider: &fakeProvider{t: t, turns: []turn{{text: "routed"}}}, model: "review-model"}
 	h.opts.Fallbacks = []provider.Provider{second}
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusCompleted || sum.Text != "second" || len(h.rec.of(EventRetry)) != 0 || len(h.rec.of(EventModelSwitched)) != 1 {
+	if sum.Status != StatusCompleted || sum.Text != "second" || len(of[protocol.RetryEvent](h.rec)) != 0 || len(of[protocol.ModelSwitchedEvent](h.rec)) != 1 {
 		t.Errorf("summary %+v events %v", sum, h.rec.types())
 	}
 
@@ -450,7 +451,7 @@ func TestSteerAndCancelTool(t *testing.T) {
 	if res.Content != resultStoppedByUser || !res.IsError {
 		t.Errorf("result %+v", res)
 	}
-	if st := h.rec.of(EventSteered); len(st) != MaxSteerQueue || st[0].Text != "note 0" {
+	if st := of[protocol.SteeredEvent](h.rec); len(st) != MaxSteerQueue || st[0].Text != "note 0" {
 		t.Errorf("steered %+v", st)
 	}
 	second := h.prov.reqs[1].Messages
@@ -467,9 +468,9 @@ func TestSteerBeforeTheTaskEnds(t *testing.T) {
 	h := newHarness(t, tools(), turn{text: "first answer"}, turn{text: "second answer"})
 	ctl := NewControl()
 	h.opts.Control = ctl
-	h.opts.Emit = func(e Event) {
+	h.opts.Emit = func(e protocol.AgentEvent) {
 		h.rec.emit(e)
-		if e.Type == EventAssistantMessage && e.Text == "first answer" {
+		if m, ok := e.(protocol.AssistantMessageEvent); ok && m.Text == "first answer" {
 			ctl.Steer("and one more thing")
 		}
 	}
@@ -509,15 +510,16 @@ func TestBackgroundCommand(t *testing.T) {
 		turn{text: "all done"})
 	ctl := NewControl()
 	h.opts.Control = ctl
-	h.opts.Emit = func(e Event) {
+	h.opts.Emit = func(e protocol.AgentEvent) {
 		h.rec.emit(e)
-		if e.Type == EventAssistantMessage && e.Text == "waiting for the tests" {
+		m, _ := e.(protocol.AssistantMessageEvent)
+		if m.Text == "waiting for the tests" {
 			go func() {
 				time.Sleep(20 * time.Millisecond)
 				jobs[0].once.Do(func() { jobs[0].done <- tool.Result{Content: "ok all tests"}; close(jobs[0].done) })
 			}()
 		}
-		if e.Type == EventAssistantMessage && e.Text == "tests passed" {
+		if m.Text == "tests passed" {
 			if !ctl.CancelTool("b2") {
 				t.Error("cancelTool of a background command")
 			}
@@ -527,8 +529,8 @@ func TestBackgroundCommand(t *testing.T) {
 	if sum.Status != StatusCompleted || sum.Text != "all done" {
 		t.Fatalf("summary %+v", sum)
 	}
-	var fin []Event
-	for _, e := range h.rec.of(EventToolFinished) {
+	var fin []protocol.ToolFinishedEvent
+	for _, e := range of[protocol.ToolFinishedEvent](h.rec) {
 		if e.Background {
 			fin = append(fin, e)
 		}
@@ -560,9 +562,9 @@ func TestCancelStopsBackgroundJobs(t *testing.T) {
 	h := newHarness(t, ts,
 		turn{calls: []provider.ToolCall{call("b1", "run_command", `{"command":"serve","background":true}`)}},
 		turn{text: "waiting"})
-	h.opts.Emit = func(e Event) {
+	h.opts.Emit = func(e protocol.AgentEvent) {
 		h.rec.emit(e)
-		if e.Type == EventAssistantMessage && e.Text == "waiting" {
+		if m, ok := e.(protocol.AssistantMessageEvent); ok && m.Text == "waiting" {
 			cancel()
 		}
 	}
@@ -608,15 +610,15 @@ func TestTruncatedPromptCountDoesNotShrinkEstimate(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	var truncated int
-	for _, w := range h.rec.of(EventWarning) {
+	for _, w := range of[protocol.WarningEvent](h.rec) {
 		if strings.Contains(w.Message, "far below the estimated") {
 			truncated++
 		}
 	}
 	if truncated != 1 {
-		t.Errorf("%d truncation warnings, want 1: %+v", truncated, h.rec.of(EventWarning))
+		t.Errorf("%d truncation warnings, want 1: %+v", truncated, of[protocol.WarningEvent](h.rec))
 	}
-	if len(h.rec.of(EventCompacted)) == 0 {
+	if len(of[protocol.CompactedEvent](h.rec)) == 0 {
 		t.Error("no compaction: the truncated count shrank the estimate")
 	}
 }
@@ -632,12 +634,12 @@ func TestCompactionEndingAboveWindowWarns(t *testing.T) {
 		turn{text: "done"})
 	h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(), Limits: Limits{ContextWindowTokens: 4000}})
 	var over int
-	for _, w := range h.rec.of(EventWarning) {
+	for _, w := range of[protocol.WarningEvent](h.rec) {
 		if strings.Contains(w.Message, "above the model's context window of 4000") {
 			over++
 		}
 	}
 	if over != 1 {
-		t.Fatalf("%d over-window warnings, want 1: %+v", over, h.rec.of(EventWarning))
+		t.Fatalf("%d over-window warnings, want 1: %+v", over, of[protocol.WarningEvent](h.rec))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
@@ -68,7 +69,7 @@ func TestEditPlannedBeforeApproval(t *testing.T) {
 		t.Fatalf("approvals asked for %v; want only the edit that applies", got)
 	}
 	var asked []string
-	for _, e := range h.rec.of(EventApprovalRequested) {
+	for _, e := range of[protocol.ApprovalRequestedEvent](h.rec) {
 		asked = append(asked, e.CallID)
 	}
 	if !slices.Equal(asked, []string{"good"}) {
@@ -78,7 +79,7 @@ func TestEditPlannedBeforeApproval(t *testing.T) {
 	if p := h.appr.asked[0].Preview; p != want {
 		t.Errorf("preview %q\nwant    %q", p, want)
 	}
-	if e := h.rec.of(EventApprovalRequested)[0]; e.Preview != want {
+	if e := of[protocol.ApprovalRequestedEvent](h.rec)[0]; e.Preview != want {
 		t.Errorf("approvalRequested preview %q", e.Preview)
 	}
 	res := resultsIn(msgs)
@@ -87,7 +88,7 @@ func TestEditPlannedBeforeApproval(t *testing.T) {
 			t.Errorf("%s: result %+v", id, r)
 		}
 	}
-	for _, e := range h.rec.of(EventToolFinished) {
+	for _, e := range of[protocol.ToolFinishedEvent](h.rec) {
 		if (e.CallID == "good") != e.OK {
 			t.Errorf("toolFinished %s ok=%v", e.CallID, e.OK)
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
@@ -107,7 +108,7 @@ func (r *run) callModel(ctx context.Context, specs []provider.ToolSpec) (*provid
 			// and break every later turn.
 			imageRetried = true
 			n := stripImages(r.messages)
-			r.emit(Event{Type: EventWarning, Message: fmt.Sprintf("the provider rejected the request holding %d image(s); they were replaced by a note and the call is retried", n)})
+			r.emit(protocol.WarningEvent{Message: fmt.Sprintf("the provider rejected the request holding %d image(s); they were replaced by a note and the call is retried", n)})
 			r.log.Info("images removed after invalidRequest", "images", n)
 			continue
 		}
@@ -117,8 +118,8 @@ func (r *run) callModel(ctx context.Context, specs []provider.ToolSpec) (*provid
 		from := modelName(r.prov)
 		r.log.Warn("provider failed for good; switching", "kind", pe.Kind, "status", pe.Status)
 		r.use(ctx, r.cur+1)
-		r.emit(Event{Type: EventModelSwitched, From: from, To: modelName(r.prov), Reason: string(pe.Kind) + ": " + pe.Message})
-		r.emit(Event{Type: EventModel, Provider: string(r.prov.Config().Kind), Model: r.sum.Model})
+		r.emit(protocol.ModelSwitchedEvent{From: from, To: modelName(r.prov), Reason: string(pe.Kind) + ": " + pe.Message})
+		r.emit(protocol.ModelEvent{Provider: string(r.prov.Config().Kind), Model: r.sum.Model})
 	}
 }
 
@@ -138,8 +139,8 @@ func (r *run) streamWithRetry(ctx context.Context, specs []provider.ToolSpec) (*
 		if !ok {
 			return nil, err
 		}
-		r.emit(Event{Type: EventRetry, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Milliseconds(),
-			Kind: string(pe.Kind), HTTPStatus: pe.Status, Message: pe.Message})
+		r.emit(protocol.RetryEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Milliseconds(),
+			Kind: protocol.ProviderErrorKind(pe.Kind), Status: pe.Status, Message: pe.Message})
 		r.log.Info("retrying model call", "attempt", n, "maxAttempts", pol.MaxRetries, "delayMs", d.Milliseconds(),
 			"kind", pe.Kind, "status", pe.Status)
 		t := time.NewTimer(d)
@@ -162,9 +163,9 @@ func (r *run) stream(ctx context.Context, specs []provider.ToolSpec) (*provider.
 	res, err := r.prov.Stream(ctx, req, func(ev provider.Event) {
 		switch ev.Type {
 		case provider.EventTextDelta:
-			r.emit(Event{Type: EventTextDelta, Text: ev.Text})
+			r.emit(protocol.TextDeltaEvent{Text: ev.Text})
 		case provider.EventThinkingDelta:
-			r.emit(Event{Type: EventThinkingDelta, Text: ev.Text})
+			r.emit(protocol.ThinkingDeltaEvent{Text: ev.Text})
 		}
 	})
 	if err == nil && res == nil {

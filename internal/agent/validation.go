@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/toolcall"
@@ -30,10 +31,10 @@ func (r *run) validate(ctx context.Context) bool {
 		r.checks = validate.NewSession(r.p.Validation, r.checkGate, r.checkExec, validate.Hooks{
 			Started: func(name, command string) {
 				r.checkName = name
-				r.emit(Event{Type: EventValidationStarted, CheckName: name, Command: command})
+				r.emit(protocol.ValidationStartedEvent{Name: name, Command: command})
 			},
 			Finished: func(v validate.Result) {
-				r.emit(Event{Type: EventValidationDone, CheckName: v.Name, Command: v.Command, Passed: v.Passed,
+				r.emit(protocol.ValidationFinishedEvent{Name: v.Name, Command: v.Command, Passed: v.Passed,
 					ExitCode: v.ExitCode, TimedOut: v.TimedOut, DurationMs: v.DurationMs})
 			},
 			Redact: r.opts.Redact,

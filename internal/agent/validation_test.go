@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
@@ -61,7 +62,7 @@ func TestValidationFixRoundInLoop(t *testing.T) {
 	if last.Role != provider.RoleUser || !strings.Contains(last.Content[len(last.Content)-1].Text, "`make t` (exit code 1)") {
 		t.Errorf("fix message: %+v", last)
 	}
-	if n := len(h.rec.of(EventValidationStarted)); n != 4 {
+	if n := len(of[protocol.ValidationStartedEvent](h.rec)); n != 4 {
 		t.Errorf("%d validationStarted events", n)
 	}
 }
@@ -136,10 +137,12 @@ func TestValidationLiveOutput(t *testing.T) {
 	}
 	var seq []string
 	for _, ev := range h.rec.events {
-		switch ev.Type {
-		case EventValidationStarted, EventValidationDone:
-			seq = append(seq, ev.Type+":"+ev.CheckName)
-		case EventToolOutput:
+		switch ev := ev.(type) {
+		case protocol.ValidationStartedEvent:
+			seq = append(seq, ev.EventType()+":"+ev.Name)
+		case protocol.ValidationFinishedEvent:
+			seq = append(seq, ev.EventType()+":"+ev.Name)
+		case protocol.ToolOutputEvent:
 			seq = append(seq, ev.CallID+":"+ev.Stream+":"+ev.Text)
 		}
 	}

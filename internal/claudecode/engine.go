@@ -9,6 +9,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -107,17 +108,17 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	if o.UseTaskTools && job.Tools != nil && job.Env != nil {
 		o.ForwardTools = true
 		tools = NewForwarded(job)
-		emit = func(ev agent.Event) {
-			if ev.Type == agent.EventToolFinished {
-				for _, c := range tools.take(ev.CallID) {
-					job.Emit(agent.Event{Type: agent.EventFileChanged, CallID: ev.CallID, Path: c.Path, Kind: c.Kind, Added: c.Added, Removed: c.Removed})
+		emit = func(ev protocol.AgentEvent) {
+			if fin, ok := ev.(protocol.ToolFinishedEvent); ok {
+				for _, c := range tools.take(fin.CallID) {
+					job.Emit(agent.FileChanged(fin.CallID, c))
 				}
 			}
 			job.Emit(ev)
 		}
 	}
 
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
 	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll || pol.AllowAll, AllowCommands: o.AllowCommands, TaskID: job.TaskID,
 		Plan: planner(job), Policy: pol}
 	if job.Env != nil && job.Env.Ask != nil {
@@ -138,7 +139,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	if err != nil {
 		e.StartErr = err
 		msg := err.Error()
-		job.Emit(agent.Event{Type: agent.EventDone, Status: "failed", Error: &msg})
+		job.Emit(protocol.DoneEvent{Status: "failed", Error: &msg})
 		return agent.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg, Model: o.Model,
 			ChangedFiles: []tool.FileChange{}, Operations: []string{}}, conv
 	}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // This file is the fake Anthropic Messages API the real Claude Code CLI is
@@ -225,8 +225,8 @@ type harness struct {
 	dir    string
 	model  *fakeModel
 	mu     sync.Mutex
-	events []agent.Event
-	evCh   chan agent.Event
+	events []protocol.AgentEvent
+	evCh   chan protocol.AgentEvent
 	run    *Run
 	url    string
 }
@@ -238,7 +238,7 @@ func newHarness(t *testing.T, script []turn) *harness {
 	if bin == "" {
 		t.Skip("TASK_X_CLAUDE_BIN is not set to an installed Claude Code CLI (.ci/run installs it)")
 	}
-	h := &harness{t: t, dir: t.TempDir(), evCh: make(chan agent.Event, 1024)}
+	h := &harness{t: t, dir: t.TempDir(), evCh: make(chan protocol.AgentEvent, 1024)}
 	h.model, h.url = newFakeModel(t, script)
 	return h
 }
@@ -256,7 +256,7 @@ func (h *harness) options(url string) Options {
 }
 
 func (h *harness) start(ctx context.Context, url string, o Options, hooks Hooks) {
-	hooks.Event = func(e agent.Event) {
+	hooks.Event = func(e protocol.AgentEvent) {
 		h.mu.Lock()
 		h.events = append(h.events, e)
 		h.mu.Unlock()
@@ -269,25 +269,37 @@ func (h *harness) start(ctx context.Context, url string, o Options, hooks Hooks)
 	h.run = r
 }
 
-// waitEvent returns the next event of type typ (others are skipped).
-func (h *harness) waitEvent(typ string) agent.Event {
+// waitEvent returns the next event of type E (others are skipped).
+func waitEvent[E protocol.AgentEvent](h *harness) E {
 	h.t.Helper()
+	var zero E
 	for e := range h.evCh {
-		if e.Type == typ {
+		if e, ok := e.(E); ok {
 			return e
 		}
-		if e.Type == agent.EventDone {
-			h.t.Fatalf("run ended (status %s, error %v) before a %s event", e.Status, deref(e.Error), typ)
+		if d, ok := e.(protocol.DoneEvent); ok {
+			h.t.Fatalf("run ended (status %s, error %v) before a %s event", d.Status, deref(d.Error), zero.EventType())
 		}
 	}
-	h.t.Fatalf("no %s event", typ)
-	return agent.Event{}
+	h.t.Fatalf("no %s event", zero.EventType())
+	return zero
 }
 
-func (h *harness) all() []agent.Event {
+func (h *harness) all() []protocol.AgentEvent {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]agent.Event(nil), h.events...)
+	return append([]protocol.AgentEvent(nil), h.events...)
+}
+
+// allOf returns the events of type E so far.
+func allOf[E protocol.AgentEvent](h *harness) []E {
+	var out []E
+	for _, e := range h.all() {
+		if e, ok := e.(E); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func deref(s *string) string {

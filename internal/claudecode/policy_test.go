@@ -14,6 +14,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
@@ -155,8 +156,8 @@ func TestRunPolicyOnForwardedCalls(t *testing.T) {
 		results["toolu_0_0"] != "ran replace_text" || results["toolu_0_2"] != "ran read_file" {
 		t.Errorf("tool results the model saw: %q", results)
 	}
-	for _, e := range h.all() {
-		if e.Type == agent.EventToolFinished && e.CallID == "toolu_0_1" && (e.OK || e.Error == nil || !strings.Contains(*e.Error, "denied by policy")) {
+	for _, e := range allOf[protocol.ToolFinishedEvent](h) {
+		if e.CallID == "toolu_0_1" && (e.OK || e.Error == nil || !strings.Contains(*e.Error, "denied by policy")) {
 			t.Errorf("toolFinished of the denied call: %+v", e)
 		}
 	}

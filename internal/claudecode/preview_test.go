@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
@@ -54,12 +55,10 @@ func TestRunEditPlannedBeforeApproval(t *testing.T) {
 		t.Fatalf("approvals asked: %+v; want one for toolu_1_0 with preview %q", asked, want)
 	}
 	var requested []string
-	for _, e := range h.all() {
-		if e.Type == agent.EventApprovalRequested {
-			requested = append(requested, e.CallID)
-			if e.Preview != want {
-				t.Errorf("approvalRequested preview %q", e.Preview)
-			}
+	for _, e := range allOf[protocol.ApprovalRequestedEvent](h) {
+		requested = append(requested, e.CallID)
+		if e.Preview != want {
+			t.Errorf("approvalRequested preview %q", e.Preview)
 		}
 	}
 	if len(requested) != 1 || requested[0] != "toolu_1_0" {

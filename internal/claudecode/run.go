@@ -21,6 +21,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/proctree"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
@@ -46,7 +47,7 @@ type Question = tool.Question
 // Hooks are the run's ways to reach the client.
 type Hooks struct {
 	// Event receives every agent event (never concurrently).
-	Event func(agent.Event)
+	Event func(protocol.AgentEvent)
 	// Approve asks the user about one tool call (agent/requestApproval).
 	Approve agent.Approver
 	// Ask sends agent/askUser; nil answers (or an error) mean dismissed.
@@ -213,7 +214,7 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		o.Env = os.Environ()
 	}
 	if h.Event == nil {
-		h.Event = func(agent.Event) {}
+		h.Event = func(protocol.AgentEvent) {}
 	}
 	if _, err := CheckVersion(ctx, o.Bin, o.Env); err != nil {
 		return nil, err
@@ -301,7 +302,7 @@ func (r *Run) kill() {
 	}
 }
 
-func (r *Run) emit(e agent.Event) {
+func (r *Run) emit(e protocol.AgentEvent) {
 	r.evMu.Lock()
 	defer r.evMu.Unlock()
 	r.h.Event(e)
@@ -507,8 +508,7 @@ func (r *Run) read(stdout io.Reader) {
 		r.sum.Error = &s
 		r.err = err
 	}
-	r.emit(agent.Event{Type: agent.EventDone, Status: r.sum.Status, Error: r.sum.Error, Text: r.sum.Text,
-		ChangedFiles: r.sum.ChangedFiles, Usage: &r.sum.Usage, Model: r.sum.Model, Iterations: r.sum.Iterations, ToolCallsN: r.sum.ToolCalls})
+	r.emit(agent.Done(r.sum))
 	close(r.done)
 }
 
@@ -539,7 +539,7 @@ func (r *Run) handle(l *line, st *readState) {
 				if r.sum.Model == "" {
 					r.sum.Model = l.Model
 				}
-				r.emit(agent.Event{Type: agent.EventModel, Provider: "claudeCode", Model: l.Model})
+				r.emit(protocol.ModelEvent{Provider: "claudeCode", Model: l.Model})
 			}
 		case "task_started":
 			r.mu.Lock()
@@ -564,7 +564,7 @@ func (r *Run) handle(l *line, st *readState) {
 			} `json:"delta"`
 		}
 		if json.Unmarshal(l.Event, &ev) == nil && ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-			r.emit(agent.Event{Type: agent.EventTextDelta, Text: ev.Delta.Text})
+			r.emit(protocol.TextDeltaEvent{Text: ev.Delta.Text})
 		}
 	case "assistant":
 		var m message
@@ -574,7 +574,7 @@ func (r *Run) handle(l *line, st *readState) {
 		if l.ParentToolUseID == nil && m.ID != "" && !st.msgs[m.ID] {
 			st.msgs[m.ID] = true
 			r.sum.Iterations++
-			r.emit(agent.Event{Type: agent.EventIteration, N: r.sum.Iterations})
+			r.emit(protocol.IterationEvent{N: r.sum.Iterations})
 		}
 		for _, raw := range m.Content {
 			var b block
@@ -586,7 +586,7 @@ func (r *Run) handle(l *line, st *readState) {
 				if l.ParentToolUseID == nil {
 					st.turnText.WriteString(b.Text)
 					r.addAssistant(m.ID, provider.Part{Type: provider.PartText, Text: b.Text})
-					r.emit(agent.Event{Type: agent.EventAssistantMessage, Text: b.Text})
+					r.emit(protocol.AssistantMessageEvent{Text: b.Text})
 				}
 			case "tool_use":
 				name := strings.TrimPrefix(b.Name, ToolPrefix)
@@ -601,7 +601,7 @@ func (r *Run) handle(l *line, st *readState) {
 				r.calls[b.ID] = callInfo{name: name, input: in, start: time.Now()}
 				r.mu.Unlock()
 				r.sum.ToolCalls++
-				r.emit(agent.Event{Type: agent.EventToolStarted, CallID: b.ID, Tool: name, Input: in, Permission: r.classOf(name)})
+				r.emit(protocol.ToolStartedEvent{CallID: b.ID, Tool: name, Input: in, Permission: protocol.Permission(r.classOf(name))})
 			}
 		}
 	case "user":
@@ -631,7 +631,7 @@ func (r *Run) handle(l *line, st *readState) {
 			if l.ParentToolUseID == nil {
 				r.addUser(provider.Part{Type: provider.PartToolResult, ToolUseID: b.ToolUseID, ToolName: ci.name, Content: text, IsError: b.IsError})
 			}
-			e := agent.Event{Type: agent.EventToolFinished, CallID: b.ToolUseID, Tool: ci.name, OK: !b.IsError,
+			e := protocol.ToolFinishedEvent{CallID: b.ToolUseID, Tool: ci.name, OK: !b.IsError,
 				DurationMs: time.Since(ci.start).Milliseconds()}
 			if b.IsError {
 				e.Error = &text
@@ -653,7 +653,7 @@ func (r *Run) handle(l *line, st *readState) {
 			r.sum.Usage.InputTokens += in
 			r.sum.Usage.OutputTokens += l.Usage.Output
 			r.sum.Metrics.CostUSD += l.TotalCost
-			r.emit(agent.Event{Type: agent.EventUsage, InputTokens: in, OutputTokens: l.Usage.Output,
+			r.emit(protocol.UsageEvent{InputTokens: in, OutputTokens: l.Usage.Output,
 				TotalInputTokens: r.sum.Usage.InputTokens, TotalOutputTokens: r.sum.Usage.OutputTokens, CostUSD: r.sum.Metrics.CostUSD})
 		}
 		if l.IsError {
@@ -705,7 +705,7 @@ func (r *Run) joinedOne() {
 		r.addUser(provider.Part{Type: provider.PartText, Text: text})
 	}
 	if steered {
-		r.emit(agent.Event{Type: agent.EventSteered, Text: text})
+		r.emit(protocol.SteeredEvent{Text: text})
 	}
 }
 
@@ -887,7 +887,7 @@ func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMes
 		}
 	}
 	preview = agent.CutPreview(preview)
-	r.emit(agent.Event{Type: agent.EventApprovalRequested, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
+	r.emit(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: protocol.Permission(class), Input: input, Preview: preview})
 	dec := agent.DecisionDeny
 	if r.h.Approve != nil {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -895,13 +895,13 @@ func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMes
 		if actx.Err() != nil {
 			// The run ended or the wait timed out with the request still
 			// open: the client closes its dialog (deny).
-			r.emit(agent.Event{Type: agent.EventApprovalWithdrawn, CallID: callID})
+			r.emit(protocol.ApprovalWithdrawnEvent{CallID: callID})
 		} else if err == nil && (d == agent.DecisionAllow || d == agent.DecisionAllowSession) {
 			dec = d
 		}
 		cancel()
 	}
-	r.emit(agent.Event{Type: agent.EventApprovalResolved, CallID: callID, Tool: name, Decision: dec})
+	r.emit(protocol.ApprovalResolvedEvent{CallID: callID, Tool: name, Decision: protocol.Decision(dec)})
 	switch dec {
 	case agent.DecisionAllowSession:
 		r.mu.Lock()
@@ -979,7 +979,7 @@ func (r *Run) askQuestions(ctx context.Context, req mcp.ApprovalRequest) (mcp.Ap
 	actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	ans, err := r.h.Ask(actx, req.ToolUseID, qs)
 	if actx.Err() != nil {
-		r.emit(agent.Event{Type: agent.EventApprovalWithdrawn, CallID: req.ToolUseID})
+		r.emit(protocol.ApprovalWithdrawnEvent{CallID: req.ToolUseID})
 		ans = nil
 	}
 	cancel()

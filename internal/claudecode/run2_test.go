@@ -12,6 +12,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/proctree"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -54,8 +55,8 @@ func TestRunSedBlocked(t *testing.T) {
 		t.Errorf("$(sed -i) result %q is not the hook's reason", res["toolu_0_1"])
 	}
 	fails := 0
-	for _, e := range h.all() {
-		if e.Type == agent.EventToolFinished && !e.OK {
+	for _, e := range allOf[protocol.ToolFinishedEvent](h) {
+		if !e.OK {
 			fails++
 		}
 	}
@@ -124,7 +125,7 @@ func TestRunSteer(t *testing.T) {
 		t.Fatal("Steer refused")
 	}
 	close(release)
-	if e := h.waitEvent(agent.EventSteered); e.Text != "Also say hi." {
+	if e := waitEvent[protocol.SteeredEvent](h); e.Text != "Also say hi." {
 		t.Errorf("steered %q", e.Text)
 	}
 	sum, err := h.run.Wait()
@@ -158,7 +159,7 @@ func TestRunCancelTool(t *testing.T) {
 	if !h.run.CancelTool(context.Background(), id) {
 		t.Fatal("CancelTool returned false")
 	}
-	e := h.waitEvent(agent.EventToolFinished)
+	e := waitEvent[protocol.ToolFinishedEvent](h)
 	if e.OK || e.CallID != id {
 		t.Errorf("toolFinished %+v, want the failed call", e)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -63,10 +64,10 @@ func TestRunReadEditApproved(t *testing.T) {
 		t.Errorf("changed files %+v", sum.ChangedFiles)
 	}
 	var types []string
-	var finished []agent.Event
+	var finished []protocol.ToolFinishedEvent
 	for _, e := range h.all() {
-		types = append(types, e.Type)
-		if e.Type == agent.EventToolFinished {
+		types = append(types, e.EventType())
+		if e, ok := e.(protocol.ToolFinishedEvent); ok {
 			finished = append(finished, e)
 		}
 	}

@@ -325,13 +325,13 @@ type SubagentEvent struct {
 	Event  AgentEvent `json:"event"`
 }
 
-// MarshalJSON writes the inner event with its "type".
+// MarshalJSON writes the event, and the inner event, with its "type".
 func (e SubagentEvent) MarshalJSON() ([]byte, error) {
 	ev, err := MarshalAgentEvent(e.Event)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
+	return withType(e, struct {
 		Name   string          `json:"name"`
 		TaskID string          `json:"taskId"`
 		Event  json.RawMessage `json:"event"`
@@ -524,3 +524,133 @@ func (PlanEvent) agentEvent()               {}
 func (ApprovalWithdrawnEvent) agentEvent()  {}
 func (ReplayedEvent) agentEvent()           {}
 func (UserMessageEvent) agentEvent()        {}
+
+// MarshalJSON encodes the event with its "type" first (MarshalAgentEvent).
+func (e StartedEvent) MarshalJSON() ([]byte, error) {
+	type plain StartedEvent
+	return withType(e, plain(e))
+}
+func (e ModelEvent) MarshalJSON() ([]byte, error) {
+	type plain ModelEvent
+	return withType(e, plain(e))
+}
+func (e IterationEvent) MarshalJSON() ([]byte, error) {
+	type plain IterationEvent
+	return withType(e, plain(e))
+}
+func (e TextDeltaEvent) MarshalJSON() ([]byte, error) {
+	type plain TextDeltaEvent
+	return withType(e, plain(e))
+}
+func (e ThinkingDeltaEvent) MarshalJSON() ([]byte, error) {
+	type plain ThinkingDeltaEvent
+	return withType(e, plain(e))
+}
+func (e AssistantMessageEvent) MarshalJSON() ([]byte, error) {
+	type plain AssistantMessageEvent
+	return withType(e, plain(e))
+}
+func (e UsageEvent) MarshalJSON() ([]byte, error) {
+	type plain UsageEvent
+	return withType(e, plain(e))
+}
+func (e ContextEvent) MarshalJSON() ([]byte, error) {
+	type plain ContextEvent
+	return withType(e, plain(e))
+}
+func (e CompactedEvent) MarshalJSON() ([]byte, error) {
+	type plain CompactedEvent
+	return withType(e, plain(e))
+}
+func (e RetryEvent) MarshalJSON() ([]byte, error) {
+	type plain RetryEvent
+	return withType(e, plain(e))
+}
+func (e ModelSwitchedEvent) MarshalJSON() ([]byte, error) {
+	type plain ModelSwitchedEvent
+	return withType(e, plain(e))
+}
+func (e SteeredEvent) MarshalJSON() ([]byte, error) {
+	type plain SteeredEvent
+	return withType(e, plain(e))
+}
+func (e ToolStartedEvent) MarshalJSON() ([]byte, error) {
+	type plain ToolStartedEvent
+	return withType(e, plain(e))
+}
+func (e ApprovalRequestedEvent) MarshalJSON() ([]byte, error) {
+	type plain ApprovalRequestedEvent
+	return withType(e, plain(e))
+}
+func (e ApprovalResolvedEvent) MarshalJSON() ([]byte, error) {
+	type plain ApprovalResolvedEvent
+	return withType(e, plain(e))
+}
+func (e FileChangedEvent) MarshalJSON() ([]byte, error) {
+	type plain FileChangedEvent
+	return withType(e, plain(e))
+}
+func (e ToolFinishedEvent) MarshalJSON() ([]byte, error) {
+	type plain ToolFinishedEvent
+	return withType(e, plain(e))
+}
+func (e HookEvent) MarshalJSON() ([]byte, error) { type plain HookEvent; return withType(e, plain(e)) }
+func (e ValidationStartedEvent) MarshalJSON() ([]byte, error) {
+	type plain ValidationStartedEvent
+	return withType(e, plain(e))
+}
+func (e ValidationFinishedEvent) MarshalJSON() ([]byte, error) {
+	type plain ValidationFinishedEvent
+	return withType(e, plain(e))
+}
+func (e WarningEvent) MarshalJSON() ([]byte, error) {
+	type plain WarningEvent
+	return withType(e, plain(e))
+}
+func (e ErrorEvent) MarshalJSON() ([]byte, error) {
+	type plain ErrorEvent
+	return withType(e, plain(e))
+}
+func (e DoneEvent) MarshalJSON() ([]byte, error) { type plain DoneEvent; return withType(e, plain(e)) }
+func (e PlanStartedEvent) MarshalJSON() ([]byte, error) {
+	type plain PlanStartedEvent
+	return withType(e, plain(e))
+}
+func (e StepSkippedEvent) MarshalJSON() ([]byte, error) {
+	type plain StepSkippedEvent
+	return withType(e, plain(e))
+}
+func (e MergedEvent) MarshalJSON() ([]byte, error) {
+	type plain MergedEvent
+	return withType(e, plain(e))
+}
+func (e SubagentStartedEvent) MarshalJSON() ([]byte, error) {
+	type plain SubagentStartedEvent
+	return withType(e, plain(e))
+}
+func (e SubagentFinishedEvent) MarshalJSON() ([]byte, error) {
+	type plain SubagentFinishedEvent
+	return withType(e, plain(e))
+}
+func (e BestOfDoneEvent) MarshalJSON() ([]byte, error) {
+	type plain BestOfDoneEvent
+	return withType(e, plain(e))
+}
+func (e ToolOutputEvent) MarshalJSON() ([]byte, error) {
+	type plain ToolOutputEvent
+	return withType(e, plain(e))
+}
+func (e DiffEvent) MarshalJSON() ([]byte, error) { type plain DiffEvent; return withType(e, plain(e)) }
+func (e PlanEvent) MarshalJSON() ([]byte, error) { type plain PlanEvent; return withType(e, plain(e)) }
+func (e ApprovalWithdrawnEvent) MarshalJSON() ([]byte, error) {
+	type plain ApprovalWithdrawnEvent
+	return withType(e, plain(e))
+}
+func (e ReplayedEvent) MarshalJSON() ([]byte, error) {
+	type plain ReplayedEvent
+	return withType(e, plain(e))
+}
+func (e UserMessageEvent) MarshalJSON() ([]byte, error) {
+	type plain UserMessageEvent
+	return withType(e, plain(e))
+}

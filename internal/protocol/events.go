@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // AgentEvent is one event of an agent/event notification (protocol.md
@@ -53,6 +54,8 @@ func (r RawEvent) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalAgentEvent encodes e as {"type": e.EventType(), <e's members>}.
+// Every member is present: a nil slice is sent as [], an empty or invalid
+// input as {} (unless its field says omitempty).
 func MarshalAgentEvent(e AgentEvent) ([]byte, error) { return marshalEvent(e) }
 
 // MarshalChatEvent encodes e as MarshalAgentEvent does.
@@ -62,28 +65,83 @@ func marshalEvent(e interface{ EventType() string }) ([]byte, error) {
 	if e == nil || (reflect.ValueOf(e).Kind() == reflect.Pointer && reflect.ValueOf(e).IsNil()) {
 		return []byte("null"), nil
 	}
-	if r, ok := e.(RawEvent); ok {
-		return r.MarshalJSON()
-	}
-	body, err := json.Marshal(e)
+	return json.Marshal(e)
+}
+
+// withType is the one place that adds "type": it encodes body (e's members,
+// in a type without e's MarshalJSON) filled, and puts {"type": ...} first.
+// Every event type's MarshalJSON calls it, so an event encodes the same
+// whichever way it is marshalled.
+func withType(e interface{ EventType() string }, body any) ([]byte, error) {
+	b, err := json.Marshal(filled(reflect.ValueOf(body)).Interface())
 	if err != nil {
 		return nil, err
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) < 2 || body[0] != '{' {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '{' {
 		return nil, fmt.Errorf("protocol: event %s does not encode as an object", e.EventType())
 	}
 	typ, _ := json.Marshal(e.EventType())
-	var b bytes.Buffer
-	b.Grow(len(body) + len(typ) + 10)
-	b.WriteString(`{"type":`)
-	b.Write(typ)
-	if inner := bytes.TrimSpace(body[1 : len(body)-1]); len(inner) > 0 {
-		b.WriteByte(',')
-		b.Write(inner)
+	var out bytes.Buffer
+	out.Grow(len(b) + len(typ) + 10)
+	out.WriteString(`{"type":`)
+	out.Write(typ)
+	if inner := bytes.TrimSpace(b[1 : len(b)-1]); len(inner) > 0 {
+		out.WriteByte(',')
+		out.Write(inner)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// filled returns a copy of v (a struct) in which the members an event
+// always carries hold a value: a nil slice (no omitempty) is [] and an
+// input (json.RawMessage) that is empty or not JSON is {}. Structs and
+// slices of structs are filled through; interfaces and pointers are left
+// as they are (an inner event is encoded by its own MarshalJSON). v itself
+// is never changed.
+func filled(v reflect.Value) reflect.Value {
+	if v.Kind() != reflect.Struct {
+		return v
+	}
+	out := reflect.New(v.Type()).Elem()
+	out.Set(v)
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		omit := strings.Contains(f.Tag.Get("json"), ",omitempty")
+		fv := out.Field(i)
+		switch {
+		case f.Type == rawMessageType:
+			if raw := fv.Bytes(); len(raw) == 0 || !json.Valid(raw) {
+				if !omit {
+					fv.SetBytes([]byte("{}"))
+				}
+			}
+		case fv.Kind() == reflect.Struct:
+			fv.Set(filled(fv))
+		case fv.Kind() == reflect.Slice:
+			if fv.IsNil() {
+				if !omit {
+					fv.Set(reflect.MakeSlice(f.Type, 0, 0))
+				}
+				continue
+			}
+			if f.Type.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			s := reflect.MakeSlice(f.Type, fv.Len(), fv.Len())
+			for j := range fv.Len() {
+				s.Index(j).Set(filled(fv.Index(j)))
+			}
+			fv.Set(s)
+		}
+	}
+	return out
 }
 
 // AgentEvents lists a zero value of every AgentEvent type, in the order
@@ -270,3 +328,25 @@ func (ChatThinkingDeltaEvent) chatEvent()        {}
 func (ChatToolCallEvent) chatEvent()             {}
 func (ChatUsageEvent) chatEvent()                {}
 func (ChatDoneEvent) chatEvent()                 {}
+
+// MarshalJSON encodes the event with its "type" first (MarshalChatEvent).
+func (e ChatTextDeltaEvent) MarshalJSON() ([]byte, error) {
+	type plain ChatTextDeltaEvent
+	return withType(e, plain(e))
+}
+func (e ChatThinkingDeltaEvent) MarshalJSON() ([]byte, error) {
+	type plain ChatThinkingDeltaEvent
+	return withType(e, plain(e))
+}
+func (e ChatToolCallEvent) MarshalJSON() ([]byte, error) {
+	type plain ChatToolCallEvent
+	return withType(e, plain(e))
+}
+func (e ChatUsageEvent) MarshalJSON() ([]byte, error) {
+	type plain ChatUsageEvent
+	return withType(e, plain(e))
+}
+func (e ChatDoneEvent) MarshalJSON() ([]byte, error) {
+	type plain ChatDoneEvent
+	return withType(e, plain(e))
+}

@@ -108,3 +108,40 @@ func TestBestOfResultDecodesCandidates(t *testing.T) {
 		t.Fatalf("re-encoded\n%s\nwant\n%s", b, raw)
 	}
 }
+
+// TestEventWireForm: every member of an event is sent, zero values
+// included; a nil slice is [] (nested ones too) and an empty or invalid
+// input is {}, so an engine need not fill them.
+func TestEventWireForm(t *testing.T) {
+	msg := "denied"
+	for _, tc := range []struct {
+		ev   AgentEvent
+		want string
+	}{
+		{StartedEvent{TaskID: "t", ChatMode: "agent", Model: "m"}, `{"type":"started","taskId":"t","chatMode":"agent","model":"m"}`},
+		{IterationEvent{N: 2}, `{"type":"iteration","n":2}`},
+		{AssistantMessageEvent{Text: "hi"}, `{"type":"assistantMessage","text":"hi","toolCalls":[]}`},
+		{AssistantMessageEvent{ToolCalls: []ToolCall{{ID: "a", Name: "n"}}}, `{"type":"assistantMessage","text":"","toolCalls":[{"id":"a","name":"n","input":{}}]}`},
+		{ToolStartedEvent{CallID: "c", Tool: "x", Input: json.RawMessage(`{"a"`)}, `{"type":"toolStarted","callId":"c","tool":"x","input":{},"permission":""}`},
+		{ToolFinishedEvent{CallID: "c", Tool: "x", Error: &msg, DurationMs: 3}, `{"type":"toolFinished","callId":"c","tool":"x","ok":false,"result":null,"error":"denied","durationMs":3}`},
+		{FileChangedEvent{CallID: "c", Path: "a", Kind: "created"}, `{"type":"fileChanged","callId":"c","path":"a","kind":"created","added":0,"removed":0}`},
+		{PlanStartedEvent{CallID: "c", MaxParallel: 3, Steps: []PlanStep{{ID: "a", Role: "research", Objective: "look"}, {ID: "b", Role: "review", Objective: "check", DependsOn: []string{"a"}}}},
+			`{"type":"planStarted","callId":"c","maxParallel":3,"steps":[{"id":"a","role":"research","objective":"look","dependsOn":[]},{"id":"b","role":"review","objective":"check","dependsOn":["a"]}]}`},
+		{StepSkippedEvent{Step: "b", Reason: "its dependency a failed"}, `{"type":"stepSkipped","step":"b","reason":"its dependency a failed"}`},
+		{MergedEvent{Step: "a", Name: "task-x-1", OK: true}, `{"type":"merged","step":"a","name":"task-x-1","ok":true,"files":[],"error":null}`},
+		{SubagentFinishedEvent{Name: "n"}, `{"type":"subagentFinished","name":"n","taskId":"","role":"","status":"","error":null,"costUsd":0,"unpricedTokens":0,"tokens":0,"files":0,"added":0,"removed":0,"worktree":null}`},
+		{DoneEvent{Status: "completed"}, `{"type":"done","status":"completed","error":null,"text":"","changedFiles":[],"usage":{"inputTokens":0,"outputTokens":0},"model":"","iterations":0,"toolCalls":0}`},
+		{SubagentEvent{Name: "w", Event: PlanEvent{}}, `{"type":"subagent","name":"w","taskId":"","event":{"type":"plan","explanation":"","steps":[]}}`},
+	} {
+		b, err := MarshalAgentEvent(tc.ev)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%s:\n got %s (%v)\nwant %s", tc.ev.EventType(), b, err, tc.want)
+		}
+	}
+	// The caller's value is not changed.
+	steps := []PlanStep{{ID: "a"}}
+	MarshalAgentEvent(PlanStartedEvent{Steps: steps})
+	if steps[0].DependsOn != nil {
+		t.Error("MarshalAgentEvent changed the event it encoded")
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
@@ -53,7 +53,7 @@ func outputKey(callID, stream string) string {
 
 // flushOutput returns a toolOutput event for each call stream's held text
 // (in key order) and forgets it.
-func (d *deltaRedactor) flushOutput() []agent.Event {
+func (d *deltaRedactor) flushOutput() []protocol.AgentEvent {
 	var keys []string
 	for k, h := range d.held {
 		if strings.HasPrefix(k, "toolOutput\x00") && h != "" {
@@ -61,10 +61,10 @@ func (d *deltaRedactor) flushOutput() []agent.Event {
 		}
 	}
 	slices.Sort(keys)
-	var out []agent.Event
+	var out []protocol.AgentEvent
 	for _, k := range keys {
 		parts := strings.SplitN(k, "\x00", 3)
-		out = append(out, agent.Event{Type: agent.EventToolOutput, CallID: parts[1], Stream: parts[2], Text: d.held[k]})
+		out = append(out, protocol.ToolOutputEvent{CallID: parts[1], Stream: parts[2], Text: d.held[k]})
 		delete(d.held, k)
 	}
 	return out
@@ -75,33 +75,59 @@ func (d *deltaRedactor) flushOutput() []agent.Event {
 // the same), the event with its safe text (none if everything is held
 // back); for any other event, the held text of each delta type as a final
 // delta and of each output stream as a final toolOutput, then ev.
-func (d *deltaRedactor) events(ev agent.Event) []agent.Event {
-	if isStreamed(ev.Type) {
-		key := ev.Type
-		if ev.Type == agent.EventToolOutput {
-			key = outputKey(ev.CallID, ev.Stream)
-		}
-		text := d.delta(key, ev.Text)
-		if text == "" {
-			return nil
-		}
-		ev.Text = text
-		return []agent.Event{ev}
+func (d *deltaRedactor) events(ev protocol.AgentEvent) []protocol.AgentEvent {
+	var safe protocol.AgentEvent
+	switch e := ev.(type) {
+	case protocol.TextDeltaEvent:
+		e.Text = d.delta(e.EventType(), e.Text)
+		safe = e
+	case protocol.ThinkingDeltaEvent:
+		e.Text = d.delta(e.EventType(), e.Text)
+		safe = e
+	case protocol.ToolOutputEvent:
+		e.Text = d.delta(outputKey(e.CallID, e.Stream), e.Text)
+		safe = e
+	default:
+		var out []protocol.AgentEvent
+		d.flush(func(typ, text string) { out = append(out, deltaEvent(typ, text)) })
+		out = append(out, d.flushOutput()...)
+		return append(out, ev)
 	}
-	var out []agent.Event
-	d.flush(func(typ, text string) { out = append(out, agent.Event{Type: typ, Text: text}) })
-	out = append(out, d.flushOutput()...)
-	return append(out, ev)
+	if streamedText(safe) == "" {
+		return nil
+	}
+	return []protocol.AgentEvent{safe}
+}
+
+// deltaEvent is the textDelta or thinkingDelta (typ) of text.
+func deltaEvent(typ, text string) protocol.AgentEvent {
+	if typ == "thinkingDelta" {
+		return protocol.ThinkingDeltaEvent{Text: text}
+	}
+	return protocol.TextDeltaEvent{Text: text}
+}
+
+// streamedText is the text of a streamed event.
+func streamedText(ev protocol.AgentEvent) string {
+	switch e := ev.(type) {
+	case protocol.TextDeltaEvent:
+		return e.Text
+	case protocol.ThinkingDeltaEvent:
+		return e.Text
+	case protocol.ToolOutputEvent:
+		return e.Text
+	}
+	return ""
 }
 
 // encoded is events as the JSON to send, the keys redacted: ev's own
 // JSON is raw when the task layer recorded it (redacted already), else it
 // is encoded and redacted here; so is each held piece flushed before it.
-func (d *deltaRedactor) encoded(ev agent.Event, raw json.RawMessage) []json.RawMessage {
+func (d *deltaRedactor) encoded(ev protocol.AgentEvent, raw json.RawMessage) []json.RawMessage {
 	evs := d.events(ev)
 	out := make([]json.RawMessage, len(evs))
 	for i, e := range evs {
-		if i == len(evs)-1 && raw != nil && e.Type == ev.Type && !isStreamed(ev.Type) {
+		if i == len(evs)-1 && raw != nil && !isStreamed(ev) {
 			out[i] = raw // ev itself, unchanged
 			continue
 		}
@@ -110,10 +136,13 @@ func (d *deltaRedactor) encoded(ev agent.Event, raw json.RawMessage) []json.RawM
 	return out
 }
 
-// isStreamed reports whether events of typ are text pieces the redactor
-// rewrites.
-func isStreamed(typ string) bool {
-	return typ == "textDelta" || typ == "thinkingDelta" || typ == agent.EventToolOutput
+// isStreamed reports whether ev is a text piece the redactor rewrites.
+func isStreamed(ev protocol.AgentEvent) bool {
+	switch ev.(type) {
+	case protocol.TextDeltaEvent, protocol.ThinkingDeltaEvent, protocol.ToolOutputEvent:
+		return true
+	}
+	return false
 }
 
 // chatEvents is events for chat/send's provider events: text and thinking

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 )
 
@@ -27,13 +27,13 @@ func TestDeltaRedactorKeySplitAcrossDeltas(t *testing.T) {
 		var emitted []string
 		var joined strings.Builder
 		for _, p := range pieces {
-			for _, ev := range d.events(agent.Event{Type: "textDelta", Text: p}) {
-				emitted = append(emitted, ev.Text)
-				joined.WriteString(ev.Text)
+			for _, ev := range d.events(protocol.TextDeltaEvent{Text: p}) {
+				emitted = append(emitted, ev.(protocol.TextDeltaEvent).Text)
+				joined.WriteString(ev.(protocol.TextDeltaEvent).Text)
 			}
 		}
-		for _, ev := range d.events(agent.Event{Type: "assistantMessage"}) {
-			if ev.Type == "textDelta" {
+		for _, ev := range d.events(protocol.AssistantMessageEvent{}) {
+			if ev, ok := ev.(protocol.TextDeltaEvent); ok {
 				emitted = append(emitted, ev.Text)
 				joined.WriteString(ev.Text)
 			}
@@ -89,24 +89,25 @@ func TestDeltaRedactorToolOutput(t *testing.T) {
 	secrets := &logx.Secrets{}
 	secrets.Add(key)
 	d := newDeltaRedactor(secrets)
-	var got []agent.Event
-	for _, ev := range []agent.Event{
-		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stdout", Text: "token=sk-out-fa"},
-		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stderr", Text: "warn sk-out"},
-		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stdout", Text: "ke-KEY-55443322\nnext\n"},
-		{Type: agent.EventToolOutput, CallID: "c1", Stream: "stderr", Text: "-fake-KEY-5544"},
-		{Type: agent.EventToolFinished, CallID: "c1"},
+	var got []protocol.AgentEvent
+	for _, ev := range []protocol.AgentEvent{
+		protocol.ToolOutputEvent{CallID: "c1", Stream: "stdout", Text: "token=sk-out-fa"},
+		protocol.ToolOutputEvent{CallID: "c1", Stream: "stderr", Text: "warn sk-out"},
+		protocol.ToolOutputEvent{CallID: "c1", Stream: "stdout", Text: "ke-KEY-55443322\nnext\n"},
+		protocol.ToolOutputEvent{CallID: "c1", Stream: "stderr", Text: "-fake-KEY-5544"},
+		protocol.ToolFinishedEvent{CallID: "c1"},
 	} {
 		got = append(got, d.events(ev)...)
 	}
 	streams := map[string]string{}
 	for i, ev := range got {
-		if ev.Stream == "stdout" && (strings.Contains(ev.Text, "sk-out-fa") || strings.Contains(ev.Text, "55443322")) {
+		out, ok := ev.(protocol.ToolOutputEvent)
+		if out.Stream == "stdout" && (strings.Contains(out.Text, "sk-out-fa") || strings.Contains(out.Text, "55443322")) {
 			t.Fatalf("a piece of the key went out: %+v", ev)
 		}
-		if ev.Type == agent.EventToolOutput {
-			streams[ev.Stream] += ev.Text
-		} else if ev.Type != agent.EventToolFinished || i != len(got)-1 {
+		if ok {
+			streams[out.Stream] += out.Text
+		} else if _, fin := ev.(protocol.ToolFinishedEvent); !fin || i != len(got)-1 {
 			t.Fatalf("events %+v", got)
 		}
 	}
@@ -124,16 +125,16 @@ func TestEncodedSendsRecordedJSON(t *testing.T) {
 	secrets := &logx.Secrets{}
 	secrets.Add(key)
 	d := newDeltaRedactor(secrets)
-	if out := d.encoded(agent.Event{Type: "textDelta", Text: "key sk-enc-"}, json.RawMessage(`"not used"`)); len(out) != 1 ||
+	if out := d.encoded(protocol.TextDeltaEvent{Text: "key sk-enc-"}, json.RawMessage(`"not used"`)); len(out) != 1 ||
 		strings.Contains(string(out[0]), "sk-enc") || string(out[0]) == `"not used"` {
 		t.Fatalf("delta: %s", out)
 	}
 	raw := json.RawMessage(`{"type":"assistantMessage","recorded":true}`)
-	out := d.encoded(agent.Event{Type: "assistantMessage"}, raw)
+	out := d.encoded(protocol.AssistantMessageEvent{}, raw)
 	if len(out) != 2 || !strings.Contains(string(out[0]), `"textDelta"`) || string(out[1]) != string(raw) {
 		t.Fatalf("flush then the recorded bytes: %s", out)
 	}
-	out = d.encoded(agent.Event{Type: "warning", Message: "about " + key}, nil)
+	out = d.encoded(protocol.WarningEvent{Message: "about " + key}, nil)
 	if len(out) != 1 || strings.Contains(string(out[0]), key) || !strings.Contains(string(out[0]), "[redacted]") {
 		t.Fatalf("unrecorded event: %s", out)
 	}

@@ -131,7 +131,7 @@ func (s *Session) Run(ctx context.Context, p *RunRequest) (json.RawMessage, erro
 		return nil, err
 	}
 	var engine task.Engine = s.agentEngine(prov, loop, topLevel)
-	var emitter func(context.Context, string) func(agent.Event, json.RawMessage)
+	var emitter func(context.Context, string) func(protocol.AgentEvent, json.RawMessage)
 	if mode == "team" {
 		// The lead is a task like any other; its engine adds the team
 		// tools (or warns and runs one agent without a repository).
@@ -158,11 +158,11 @@ func (s *Session) Run(ctx context.Context, p *RunRequest) (json.RawMessage, erro
 // (nil: one delta redactor for the task's stream, the keys redacted once
 // per event: a recorded event's redacted JSON is sent as recorded), and
 // the summary comes back to be encoded.
-func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(agent.Event, json.RawMessage)) (agent.Summary, error) {
+func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(protocol.AgentEvent, json.RawMessage)) (agent.Summary, error) {
 	var taskID string
-	var emit func(agent.Event, json.RawMessage)
+	var emit func(protocol.AgentEvent, json.RawMessage)
 	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
-	req.EmitJSON = func(ev agent.Event, raw json.RawMessage) {
+	req.EmitJSON = func(ev protocol.AgentEvent, raw json.RawMessage) {
 		if emit != nil {
 			emit(ev, raw)
 			return

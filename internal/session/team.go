@@ -9,7 +9,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
@@ -158,7 +157,7 @@ func (s *Session) BestOf(ctx context.Context, p *BestOfRequest) (json.RawMessage
 		taskID = task.NewID()
 	}
 	send := s.teamEmitter(ctx, taskID)
-	emit := func(ev agent.Event) { send(ev, nil) }
+	emit := func(ev protocol.AgentEvent) { send(ev, nil) }
 	detach(ctx)
 	out, err := runner.BestOf(ctx, team.BestOfRequest{TaskID: taskID, Prompt: p.Prompt, Contenders: contenders,
 		Policy: pol, Editor: editor, Approve: s.approver(), Hooks: s.hookRunner(proj.Root(), s.sandboxOn()), Emit: emit})
@@ -173,31 +172,31 @@ func (s *Session) BestOf(ctx context.Context, p *BestOfRequest) (json.RawMessage
 // subagent's text deltas are redacted across pieces per subagent, as a
 // top-level task's are. Safe for concurrent use (the subagents run at
 // once).
-func (s *Session) teamEmitter(ctx context.Context, taskID string) func(agent.Event, json.RawMessage) {
+func (s *Session) teamEmitter(ctx context.Context, taskID string) func(protocol.AgentEvent, json.RawMessage) {
 	var mu sync.Mutex
 	lead := newDeltaRedactor(s.secrets)
 	subs := map[string]*deltaRedactor{}
-	return func(ev agent.Event, raw json.RawMessage) {
+	return func(ev protocol.AgentEvent, raw json.RawMessage) {
 		mu.Lock()
 		defer mu.Unlock()
 		var out []json.RawMessage
-		if se, ok := ev.Fields.(team.SubagentEvent); ok && ev.Type == team.EventSubagent {
+		if se, ok := ev.(protocol.SubagentEvent); ok {
 			d := subs[se.TaskID]
 			if d == nil {
 				d = newDeltaRedactor(s.secrets)
 				subs[se.TaskID] = d
 			}
-			typ := se.Event.Type
-			inners := d.events(se.Event)
+			own := se.Event
+			inners := d.events(own)
 			for i, inner := range inners {
-				if i == len(inners)-1 && raw != nil && !isStreamed(typ) {
+				if i == len(inners)-1 && raw != nil && !isStreamed(own) {
 					out = append(out, raw) // the subagent event itself, unchanged
 					continue
 				}
 				se.Event = inner
-				out = append(out, s.secrets.RedactJSON(mustJSON(agent.Event{Type: team.EventSubagent, Fields: se})))
+				out = append(out, s.secrets.RedactJSON(mustJSON(se)))
 			}
-			if typ == agent.EventDone {
+			if _, done := own.(protocol.DoneEvent); done {
 				delete(subs, se.TaskID)
 			}
 		} else {

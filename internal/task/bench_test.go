@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
 )
@@ -53,18 +54,18 @@ type turnEngine struct {
 }
 
 func (e *turnEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: "agent", Model: "m"})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: "agent", Model: "m"})
 	var msgs []provider.Message
 	for n := 1; n <= e.turns; n++ {
 		id := fmt.Sprintf("call_%d", n)
 		input := json.RawMessage(`{"path":"src/server/handler.go"}`)
-		job.Emit(agent.Event{Type: agent.EventIteration, N: n})
-		job.Emit(agent.Event{Type: agent.EventTextDelta, Text: turnText})
-		job.Emit(agent.Event{Type: agent.EventAssistantMessage, Text: turnText, ToolCalls: []provider.ToolCall{{ID: id, Name: "read_file", Input: input}}})
-		job.Emit(agent.Event{Type: agent.EventUsage, InputTokens: 1000 * n, OutputTokens: 80, TotalInputTokens: 1000 * n * n, TotalOutputTokens: 80 * n})
-		job.Emit(agent.Event{Type: agent.EventToolStarted, CallID: id, Tool: "read_file", Input: input, Permission: "read"})
-		job.Emit(agent.Event{Type: agent.EventToolFinished, CallID: id, Tool: "read_file", OK: true, Result: turnResult, DurationMs: 3})
-		job.Emit(agent.Event{Type: agent.EventContext, UsedTokens: 1080 * n, WindowTokens: 200000})
+		job.Emit(protocol.IterationEvent{N: n})
+		job.Emit(protocol.TextDeltaEvent{Text: turnText})
+		job.Emit(protocol.AssistantMessageEvent{Text: turnText, ToolCalls: []protocol.ToolCall{{ID: id, Name: "read_file", Input: input}}})
+		job.Emit(protocol.UsageEvent{InputTokens: 1000 * n, OutputTokens: 80, TotalInputTokens: 1000 * n * n, TotalOutputTokens: 80 * n})
+		job.Emit(protocol.ToolStartedEvent{CallID: id, Tool: "read_file", Input: input, Permission: "read"})
+		job.Emit(protocol.ToolFinishedEvent{CallID: id, Tool: "read_file", OK: true, Result: turnResult, DurationMs: 3})
+		job.Emit(protocol.ContextEvent{UsedTokens: 1080 * n, WindowTokens: 200000})
 		msgs = append(msgs,
 			provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartText, Text: turnText}, {Type: provider.PartToolUse, ID: id, Name: "read_file", Input: input}}},
 			provider.Message{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartToolResult, ToolUseID: id, ToolName: "read_file", Content: turnResult}}})
@@ -72,7 +73,7 @@ func (e *turnEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provid
 			e.after(n)
 		}
 	}
-	job.Emit(agent.Event{Type: agent.EventDone, Status: agent.StatusCompleted})
+	job.Emit(protocol.DoneEvent{Status: agent.StatusCompleted})
 	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}, msgs
 }
 

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // The diff event (docs/events.md): after a task changed files, its whole
@@ -26,7 +26,7 @@ const (
 type diffDebounce struct {
 	taskID string
 	proj   *project.Project
-	send   func(agent.Event)
+	send   func(protocol.AgentEvent)
 
 	// compute serialises the diffs (reading the files can take a while);
 	// mu guards the rest and is never held while a diff is computed, so a
@@ -91,5 +91,5 @@ func (d *diffDebounce) emit(final bool) {
 	if err != nil {
 		return
 	}
-	d.send(agent.Event{Type: agent.EventDiff, Diff: text, Files: files, DiffCut: cut})
+	d.send(protocol.DiffEvent{Diff: text, Files: files, Truncated: cut})
 }

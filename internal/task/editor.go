@@ -14,6 +14,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
@@ -249,11 +250,11 @@ func mentionCallID(i int) string { return fmt.Sprintf("mention:%d", i) }
 // error, no answer within the approval timeout, the task's end) does not.
 // It returns the approval events, which the Runner reports after the
 // engine's started.
-func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read tool.Spec, approve agent.Approver) []agent.Event {
+func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read tool.Spec, approve agent.Approver) []protocol.AgentEvent {
 	if p == nil {
 		return nil
 	}
-	var events []agent.Event
+	var events []protocol.AgentEvent
 	for i := range p.mentions {
 		m := &p.mentions[i]
 		if m.path == "" || m.decision != policy.Ask {
@@ -262,8 +263,8 @@ func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read to
 		input, _ := json.Marshal(map[string]string{"path": m.rel})
 		req := agent.ApprovalRequest{TaskID: taskID, CallID: mentionCallID(i), Tool: read.Name, Permission: read.Permission,
 			Input: input, Preview: fmt.Sprintf("Attach %s (mentioned in the editor, %d bytes) to the prompt: %s.", m.rel, m.size, m.reason)}
-		events = append(events, agent.Event{Type: agent.EventApprovalRequested, CallID: req.CallID, Tool: req.Tool,
-			Permission: req.Permission, Input: req.Input, Preview: req.Preview})
+		events = append(events, protocol.ApprovalRequestedEvent{CallID: req.CallID, Tool: req.Tool,
+			Permission: protocol.Permission(req.Permission), Input: req.Input, Preview: req.Preview})
 		d := agent.DecisionDeny
 		if approve != nil {
 			actx, stop := context.WithTimeout(ctx, agent.DefaultApprovalTimeout)
@@ -272,11 +273,11 @@ func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read to
 				d = got
 			}
 			if actx.Err() != nil {
-				events = append(events, agent.Event{Type: agent.EventApprovalWithdrawn, CallID: req.CallID})
+				events = append(events, protocol.ApprovalWithdrawnEvent{CallID: req.CallID})
 			}
 			stop()
 		}
-		events = append(events, agent.Event{Type: agent.EventApprovalResolved, CallID: req.CallID, Tool: req.Tool, Decision: d})
+		events = append(events, protocol.ApprovalResolvedEvent{CallID: req.CallID, Tool: req.Tool, Decision: protocol.Decision(d)})
 		if d == agent.DecisionDeny {
 			m.decision, m.reason = policy.Deny, "the user did not approve attaching it"
 		} else {

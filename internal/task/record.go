@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
 )
@@ -25,14 +26,13 @@ import (
 // liveOnly are the events that are not recorded: streamed pieces and live
 // views whose content other records hold (the assistant message, the
 // tool result, the edit log).
-var liveOnly = map[string]bool{
-	agent.EventTextDelta: true, agent.EventThinkingDelta: true,
-	agent.EventToolOutput: true, agent.EventDiff: true,
+func liveOnly(ev protocol.AgentEvent) bool {
+	switch ev.(type) {
+	case protocol.TextDeltaEvent, protocol.ThinkingDeltaEvent, protocol.ToolOutputEvent, protocol.DiffEvent:
+		return true
+	}
+	return false
 }
-
-// EventUserMessage is the recorded event of a user's prompt (the
-// conversation's user message as replay shows it): { text, images }.
-const EventUserMessage = "userMessage"
 
 // taskRecorder records one running task. Its conversation while running is
 // rebuilt from agent events: the new user message, then each assistant
@@ -75,7 +75,7 @@ func (rn *Runner) startTask(rec *store.Task, saved *store.Task, history []provid
 			recs = append(recs, store.Record{Kind: store.RecEvent, Value: rn.Secrets.RedactJSON(ev)})
 		}
 	}
-	user, _ := json.Marshal(map[string]any{"type": EventUserMessage, "text": raw, "images": images})
+	user, _ := json.Marshal(protocol.UserMessageEvent{Text: raw, Images: images})
 	recs = append(recs, store.Record{Kind: store.RecEvent, Value: rn.Secrets.RedactJSON(user)}, r.message(first))
 	r.append(recs)
 	return r, nil
@@ -99,10 +99,10 @@ func (r *taskRecorder) append(recs []store.Record) {
 // conversation messages it completes, in one append. It returns the
 // event's JSON with the keys redacted, as recorded (nil when it was not),
 // so the front end sends those bytes instead of encoding the event again.
-func (r *taskRecorder) event(ev agent.Event) (raw json.RawMessage) {
+func (r *taskRecorder) event(ev protocol.AgentEvent) (raw json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done || liveOnly[ev.Type] {
+	if r.done || liveOnly(ev) {
 		return nil
 	}
 	var recs []store.Record
@@ -110,8 +110,8 @@ func (r *taskRecorder) event(ev agent.Event) (raw json.RawMessage) {
 		raw = r.r.Secrets.RedactJSON(b)
 		recs = append(recs, store.Record{Kind: store.RecEvent, Value: raw})
 	}
-	switch ev.Type {
-	case agent.EventAssistantMessage:
+	switch ev := ev.(type) {
+	case protocol.AssistantMessageEvent:
 		msg := provider.Message{Role: provider.RoleAssistant}
 		if ev.Text != "" {
 			msg.Content = append(msg.Content, provider.Part{Type: provider.PartText, Text: ev.Text})
@@ -130,7 +130,7 @@ func (r *taskRecorder) event(ev agent.Event) (raw json.RawMessage) {
 		} else {
 			r.turn = &msg
 		}
-	case agent.EventToolFinished:
+	case protocol.ToolFinishedEvent:
 		if r.turn == nil || !r.pending[ev.CallID] {
 			break // a background command's second event, or unknown
 		}

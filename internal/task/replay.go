@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
 )
@@ -22,18 +22,18 @@ import (
 type stream struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
-	emit      func(agent.Event, json.RawMessage)
+	emit      func(protocol.AgentEvent, json.RawMessage)
 	replaying int
 	held      []heldEvent
 }
 
 // heldEvent is an event and its recorded JSON (nil when not recorded).
 type heldEvent struct {
-	ev  agent.Event
+	ev  protocol.AgentEvent
 	raw json.RawMessage
 }
 
-func (s *stream) send(ev agent.Event, rec *taskRecorder) {
+func (s *stream) send(ev protocol.AgentEvent, rec *taskRecorder) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var raw json.RawMessage
@@ -138,7 +138,7 @@ func (r *Runner) Replay(taskID string, send func(json.RawMessage)) (ReplayInfo, 
 		send(r.Secrets.RedactJSON(ev))
 	}
 	info := ReplayInfo{TaskID: taskID, Events: len(events), Status: t.Status, Running: h != nil}
-	marker, _ := json.Marshal(map[string]any{"type": agent.EventReplayed, "events": info.Events, "status": info.Status, "running": info.Running})
+	marker, _ := json.Marshal(protocol.ReplayedEvent{Events: info.Events, Running: info.Running, Status: protocol.TaskStatus(info.Status)})
 	send(marker)
 	return info, nil
 }
@@ -157,13 +157,13 @@ func HistoryEvents(msgs []provider.Message) []json.RawMessage {
 	for _, m := range msgs {
 		switch m.Role {
 		case provider.RoleAssistant:
-			ev := agent.Event{Type: agent.EventAssistantMessage}
+			var ev protocol.AssistantMessageEvent
 			for _, p := range m.Content {
 				switch p.Type {
 				case provider.PartText:
 					ev.Text += p.Text
 				case provider.PartToolUse:
-					ev.ToolCalls = append(ev.ToolCalls, provider.ToolCall{ID: p.ID, Name: p.Name, Input: p.Input})
+					ev.ToolCalls = append(ev.ToolCalls, protocol.ToolCall{ID: p.ID, Name: p.Name, Input: p.Input})
 				}
 			}
 			add(ev)
@@ -176,7 +176,7 @@ func HistoryEvents(msgs []provider.Message) []json.RawMessage {
 				case provider.PartImage:
 					images++
 				case provider.PartToolResult:
-					ev := agent.Event{Type: agent.EventToolFinished, CallID: p.ToolUseID, Tool: p.ToolName, OK: !p.IsError}
+					ev := protocol.ToolFinishedEvent{CallID: p.ToolUseID, Tool: p.ToolName, OK: !p.IsError}
 					if p.IsError {
 						e := p.Content
 						ev.Error = &e
@@ -187,7 +187,7 @@ func HistoryEvents(msgs []provider.Message) []json.RawMessage {
 				}
 			}
 			if text != "" || images > 0 {
-				add(map[string]any{"type": EventUserMessage, "text": text, "images": images})
+				add(protocol.UserMessageEvent{Text: text, Images: images})
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
 )
@@ -19,9 +20,9 @@ type streamEngine struct {
 }
 
 func (e *streamEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID})
 	for i := 1; i <= e.n; i++ {
-		job.Emit(agent.Event{Type: agent.EventIteration, N: i})
+		job.Emit(protocol.IterationEvent{N: i})
 		switch i {
 		case 100:
 			close(e.midway)
@@ -30,7 +31,7 @@ func (e *streamEngine) Run(ctx context.Context, job *Job) (agent.Summary, []prov
 			close(e.more)
 		}
 	}
-	job.Emit(agent.Event{Type: agent.EventDone, Status: agent.StatusCompleted})
+	job.Emit(protocol.DoneEvent{Status: agent.StatusCompleted})
 	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}, nil
 }
 
@@ -57,9 +58,10 @@ func TestReplayWhileRunning(t *testing.T) {
 		var seen []item
 		eng := &streamEngine{n: 400, midway: make(chan struct{}), resume: make(chan struct{}), more: make(chan struct{})}
 		var once sync.Once
-		prep, err := r.Prepare(&Request{Prompt: "stream", Project: proj, Engine: eng, Emit: func(ev agent.Event) {
+		prep, err := r.Prepare(&Request{Prompt: "stream", Project: proj, Engine: eng, Emit: func(ev protocol.AgentEvent) {
+			it, _ := ev.(protocol.IterationEvent)
 			mu.Lock()
-			seen = append(seen, item{typ: ev.Type, n: ev.N})
+			seen = append(seen, item{typ: ev.EventType(), n: it.N})
 			mu.Unlock()
 		}})
 		if err != nil {
@@ -102,14 +104,14 @@ func TestReplayWhileRunning(t *testing.T) {
 					t.Fatal("a replayed event after the marker")
 				}
 				phase = 1
-				if it.typ == agent.EventIteration {
+				if it.typ == "iteration" {
 					replayed = append(replayed, it.n)
 				}
 			case phase == 1:
 				t.Fatalf("a live event (%s %d) inside the replay", it.typ, it.n)
-			case it.typ == agent.EventIteration && phase == 0:
+			case it.typ == "iteration" && phase == 0:
 				liveBefore = append(liveBefore, it.n)
-			case it.typ == agent.EventIteration:
+			case it.typ == "iteration":
 				liveAfter = append(liveAfter, it.n)
 			}
 		}
@@ -122,7 +124,7 @@ func TestReplayWhileRunning(t *testing.T) {
 				t.Fatalf("iteration %d is %d (replayed %v)", i+1, n, replayed[:min(len(replayed), i+1)])
 			}
 		}
-		if len(all) != 400 || seen[len(seen)-1].typ != agent.EventDone {
+		if len(all) != 400 || seen[len(seen)-1].typ != "done" {
 			t.Fatalf("%d live iterations, last %+v", len(all), seen[len(seen)-1])
 		}
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/skills"
 	"github.com/task-x/task-x-runtime/internal/store"
@@ -100,7 +101,7 @@ type Job struct {
 	Tools   *tool.Registry
 	Approve agent.Approver
 	Hooks   *hooks.Runner
-	Emit    func(agent.Event)
+	Emit    func(protocol.AgentEvent)
 	Logger  *slog.Logger
 
 	handle *handle
@@ -134,12 +135,12 @@ type Request struct {
 	Hooks   *hooks.Runner
 	// Emit receives every event of the task in order (after the Runner
 	// recorded it).
-	Emit func(agent.Event)
+	Emit func(protocol.AgentEvent)
 	// EmitJSON, when set, receives them instead, each with its JSON as
 	// recorded (keys redacted), or nil for an event that is not recorded
 	// (streamed pieces, live views): a front end sends those bytes and
 	// encodes and redacts only the others, one pass per event.
-	EmitJSON func(ev agent.Event, raw json.RawMessage)
+	EmitJSON func(ev protocol.AgentEvent, raw json.RawMessage)
 }
 
 // InvalidError is a request the task layer refuses (a front end answers
@@ -266,9 +267,9 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	if emit == nil {
 		send := req.Emit
 		if send == nil {
-			send = func(agent.Event) {}
+			send = func(protocol.AgentEvent) {}
 		}
-		emit = func(ev agent.Event, _ json.RawMessage) { send(ev) }
+		emit = func(ev protocol.AgentEvent, _ json.RawMessage) { send(ev) }
 	}
 	h := &handle{}
 	if !r.add(p.taskID, h) {
@@ -279,7 +280,7 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	var rec *taskRecorder
 	proj := req.Project
 	h.stream.emit = emit
-	diffs := &diffDebounce{taskID: p.taskID, proj: proj, send: func(ev agent.Event) { h.stream.send(ev, rec) }}
+	diffs := &diffDebounce{taskID: p.taskID, proj: proj, send: func(ev protocol.AgentEvent) { h.stream.send(ev, rec) }}
 	defer diffs.done() // an engine that sent no done
 	// The mentions read_file's policy asks about are asked now, before the
 	// prompt exists; their events follow the engine's started (which is
@@ -296,18 +297,20 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 		}
 	}
 	prompt := p.editor.render(proj.Root()) + req.Prompt
-	out := func(ev agent.Event) {
-		if ev.Type == agent.EventDone {
+	out := func(ev protocol.AgentEvent) {
+		if _, ok := ev.(protocol.DoneEvent); ok {
 			flush()
 			diffs.done() // the last diff comes before done
 		}
 		h.stream.send(ev, rec)
-		if ev.Type == agent.EventStarted {
+		switch ev := ev.(type) {
+		case protocol.StartedEvent:
 			flush()
-		}
-		if ev.Type == agent.EventFileChanged && ev.Path != "" {
-			proj.Changed(ctx, []string{ev.Path})
-			diffs.changed()
+		case protocol.FileChangedEvent:
+			if ev.Path != "" {
+				proj.Changed(ctx, []string{ev.Path})
+				diffs.changed()
+			}
 		}
 	}
 	record := &store.Task{TaskID: p.taskID, Title: Title(req.Prompt), Status: store.StatusRunning, ChatMode: mode,

@@ -12,6 +12,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
 )
@@ -38,10 +39,10 @@ type fakeEngine struct {
 
 func (e *fakeEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
 	job.Attach(e.ctl)
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID})
 	e.ready <- job
 	<-e.release
-	job.Emit(agent.Event{Type: agent.EventDone, Status: agent.StatusCompleted})
+	job.Emit(protocol.DoneEvent{Status: agent.StatusCompleted})
 	msgs := append(append([]provider.Message(nil), job.History...),
 		provider.Message{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: job.Prompt}}},
 		provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartText, Text: "done " + job.Env.TaskID}}})
@@ -68,7 +69,7 @@ func TestRunnerRunsSteersRecordsResumes(t *testing.T) {
 	var events []string
 	prep, err := r.Prepare(&Request{Prompt: "fix main with sk-secret-value-1", Project: proj, Engine: eng,
 		Editor: &Editor{ActiveFile: filepath.Join(proj.Root(), "main.go")},
-		Emit:   func(ev agent.Event) { events = append(events, ev.Type) }})
+		Emit:   func(ev protocol.AgentEvent) { events = append(events, ev.EventType()) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
@@ -35,7 +36,7 @@ type BestOfRequest struct {
 	Approve    agent.Approver
 	Hooks      *hooks.Runner
 	// Emit receives the subagents' events and bestOfDone.
-	Emit func(agent.Event)
+	Emit func(protocol.AgentEvent)
 }
 
 // Candidate is one best-of candidate (protocol.md "Best of N"). A failed
@@ -84,20 +85,6 @@ type BestOfResult struct {
 	CostUSD    float64     `json:"costUsd"`
 }
 
-// bestOfDone is the fields of the bestOfDone event.
-type bestOfDone struct {
-	TaskID     string       `json:"taskId"`
-	Candidates []doneTicket `json:"candidates"`
-	CostUSD    float64      `json:"costUsd"`
-}
-
-type doneTicket struct {
-	Name   *string `json:"name"`
-	Kind   string  `json:"kind"`
-	Model  string  `json:"model"`
-	Status string  `json:"status"`
-}
-
 // BestOf runs req.Prompt as an implementation subagent on every
 // contender at once, each in its own worktree, and merges nothing: the
 // client applies one candidate (worktrees/apply) and discards the others.
@@ -121,7 +108,7 @@ func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, e
 	}
 	wg.Wait()
 	cleanup := context.WithoutCancel(ctx)
-	done := bestOfDone{TaskID: out.TaskID, Candidates: []doneTicket{}}
+	done := protocol.BestOfDoneEvent{TaskID: out.TaskID, Candidates: []protocol.CandidateSummary{}}
 	for i, res := range results {
 		c := req.Contenders[i]
 		out.CostUSD += res.CostUSD
@@ -150,14 +137,14 @@ func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, e
 			cand.Validations = []validate.Result{}
 		}
 		out.Candidates[i] = cand
-		done.Candidates = append(done.Candidates, doneTicket{Name: cand.Name, Kind: cand.Kind, Model: cand.Model, Status: cand.Status})
+		done.Candidates = append(done.Candidates, protocol.CandidateSummary{Name: cand.Name, Kind: cand.Kind, Model: cand.Model, Status: protocol.TaskStatus(cand.Status)})
 	}
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
 	done.CostUSD = out.CostUSD
 	if req.Emit != nil {
-		req.Emit(agent.Event{Type: EventBestOfDone, Fields: done})
+		req.Emit(done)
 	}
 	return out, nil
 }

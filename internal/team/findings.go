@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // FindingsLang is the language of the fenced block a review answer ends
@@ -236,4 +237,17 @@ func FindingsBlock(findings []Finding) string {
 		b = []byte("[]")
 	}
 	return "```" + FindingsLang + "\n" + string(b) + "\n```\n"
+}
+
+// wireFindings is findings as subagentFinished carries them (nil stays
+// nil: the member is left out).
+func wireFindings(findings []Finding) []protocol.Finding {
+	if findings == nil {
+		return nil
+	}
+	out := make([]protocol.Finding, len(findings))
+	for i, f := range findings {
+		out[i] = protocol.Finding(f)
+	}
+	return out
 }

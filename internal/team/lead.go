@@ -8,6 +8,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/policy"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -57,7 +58,7 @@ func (l *Lead) Available(ctx context.Context) bool {
 // Run runs the lead task (task.Engine).
 func (l *Lead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
 	if !l.Available(ctx) {
-		job.Emit(agent.Event{Type: agent.EventWarning, Message: NoRepoWarning})
+		job.Emit(protocol.WarningEvent{Message: NoRepoWarning})
 		job.ChatMode = policy.ChatAgent
 		return l.Inner.Run(ctx, job)
 	}
@@ -66,7 +67,7 @@ func (l *Lead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provide
 	emit := job.Emit
 	// The lead's loop and every subagent emit into one stream: one at a
 	// time, in the order they happen.
-	job.Emit = func(ev agent.Event) {
+	job.Emit = func(ev protocol.AgentEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		emit(ev)
@@ -90,7 +91,7 @@ func (l *Lead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provide
 type session struct {
 	lead  *Lead
 	job   *task.Job
-	emit  func(agent.Event)
+	emit  func(protocol.AgentEvent)
 	tally Tally
 
 	mu       sync.Mutex

@@ -13,6 +13,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -51,7 +52,7 @@ func (e *roleRun) Run(ctx context.Context, job *task.Job) (agent.Summary, []prov
 	}
 	files, answer, fail := w.files[e.role], w.answer[e.role], w.fail[e.role]
 	w.mu.Unlock()
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: job.ChatMode})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: protocol.ChatMode(job.ChatMode)})
 	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: answer,
 		Usage: provider.Usage{InputTokens: 100, OutputTokens: 20}, Metrics: agent.Metrics{CostUSD: 0.5, UnpricedTokens: 3}}
 	if fail {
@@ -69,7 +70,7 @@ func (e *roleRun) Run(ctx context.Context, job *task.Job) (agent.Summary, []prov
 			sum.Status, sum.Error = agent.StatusFailed, &msg
 		}
 	}
-	job.Emit(agent.Event{Type: agent.EventDone, Status: sum.Status})
+	job.Emit(protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status)})
 	return sum, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -352,7 +353,7 @@ type MergeResult struct {
 type PlanOptions struct {
 	MaxParallel int
 	CallID      string
-	Emit        func(agent.Event)
+	Emit        func(protocol.AgentEvent)
 	Run         func(ctx context.Context, run *StepRun) *StepResult
 	Merge       func(ctx context.Context, res *StepResult) MergeResult
 }
@@ -381,13 +382,13 @@ func RunPlan(ctx context.Context, p *Plan, o PlanOptions) *PlanResult {
 	maxPar = min(maxPar, MaxParallelCap)
 	emit := o.Emit
 	if emit == nil {
-		emit = func(agent.Event) {}
+		emit = func(protocol.AgentEvent) {}
 	}
-	info := make([]agent.PlanStep, len(p.Steps))
+	info := make([]protocol.PlanStep, len(p.Steps))
 	for i, s := range p.Steps {
-		info[i] = agent.PlanStep{ID: s.ID, Role: s.Role, Objective: s.Objective, DependsOn: slices.Clone(s.DependsOn)}
+		info[i] = protocol.PlanStep{ID: s.ID, Role: s.Role, Objective: s.Objective, DependsOn: slices.Clone(s.DependsOn)}
 	}
-	emit(agent.Event{Type: agent.EventPlanStarted, CallID: o.CallID, MaxParallel: maxPar, PlanSteps: info})
+	emit(protocol.PlanStartedEvent{CallID: o.CallID, MaxParallel: maxPar, Steps: info})
 
 	const (
 		pending = iota
@@ -402,7 +403,7 @@ func RunPlan(ctx context.Context, p *Plan, o PlanOptions) *PlanResult {
 	skip := func(s *PlanStep, reason string) {
 		state[s.index] = ended
 		res[s.index] = &StepResult{Step: s.ID, Role: s.Role, Status: StepSkipped, Reason: reason, Writes: s.Writes}
-		emit(agent.Event{Type: agent.EventStepSkipped, Step: s.ID, Reason: reason})
+		emit(protocol.StepSkippedEvent{Step: s.ID, Reason: reason})
 	}
 	for {
 		if ctx.Err() != nil {
@@ -482,7 +483,7 @@ func RunPlan(ctx context.Context, p *Plan, o PlanOptions) *PlanResult {
 		}
 		r.Merged = &m
 		r.Kept = !m.OK && r.HasWorktree
-		ev := agent.Event{Type: agent.EventMerged, Step: s.ID, Name: r.Name, OK: m.OK, Files: m.Files}
+		ev := protocol.MergedEvent{Step: s.ID, Name: r.Name, OK: m.OK, Files: m.Files}
 		if !m.OK {
 			msg := m.Error
 			ev.Error = &msg

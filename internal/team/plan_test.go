@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -114,7 +114,7 @@ type fakeSteps struct {
 	outcome  map[string]string
 	hold     map[string][]string
 	startedC map[string]chan struct{}
-	events   []agent.Event
+	events   []protocol.AgentEvent
 	merges   []string
 	conflict map[string]bool
 	block    chan struct{} // when set, every step waits on it or ctx
@@ -181,7 +181,7 @@ func (f *fakeSteps) merge(ctx context.Context, r *StepResult) MergeResult {
 	return MergeResult{OK: true, Files: []string{r.Step + ".go"}}
 }
 
-func (f *fakeSteps) emit(ev agent.Event) {
+func (f *fakeSteps) emit(ev protocol.AgentEvent) {
 	f.mu.Lock()
 	f.events = append(f.events, ev)
 	f.mu.Unlock()
@@ -190,11 +190,11 @@ func (f *fakeSteps) emit(ev agent.Event) {
 func (f *fakeSteps) eventTypes() []string {
 	var out []string
 	for _, ev := range f.events {
-		s := ev.Type
-		switch ev.Type {
-		case agent.EventStepSkipped:
+		s := ev.EventType()
+		switch ev := ev.(type) {
+		case protocol.StepSkippedEvent:
 			s += ":" + ev.Step
-		case agent.EventMerged:
+		case protocol.MergedEvent:
 			s += fmt.Sprintf(":%s:%v", ev.Step, ev.OK)
 		}
 		out = append(out, s)
@@ -225,8 +225,8 @@ func TestRunPlanDiamond(t *testing.T) {
 	if got := strings.Join(f.eventTypes(), " "); got != "planStarted merged:impl:true merged:test:true" {
 		t.Errorf("events %s", got)
 	}
-	ps := f.events[0]
-	if ps.CallID != "call_1" || ps.MaxParallel != 2 || len(ps.PlanSteps) != 4 || !reflect.DeepEqual(ps.PlanSteps[3].DependsOn, []string{"impl", "test"}) {
+	ps := f.events[0].(protocol.PlanStartedEvent)
+	if ps.CallID != "call_1" || ps.MaxParallel != 2 || len(ps.Steps) != 4 || !reflect.DeepEqual(ps.Steps[3].DependsOn, []string{"impl", "test"}) {
 		t.Errorf("planStarted %+v", ps)
 	}
 	rv := f.runs["review"]
@@ -280,8 +280,9 @@ func TestRunPlanSkipsAfterFailure(t *testing.T) {
 	if got := strings.Join(f.eventTypes(), " "); got != "planStarted stepSkipped:review stepSkipped:docs merged:test:true" {
 		t.Errorf("events %s", got)
 	}
-	if f.events[1].Reason != "its dependency impl failed" || f.events[2].Reason != "its dependency review was skipped" {
-		t.Errorf("reasons %q %q", f.events[1].Reason, f.events[2].Reason)
+	r1, r2 := f.events[1].(protocol.StepSkippedEvent).Reason, f.events[2].(protocol.StepSkippedEvent).Reason
+	if r1 != "its dependency impl failed" || r2 != "its dependency review was skipped" {
+		t.Errorf("reasons %q %q", r1, r2)
 	}
 	byID := map[string]*StepResult{}
 	for _, r := range res.Steps {
@@ -321,7 +322,7 @@ func TestRunPlanBaseAndConflicts(t *testing.T) {
 	if got := strings.Join(f.eventTypes(), " "); got != "planStarted merged:a:true merged:b:false merged:c:false merged:d:true" {
 		t.Errorf("events %s", got)
 	}
-	if e := f.events[3].Error; e == nil || !strings.Contains(*e, "step b, which did not merge") {
+	if e := f.events[3].(protocol.MergedEvent).Error; e == nil || !strings.Contains(*e, "step b, which did not merge") {
 		t.Errorf("c's merge error %v", e)
 	}
 	kept := map[string]bool{}

@@ -13,61 +13,12 @@ import (
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/worktree"
 )
-
-// Event types of the team layer (protocol.md agent/event).
-const (
-	EventSubagent         = "subagent"
-	EventSubagentStarted  = "subagentStarted"
-	EventSubagentFinished = "subagentFinished"
-	EventBestOfDone       = "bestOfDone"
-)
-
-// SubagentStarted is the fields of a subagentStarted event. Dir is null
-// for a read-only role; Step is the plan step id (null outside a plan).
-type SubagentStarted struct {
-	Name      string  `json:"name"`
-	TaskID    string  `json:"taskId"`
-	Role      Role    `json:"role"`
-	Objective string  `json:"objective"`
-	Kind      string  `json:"kind"`
-	Model     string  `json:"model"`
-	Dir       *string `json:"dir"`
-	Step      *string `json:"step"`
-}
-
-// SubagentEvent is the fields of a subagent event: one event of the
-// subagent's own task.
-type SubagentEvent struct {
-	Name   string      `json:"name"`
-	TaskID string      `json:"taskId"`
-	Event  agent.Event `json:"event"`
-}
-
-// SubagentFinished is the fields of a subagentFinished event. Files,
-// Added and Removed count the subagent's own committed change (0 for a
-// read-only role); Worktree is its worktree folder, null for a read-only
-// role. Findings (additive) are the review findings when the Spec's
-// Findings parser gave any.
-type SubagentFinished struct {
-	Name           string    `json:"name"`
-	TaskID         string    `json:"taskId"`
-	Role           Role      `json:"role"`
-	Status         string    `json:"status"`
-	Error          *string   `json:"error"`
-	CostUSD        float64   `json:"costUsd"`
-	UnpricedTokens int       `json:"unpricedTokens"`
-	Tokens         int       `json:"tokens"`
-	Files          int       `json:"files"`
-	Added          int       `json:"added"`
-	Removed        int       `json:"removed"`
-	Worktree       *string   `json:"worktree"`
-	Findings       []Finding `json:"findings,omitempty"`
-}
 
 // Runner runs the subagents of one front end session. Tasks and Main are
 // required; Worktrees is nil when the workspace is not a git repository
@@ -131,7 +82,7 @@ type Spec struct {
 	Hooks   *hooks.Runner
 	// Emit receives subagentStarted, the wrapped events and
 	// subagentFinished (the lead's emitter).
-	Emit func(agent.Event)
+	Emit func(protocol.AgentEvent)
 }
 
 // Result is a finished subagent.
@@ -228,7 +179,7 @@ func (r *Runner) env(p *project.Project) *tool.Env {
 func (r *Runner) Run(ctx context.Context, s Spec) Result {
 	emit := s.Emit
 	if emit == nil {
-		emit = func(agent.Event) {}
+		emit = func(protocol.AgentEvent) {}
 	}
 	name := s.Name
 	if name == "" {
@@ -250,8 +201,8 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 			d := res.Dir
 			dir = &d
 		}
-		emit(agent.Event{Type: EventSubagentStarted, Fields: SubagentStarted{Name: name, TaskID: res.TaskID, Role: s.Role,
-			Objective: s.Objective, Kind: s.Kind, Model: s.Model, Dir: dir, Step: step}})
+		emit(protocol.SubagentStartedEvent{Name: name, TaskID: res.TaskID, Role: string(s.Role),
+			Objective: s.Objective, Kind: s.Kind, Model: s.Model, Dir: dir, Step: step})
 	}
 	defer func() {
 		start()
@@ -260,9 +211,9 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 			d := res.Dir
 			wt = &d
 		}
-		emit(agent.Event{Type: EventSubagentFinished, Fields: SubagentFinished{Name: name, TaskID: res.TaskID, Role: s.Role,
-			Status: res.Status, Error: res.Error, CostUSD: res.CostUSD, UnpricedTokens: res.UnpricedTokens, Tokens: res.Tokens,
-			Files: len(res.Change.Files), Added: res.Change.Added, Removed: res.Change.Removed, Worktree: wt, Findings: res.Findings}})
+		emit(protocol.SubagentFinishedEvent{Name: name, TaskID: res.TaskID, Role: string(s.Role),
+			Status: protocol.TaskStatus(res.Status), Error: res.Error, CostUSD: res.CostUSD, UnpricedTokens: res.UnpricedTokens, Tokens: res.Tokens,
+			Files: len(res.Change.Files), Added: res.Change.Added, Removed: res.Change.Removed, Worktree: wt, Findings: wireFindings(res.Findings)})
 	}()
 	fail := func(err error) Result {
 		msg := err.Error()
@@ -317,8 +268,8 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 		TaskID: res.TaskID, Prompt: prompt, ChatMode: policy.ChatAgent, Policy: pol, Editor: editor, Model: s.Model,
 		Project: proj, Env: env, Approve: s.Approve, Hooks: hk,
 		Engine: &roleEngine{inner: s.Engine, role: s.Role, tools: s.Role.Tools(tools)},
-		Emit: func(ev agent.Event) {
-			emit(agent.Event{Type: EventSubagent, Fields: SubagentEvent{Name: name, TaskID: res.TaskID, Event: ev}})
+		Emit: func(ev protocol.AgentEvent) {
+			emit(protocol.SubagentEvent{Name: name, TaskID: res.TaskID, Event: ev})
 		},
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -99,7 +100,7 @@ func (e *writer) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		e.sawTools = append(e.sawTools, s.Name)
 	}
 	e.mu.Unlock()
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID, ChatMode: job.ChatMode})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: protocol.ChatMode(job.ChatMode)})
 	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "wrote " + e.path,
 		Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: agent.Metrics{CostUSD: 0.25}}
 	if e.text != "" {
@@ -120,7 +121,7 @@ func (e *writer) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 			sum.Status, sum.Error = agent.StatusFailed, &msg
 		}
 	}
-	job.Emit(agent.Event{Type: agent.EventDone, Status: sum.Status, Error: sum.Error})
+	job.Emit(protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status), Error: sum.Error})
 	return sum, nil
 }
 
@@ -151,10 +152,10 @@ func setup(t *testing.T) (*Runner, string) {
 
 type events struct {
 	mu  sync.Mutex
-	evs []agent.Event
+	evs []protocol.AgentEvent
 }
 
-func (e *events) emit(ev agent.Event) {
+func (e *events) emit(ev protocol.AgentEvent) {
 	e.mu.Lock()
 	e.evs = append(e.evs, ev)
 	e.mu.Unlock()
@@ -320,7 +321,7 @@ type commander struct {
 }
 
 func (e *commander) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
-	job.Emit(agent.Event{Type: agent.EventStarted, TaskID: job.TaskID})
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID})
 	tl, _ := job.Tools.Get("run_command")
 	in, _ := json.Marshal(map[string]any{"command": e.command, "timeoutMs": 600000})
 	close(e.started)
@@ -330,7 +331,7 @@ func (e *commander) Run(ctx context.Context, job *task.Job) (agent.Summary, []pr
 		msg := "cancelled"
 		sum.Status, sum.Error = agent.StatusCancelled, &msg
 	}
-	job.Emit(agent.Event{Type: agent.EventDone, Status: sum.Status})
+	job.Emit(protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status)})
 	return sum, nil
 }
 

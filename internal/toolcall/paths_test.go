@@ -19,6 +19,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/sandbox"
 	"github.com/task-x/task-x-runtime/internal/session"
@@ -145,7 +146,7 @@ func (f *fixture) decide(name, preview string) bool {
 
 // job is the task a front end's hooks run in.
 func (f *fixture) job(env *tool.Env) *task.Job {
-	return &task.Job{TaskID: "task-paths", Tools: f.tools, Env: env, Hooks: f.hooks, Emit: func(agent.Event) {}}
+	return &task.Job{TaskID: "task-paths", Tools: f.tools, Env: env, Hooks: f.hooks, Emit: func(protocol.AgentEvent) {}}
 }
 
 // middleware is the hooks and policy a front end without the agent loop
