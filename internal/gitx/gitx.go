@@ -29,8 +29,17 @@
 // .gitattributes). The matrix in escape_test.go holds every call site of
 // the runtime against every plant.
 //
-// Design note: ../../docs/sandbox.md "The runtime's own git" and "What
-// the runtime's own git may read, and why".
+// The write side (write.go): no git the runtime runs writes into the
+// repository (git follows links planted in refs/, logs/, objects/, a
+// worktree's git folder, and its lock files follow a linked index or
+// packed-refs). PrivateWrites gives git a private git folder, index and
+// object folder; Publish, SetRef and DeleteRef move the result in
+// through an os.Root of the common folder, refusing links. Owned refuses
+// a .git file that names a repository other than the workspace's own.
+//
+// Design note: ../../docs/sandbox.md "The runtime's own git", "What the
+// runtime's own git may read, and why" and "What the runtime's own git
+// may write, and how".
 package gitx
 
 import (
@@ -65,6 +74,10 @@ var Overrides = []string{
 	"fetch.recurseSubmodules=false",
 	"protocol.allow=never",
 	"gc.auto=0",
+	// No reflog is created (a reflog through a planted link would be
+	// appended to a file outside); the runtime writes its refs itself
+	// (write.go).
+	"core.logAllRefUpdates=false",
 	"maintenance.auto=false",
 	"safe.bareRepository=explicit",
 	"core.sshCommand=false",
@@ -156,6 +169,7 @@ type Repo struct {
 	// real common folder.
 	WorkTree, GitDir, CommonDir string
 	snap                        string
+	priv                        *private
 }
 
 // Open prepares the snapshot of the repository whose work tree is root
@@ -195,6 +209,47 @@ func Open(root string) (*Repo, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Owned checks that the repository Open found belongs to the work tree:
+// root/.git is the git folder itself, or root/.git is a file naming a git
+// folder that lies inside root (with its common folder), or a linked
+// worktree's git folder (commonDir/worktrees/NAME) whose own "gitdir"
+// file names root/.git back (a folder outside the workspace, which a
+// sandboxed command cannot write). A .git file a sandboxed command wrote
+// to name another repository (or a commondir naming one) is refused, so
+// the runtime never writes into that repository.
+func (r *Repo) Owned() error {
+	dotgit := filepath.Join(r.WorkTree, ".git")
+	if r.GitDir == dotgit && r.CommonDir == dotgit {
+		return nil
+	}
+	if inside(r.WorkTree, r.GitDir) && inside(r.WorkTree, r.CommonDir) {
+		return nil
+	}
+	if rel, err := filepath.Rel(r.CommonDir, r.GitDir); err == nil && filepath.Dir(rel) == "worktrees" {
+		if b, err := readSmall(filepath.Join(r.GitDir, "gitdir")); err == nil && sameFile(strings.TrimSpace(string(b)), dotgit) {
+			return nil
+		}
+	}
+	return fmt.Errorf("gitx: %s names a git folder outside the workspace (%s) that is not its worktree's", dotgit, r.GitDir)
+}
+
+// inside reports whether p is root or under it, links resolved.
+func inside(root, p string) bool {
+	rr, err1 := filepath.EvalSymlinks(root)
+	pp, err2 := filepath.EvalSymlinks(p)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(rr, pp)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // OpenLinked prepares the snapshot of a linked worktree whose folders the
@@ -330,6 +385,7 @@ func (r *Repo) snapshot() error {
 func (r *Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := command(ctx, r.WorkTree, args...)
 	cmd.Env = append(cmd.Env, "GIT_DIR="+r.GitDir, "GIT_COMMON_DIR="+r.snap, "GIT_WORK_TREE="+r.WorkTree)
+	cmd.Env = append(cmd.Env, r.privateEnv()...) // the last of a name wins
 	return cmd
 }
 
@@ -343,6 +399,7 @@ func (r *Repo) Command(ctx context.Context, args ...string) *exec.Cmd {
 func (r *Repo) ObjectsCommand(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := command(ctx, r.snap, append([]string{"-c", "core.bare=true"}, args...)...)
 	cmd.Env = append(cmd.Env, "GIT_DIR="+r.GitDir, "GIT_COMMON_DIR="+r.snap)
+	cmd.Env = append(cmd.Env, r.privateEnv()...)
 	return cmd
 }
 

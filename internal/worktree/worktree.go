@@ -5,7 +5,8 @@
 // own work started) with file and line counts, merging that change into
 // the main tree through the edit log (pending review, undoable; a conflict
 // is reported and the worktree kept), and discarding it (worktree, branch
-// and admin folder removed, `git worktree prune`). A registry file next to
+// and git folder removed by the runtime itself; every git that writes
+// writes into a private store, see gitx write.go). A registry file next to
 // the worktrees names every worktree the runtime made, so a runtime
 // started later (after a crash too) still lists and discards them.
 //
@@ -125,6 +126,7 @@ type Options struct {
 // or branches run one at a time.
 type Manager struct {
 	root      string // the main work tree (the workspace root)
+	gitDir    string // the main work tree's git folder, as Open found it
 	commonDir string // the main repository's git folder
 	dir       string // the folder of the worktrees and the registry
 	log       *slog.Logger
@@ -151,13 +153,18 @@ func Open(root string, opts *Options) (*Manager, error) {
 		}
 		return nil, err
 	}
-	common := repo.CommonDir
+	// Never write into a repository the workspace's .git was pointed at.
+	if err := repo.Owned(); err != nil {
+		repo.Close()
+		return nil, err
+	}
+	gitDir, common := repo.GitDir, repo.CommonDir
 	repo.Close()
 	dir, err := baseDir(root, o)
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{root: root, commonDir: common, dir: dir, log: o.Logger}, nil
+	return &Manager{root: root, gitDir: gitDir, commonDir: common, dir: dir, log: o.Logger}, nil
 }
 
 // baseDir is <dataDir>/worktrees/<workspace id>, else the state folder's,
@@ -230,8 +237,11 @@ func (m *Manager) Root() string { return m.root }
 // Dir is the folder that holds the worktrees and the registry.
 func (m *Manager) Dir() string { return m.dir }
 
+// mainRepo is the main repository at the folders Open found (and
+// checked): the workspace's .git is never read again, since a sandboxed
+// command may have made it name another repository since.
 func (m *Manager) mainRepo() (*gitx.Repo, error) {
-	r, err := gitx.Open(m.root)
+	r, err := gitx.OpenLinked(m.root, m.gitDir, m.commonDir)
 	if errors.Is(err, gitx.ErrNoRepo) {
 		return nil, ErrNoRepo
 	}
@@ -243,6 +253,22 @@ func (m *Manager) repoOf(w *Worktree) (*gitx.Repo, error) {
 		return nil, fmt.Errorf("worktree %s: its git folder is unknown (creation did not finish)", w.Name)
 	}
 	return gitx.OpenLinked(w.Dir, w.AdminDir, m.commonDir)
+}
+
+// writeRepoOf is repoOf for git that writes (commit, seed): git writes
+// into a private store (gitx.Repo.PrivateWrites: its HEAD the task
+// branch, a copy of the worktree's index, objects of its own) and the
+// runtime publishes the result (Repo.Publish, Repo.SetRef).
+func (m *Manager) writeRepoOf(w *Worktree) (*gitx.Repo, error) {
+	r, err := m.repoOf(w)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.PrivateWrites("ref: refs/heads/"+w.Branch, true); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("worktree: %w", err)
+	}
+	return r, nil
 }
 
 // Head is the commit the main tree's HEAD names (ErrNoCommit when none).
@@ -323,12 +349,17 @@ func (m *Manager) add(ctx context.Context, w *Worktree) error {
 		return err
 	}
 	defer r.Close()
-	if _, err := r.Run(ctx, "worktree", "add", "-q", "--no-track", "-b", w.Branch, "--", w.Dir, w.Base+"^{commit}"); err != nil {
+	// git writes nothing into the repository: the new worktree's git
+	// folder goes to the snapshot's own worktrees folder, its objects
+	// (none) to the private store, HEAD detached (no branch, no reflog).
+	// The runtime creates the branch and moves the git folder in.
+	if err := r.PrivateWrites(w.Base, false); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	// git made the admin folder in the snapshot's own worktrees folder
-	// and names it in the new .git file: move it into the real common
-	// folder and point the .git file there.
+	r.NoPrivateIndex() // the checkout writes the new worktree's own index
+	if _, err := r.Run(ctx, "worktree", "add", "-q", "--detach", "--", w.Dir, w.Base+"^{commit}"); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
 	b, err := os.ReadFile(filepath.Join(w.Dir, ".git"))
 	if err != nil {
 		return fmt.Errorf("worktree: %w", err)
@@ -341,6 +372,15 @@ func (m *Manager) add(ctx context.Context, w *Worktree) error {
 	src := filepath.Join(r.Snapshot(), "worktrees", id)
 	if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
 		return fmt.Errorf("worktree: git's admin folder %s is missing", src)
+	}
+	if err := r.Publish(); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := r.SetRef(ctx, "refs/heads/"+w.Branch, w.Base, ""); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "HEAD"), []byte("ref: refs/heads/"+w.Branch+"\n"), 0o644); err != nil {
+		return fmt.Errorf("worktree: %w", err)
 	}
 	admin, err := installAdmin(m.commonDir, src, id)
 	if err != nil {
@@ -386,7 +426,7 @@ func (m *Manager) List() ([]Worktree, error) {
 }
 
 // Discard removes the worktree name: its folder, its admin folder, its
-// branch, and its registry entry; `git worktree prune` drops what is left.
+// branch (gitx.Repo.DeleteRef), and its registry entry.
 // A worktree whose creation never finished (a crash) is removed as far as
 // it exists. ErrUnknown for a name the registry does not hold.
 func (m *Manager) Discard(ctx context.Context, name string) error {
@@ -408,8 +448,11 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 		}
 	}
 	if r, err := m.mainRepo(); err == nil {
-		if _, err := r.Run(ctx, "rev-parse", "-q", "--verify", "refs/heads/"+w.Branch); err == nil {
-			if _, err := r.Run(ctx, "branch", "-D", "-q", "--", w.Branch); err != nil {
+		// Not `git branch -D`: it deletes the ref and its reflog through
+		// links a sandboxed command put in refs/ or logs/, and rewrites
+		// packed-refs through a link (its lock file follows it).
+		if out, err := r.Run(ctx, "rev-parse", "-q", "--verify", "refs/heads/"+w.Branch+"^{commit}"); err == nil {
+			if err := r.DeleteRef(ctx, "refs/heads/"+w.Branch, strings.TrimSpace(out)); err != nil {
 				m.log.Warn("worktree: deleting the branch failed", "branch", w.Branch, "err", err)
 			}
 		}
@@ -429,7 +472,7 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 // command) is refused instead of followed, and it never writes into an
 // entry that exists: NAME is id, or id with a number when id is taken.
 func installAdmin(commonDir, src, id string) (string, error) {
-	root, err := os.OpenRoot(commonDir)
+	root, err := gitx.OpenCommon(commonDir)
 	if err != nil {
 		return "", err
 	}
@@ -501,7 +544,7 @@ func removeAdmin(commonDir, adminDir string) error {
 	if err != nil || filepath.Dir(rel) != "worktrees" {
 		return fmt.Errorf("%s is not a worktree folder of %s", adminDir, commonDir)
 	}
-	root, err := os.OpenRoot(commonDir)
+	root, err := gitx.OpenCommon(commonDir)
 	if err != nil {
 		return err
 	}
@@ -539,12 +582,12 @@ func (m *Manager) Commit(ctx context.Context, name, message string) (Change, err
 	if err != nil {
 		return Change{}, err
 	}
-	r, err := m.repoOf(w)
+	r, err := m.writeRepoOf(w)
 	if err != nil {
 		return Change{}, err
 	}
 	defer r.Close()
-	head, err := commitAll(ctx, r, message)
+	head, err := commitAll(ctx, r, w.Branch, message)
 	if err != nil {
 		return Change{}, err
 	}
@@ -566,36 +609,48 @@ func (m *Manager) Commit(ctx context.Context, name, message string) (Change, err
 // runtime's git reads no global config).
 var identity = []string{"-c", "user.name=task-x", "-c", "user.email=task-x@localhost", "-c", "commit.gpgSign=false"}
 
-func commitAll(ctx context.Context, r *gitx.Repo, message string) (string, error) {
+// commitAll commits the work tree of r (a writeRepoOf: git writes into
+// its private store) on the branch and returns the commit (the branch's
+// commit when there is nothing to commit).
+func commitAll(ctx context.Context, r *gitx.Repo, branch, message string) (string, error) {
 	// Not `git add -A` and `git commit`: add looks into nested
 	// repositories (gitx.Repo.StagePaths), commit runs hooks and
-	// automatic gc. The plumbing below runs nothing but itself.
-	if _, err := r.StagePaths(ctx); err != nil {
-		return "", fmt.Errorf("worktree: %w", err)
-	}
-	out, err := r.Run(ctx, "write-tree")
-	if err != nil {
-		return "", fmt.Errorf("worktree: %w", err)
-	}
-	tree := strings.TrimSpace(out)
-	out, err = r.Run(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	// automatic gc. The plumbing below runs nothing but itself, and
+	// writes nothing but the private store; the runtime moves the objects
+	// and the index in (Publish) and moves the branch (SetRef).
+	ref := "refs/heads/" + branch
+	out, err := r.Run(ctx, "rev-parse", "-q", "--verify", ref+"^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
 	head := strings.TrimSpace(out)
+	if _, err := r.StagePaths(ctx); err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	out, err = r.Run(ctx, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("worktree: %w", err)
+	}
+	tree := strings.TrimSpace(out)
 	out, err = r.Run(ctx, "rev-parse", "-q", "--verify", head+"^{tree}")
 	if err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
-	if strings.TrimSpace(out) == tree {
-		return head, nil // nothing to commit
+	commit := head
+	if strings.TrimSpace(out) != tree {
+		out, err = r.Run(ctx, append(slices.Clone(identity), "commit-tree", tree, "-p", head, "-m", message)...)
+		if err != nil {
+			return "", fmt.Errorf("worktree: %w", err)
+		}
+		commit = strings.TrimSpace(out)
 	}
-	out, err = r.Run(ctx, append(slices.Clone(identity), "commit-tree", tree, "-p", head, "-m", message)...)
-	if err != nil {
+	if err := r.Publish(); err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
-	commit := strings.TrimSpace(out)
-	if _, err := r.Run(ctx, "update-ref", "-m", "task-x: "+firstLine(message), "HEAD", commit, head); err != nil {
+	if commit == head {
+		return head, nil // nothing to commit
+	}
+	if err := r.SetRef(ctx, ref, commit, head); err != nil {
 		return "", fmt.Errorf("worktree: %w", err)
 	}
 	return commit, nil
@@ -671,7 +726,7 @@ func (m *Manager) Seed(ctx context.Context, name string, from []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := m.repoOf(w)
+	r, err := m.writeRepoOf(w)
 	if err != nil {
 		return err
 	}
@@ -690,7 +745,13 @@ func (m *Manager) Seed(ctx context.Context, name string, from []string) error {
 			return fmt.Errorf("worktree: %w", err)
 		}
 		if _, err := r.RunInput(ctx, strings.NewReader(patch), "apply", "--3way", "--index", "--whitespace=nowarn", "-"); err != nil {
-			_, _ = r.Run(ctx, "reset", "-q", "--hard", "HEAD")
+			// Back to HEAD (not `reset --hard`, which writes ORIG_HEAD
+			// through a link): the private index and the work tree.
+			if _, rerr := r.Run(ctx, "read-tree", "--reset", "-u", "HEAD"); rerr == nil {
+				if perr := r.Publish(); perr != nil {
+					m.log.Warn("worktree: restoring the index failed", "err", perr)
+				}
+			}
 			return fmt.Errorf("worktree: the change of %s does not apply on %s: %w", f, name, err)
 		}
 		names = append(names, f)
@@ -698,7 +759,7 @@ func (m *Manager) Seed(ctx context.Context, name string, from []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	head, err := commitAll(ctx, r, "task-x: changes of "+strings.Join(names, ", "))
+	head, err := commitAll(ctx, r, w.Branch, "task-x: changes of "+strings.Join(names, ", "))
 	if err != nil {
 		return err
 	}

@@ -479,3 +479,117 @@ func TestCreateWritesNothingThroughALinkedWorktreesFolder(t *testing.T) {
 		t.Error("Discard left the git folder")
 	}
 }
+
+// TestCommitLeavesAGitTheAgentCanUse: the runtime's git writes into a
+// private store and the runtime moves the result in (gitx write.go); the
+// worktree must then look to git (the agent's own, in the sandbox) as a
+// plain commit would leave it: HEAD on the task branch at the commit, a
+// clean status, the objects in the repository, and no reflog written.
+func TestCommitLeavesAGitTheAgentCanUse(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "one\n", "b.txt": "bee\n"})
+	m := open(t, root, t.TempDir())
+	w, err := m.Create(ctx, "impl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(git(t, w.Dir, "symbolic-ref", "HEAD")); got != "refs/heads/task-x/impl" {
+		t.Fatalf("new worktree's HEAD %q", got)
+	}
+	if out := git(t, w.Dir, "status", "--porcelain"); out != "" {
+		t.Fatalf("new worktree not clean:\n%s", out)
+	}
+	write(t, w.Dir, "a.txt", "ONE\n")
+	write(t, w.Dir, "c.txt", "see\n")
+	c, err := m.Commit(ctx, "impl", "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(git(t, w.Dir, "rev-parse", "HEAD")); got != c.Head || c.Head == c.Start {
+		t.Fatalf("worktree HEAD %s, change %+v", got, c)
+	}
+	if out := git(t, w.Dir, "status", "--porcelain"); out != "" {
+		t.Fatalf("worktree not clean after the commit (index not moved in):\n%s", out)
+	}
+	if got := git(t, root, "show", "task-x/impl:c.txt"); got != "see\n" {
+		t.Fatalf("the main repository reads c.txt at the branch as %q", got)
+	}
+	git(t, root, "fsck", "--no-dangling")
+	for _, p := range []string{"logs/refs/heads/task-x", "worktrees/impl/logs"} {
+		if _, err := os.Lstat(filepath.Join(root, ".git", p)); err == nil {
+			t.Errorf(".git/%s written: the runtime writes no reflog", p)
+		}
+	}
+	// The agent commits in the worktree itself; the runtime's next
+	// commit goes on top.
+	write(t, w.Dir, "b.txt", "BEE\n")
+	git(t, w.Dir, "commit", "-qam", "agent")
+	write(t, w.Dir, "d.txt", "dee\n")
+	c, err = m.Commit(ctx, "impl", "more")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Files) != 4 || git(t, root, "show", "task-x/impl:b.txt") != "BEE\n" {
+		t.Fatalf("change after the agent's commit %+v", c.Files)
+	}
+	if err := m.Discard(ctx, "impl"); err != nil {
+		t.Fatal(err)
+	}
+	if out := git(t, root, "branch", "--list", "task-x/*"); strings.TrimSpace(out) != "" {
+		t.Fatalf("branch left: %s", out)
+	}
+}
+
+// TestDiscardPackedBranch: a branch git packed (gc in the sandbox) is
+// deleted from packed-refs, the other refs kept.
+func TestDiscardPackedBranch(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "one\n"})
+	m := open(t, root, t.TempDir())
+	for _, n := range []string{"p1", "p2"} {
+		if _, err := m.Create(ctx, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, root, "pack-refs", "--all")
+	if err := m.Discard(ctx, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	out := git(t, root, "for-each-ref", "--format=%(refname)")
+	if strings.Contains(out, "task-x/p1") || !strings.Contains(out, "task-x/p2") {
+		t.Fatalf("refs after discarding p1:\n%s", out)
+	}
+	git(t, root, "fsck", "--no-dangling")
+}
+
+// TestOpenOfALinkedWorktreeProject: a workspace that is a user's linked
+// worktree (its .git a file naming a git folder outside the workspace
+// that names it back) opens, and its task worktrees go to the main
+// repository; a .git file naming another repository is refused.
+func TestOpenOfALinkedWorktreeProject(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "one\n"})
+	u := filepath.Join(t.TempDir(), "u")
+	git(t, root, "worktree", "add", "-q", "-b", "ubranch", u)
+	m := open(t, u, t.TempDir())
+	w, err := m.Create(ctx, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(git(t, root, "rev-parse", "task-x/x")); got != w.Base {
+		t.Fatalf("branch %s, base %s", got, w.Base)
+	}
+	other := repo(t, map[string]string{"o.txt": "o\n"})
+	ws := t.TempDir()
+	write(t, ws, ".git", "gitdir: "+filepath.Join(other, ".git")+"\n")
+	if _, err := Open(ws, &Options{DataDir: t.TempDir(), StateDir: t.TempDir()}); err == nil {
+		t.Fatal("a .git file naming another repository was accepted")
+	}
+	// Nor the git folder of another worktree of the same repository.
+	v := filepath.Join(t.TempDir(), "v")
+	git(t, root, "worktree", "add", "-q", "-b", "vbranch", v)
+	write(t, ws, ".git", "gitdir: "+filepath.Join(root, ".git", "worktrees", "v")+"\n")
+	if _, err := Open(ws, &Options{DataDir: t.TempDir(), StateDir: t.TempDir()}); err == nil {
+		t.Fatal("a .git file naming another worktree's git folder was accepted")
+	}
+}
