@@ -54,6 +54,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** The latest editor info sent to the page. */
   private editorInfo: EditorContextInfo = { activeFile: null, selection: null, openFiles: 0, diagnostics: 0 };
   private editorTimer: NodeJS.Timeout | undefined;
+  /** Whether the Claude Code CLI was found, and the skills for "/" completion (set by the extension). */
+  claudeCode = false;
+  skills: { name: string; description: string }[] = [];
+  /** Worktree folders the runtime named in subagentStarted/subagentFinished: the only folders openWorktree opens. */
+  private readonly worktrees = new Set<string>();
+  /** A subagent's task id → the task that started it (from subagentStarted). */
+  private readonly parents = new Map<string, string>();
   /** The approval each open "proposed" preview belongs to (its URI → the approval id). */
   private readonly diffApprovals = new Map<string, string>();
 
@@ -68,12 +75,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly log: (line: string) => void,
   ) {
     const m = context.globalState.get<string>('taskX.chat.mode') ?? settings.chatMode();
-    this.mode = (['ask', 'plan', 'agent', 'team'].includes(m) ? m : 'agent') as ChatMode;
+    this.mode = (['ask', 'plan', 'agent', 'team', 'claudeCode'].includes(m) ? m : 'agent') as ChatMode;
     this.includeEditor = context.globalState.get<boolean>('taskX.chat.includeEditorContext') ?? settings.includeEditorContext();
     this.disposables.push(
       tasks.onEvent((e) => this.onTaskEvent(e)),
       tasks.onRequest((p) => {
-        if (p.taskId === this.shownTask) this.postRequest(p.id);
+        // A subagent's question belongs to the task that started it.
+        if (p.taskId === this.shownTask || (this.shownTask && this.parents.get(p.taskId) === this.shownTask)) this.postRequest(p.id);
         else this.notifyElsewhere(p.taskId, p.kind);
       }),
       tasks.onRequestClosed((id) => this.post({ type: 'requestClosed', id })),
@@ -167,10 +175,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       provider: p?.name ?? null,
       includeEditorContext: this.includeEditor,
       editor: this.editorInfo,
+      claudeCode: this.claudeCode,
+      skills: this.skills,
     };
   }
 
-  private postState(_?: unknown): void {
+  postState(_?: unknown): void {
     this.post({ type: 'state', state: this.state() });
   }
 
@@ -231,6 +241,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return;
       case 'cancelSubagent':
         await this.tasks.cancelSubagent(m.taskId);
+        return;
+      case 'openWorktree':
+        await this.openWorktree(m.path);
         return;
       case 'approvalAnswer': {
         const decision = m.decision === 'allowOnce' ? 'allow' : m.decision === 'allowTask' ? 'allowSession' : 'deny';
@@ -372,7 +385,21 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     for (const p of this.tasks.pending.forTask(taskId)) this.postRequest(p.id);
   }
 
+  /** Opens a subagent's worktree in a new window: only a folder a runtime event named. */
+  async openWorktree(dir: string): Promise<boolean> {
+    if (!this.worktrees.has(dir)) {
+      this.log('[task-x] refused to open a folder no subagent event named');
+      return false;
+    }
+    await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(dir), { forceNewWindow: true });
+    return true;
+  }
+
   private onTaskEvent(e: TaskEvent): void {
+    const w = e.event as unknown as { type: string; dir?: unknown; worktree?: unknown; taskId?: unknown };
+    if (w.type === 'subagentStarted' && typeof w.dir === 'string' && w.dir) this.worktrees.add(w.dir);
+    if (w.type === 'subagentStarted' && typeof w.taskId === 'string') this.parents.set(w.taskId, e.taskId);
+    if (w.type === 'subagentFinished' && typeof w.worktree === 'string' && w.worktree) this.worktrees.add(w.worktree);
     const event = toPage<WireEvent, AgentEvent>(e.event);
     if (e.taskId !== this.shownTask) return;
     if (e.replay) {

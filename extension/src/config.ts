@@ -62,6 +62,13 @@ export const settings = {
   chatMode: (): string => cfg().get<string>('chat.mode', 'agent'),
   includeEditorContext: (): boolean => cfg().get<boolean>('chat.includeEditorContext', true),
   policyMode: (): string => cfg().get<string>('policy.mode', 'default'),
+  /** team mode: the provider (by name) of each subagent role. */
+  roleProviders: (): { role: string; provider: string }[] =>
+    (cfg().get<{ role: string; provider: string }[]>('roleProviders', []) ?? []).filter((r) => r && typeof r.role === 'string' && typeof r.provider === 'string'),
+  /** team mode: how many subagents run at once (0: the runtime's default). */
+  maxParallel: (): number => cfg().get<number>('team.maxParallel', 0),
+  /** The Claude Code CLI ('' = look for `claude` on PATH). */
+  claudePath: (): string => cfg().get<string>('claude.path', '').trim(),
 };
 
 export async function update(key: string, value: unknown): Promise<void> {

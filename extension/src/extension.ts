@@ -9,7 +9,8 @@ import { ChatViewProvider } from './chatView';
 import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
 import { describeError } from './errors';
 import { FindingsDiagnostics } from './findings';
-import { Integrations, McpTree } from './integrations';
+import { settings } from './config';
+import { findClaude, Integrations, McpTree } from './integrations';
 import { pickReviewTarget, repositoryOf, reviewDiff, reviewPrompt, type ReviewTarget } from './review';
 import { Providers } from './providers';
 import { RuntimeClient } from './runtimeClient';
@@ -53,6 +54,25 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const history = new TasksView(rt, tasks, chat);
   const findings = new FindingsDiagnostics(tasks, workspace);
   const integrations = new Integrations(rt, workspace, log);
+  // The Claude Code engine: offered in the chat when its CLI is found.
+  let claudePath = findClaude(settings.claudePath());
+  tasks.claudePath = () => claudePath;
+  tasks.skillAllowed = (source) => integrations.trusted || source !== 'workspace';
+  const syncChat = () => {
+    chat.claudeCode = claudePath !== '';
+    chat.skills = integrations.skills.map((s) => ({ name: s.name, description: s.description }));
+    chat.postState();
+  };
+  syncChat();
+  integrations.onDidChange(syncChat);
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('taskX.claude.path')) {
+        claudePath = findClaude(settings.claudePath());
+        syncChat();
+      }
+    }),
+  );
   context.subscriptions.push(workspace, tasks, changes, chat, history, findings, integrations);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previews),

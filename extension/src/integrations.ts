@@ -11,12 +11,32 @@
 // Both settings are application-scoped (a workspace cannot set them: a hook or
 // a server is a command run on the user's machine). `workspaceTrusted` is
 // vscode.workspace.isTrusted, sent again when the user grants trust.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeError } from './errors';
 import type { ConfigHooksResult, HooksConfig, MCPServerConfig, MCPServerStatus, Skill } from './protocol';
 import type { RuntimeClient } from './runtimeClient';
 import type { WorkspaceManager } from './workspace';
+
+/** The Claude Code CLI: the setting when it names a file, else `claude` on PATH; '' when there is none. */
+export function findClaude(setting: string, envPath = process.env.PATH ?? ''): string {
+  const isExe = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (setting) return isExe(setting) ? setting : '';
+  for (const dir of envPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, 'claude');
+    if (isExe(p)) return p;
+  }
+  return '';
+}
 
 /** The user's hooks from settings, as config/hooks takes them (an object of event → groups); {} when unset or not an object. */
 export function userHooks(raw: unknown): HooksConfig {
@@ -36,7 +56,8 @@ export function userServers(raw: unknown): Record<string, MCPServerConfig> {
 
 /** Whether a skill comes from the workspace (not the user's home): such skills are used only in trusted workspaces. */
 export function isWorkspaceSkill(s: Skill, root: string | undefined): boolean {
-  if (!root || !s.path) return s.source === 'workspace';
+  if (s.source === 'workspace') return true;
+  if (!root || !s.path) return false;
   const rel = path.relative(root, s.path);
   return !rel.startsWith('..') && !path.isAbsolute(rel);
 }

@@ -9,7 +9,7 @@ import { PendingRequests, type PendingRequest } from './approvals';
 import { settings } from './config';
 import type { Providers, WireProvider } from './providers';
 import type { RuntimeClient } from './runtimeClient';
-import type { AgentEvent, AgentRunParams, AgentSummary, AskUserParams, AskUserResult, ChatMode, EditorContext, ImageInput, RequestApprovalParams, RequestApprovalResult, ReplayResult, Route, TaskInfo } from './protocol';
+import type { AgentEvent, AgentRunParams, AgentSummary, AskUserParams, AskUserResult, ChatMode, ClaudeRunParams, EditorContext, ImageInput, RequestApprovalParams, RequestApprovalResult, ReplayResult, RoleProvider, Route, TaskInfo } from './protocol';
 
 export interface TaskEvent {
   taskId: string;
@@ -146,8 +146,9 @@ export class TaskService implements vscode.Disposable {
     const ac = new AbortController();
     this.running.set(taskId, ac);
     this.runningEmitter.fire();
-    this.startEmitter.fire({ taskId, prompt: opts.prompt, mode: opts.mode, engine: 'agent' });
-    const done = (async () => {
+    this.startEmitter.fire({ taskId, prompt: opts.prompt, mode: opts.mode, engine: opts.mode === 'claudeCode' ? 'claude' : 'agent' });
+    const done = (async (): Promise<AgentSummary> => {
+      if (opts.mode === 'claudeCode') return this.runClaude(taskId, opts, ac.signal);
       const params: AgentRunParams = {
         prompt: opts.prompt,
         provider: await this.provider(opts.model),
@@ -172,6 +173,16 @@ export class TaskService implements vscode.Disposable {
       if (fallbacks.length > 0) params.fallbacks = fallbacks;
       const prices = settings.prices();
       if (prices.length > 0) params.prices = prices;
+      if (opts.mode === 'team') {
+        const roleProviders: RoleProvider[] = [];
+        for (const r of settings.roleProviders()) {
+          const prov = await this.providers.wireByName(r.provider);
+          if (prov) roleProviders.push({ role: r.role, provider: prov });
+        }
+        if (roleProviders.length > 0) params.roleProviders = roleProviders;
+        const maxParallel = settings.maxParallel();
+        if (maxParallel > 0) params.limits = { ...params.limits, maxParallel };
+      }
       return this.runtime.request('agent/run', params, ac.signal);
     })();
     done.then(
@@ -187,6 +198,39 @@ export class TaskService implements vscode.Disposable {
     done.then(cleanup, cleanup);
     return { taskId, done };
   }
+
+  /**
+   * The Claude Code engine (claude/run): the claude CLI does the task through
+   * task-x's tools, with the same approvals (agent/requestApproval), changes
+   * (the edit log) and history. The skills that apply (skills/resolve) go with
+   * the prompt, since Claude Code does not read task-x's skills itself.
+   */
+  private async runClaude(taskId: string, opts: RunOptions, signal: AbortSignal): Promise<AgentSummary> {
+    const claudePath = this.claudePath();
+    if (!claudePath) throw new Error('The Claude Code CLI (claude) was not found: install it, or set taskX.claude.path.');
+    let prompt = opts.prompt;
+    try {
+      const paths = opts.editor?.activeFile ? [opts.editor.activeFile, ...(opts.editor.mentions ?? [])] : (opts.editor?.mentions ?? []);
+      const { active } = await this.runtime.request('skills/resolve', { prompt, paths });
+      const skills = (active ?? []).filter((s) => this.skillAllowed(s.source));
+      if (skills.length > 0) {
+        prompt = `${skills.map((s) => `<skill name="${s.name}" reason="${s.reason}">\n${s.text}\n</skill>`).join('\n\n')}\n\n${prompt}`;
+      }
+    } catch (err) {
+      this.log(`[task-x] skills/resolve: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const params: ClaudeRunParams = { prompt, taskId, claudePath };
+    if (opts.images && opts.images.length > 0) params.images = opts.images;
+    if (opts.editor) params.editor = opts.editor;
+    const mode = settings.policyMode();
+    if (mode === 'acceptEdits' || mode === 'readOnly') params.policy = { mode, allow: [], deny: [] };
+    return this.runtime.request('claude/run', params, signal);
+  }
+
+  /** The Claude Code CLI to run, or '' when there is none (set by the extension: the setting, else `claude` on PATH). */
+  claudePath: () => string = () => '';
+  /** Whether a skill from `source` may be used (workspace skills only in trusted workspaces). */
+  skillAllowed: (source: string) => boolean = () => true;
 
   /** Stops a running task ($/cancelRequest of its agent/run). */
   stop(taskId: string): boolean {

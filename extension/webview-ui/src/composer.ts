@@ -22,6 +22,7 @@ const modeWords: Record<ChatMode, string> = {
   plan: "Plan: reads and writes a plan, changes nothing",
   agent: "Agent: reads, edits and runs commands (asks first)",
   team: "Team: an agent that can split work among subagents",
+  claudeCode: "Claude Code: the claude CLI does the task, with task-x's tools, approvals and changes",
 };
 
 interface Paste {
@@ -61,7 +62,7 @@ export class Composer {
   private mentionTimer = 0;
   private candidates: MentionCandidate[] = [];
   private active = -1;
-  private query: { start: number; text: string } | null = null;
+  private query: { start: number; text: string; slash?: boolean } | null = null;
   private draftTimer = 0;
   private models: ModelInfo[] = [];
 
@@ -76,7 +77,21 @@ export class Composer {
     editor: null,
     imagesSupported: true,
     runtime: null,
+    claudeCode: false,
+    skills: [],
   };
+  private modesShown = "";
+
+  /** The mode switcher's options: Claude Code only when the host found its CLI. */
+  private renderModes(): void {
+    const modes = CHAT_MODES.filter((m) => m !== "claudeCode" || this.state.claudeCode);
+    const key = modes.join(",");
+    if (key === this.modesShown) return;
+    this.modesShown = key;
+    this.modeSelect.replaceChildren(
+      ...modes.map((m) => el("vscode-option", { value: m, description: modeWords[m], "data-testid": `mode-${m}` }, m === "claudeCode" ? "Claude Code" : m[0]!.toUpperCase() + m.slice(1))),
+    );
+  }
 
   constructor(
     private readonly post: (m: WebviewToHost) => void,
@@ -95,7 +110,7 @@ export class Composer {
     this.chips = el("div", { class: "chips attachments", "aria-live": "polite" });
     this.popup = el("ul", { class: "mention-list", id: "mention-list", role: "listbox", "aria-label": "Mention a file or folder", hidden: true });
     this.modeSelect = el("vscode-single-select", { class: "mode-select", "aria-label": "Chat mode", title: "Chat mode", "data-testid": "mode-select" }) as unknown as SelectLike;
-    for (const m of CHAT_MODES) this.modeSelect.append(el("vscode-option", { value: m, description: modeWords[m] }, m[0]!.toUpperCase() + m.slice(1)));
+    this.renderModes();
     this.modelSelect = el("vscode-single-select", { class: "model-select", "aria-label": "Model", title: "Model", "data-testid": "model-select" }) as unknown as SelectLike;
     this.contextButton = el("button", { class: "context-toggle", type: "button", "aria-pressed": "true", "data-action": "toggle-context" });
     this.fileInput = el("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: true, hidden: true, "aria-hidden": "true" });
@@ -171,6 +186,7 @@ export class Composer {
       if (s[k] !== undefined) (this.state as unknown as Record<string, unknown>)[k] = s[k];
     }
     const st = this.state;
+    this.renderModes();
     if (this.modeSelect.value !== st.mode) this.modeSelect.value = st.mode;
     this.syncModelSelect();
     const running = st.running;
@@ -305,6 +321,14 @@ export class Composer {
     if (this.input.classList.contains("huge")) return this.closePopup(); // no completion in a huge text
     const caret = this.input.selectionStart ?? 0;
     if (caret !== this.input.selectionEnd) return this.closePopup();
+    const slash = caret <= 80 ? /^(\s*)\/([\w.:-]*)$/.exec(this.input.value.slice(0, caret)) : null;
+    if (slash && this.state.skills.length > 0) {
+      // "/name" at the start of the prompt: the skills, filtered here (no host round trip).
+      this.query = { start: slash[1]!.length, text: slash[2]!, slash: true };
+      this.candidates = [];
+      this.renderPopup();
+      return;
+    }
     const from = Math.max(0, caret - 256);
     const before = this.input.value.slice(from, caret);
     const m = /(^|\s)@([^\s@]*)$/.exec(before);
@@ -327,7 +351,14 @@ export class Composer {
     this.renderPopup();
   }
 
-  private staticItems(): { label: string; detail: string; mention: Mention }[] {
+  private staticItems(): { label: string; detail: string; mention?: Mention; skill?: string }[] {
+    if (this.query?.slash) {
+      const q = this.query.text.toLowerCase();
+      return this.state.skills
+        .filter((k) => k.name.toLowerCase().startsWith(q))
+        .slice(0, 50)
+        .map((k) => ({ label: `/${k.name}`, detail: k.description, skill: k.name }));
+    }
     const sel = this.state.editor?.selection;
     const q = this.query?.text.toLowerCase() ?? "";
     if (sel && "selection".startsWith(q)) {
@@ -336,7 +367,7 @@ export class Composer {
     return [];
   }
 
-  private items(): { label: string; detail: string; mention: Mention }[] {
+  private items(): { label: string; detail: string; mention?: Mention; skill?: string }[] {
     return [
       ...this.staticItems(),
       ...this.candidates.map((c) => ({
@@ -361,7 +392,7 @@ export class Composer {
         el(
           "li",
           { id: `mention-${i}`, role: "option", "data-index": i, "aria-selected": "false" },
-          icon(it.mention.kind === "folder" ? "folder" : it.mention.kind === "selection" ? "selection" : "file"),
+          icon(it.skill ? "wand" : it.mention?.kind === "folder" ? "folder" : it.mention?.kind === "selection" ? "selection" : "file"),
           el("span", { class: "mention-label" }, it.label),
           el("span", { class: "muted" }, it.detail),
         ),
@@ -390,7 +421,10 @@ export class Composer {
     const it = this.items()[i];
     const q = this.query;
     if (!it || !q) return;
-    this.insertMention(it.mention, q.start, q.start + 1 + q.text.length);
+    if (it.skill) {
+      this.input.setRangeText(`/${it.skill} `, q.start, q.start + 1 + q.text.length, "end");
+      this.input.focus();
+    } else if (it.mention) this.insertMention(it.mention, q.start, q.start + 1 + q.text.length);
     this.closePopup();
   }
 

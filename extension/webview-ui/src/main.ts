@@ -274,6 +274,11 @@ document.addEventListener("click", (e) => {
       if (card && !card.finished) post({ type: "cancelTool", taskId: card.taskId, callId: card.callId });
       break;
     }
+    case "open-worktree": {
+      const path = b.dataset.path;
+      if (path) post({ type: "openWorktree", path });
+      break;
+    }
     case "cancel-subagent": {
       const taskId = (b.closest("[data-task]") as HTMLElement | null)?.dataset.task;
       if (taskId) post({ type: "cancelSubagent", taskId });

@@ -27,7 +27,7 @@ import type {
 export type { AgentEvent, AgentSummary, AskUserParams, ChatMode, ImageInput, ModelInfo, RequestApprovalParams };
 
 /** Every ChatMode (protocol.md agent/run chatMode), in the order the switcher shows them. */
-export const CHAT_MODES: readonly ChatMode[] = ["ask", "plan", "agent", "team"];
+export const CHAT_MODES: readonly ChatMode[] = ["ask", "plan", "agent", "team", "claudeCode"];
 
 /**
  * The user's answer to an approval. The host maps it to the protocol's
@@ -85,6 +85,10 @@ export interface ChatStateSnapshot {
   editor?: EditorContextInfo;
   /** Whether the selected model accepts images (capabilities has "vision"). */
   imagesSupported?: boolean;
+  /** Whether the Claude Code CLI was found (the "claudeCode" mode runs tasks with it, through claude/run). */
+  claudeCode?: boolean;
+  /** The skills (skills/list) offered as "/name" completion at the start of a prompt. */
+  skills?: SkillInfo[];
 }
 
 export type HostToWebview =
@@ -127,6 +131,12 @@ export type HostToWebview =
   | { type: "error"; message: string; detail?: string }
   /** A notice in plain words (runtime restarted, workspace picked from several). */
   | { type: "notice"; message: string };
+
+/** A skill as the "/" completion shows it. */
+export interface SkillInfo {
+  name: string;
+  description: string;
+}
 
 // ---------------------------------------------------------------------------
 // Mentions
@@ -174,6 +184,8 @@ export type WebviewToHost =
   | { type: "cancelTool"; taskId: string; callId: string }
   /** agent/cancelSubagent. */
   | { type: "cancelSubagent"; taskId: string }
+  /** Open a subagent's worktree folder (the host opens only a folder a subagentStarted/Finished event named). */
+  | { type: "openWorktree"; path: string }
   /**
    * The answer to "approval" `id`. `message` (deny only, optional) is the
    * user's reason; the host sends it to the model as a steering message.
@@ -305,6 +317,8 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | undefined {
       if (typeof m.message === "string" && m.message.trim() !== "" && m.decision === "deny") out.message = m.message;
       return out;
     }
+    case "openWorktree":
+      return str(m.path, MAX_PATH) && m.path !== "" ? { type: "openWorktree", path: m.path } : undefined;
     case "openApprovalDiff":
       return str(m.id, MAX_ID) ? { type: "openApprovalDiff", id: m.id } : undefined;
     case "openFileDiff":

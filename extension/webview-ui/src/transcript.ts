@@ -201,6 +201,11 @@ function fileRow(path: string, letter: string, added: number, removed: number): 
   );
 }
 
+/** A button that asks the host to open a subagent's worktree folder. */
+function worktreeButton(dir: string): HTMLElement {
+  return el("button", { class: "link-button", type: "button", title: dir, "data-action": "open-worktree", "data-path": dir, "data-testid": "open-worktree" }, icon("folder-opened"), " worktree");
+}
+
 /** Renders a unified diff as text lines with classes (never as HTML). */
 export function diffView(text: string): HTMLElement {
   const pre = el("pre", { class: "diff", tabindex: "0" });
@@ -435,15 +440,7 @@ class Lane {
         break;
       case "planStarted": {
         this.endText();
-        const list = el("ol", { class: "plan-steps" });
-        for (const s of arr(ev.steps)) {
-          const o = obj(s);
-          const deps = arr(o.dependsOn).map(str).filter(Boolean);
-          list.append(
-            el("li", null, el("strong", null, str(o.id)), ` (${str(o.role)}) `, clip(str(o.objective), 300), deps.length ? el("span", { class: "muted" }, ` after ${deps.join(", ")}`) : null),
-          );
-        }
-        this.add(el("div", { class: "card item" }, el("div", { class: "card-title" }, icon("organization"), ` A team plan of ${plural(arr(ev.steps).length, "step")}, ${num(ev.maxParallel)} at a time`), list));
+        this.add(this.t.planView(ev));
         break;
       }
       case "subagentStarted":
@@ -459,12 +456,22 @@ class Lane {
         this.t.subagentFinished(ev);
         break;
       case "stepSkipped":
+        this.t.stepStatus(str(ev.step), "skipped", `skipped: ${clip(str(ev.reason), 300)}`);
         this.notice("debug-step-over", `Step ${str(ev.step)} was skipped: ${str(ev.reason)}.`, "notice-warn");
         break;
       case "merged": {
         const files = arr(ev.files).map(str);
-        if (bool(ev.ok)) this.notice("git-merge", `Merged step ${str(ev.step)} (${str(ev.name)}): ${plural(files.length, "file")} changed.`);
-        else this.notice("error", `Could not merge step ${str(ev.step)} (${str(ev.name)}): ${str(ev.error)}. Its worktree is kept.`, "notice-error");
+        if (bool(ev.ok)) {
+          this.t.stepStatus(str(ev.step), "merged", `merged: ${plural(files.length, "file")}`);
+          this.notice("git-merge", `Merged step ${str(ev.step)} (${str(ev.name)}): ${plural(files.length, "file")} changed.`);
+        } else {
+          this.t.stepStatus(str(ev.step), "conflict", `not merged: ${clip(str(ev.error), 300)}`);
+          this.notice(
+            "error",
+            `Could not merge step ${str(ev.step)} (${str(ev.name)}): ${str(ev.error)}. Its change is kept in its worktree: open it from the step's card, resolve it there, or apply it by hand.`,
+            "notice-error",
+          );
+        }
         break;
       }
       case "bestOfDone": {
@@ -554,6 +561,9 @@ export class Transcript {
   readonly tools = new Map<string, ToolCard>();
   readonly lanes = new Map<string, Lane>();
   private readonly subCards = new Map<string, HTMLElement>();
+  /** Plan steps by id, and the step of each subagent task. */
+  private readonly steps = new Map<string, HTMLElement>();
+  private readonly subStep = new Map<string, string>();
   private readonly requests = new Map<string, OpenRequest>();
   private readonly approvalHistory = new Map<string, HTMLElement>();
   private readonly summaries = new Map<string, HTMLElement>();
@@ -637,6 +647,8 @@ export class Transcript {
     this.tools.clear();
     this.lanes.clear();
     this.subCards.clear();
+    this.steps.clear();
+    this.subStep.clear();
     this.requests.clear();
     this.approvalHistory.clear();
     this.summaries.clear();
@@ -926,8 +938,15 @@ export class Transcript {
       el("div", { class: "muted sub-meta" }, [str(ev.model), name, str(ev.step) ? `step ${str(ev.step)}` : ""].filter(Boolean).join(" · ")),
       box,
     );
+    const dir = str(ev.dir);
+    if (dir) card.querySelector(".sub-meta")?.append(" · ", worktreeButton(dir));
     parent.box.append(card);
     this.subCards.set(taskId, card);
+    const step = str(ev.step);
+    if (step) {
+      this.subStep.set(taskId, step);
+      this.stepStatus(step, "running", `running · ${str(ev.model) || "subagent"}`);
+    }
     this.lanes.set(taskId, new Lane(this, taskId, box, true));
   }
 
@@ -942,6 +961,55 @@ export class Transcript {
     );
     card.querySelector(".tool-stop")?.remove();
     if (ev.error) card.append(el("div", { class: "tool-error" }, clip(str(ev.error), 400)));
+    const wt = str(ev.worktree);
+    if (wt && !card.querySelector('[data-action="open-worktree"]')) card.querySelector(".sub-meta")?.append(" · ", worktreeButton(wt));
+    const step = this.subStep.get(str(ev.taskId));
+    if (step) {
+      const st = str(ev.status);
+      const parts = [st, `${tokens(num(ev.tokens))} tokens`, cost(num(ev.costUsd))];
+      if (files) parts.push(`${plural(files, "file")} +${num(ev.added)} −${num(ev.removed)}`);
+      this.stepStatus(step, st === "completed" ? "done" : st === "cancelled" ? "cancelled" : "failed", parts.join(" · "));
+    }
+  }
+
+  /** The team plan as a live list: each step with its role, dependencies and status (waiting, running, done, failed, skipped, merged). */
+  planView(ev: Ev): HTMLElement {
+    const list = el("ol", { class: "plan-steps" });
+    for (const s of arr(ev.steps)) {
+      const o = obj(s);
+      const id = str(o.id);
+      const deps = arr(o.dependsOn).map(str).filter(Boolean);
+      const status = el("span", { class: "step-status", "data-testid": "step-status" }, "waiting");
+      const li = el(
+        "li",
+        { class: "plan-step step-waiting", "data-step": id, "data-testid": "plan-step" },
+        el("strong", null, id),
+        ` (${str(o.role)}) `,
+        clip(str(o.objective), 300),
+        deps.length ? el("span", { class: "muted" }, ` after ${deps.join(", ")}`) : null,
+        " — ",
+        status,
+      );
+      if (id) this.steps.set(id, li);
+      list.append(li);
+    }
+    return el(
+      "div",
+      { class: "card item plan-card", "data-testid": "team-plan" },
+      el("div", { class: "card-title" }, icon("organization"), ` A team plan of ${plural(arr(ev.steps).length, "step")}, ${num(ev.maxParallel)} at a time`),
+      list,
+    );
+  }
+
+  /** Sets a plan step's status (a class for its colour and the words shown). */
+  stepStatus(step: string, state: string, words: string): void {
+    const li = this.steps.get(step);
+    if (!li) return;
+    // A merge or a conflict comes after "done": it stays; a later "done" does not undo it.
+    if ((li.classList.contains("step-merged") || li.classList.contains("step-conflict")) && state === "done") return;
+    li.className = `plan-step step-${state}`;
+    const st = li.querySelector(".step-status");
+    if (st) st.textContent = words;
   }
 
   // ----- the end of a run

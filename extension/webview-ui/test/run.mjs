@@ -60,6 +60,7 @@ test("parse: accepts well-formed messages and drops unknown fields", async () =>
   assert.deepEqual(parse(send).mentions, [{ kind: "file", path: "a.ts" }, { kind: "selection", path: "b.ts", startLine: 2, endLine: 4 }]);
   assert.deepEqual(parse({ type: "askUserAnswer", id: "q", answers: null }), { type: "askUserAnswer", id: "q", answers: null });
   assert.deepEqual(parse({ type: "openFile", path: "a.ts", line: 3 }), { type: "openFile", path: "a.ts", line: 3 });
+  assert.deepEqual(parse({ type: "openWorktree", path: "/tmp/wt/x", y: 2 }), { type: "openWorktree", path: "/tmp/wt/x" });
 });
 
 test("parse: refuses malformed and forged messages", async () => {
@@ -437,6 +438,36 @@ test("send: mode, model, @ mention completion, @selection, editor-context switch
   assert.equal(await input.inputValue(), "");
 });
 
+test("/ completes skills at the start of a prompt; Claude Code is a mode only when its CLI was found", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: null, running: false, mode: "agent", includeEditorContext: false } });
+  const modes = () => page.locator(".mode-select vscode-option").evaluateAll((els) => els.map((e) => e.getAttribute("value")));
+  assert.deepEqual(await modes(), ["ask", "plan", "agent", "team"]);
+  await send(page, { type: "state", state: { claudeCode: true, skills: [{ name: "deploy", description: "Deploy the app" }, { name: "docs", description: "Write the docs" }, { name: "review", description: "Review" }] } });
+  assert.deepEqual(await modes(), ["ask", "plan", "agent", "team", "claudeCode"]);
+  await clearPosted(page);
+  const input = page.locator("textarea.prompt");
+  await input.click();
+  await page.keyboard.type("/d");
+  await page.waitForSelector(".mention-list li");
+  assert.deepEqual(await page.locator(".mention-list li .mention-label").allInnerTexts(), ["/deploy", "/docs"]);
+  await page.keyboard.type("o");
+  assert.deepEqual(await page.locator(".mention-list li .mention-label").allInnerTexts(), ["/docs"]);
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("for the API");
+  assert.equal(await input.inputValue(), "/docs for the API");
+  assert.equal((await posted(page)).filter((m) => m.type === "mentionQuery").length, 0, "skills complete without the host");
+  await page.evaluate(() => {
+    const s = document.querySelector(".mode-select");
+    s.value = "claudeCode";
+    s.dispatchEvent(new Event("change"));
+  });
+  await input.press("Enter");
+  const sent = (await posted(page)).find((m) => m.type === "send");
+  assert.equal(sent.mode, "claudeCode");
+  assert.equal(sent.text, "/docs for the API");
+});
+
 test("while a task runs: Enter steers it, Stop stops it", async (ctx) => {
   const { page } = await open(ctx);
   await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: T, running: true } });
@@ -565,6 +596,47 @@ test("team mode: subagents nest their events and can be stopped", async (ctx) =>
   ]);
   await send(page, ev({ type: "subagentFinished", name: "wt-1", taskId: "sub-1", role: "research", status: "completed", error: null, costUsd: 0, unpricedTokens: 0, tokens: 1200, files: 0, added: 0, removed: 0, worktree: null }));
   assert.match(await text(page, ".sub-status"), /completed · 1\.2k tokens/);
+});
+
+test("team mode: the plan is a live view of each step (running, done, skipped, merged, conflict) with worktrees to open", async (ctx) => {
+  const { page, errors } = await open(ctx);
+  const steps = [
+    { id: "research", role: "research", objective: "find the API", dependsOn: [] },
+    { id: "impl", role: "implementation", objective: "change it", dependsOn: [] },
+    { id: "test", role: "testing", objective: "test it", dependsOn: ["research"] },
+    { id: "docs", role: "documentation", objective: "document it", dependsOn: [] },
+  ];
+  await send(page, ev({ type: "planStarted", callId: "p1", maxParallel: 3, steps }));
+  const status = async () => Object.fromEntries(await page.locator('[data-testid="plan-step"]').evaluateAll((els) => els.map((e) => [e.dataset.step, `${e.className.replace("plan-step ", "")}|${e.querySelector(".step-status").textContent}`])));
+  assert.deepEqual(Object.values(await status()).map((s) => s.split("|")[1]), ["waiting", "waiting", "waiting", "waiting"]);
+  assert.match(await text(page, '[data-step="test"]'), /after research/);
+  await send(page, ev(
+    { type: "subagentStarted", name: "wt-r", taskId: "sub-r", role: "research", objective: "find the API", kind: "openaiCompatible", model: "m-r", dir: null, step: "research" },
+    { type: "subagentStarted", name: "wt-i", taskId: "sub-i", role: "implementation", objective: "change it", kind: "openaiCompatible", model: "m-i", dir: "/tmp/wt/wt-i", step: "impl" },
+    { type: "subagentStarted", name: "wt-d", taskId: "sub-d", role: "documentation", objective: "document it", kind: "openaiCompatible", model: "m-d", dir: "/tmp/wt/wt-d", step: "docs" },
+  ));
+  let s = await status();
+  assert.equal(s.research, "step-running|running · m-r");
+  assert.equal(s.impl, "step-running|running · m-i");
+  await send(page, ev(
+    { type: "subagentFinished", name: "wt-r", taskId: "sub-r", role: "research", status: "cancelled", error: "stopped by the user", costUsd: 0, unpricedTokens: 0, tokens: 100, files: 0, added: 0, removed: 0, worktree: null },
+    { type: "stepSkipped", step: "test", reason: "research did not complete" },
+    { type: "subagentFinished", name: "wt-i", taskId: "sub-i", role: "implementation", status: "completed", error: null, costUsd: 0.01, unpricedTokens: 0, tokens: 2000, files: 1, added: 3, removed: 1, worktree: "/tmp/wt/wt-i" },
+    { type: "subagentFinished", name: "wt-d", taskId: "sub-d", role: "documentation", status: "completed", error: null, costUsd: 0, unpricedTokens: 0, tokens: 900, files: 1, added: 1, removed: 0, worktree: "/tmp/wt/wt-d" },
+    { type: "merged", step: "impl", name: "wt-i", ok: true, files: ["src/a.ts"], error: null },
+    { type: "merged", step: "docs", name: "wt-d", ok: false, files: [], error: "README.md changed in the working tree" },
+  ));
+  s = await status();
+  assert.equal(s.research.split("|")[0], "step-cancelled");
+  assert.equal(s.test, "step-skipped|skipped: research did not complete");
+  assert.equal(s.impl, "step-merged|merged: 1 file");
+  assert.equal(s.docs, "step-conflict|not merged: README.md changed in the working tree");
+  assert.match(await page.locator('[data-testid="error"]').last().innerText(), /kept in its worktree/);
+  await clearPosted(page);
+  await page.locator('.subagent[data-task="sub-d"] [data-testid="open-worktree"]').click();
+  assert.deepEqual(await posted(page), [{ type: "openWorktree", path: "/tmp/wt/wt-d" }]);
+  assert.equal(await page.locator('.subagent[data-task="sub-r"] [data-testid="open-worktree"]').count(), 0, "a read-only step has no worktree");
+  assert.deepEqual(errors, []);
 });
 
 test("malformed and unknown events are ignored without errors", async (ctx) => {
