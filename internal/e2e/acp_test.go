@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// acpNPMEnv names the folder .ci/run installs the ACP test client's npm
+// packages in (@agentclientprotocol/sdk and ajv, pinned).
+const acpNPMEnv = "TASK_X_ACP_NPM"
+
+// acpScenarios are the fake model's scripts, by the marker of the prompt
+// that starts them: turn n of a scenario answers the n-th model call
+// after that prompt. A scenario's script past its end answers "done.".
+var acpScenarios = map[string][]step{
+	"scenario:hello": {{text: "Hello from task-x."}},
+	"scenario:allow-once": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/allow-once.txt", "content": "allowed once\n"}}}},
+	},
+	"scenario:allow-always": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/allow-always-1.txt", "content": "one\n"}}}},
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/allow-always-2.txt", "content": "two\n"}}}},
+	},
+	"scenario:allow-always-again": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/allow-always-3.txt", "content": "three\n"}}}},
+	},
+	"scenario:reject-once": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/reject-once-1.txt", "content": "no\n"}}}},
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/reject-once-2.txt", "content": "no\n"}}}},
+	},
+	"scenario:reject-always": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/reject-always-1.txt", "content": "no\n"}}}},
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/reject-always-2.txt", "content": "no\n"}}}},
+	},
+	"scenario:edit": {
+		{calls: []scriptedCall{{"read_file", map[string]any{"path": "src/app.txt"}}}},
+		{calls: []scriptedCall{{"replace_text", map[string]any{"path": "src/app.txt", "oldText": "hello world", "newText": "goodbye world"}}}},
+		{text: "Edited src/app.txt."},
+	},
+	"scenario:cancel-permission": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/cancelled.txt", "content": "never\n"}}}},
+	},
+	"scenario:cancel-streaming": {
+		{calls: []scriptedCall{{"read_file", map[string]any{"path": "README.md"}}}},
+		{hang: true},
+	},
+	"scenario:ask-mode": {{text: "Asked."}},
+	"scenario:continue": {{text: "Continued."}},
+}
+
+// acpPick finds the scenario of a request (the marker in its last user
+// message) and the model calls since: the index into script.
+func acpPick(offsets map[string]int, lens map[string]int) func(req map[string]any) int {
+	return func(req map[string]any) int {
+		msgs, _ := req["messages"].([]any)
+		last, n := "", 0
+		for _, x := range msgs {
+			m, _ := x.(map[string]any)
+			switch m["role"] {
+			case "user":
+				last, n = mustJSON(m["content"]), 0
+			case "assistant":
+				n++
+			}
+		}
+		best := ""
+		for marker := range offsets {
+			if strings.Contains(last, marker) && len(marker) > len(best) {
+				best = marker // the longest: allow-always-again over allow-always
+			}
+		}
+		if best == "" || n >= lens[best] {
+			return 0 // "done."
+		}
+		return offsets[best] + n
+	}
+}
+
+// TestACPClient drives `task-x-runtime --acp` with the official ACP SDK
+// client from npm (testdata/acp/client.mjs) against the scripted fake
+// model on a git repository: initialize, new session, a streamed answer,
+// a permission request answered each of the four ways, an edit with its
+// diff, cancel mid-turn (an open permission request and a model call),
+// set mode, then a second runtime loads the saved session and continues
+// it. The client validates every message both ways against the SDK's
+// schema/v1/schema.json with ajv. Skips only when TASK_X_ACP_NPM is unset.
+func TestACPClient(t *testing.T) {
+	npm := os.Getenv(acpNPMEnv)
+	if npm == "" {
+		t.Skip("TASK_X_ACP_NPM is unset: .ci/run installs the ACP SDK client")
+	}
+	for _, p := range []string{"@agentclientprotocol/sdk/schema/v1/schema.json", "ajv/dist/2020.js"} {
+		if _, err := os.Stat(filepath.Join(npm, "node_modules", p)); err != nil {
+			t.Fatalf("TASK_X_ACP_NPM is set but %s is missing: run .ci/run", p)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("TASK_X_ACP_NPM is set but node is not on PATH")
+	}
+	script := []step{{text: "done."}}
+	offsets, lens := map[string]int{}, map[string]int{}
+	for marker, steps := range acpScenarios {
+		offsets[marker], lens[marker] = len(script), len(steps)
+		script = append(script, steps...)
+	}
+	model, srv := newScriptedModel(t, "openai", script)
+	model.pick = acpPick(offsets, lens)
+
+	repo := gitRepo(t, map[string]string{
+		"README.md":   "# demo\n\nA repository for the ACP test.\n",
+		"src/app.txt": "hello world\nsecond line\n",
+		"main.go":     "package main\n\nfunc main() {}\n",
+	})
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "acp", "client.mjs"))
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"ACP_AGENT="+filepath.Join(binDir, "task-x-runtime"),
+		"ACP_CWD="+repo,
+		"TASK_X_PROVIDER=openaiCompatible",
+		"TASK_X_MODEL=fake-model",
+		"TASK_X_BASE_URL="+srv.URL+"/v1",
+		"TASK_X_API_KEY=sk-acp-e2e-key-4242",
+		"TASK_X_ACP_CONFIG=",
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the ACP client failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), tailText(stderr.String(), 8000))
+	}
+	var report struct {
+		Validated int            `json:"validated"`
+		Methods   map[string]int `json:"methods"`
+		Updates   map[string]int `json:"updates"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	t.Logf("validated %d messages; methods %v; updates %v", report.Validated, report.Methods, report.Updates)
+	for _, m := range []string{"initialize", "session/new", "session/prompt", "session/request_permission", "session/cancel",
+		"session/set_mode", "session/list", "session/load", "session/update"} {
+		if report.Methods[m] == 0 {
+			t.Errorf("no %s message was validated", m)
+		}
+	}
+	for _, u := range []string{"agent_message_chunk", "user_message_chunk", "tool_call", "tool_call_update", "usage_update",
+		"current_mode_update", "available_commands_update"} {
+		if report.Updates[u] == 0 {
+			t.Errorf("no %s update was validated", u)
+		}
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "sk-acp-e2e-key-4242") {
+		t.Error("the API key was written out")
+	}
+
+	// What the runtime did to the repository.
+	for rel, want := range map[string]string{
+		"perm/allow-once.txt": "allowed once\n", "perm/allow-always-1.txt": "one\n", "perm/allow-always-2.txt": "two\n",
+		"perm/allow-always-3.txt": "three\n", "src/app.txt": "goodbye world\nsecond line\n",
+	} {
+		if b, err := os.ReadFile(filepath.Join(repo, rel)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", rel, b, err, want)
+		}
+	}
+	for _, rel := range []string{"perm/reject-once-1.txt", "perm/reject-once-2.txt", "perm/reject-always-1.txt", "perm/reject-always-2.txt", "perm/cancelled.txt"} {
+		if _, err := os.Stat(filepath.Join(repo, rel)); err == nil {
+			t.Errorf("%s was written", rel)
+		}
+	}
+	// What the model saw: ask mode offers no write tool; the loaded
+	// session continued its conversation.
+	var askTools, continued string
+	for _, body := range model.bodies() {
+		b := mustJSON(body)
+		switch {
+		case strings.Contains(b, "scenario:ask-mode") && !strings.Contains(b, "scenario:continue"):
+			askTools = mustJSON(body["tools"])
+		case strings.Contains(b, "scenario:continue"):
+			continued = b
+		}
+	}
+	if askTools == "" || strings.Contains(askTools, `"write_file"`) || !strings.Contains(askTools, `"read_file"`) {
+		t.Errorf("ask mode's tools: %s", askTools)
+	}
+	if !strings.Contains(continued, "Hello from task-x.") || !strings.Contains(continued, "scenario:hello") {
+		t.Errorf("the loaded session did not continue its conversation: %s", tailText(continued, 2000))
+	}
+}
+
+func tailText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
