@@ -148,9 +148,16 @@ func writeOpenAI(w http.ResponseWriter, turn int, st step) {
 	for i, c := range st.calls {
 		args := mustJSON(c.input)
 		half := len(args) / 2
+		if half > 4<<20 {
+			half = 4 << 20 // a stream line stays under the provider's line cap
+		}
 		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function",
 			"function": map[string]any{"name": c.name, "arguments": args[:half]}}}}, nil)
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": args[half:]}}}}, nil)
+		for rest := args[half:]; rest != ""; {
+			n := min(len(rest), max(half, 1))
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": rest[:n]}}}}, nil)
+			rest = rest[n:]
+		}
 	}
 	finish := "stop"
 	if len(st.calls) > 0 {
