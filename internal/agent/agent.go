@@ -28,6 +28,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/validate"
@@ -36,8 +37,8 @@ import (
 // Defaults of Options.
 const (
 	DefaultMaxIterations   = 50
-	DefaultApprovalTimeout = 10 * time.Minute // addendum §10
-	DefaultMaxTokens       = 4096             // protocol.md ChatRequest.maxTokens
+	DefaultApprovalTimeout = task.ApprovalTimeout // addendum §10
+	DefaultMaxTokens       = 4096                 // protocol.md ChatRequest.maxTokens
 )
 
 // Options are the dependencies of Run. Provider is required. Tools nil means
@@ -47,7 +48,7 @@ type Options struct {
 	Provider provider.Provider
 	Tools    *tool.Registry
 	Env      *tool.Env
-	Approve  Approver
+	Approve  task.Approver
 	// Emit receives every event in order, from Run's goroutine.
 	Emit   func(protocol.AgentEvent)
 	Logger *slog.Logger
@@ -133,7 +134,7 @@ const (
 // gives status cancelled with Error "cancelled". The first event is
 // `started`, the last is always `done`. Every toolUse in the returned
 // conversation has exactly one toolResult in the next message.
-func Run(ctx context.Context, p Params, opts Options) (Summary, []provider.Message) {
+func Run(ctx context.Context, p Params, opts Options) (task.Summary, []provider.Message) {
 	r := newRun(p, opts)
 	r.run(ctx)
 	return r.finish()
@@ -146,7 +147,7 @@ type run struct {
 	env      *tool.Env
 	grants   *grants
 	messages []provider.Message
-	sum      Summary
+	sum      task.Summary
 	errMsg   string
 	// checkName is the validation check running (toolOutput callId
 	// "validation:<name>").
@@ -224,9 +225,9 @@ func newRun(p Params, opts Options) *run {
 	r := &run{p: p, opts: opts, env: env, grants: newGrants(), ctl: opts.Control,
 		log: opts.Logger.With("taskId", p.TaskID), chain: chain(opts, p.Kind), maxTokens: opts.MaxTokens}
 	r.bg.init()
-	r.sum = Summary{
+	r.sum = task.Summary{
 		TaskID:        p.TaskID,
-		Status:        StatusCompleted,
+		Status:        task.StatusCompleted,
 		ChangedFiles:  []tool.FileChange{},
 		Operations:    []string{},
 		Validations:   []validate.Result{},
@@ -260,12 +261,12 @@ func (r *run) emit(e protocol.AgentEvent) { r.opts.Emit(e) }
 
 // fail ends the task as failed with msg.
 func (r *run) fail(msg string) {
-	r.sum.Status = StatusFailed
+	r.sum.Status = task.StatusFailed
 	r.errMsg = msg
 }
 
 func (r *run) cancel() {
-	r.sum.Status = StatusCancelled
+	r.sum.Status = task.StatusCancelled
 	r.errMsg = "cancelled"
 }
 
@@ -625,8 +626,8 @@ func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.R
 				return
 			}
 			for _, ch := range res.Changes {
-				r.emit(FileChanged(c.ID, ch))
-				r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
+				r.emit(task.FileChanged(c.ID, ch))
+				r.sum.ChangedFiles = task.MergeChange(r.sum.ChangedFiles, ch)
 			}
 			if res.Operation != "" {
 				r.sum.Operations = append(r.sum.Operations, res.Operation)
@@ -678,10 +679,10 @@ func (r *run) chatModeLabel() string {
 // at maxPreview); it reports whether the call may run and remembers
 // allowSession.
 func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) bool {
-	req := ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
+	req := task.ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
 		Input: c.Input, Preview: toolcall.CutPreview(preview)}
 	r.emit(protocol.ApprovalRequestedEvent{CallID: c.ID, Tool: c.Name, Permission: protocol.Permission(spec.Permission), Input: c.Input, Preview: req.Preview})
-	d := DecisionDeny
+	d := task.DecisionDeny
 	if r.opts.Approve != nil {
 		actx, stop := context.WithTimeout(ctx, r.opts.ApprovalTimeout)
 		got, err := r.opts.Approve(actx, req)
@@ -701,10 +702,10 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 		stop()
 	}
 	r.emit(protocol.ApprovalResolvedEvent{CallID: c.ID, Tool: c.Name, Decision: protocol.Decision(d)})
-	if d == DecisionAllowSession {
+	if d == task.DecisionAllowSession {
 		r.grants.remember(c.Name, c.Input)
 	}
-	return d != DecisionDeny
+	return d != task.DecisionDeny
 }
 
 // runTool runs t, or applies plan when the call was planned before its
@@ -721,14 +722,14 @@ func (r *run) runTool(ctx context.Context, t tool.Tool, input json.RawMessage) (
 
 // finish stops what the task left running, emits done and returns the
 // summary and the conversation.
-func (r *run) finish() (Summary, []provider.Message) {
+func (r *run) finish() (task.Summary, []provider.Message) {
 	r.ctl.close()
 	r.bg.stopAll()
-	if r.sum.Status != StatusCompleted {
+	if r.sum.Status != task.StatusCompleted {
 		msg := r.errMsg
 		r.sum.Error = &msg
 	}
-	r.emit(Done(r.sum))
+	r.emit(task.Done(r.sum))
 	r.log.Info("task done", "status", r.sum.Status, "iterations", r.sum.Iterations, "toolCalls", r.sum.ToolCalls,
 		"inputTokens", r.sum.Usage.InputTokens, "outputTokens", r.sum.Usage.OutputTokens)
 	return r.sum, r.messages

@@ -14,6 +14,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -202,18 +203,18 @@ func call(id, name, input string) provider.ToolCall {
 // (default deny).
 type approver struct {
 	mu      sync.Mutex
-	answers map[string]Decision
-	asked   []ApprovalRequest
+	answers map[string]task.Decision
+	asked   []task.ApprovalRequest
 }
 
-func (a *approver) approve(_ context.Context, req ApprovalRequest) (Decision, error) {
+func (a *approver) approve(_ context.Context, req task.ApprovalRequest) (task.Decision, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req)
 	if d, ok := a.answers[req.CallID]; ok {
 		return d, nil
 	}
-	return DecisionDeny, nil
+	return task.DecisionDeny, nil
 }
 
 func (a *approver) ids() []string {
@@ -268,13 +269,13 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, ts map[string]*fakeTool, turns ...turn) *harness {
-	h := &harness{prov: &fakeProvider{t: t, turns: turns}, rec: &recorder{}, appr: &approver{answers: map[string]Decision{}}}
+	h := &harness{prov: &fakeProvider{t: t, turns: turns}, rec: &recorder{}, appr: &approver{answers: map[string]task.Decision{}}}
 	h.opts = Options{Provider: h.prov, Tools: registry(ts), Env: tool.NewEnv(t.TempDir(), nil, true, "t1"), Approve: h.appr.approve, Emit: h.rec.emit,
 		Retry: RetryPolicy{Base: time.Millisecond, Cap: 5 * time.Millisecond}}
 	return h
 }
 
-func (h *harness) run(t *testing.T, ctx context.Context, p Params) (Summary, []provider.Message) {
+func (h *harness) run(t *testing.T, ctx context.Context, p Params) (task.Summary, []provider.Message) {
 	t.Helper()
 	if p.TaskID == "" {
 		p.TaskID = "t1"
@@ -320,10 +321,10 @@ func TestReadEditCommandTask(t *testing.T) {
 		turn{calls: []provider.ToolCall{call("c3", "run_command", `{"command":"go test ./..."}`)}, usage: provider.Usage{InputTokens: 150, OutputTokens: 5}},
 		turn{text: "Changed main.go; I could not run the tests.", usage: provider.Usage{InputTokens: 170, OutputTokens: 15}},
 	)
-	h.appr.answers["c2"] = DecisionAllow
+	h.appr.answers["c2"] = task.DecisionAllow
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", System: "Go project."})
 
-	if sum.Status != StatusCompleted || sum.Error != nil {
+	if sum.Status != task.StatusCompleted || sum.Error != nil {
 		t.Fatalf("summary %+v", sum)
 	}
 	if sum.Text != "Changed main.go; I could not run the tests." || sum.Iterations != 4 || sum.ToolCalls != 3 || sum.Model != "fake-model" {
@@ -442,9 +443,9 @@ func TestAllowSessionCoversLaterCalls(t *testing.T) {
 		}},
 		turn{text: "done"},
 	)
-	h.appr.answers["c1"] = DecisionAllowSession
-	h.appr.answers["c5"] = DecisionAllowSession
-	h.appr.answers["c7"] = DecisionAllow
+	h.appr.answers["c1"] = task.DecisionAllowSession
+	h.appr.answers["c5"] = task.DecisionAllowSession
+	h.appr.answers["c7"] = task.DecisionAllow
 	_, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
 	if got, want := h.appr.ids(), []string{"c1", "c3", "c4", "c5", "c7"}; !slices.Equal(got, want) {
 		t.Errorf("asked for %v; want %v", got, want)
@@ -540,9 +541,9 @@ func TestAllowAllNeverAsksButDenyWins(t *testing.T) {
 		}},
 		turn{text: "ok"},
 	)
-	h.opts.Approve = func(context.Context, ApprovalRequest) (Decision, error) {
+	h.opts.Approve = func(context.Context, task.ApprovalRequest) (task.Decision, error) {
 		t.Error("allowAll must never ask")
-		return DecisionDeny, nil
+		return task.DecisionDeny, nil
 	}
 	pol, err := policy.Parse(json.RawMessage(`{"allowAll":true,"deny":["run_command(rm:*)"]}`))
 	if err != nil {
@@ -568,12 +569,12 @@ func TestApprovalTimeoutCountsAsDeny(t *testing.T) {
 		turn{text: "ok"},
 	)
 	h.opts.ApprovalTimeout = 20 * time.Millisecond
-	h.opts.Approve = func(ctx context.Context, _ ApprovalRequest) (Decision, error) {
+	h.opts.Approve = func(ctx context.Context, _ task.ApprovalRequest) (task.Decision, error) {
 		<-ctx.Done()
-		return DecisionAllow, nil // too late: must not count
+		return task.DecisionAllow, nil // too late: must not count
 	}
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusCompleted || ts["run_command"].count() != 0 {
+	if sum.Status != task.StatusCompleted || ts["run_command"].count() != 0 {
 		t.Errorf("status %s, ran %d", sum.Status, ts["run_command"].count())
 	}
 	if r := resultsIn(msgs)["c1"]; r.Content != resultDenied {
@@ -585,11 +586,11 @@ func TestApprovalTimeoutCountsAsDeny(t *testing.T) {
 }
 
 func TestApproverErrorAndNilApproverDeny(t *testing.T) {
-	for name, appr := range map[string]Approver{
-		"error": func(context.Context, ApprovalRequest) (Decision, error) {
-			return DecisionAllow, errors.New("client gone")
+	for name, appr := range map[string]task.Approver{
+		"error": func(context.Context, task.ApprovalRequest) (task.Decision, error) {
+			return task.DecisionAllow, errors.New("client gone")
 		},
-		"bogus": func(context.Context, ApprovalRequest) (Decision, error) { return "yes please", nil },
+		"bogus": func(context.Context, task.ApprovalRequest) (task.Decision, error) { return "yes please", nil },
 		"nil":   nil,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -610,7 +611,7 @@ func TestProviderErrorFailsTask(t *testing.T) {
 		turn{err: &provider.Error{Kind: provider.KindAuth, Message: "bad key", Status: 401}},
 	)
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "bad key") {
+	if sum.Status != task.StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "bad key") {
 		t.Errorf("summary %+v", sum)
 	}
 	ev := of[protocol.ErrorEvent](h.rec)
@@ -643,10 +644,10 @@ func TestCancelMidTool(t *testing.T) {
 		call("c1", "run_command", `{"command":"sleep 100"}`),
 		call("c2", "read_file", `{"path":"a.go"}`),
 	}})
-	h.appr.answers["c1"] = DecisionAllow
+	h.appr.answers["c1"] = task.DecisionAllow
 	go func() { <-started; cancel() }()
 	sum, msgs := h.run(t, ctx, Params{ChatMode: "agent"})
-	if sum.Status != StatusCancelled || sum.Error == nil || *sum.Error != "cancelled" {
+	if sum.Status != task.StatusCancelled || sum.Error == nil || *sum.Error != "cancelled" {
 		t.Errorf("summary %+v", sum)
 	}
 	res := resultsIn(msgs)
@@ -666,13 +667,13 @@ func TestCancelDuringApproval(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, ts, turn{calls: []provider.ToolCall{call("c1", "run_command", `{"command":"make"}`)}})
-	h.opts.Approve = func(actx context.Context, _ ApprovalRequest) (Decision, error) {
+	h.opts.Approve = func(actx context.Context, _ task.ApprovalRequest) (task.Decision, error) {
 		cancel()
 		<-actx.Done()
-		return DecisionAllow, nil
+		return task.DecisionAllow, nil
 	}
 	sum, msgs := h.run(t, ctx, Params{ChatMode: "agent"})
-	if sum.Status != StatusCancelled || ts["run_command"].count() != 0 || resultsIn(msgs)["c1"].Content != resultCancelled {
+	if sum.Status != task.StatusCancelled || ts["run_command"].count() != 0 || resultsIn(msgs)["c1"].Content != resultCancelled {
 		t.Errorf("summary %+v results %+v", sum, resultsIn(msgs))
 	}
 }
@@ -695,7 +696,7 @@ func TestUnknownToolBadInputToolErrorsAndPanics(t *testing.T) {
 	)
 	pol, _ := policy.Parse(json.RawMessage(`{"allowAll":true}`))
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: pol})
-	if sum.Status != StatusCompleted || sum.ToolCalls != 5 {
+	if sum.Status != task.StatusCompleted || sum.ToolCalls != 5 {
 		t.Errorf("summary %+v", sum)
 	}
 	res := resultsIn(msgs)
@@ -824,7 +825,7 @@ func TestMaxIterations(t *testing.T) {
 	h.prov.repeat = &turn{calls: []provider.ToolCall{call("c", "read_file", `{"path":"a.go"}`)}}
 	h.opts.MaxIterations = 3
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusFailed || sum.Iterations != 3 || sum.Error == nil || !strings.Contains(*sum.Error, "limit of 3 model turns") {
+	if sum.Status != task.StatusFailed || sum.Iterations != 3 || sum.Error == nil || !strings.Contains(*sum.Error, "limit of 3 model turns") {
 		t.Errorf("summary %+v", sum)
 	}
 	if len(h.prov.reqs) != 3 {
@@ -835,12 +836,12 @@ func TestMaxIterations(t *testing.T) {
 func TestNoProviderAndEmptyPrompt(t *testing.T) {
 	rec := &recorder{}
 	sum, _ := Run(context.Background(), Params{TaskID: "x", Prompt: "hi"}, Options{Emit: rec.emit})
-	if sum.Status != StatusFailed || sum.Error == nil || rec.types()[len(rec.types())-1] != "done" {
+	if sum.Status != task.StatusFailed || sum.Error == nil || rec.types()[len(rec.types())-1] != "done" {
 		t.Errorf("no provider: %+v %v", sum, rec.types())
 	}
 	h := newHarness(t, tools())
 	sum, _ = Run(context.Background(), Params{TaskID: "x"}, h.opts)
-	if sum.Status != StatusFailed || !strings.Contains(*sum.Error, "empty") {
+	if sum.Status != task.StatusFailed || !strings.Contains(*sum.Error, "empty") {
 		t.Errorf("empty prompt: %+v", sum)
 	}
 }
@@ -867,12 +868,12 @@ func TestHistoryAndImages(t *testing.T) {
 
 func TestMergeChange(t *testing.T) {
 	var f []tool.FileChange
-	f = mergeChange(f, tool.FileChange{Path: "a", Kind: "created", Added: 3})
-	f = mergeChange(f, tool.FileChange{Path: "b", Kind: "modified", Added: 1, Removed: 1})
-	f = mergeChange(f, tool.FileChange{Path: "a", Kind: "modified", Added: 1, Removed: 1})
-	f = mergeChange(f, tool.FileChange{Path: "b", Kind: "deleted", Removed: 5})
-	f = mergeChange(f, tool.FileChange{Path: "c", Kind: "created", Added: 1})
-	f = mergeChange(f, tool.FileChange{Path: "c", Kind: "deleted", Removed: 1})
+	f = task.MergeChange(f, tool.FileChange{Path: "a", Kind: "created", Added: 3})
+	f = task.MergeChange(f, tool.FileChange{Path: "b", Kind: "modified", Added: 1, Removed: 1})
+	f = task.MergeChange(f, tool.FileChange{Path: "a", Kind: "modified", Added: 1, Removed: 1})
+	f = task.MergeChange(f, tool.FileChange{Path: "b", Kind: "deleted", Removed: 5})
+	f = task.MergeChange(f, tool.FileChange{Path: "c", Kind: "created", Added: 1})
+	f = task.MergeChange(f, tool.FileChange{Path: "c", Kind: "deleted", Removed: 1})
 	want := []tool.FileChange{{Path: "a", Kind: "created", Added: 4, Removed: 1}, {Path: "b", Kind: "deleted", Added: 1, Removed: 6}}
 	if !slices.Equal(f, want) {
 		t.Errorf("merged %+v; want %+v", f, want)

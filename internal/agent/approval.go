@@ -1,40 +1,13 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
-	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
-
-// Decision is protocol.md agent/requestApproval result.decision.
-type Decision string
-
-const (
-	DecisionAllow        Decision = "allow"
-	DecisionAllowSession Decision = "allowSession"
-	DecisionDeny         Decision = "deny"
-)
-
-// ApprovalRequest is the protocol.md agent/requestApproval params { taskId,
-// callId, tool, permission, input, preview }.
-type ApprovalRequest struct {
-	TaskID     string          `json:"taskId"`
-	CallID     string          `json:"callId"`
-	Tool       string          `json:"tool"`
-	Permission tool.Class      `json:"permission"`
-	Input      json.RawMessage `json:"input"`
-	Preview    string          `json:"preview"`
-}
-
-// Approver asks the user about one tool call (the server sends
-// agent/requestApproval). ctx ends when the task is cancelled or the approval
-// timeout passes. An error, the end of ctx, or any answer other than allow or
-// allowSession counts as deny.
-type Approver func(ctx context.Context, req ApprovalRequest) (Decision, error)
 
 // grants are the allowSession answers of one task (addendum §11): a tool name
 // for any tool but run_command; for run_command, program names.
@@ -105,12 +78,12 @@ func CutPreview(s string) string { return toolcall.CutPreview(s) }
 const resultDenied = toolcall.ResultDenied
 
 // normalise maps a client answer to a Decision; anything unknown is deny.
-func normalise(d Decision) Decision {
-	switch Decision(strings.TrimSpace(string(d))) {
-	case DecisionAllow:
-		return DecisionAllow
-	case DecisionAllowSession:
-		return DecisionAllowSession
+func normalise(d task.Decision) task.Decision {
+	switch task.Decision(strings.TrimSpace(string(d))) {
+	case task.DecisionAllow:
+		return task.DecisionAllow
+	case task.DecisionAllowSession:
+		return task.DecisionAllowSession
 	}
-	return DecisionDeny
+	return task.DecisionDeny
 }

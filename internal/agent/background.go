@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -130,8 +131,8 @@ func (r *run) joinBackground() {
 		}
 		r.emit(ev)
 		for _, ch := range d.res.Changes {
-			r.emit(FileChanged(d.job.call.ID, ch))
-			r.sum.ChangedFiles = mergeChange(r.sum.ChangedFiles, ch)
+			r.emit(task.FileChanged(d.job.call.ID, ch))
+			r.sum.ChangedFiles = task.MergeChange(r.sum.ChangedFiles, ch)
 		}
 		r.appendUserText(fmt.Sprintf("The background command `%s` (call %s) has ended. Its output:\n%s", d.job.command, d.job.call.ID, content))
 		r.log.Info("background command joined", "tool", d.job.call.Name, "stoppedByUser", byUser)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 )
 
 // MaxStopBlocks bounds how many times Stop hooks may send the model back
@@ -22,15 +23,9 @@ func (r *run) runHooks(ctx context.Context, in hooks.Input) hooks.Outcome {
 	in.TaskID, in.Cwd = r.p.TaskID, r.env.Root
 	out := r.opts.Hooks.Run(ctx, in)
 	for _, rep := range out.Reports {
-		r.emit(HookEvent(rep))
+		r.emit(task.HookEvent(rep))
 	}
 	return out
-}
-
-// HookEvent is the `hook` event of one hook run.
-func HookEvent(rep hooks.Report) protocol.HookEvent {
-	return protocol.HookEvent{Event: rep.Event, Matcher: rep.Matcher, Command: rep.Command,
-		ExitCode: rep.ExitCode, DurationMs: rep.DurationMs, Blocked: rep.Blocked, Output: rep.Output}
 }
 
 // startHooks runs SessionStart (source "startup", or "resume" for a saved

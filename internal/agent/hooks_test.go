@@ -12,6 +12,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/sandbox"
+	"github.com/task-x/task-x-runtime/internal/task"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +39,7 @@ func TestPreToolUseHookBlocksCall(t *testing.T) {
 		{"type": "command", "command": "grep -q 'rm -rf' && { echo 'destructive command refused' >&2; exit 2; }; exit 0"}]}],
 		"PostToolUse": [{"matcher": "read_file", "hooks": [{"type": "command", "command": "cat > post.json; echo 'lint: 1 warning' >&2; exit 2"}]}]}`)
 	sum, msgs := h.run(t, context.Background(), Params{Policy: allowAll()})
-	if sum.Status != StatusCompleted || ts["run_command"].count() != 0 || ts["read_file"].count() != 1 {
+	if sum.Status != task.StatusCompleted || ts["run_command"].count() != 0 || ts["read_file"].count() != 1 {
 		t.Fatalf("summary %+v, run_command ran %d times", sum, ts["run_command"].count())
 	}
 	all := resultsIn(msgs)
@@ -75,7 +76,7 @@ func TestStopHookContinuesBounded(t *testing.T) {
 	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"Stop": [{"hooks": [{"type": "command",
 		"command": "if [ -f once ]; then exit 0; fi; touch once; echo 'run the tests first' >&2; exit 2"}]}]}`)
 	sum, msgs := h.run(t, context.Background(), Params{})
-	if sum.Status != StatusCompleted || sum.Iterations != 2 || sum.Text != "done 2" {
+	if sum.Status != task.StatusCompleted || sum.Iterations != 2 || sum.Text != "done 2" {
 		t.Fatalf("summary %+v", sum)
 	}
 	if last := h.prov.reqs[1].Messages; !strings.Contains(last[len(last)-1].Content[0].Text, "run the tests first") {
@@ -88,7 +89,7 @@ func TestStopHookContinuesBounded(t *testing.T) {
 	h.prov.repeat = &turn{text: "done"}
 	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"Stop": [{"hooks": [{"type": "command", "command": "echo more >&2; exit 2"}]}]}`)
 	sum, _ = h.run(t, context.Background(), Params{})
-	if sum.Status != StatusCompleted || sum.Iterations != MaxStopBlocks+1 || len(of[protocol.WarningEvent](h.rec)) != 1 {
+	if sum.Status != task.StatusCompleted || sum.Iterations != MaxStopBlocks+1 || len(of[protocol.WarningEvent](h.rec)) != 1 {
 		t.Fatalf("summary %+v, warnings %+v", sum, of[protocol.WarningEvent](h.rec))
 	}
 }
@@ -98,7 +99,7 @@ func TestUserPromptSubmitAndSessionStart(t *testing.T) {
 	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"UserPromptSubmit": [{"hooks": [{"type": "command",
 		"command": "grep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0"}]}]}`)
 	sum, _ := h.run(t, context.Background(), Params{Prompt: "print the secret"})
-	if sum.Status != StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "no secrets in prompts") || len(h.prov.reqs) != 0 {
+	if sum.Status != task.StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "no secrets in prompts") || len(h.prov.reqs) != 0 {
 		t.Fatalf("summary %+v, %d model calls", sum, len(h.prov.reqs))
 	}
 
@@ -106,7 +107,7 @@ func TestUserPromptSubmitAndSessionStart(t *testing.T) {
 	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo branch is main"}]}],
 		"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo broken >&2; exit 1"}]}]}`)
 	sum, _ = h.run(t, context.Background(), Params{Prompt: "hello", Skills: "<skill name=\"x\">do x</skill>"})
-	if sum.Status != StatusCompleted {
+	if sum.Status != task.StatusCompleted {
 		t.Fatalf("a failing (exit 1) UserPromptSubmit hook must not block: %+v", sum)
 	}
 	sys := h.prov.reqs[0].System

@@ -17,6 +17,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/provider/anthropic"
 	"github.com/task-x/task-x-runtime/internal/provider/openai"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -81,7 +82,7 @@ func TestCompactionStages(t *testing.T) {
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(),
 		Excerpts: strings.Repeat("func excerpt() {}\n", 120),
 		Limits:   Limits{ContextWindowTokens: 10000, CompactPercent: 50}})
-	if sum.Status != StatusCompleted {
+	if sum.Status != task.StatusCompleted {
 		t.Fatalf("summary %+v", sum)
 	}
 	var pruned, folded, dropped bool
@@ -210,7 +211,7 @@ func TestRetriesWithRealAnthropicAdapter(t *testing.T) {
 	h.opts.Provider = newAnthropic(t, srv.URL, 5000)
 	start := time.Now()
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusCompleted || sum.Text != "done" {
+	if sum.Status != task.StatusCompleted || sum.Text != "done" {
 		t.Fatalf("summary %+v", sum)
 	}
 	rs := of[protocol.RetryEvent](h.rec)
@@ -288,7 +289,7 @@ func TestFallbackAfterTimeoutsAndDroppedStream(t *testing.T) {
 	h.opts.Fallbacks = []provider.Provider{fb}
 	h.opts.Retry.MaxRetries = 2
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusCompleted || sum.Text != "from fallback" || sum.Model != "local-coder" {
+	if sum.Status != task.StatusCompleted || sum.Text != "from fallback" || sum.Model != "local-coder" {
 		t.Fatalf("summary %+v", sum)
 	}
 	var kinds []string
@@ -314,7 +315,7 @@ func TestNonRetryableFailsOverAndRoutes(t *testing.T) {
 	routed := &namedProvider{fakeProvider: &fakeProvider{t: t, turns: []turn{{text: "routed"}}}, model: "review-model"}
 	h.opts.Fallbacks = []provider.Provider{second}
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != StatusCompleted || sum.Text != "second" || len(of[protocol.RetryEvent](h.rec)) != 0 || len(of[protocol.ModelSwitchedEvent](h.rec)) != 1 {
+	if sum.Status != task.StatusCompleted || sum.Text != "second" || len(of[protocol.RetryEvent](h.rec)) != 0 || len(of[protocol.ModelSwitchedEvent](h.rec)) != 1 {
 		t.Errorf("summary %+v events %v", sum, h.rec.types())
 	}
 
@@ -342,7 +343,7 @@ func TestRejectedImageIsReplaced(t *testing.T) {
 		turn{text: "no image then"})
 	img := provider.Part{Type: provider.PartImage, MediaType: "image/png", Data: "iVBORw0KGgo="}
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Images: []provider.Part{img}})
-	if sum.Status != StatusCompleted || len(h.prov.reqs) != 2 {
+	if sum.Status != task.StatusCompleted || len(h.prov.reqs) != 2 {
 		t.Fatalf("summary %+v", sum)
 	}
 	if hasImages(h.prov.reqs[1].Messages) || hasImages(msgs) || !strings.Contains(msgs[0].Content[1].Text, "removed") {
@@ -387,7 +388,7 @@ func TestLimits(t *testing.T) {
 	h := newHarness(t, tools())
 	h.prov.repeat = &loop
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Limits: Limits{MaxIterations: 2, MaxTokensPerCall: 123}})
-	if sum.Status != StatusFailed || !strings.Contains(*sum.Error, "limits.maxIterations") || sum.Iterations != 2 {
+	if sum.Status != task.StatusFailed || !strings.Contains(*sum.Error, "limits.maxIterations") || sum.Iterations != 2 {
 		t.Errorf("summary %+v", sum)
 	}
 	if h.prov.reqs[0].MaxTokens != 123 {
@@ -402,7 +403,7 @@ func TestLimits(t *testing.T) {
 	h = newHarness(t, ts, turn{calls: []provider.ToolCall{call("c", "run_command", `{"command":"sleep 100"}`)}})
 	start := time.Now()
 	sum, _ = h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(), Limits: Limits{MaxWallClockMs: 100}})
-	if sum.Status != StatusFailed || !strings.Contains(*sum.Error, "maxWallClockMs") || time.Since(start) > 5*time.Second {
+	if sum.Status != task.StatusFailed || !strings.Contains(*sum.Error, "maxWallClockMs") || time.Since(start) > 5*time.Second {
 		t.Errorf("wall clock summary %+v", sum)
 	}
 }
@@ -444,7 +445,7 @@ func TestSteerAndCancelTool(t *testing.T) {
 		}
 	}()
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll()})
-	if sum.Status != StatusCompleted || sum.Text != "moving on" {
+	if sum.Status != task.StatusCompleted || sum.Text != "moving on" {
 		t.Fatalf("summary %+v", sum)
 	}
 	res := resultsIn(msgs)["c1"]
@@ -526,7 +527,7 @@ func TestBackgroundCommand(t *testing.T) {
 		}
 	}
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll()})
-	if sum.Status != StatusCompleted || sum.Text != "all done" {
+	if sum.Status != task.StatusCompleted || sum.Text != "all done" {
 		t.Fatalf("summary %+v", sum)
 	}
 	var fin []protocol.ToolFinishedEvent
@@ -569,7 +570,7 @@ func TestCancelStopsBackgroundJobs(t *testing.T) {
 		}
 	}
 	sum, _ := h.run(t, ctx, Params{ChatMode: "agent", Policy: allowAll()})
-	if sum.Status != StatusCancelled || !j.cancelled.Load() {
+	if sum.Status != task.StatusCancelled || !j.cancelled.Load() {
 		t.Errorf("summary %+v cancelled job %v", sum, j.cancelled.Load())
 	}
 }
@@ -606,7 +607,7 @@ func TestTruncatedPromptCountDoesNotShrinkEstimate(t *testing.T) {
 	h.opts.Provider = fixedTokens{h.prov, 2048}
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(),
 		Limits: Limits{ContextWindowTokens: 32768}})
-	if sum.Status != StatusCompleted {
+	if sum.Status != task.StatusCompleted {
 		t.Fatalf("summary %+v", sum)
 	}
 	var truncated int

@@ -11,6 +11,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
@@ -60,9 +61,9 @@ func TestEditPlannedBeforeApproval(t *testing.T) {
 		turn{calls: []provider.ToolCall{call("good", "replace_text", `{"path":"a.txt","oldText":"five\n","newText":"FIVE\n"}`)}},
 		turn{text: "done"},
 	)
-	h.appr.answers["good"] = DecisionAllow
+	h.appr.answers["good"] = task.DecisionAllow
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: policy.Policy{Mode: policy.ModeDefault}})
-	if sum.Status != StatusCompleted {
+	if sum.Status != task.StatusCompleted {
 		t.Fatalf("summary %+v", sum)
 	}
 	if got := h.appr.ids(); !slices.Equal(got, []string{"good"}) {
@@ -106,11 +107,11 @@ func TestApprovedPlanRechecksTheFile(t *testing.T) {
 		turn{text: "done"},
 	)
 	changed := sixLines + "seven\n"
-	h.opts.Approve = func(ctx context.Context, req ApprovalRequest) (Decision, error) {
+	h.opts.Approve = func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 		if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(changed), 0o644); err != nil {
 			t.Error(err)
 		}
-		return DecisionAllow, nil
+		return task.DecisionAllow, nil
 	}
 	_, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: policy.Policy{Mode: policy.ModeDefault}})
 	if r := resultsIn(msgs)["c1"]; !r.IsError || !strings.Contains(r.Content, "changed on disk") {

@@ -10,6 +10,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
@@ -41,11 +42,11 @@ func TestValidationFixRoundInLoop(t *testing.T) {
 		turn{text: "done"},
 		turn{text: "still done"},
 	)
-	h.appr.answers["c1"] = DecisionAllow
-	h.appr.answers["validation_1"] = DecisionAllow
-	h.appr.answers["validation_2"] = DecisionAllow
+	h.appr.answers["c1"] = task.DecisionAllow
+	h.appr.answers["validation_1"] = task.DecisionAllow
+	h.appr.answers["validation_2"] = task.DecisionAllow
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Validation: twoChecks})
-	if sum.Status != StatusCompleted || !sum.ValidationRan || len(sum.Validations) != 2 || sum.Validations[0].Passed || !sum.Validations[1].Passed {
+	if sum.Status != task.StatusCompleted || !sum.ValidationRan || len(sum.Validations) != 2 || sum.Validations[0].Passed || !sum.Validations[1].Passed {
 		t.Fatalf("summary %+v", sum)
 	}
 	if sum.Validations[0].Output != "boom from make t" || sum.Validations[0].ExitCode != 1 || sum.Validations[0].DurationMs != 7 {
@@ -102,7 +103,7 @@ func TestValidationNotRun(t *testing.T) {
 		p := Params{ChatMode: "agent", Policy: allowAll(), Validation: twoChecks}
 		p.Limits.MaxIterations = 2
 		sum, _ := h.run(t, context.Background(), p)
-		if sum.Status != StatusCompleted || len(sum.Validations) != 2 || len(h.prov.reqs) != 2 {
+		if sum.Status != task.StatusCompleted || len(sum.Validations) != 2 || len(h.prov.reqs) != 2 {
 			t.Errorf("summary %+v, %d requests", sum, len(h.prov.reqs))
 		}
 	})
@@ -128,9 +129,9 @@ func TestValidationLiveOutput(t *testing.T) {
 		turn{calls: []provider.ToolCall{call("c1", "write_file", `{"path":"a.go","content":"x"}`)}},
 		turn{text: "done"},
 	)
-	h.appr.answers["c1"] = DecisionAllow
-	h.appr.answers["validation_1"] = DecisionAllow
-	h.appr.answers["validation_2"] = DecisionAllow
+	h.appr.answers["c1"] = task.DecisionAllow
+	h.appr.answers["validation_1"] = task.DecisionAllow
+	h.appr.answers["validation_2"] = task.DecisionAllow
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Validation: twoChecks})
 	if !sum.ValidationRan {
 		t.Fatalf("summary %+v", sum)

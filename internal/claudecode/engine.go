@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
@@ -64,7 +63,7 @@ func (c control) CancelTool(callID string) bool {
 }
 
 // Run runs the CLI for job to its end.
-func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *Engine) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	o := e.Options
 	o.Dir = job.Project.Root()
 	o.Prompt = Transcript(job.History, maxTranscript) + job.Prompt
@@ -111,7 +110,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		emit = func(ev protocol.AgentEvent) {
 			if fin, ok := ev.(protocol.ToolFinishedEvent); ok {
 				for _, c := range tools.take(fin.CallID) {
-					job.Emit(agent.FileChanged(fin.CallID, c))
+					job.Emit(task.FileChanged(fin.CallID, c))
 				}
 			}
 			job.Emit(ev)
@@ -131,7 +130,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		h.RunTool = func(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
 			return tools.Run(ctx, call)
 		}
-		h.Finish = func(sum *agent.Summary) {
+		h.Finish = func(sum *task.Summary) {
 			sum.ChangedFiles, sum.Operations = tools.summary()
 		}
 	}
@@ -140,7 +139,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		e.StartErr = err
 		msg := err.Error()
 		job.Emit(protocol.DoneEvent{Status: "failed", Error: &msg})
-		return agent.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg, Model: o.Model,
+		return task.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg, Model: o.Model,
 			ChangedFiles: []tool.FileChange{}, Operations: []string{}}, conv
 	}
 	job.Attach(control{ctx: ctx, run: run, tools: tools})
@@ -249,7 +248,7 @@ func (l *Forwarded) summary() ([]tool.FileChange, []string) {
 	defer l.mu.Unlock()
 	files := []tool.FileChange{}
 	for _, c := range l.changes {
-		files = agent.MergeChange(files, c)
+		files = task.MergeChange(files, c)
 	}
 	return files, append([]string{}, l.ops...)
 }

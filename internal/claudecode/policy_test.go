@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
 )
@@ -120,7 +120,7 @@ func TestRunPolicyOnForwardedCalls(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var ran []string
-	var asked []agent.ApprovalRequest
+	var asked []task.ApprovalRequest
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o := h.options(h.modelURL())
@@ -128,11 +128,11 @@ func TestRunPolicyOnForwardedCalls(t *testing.T) {
 	pol := mustPolicy(t, `{"mode":"acceptEdits","deny":["replace_text(b.txt)"]}`).WithRoot(h.dir)
 	o.PermissionMode = PermissionMode("", pol)
 	h.start(ctx, h.modelURL(), o, Hooks{TaskID: "t1", ClassOf: classOf, Policy: pol,
-		Approve: func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 			mu.Lock()
 			asked = append(asked, req)
 			mu.Unlock()
-			return agent.DecisionAllow, nil
+			return task.DecisionAllow, nil
 		},
 		RunTool: func(ctx context.Context, c mcp.ToolCall) mcp.ToolAnswer {
 			mu.Lock()

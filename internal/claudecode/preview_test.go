@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -36,16 +35,16 @@ func TestRunEditPlannedBeforeApproval(t *testing.T) {
 	}
 	job := &task.Job{Tools: builtin.Registry(nil), Env: tool.NewEnv(root, nil, false, "t1")}
 	var mu sync.Mutex
-	var asked []agent.ApprovalRequest
+	var asked []task.ApprovalRequest
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srvURL := h.modelURL()
 	h.start(ctx, srvURL, h.options(srvURL), Hooks{TaskID: "t1", ClassOf: classOf, Plan: planner(job),
-		Approve: func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 			mu.Lock()
 			asked = append(asked, req)
 			mu.Unlock()
-			return agent.DecisionAllow, nil
+			return task.DecisionAllow, nil
 		}})
 	if _, err := h.run.Wait(); err != nil {
 		t.Fatalf("run: %v (stderr %s)", err, h.run.stderrBuf.String())

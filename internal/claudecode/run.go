@@ -17,13 +17,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/proctree"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
@@ -49,7 +50,7 @@ type Hooks struct {
 	// Event receives every agent event (never concurrently).
 	Event func(protocol.AgentEvent)
 	// Approve asks the user about one tool call (agent/requestApproval).
-	Approve agent.Approver
+	Approve task.Approver
 	// Ask sends agent/askUser; nil answers (or an error) mean dismissed.
 	Ask func(ctx context.Context, callID string, qs []Question) (map[string][]string, error)
 	// ClassOf gives the task-x permission class of a Claude tool name
@@ -82,7 +83,7 @@ type Hooks struct {
 
 	// Finish may correct the summary before the done event (the engine
 	// takes changedFiles and operations from the calls it ran).
-	Finish func(sum *agent.Summary)
+	Finish func(sum *task.Summary)
 	// RunTool runs a tool call the --forward MCP server sends back
 	// (Options.ForwardTools), concurrently with everything else.
 	RunTool mcp.ToolFunc
@@ -115,7 +116,7 @@ type Run struct {
 	stderrBuf tailBuffer
 
 	done chan struct{}
-	sum  agent.Summary
+	sum  task.Summary
 	err  error
 
 	// The conversation after the prompt, as provider messages (read
@@ -255,7 +256,7 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		return nil, fmt.Errorf("starting Claude Code CLI %q: %v; install it with `%s`", path, err, InstallHint)
 	}
 	r.cmd, r.stdin = cmd, stdin
-	r.sum = agent.Summary{TaskID: h.TaskID, Status: "completed", Model: o.Model,
+	r.sum = task.Summary{TaskID: h.TaskID, Status: "completed", Model: o.Model,
 		ChangedFiles: []tool.FileChange{}, Operations: []string{}, Validations: []validate.Result{}, SkippedChecks: []validate.Skipped{}}
 	r.mu.Lock()
 	r.sent = 1
@@ -310,7 +311,7 @@ func (r *Run) emit(e protocol.AgentEvent) {
 
 // Wait waits for the run to end and returns its summary. The error is the
 // reason the run failed (the summary's status says failed or cancelled).
-func (r *Run) Wait() (agent.Summary, error) {
+func (r *Run) Wait() (task.Summary, error) {
 	<-r.done
 	return r.sum, r.err
 }
@@ -508,7 +509,7 @@ func (r *Run) read(stdout io.Reader) {
 		r.sum.Error = &s
 		r.err = err
 	}
-	r.emit(agent.Done(r.sum))
+	r.emit(task.Done(r.sum))
 	close(r.done)
 }
 
@@ -841,9 +842,9 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 	}
 	dec, msg := r.decide(ctx, name, callID, input, strings.HasPrefix(req.ToolName, ToolPrefix))
 	switch dec {
-	case agent.DecisionAllowSession:
+	case task.DecisionAllowSession:
 		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
-	case agent.DecisionAllow:
+	case task.DecisionAllow:
 		return mcp.ApprovalDecision{Allow: true}, nil
 	}
 	return mcp.ApprovalDecision{Message: msg}, nil
@@ -858,65 +859,65 @@ const deniedByUser = "The user denied this tool call."
 // ApproveAll, an allowSession grant or a call already approved, else the
 // user is asked. The message is what the model reads of a denial. An
 // allowed callID is remembered, so the forwarded call is not asked again.
-func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMessage, taskX bool) (agent.Decision, string) {
+func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMessage, taskX bool) (task.Decision, string) {
 	class := r.classOf(name)
 	d, reason := r.h.Policy.Decide(tool.Spec{Name: name, Permission: class}, input)
 	if d == policy.Deny {
-		return agent.DecisionDeny, "denied by policy: " + reason
+		return task.DecisionDeny, "denied by policy: " + reason
 	}
 	r.mu.Lock()
 	granted, before := r.session[name], callID != "" && r.approved[callID]
 	r.mu.Unlock()
 	switch {
 	case granted:
-		return r.allowed(callID, agent.DecisionAllowSession), ""
+		return r.allowed(callID, task.DecisionAllowSession), ""
 	case d == policy.Allow || r.h.ApproveAll || before,
 		r.h.AllowCommands && taskX && class == tool.ClassCommand:
-		return r.allowed(callID, agent.DecisionAllow), ""
+		return r.allowed(callID, task.DecisionAllow), ""
 	}
 	// An edit that cannot apply fails here, before anyone is asked (as in
 	// the agent loop); one that can is shown as the change it makes.
-	preview := agent.Preview(name, input)
+	preview := toolcall.Preview(name, input)
 	if r.h.Plan != nil && taskX {
 		p, err := r.h.Plan(ctx, name, input)
 		if err != nil {
-			return agent.DecisionDeny, err.Error()
+			return task.DecisionDeny, err.Error()
 		}
 		if p != "" {
 			preview = p
 		}
 	}
-	preview = agent.CutPreview(preview)
+	preview = toolcall.CutPreview(preview)
 	r.emit(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: protocol.Permission(class), Input: input, Preview: preview})
-	dec := agent.DecisionDeny
+	dec := task.DecisionDeny
 	if r.h.Approve != nil {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		d, err := r.h.Approve(actx, agent.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
+		d, err := r.h.Approve(actx, task.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
 		if actx.Err() != nil {
 			// The run ended or the wait timed out with the request still
 			// open: the client closes its dialog (deny).
 			r.emit(protocol.ApprovalWithdrawnEvent{CallID: callID})
-		} else if err == nil && (d == agent.DecisionAllow || d == agent.DecisionAllowSession) {
+		} else if err == nil && (d == task.DecisionAllow || d == task.DecisionAllowSession) {
 			dec = d
 		}
 		cancel()
 	}
 	r.emit(protocol.ApprovalResolvedEvent{CallID: callID, Tool: name, Decision: protocol.Decision(dec)})
 	switch dec {
-	case agent.DecisionAllowSession:
+	case task.DecisionAllowSession:
 		r.mu.Lock()
 		r.session[name] = true
 		r.mu.Unlock()
 		return r.allowed(callID, dec), ""
-	case agent.DecisionAllow:
+	case task.DecisionAllow:
 		return r.allowed(callID, dec), ""
 	}
-	return agent.DecisionDeny, deniedByUser
+	return task.DecisionDeny, deniedByUser
 }
 
 // allowed remembers that callID may run (its forwarded call is not asked
 // again) and returns d.
-func (r *Run) allowed(callID string, d agent.Decision) agent.Decision {
+func (r *Run) allowed(callID string, d task.Decision) task.Decision {
 	if callID != "" {
 		r.mu.Lock()
 		r.approved[callID] = true
@@ -941,7 +942,7 @@ func (r *Run) runTool(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
 		delete(r.approved, call.CallID)
 		r.mu.Unlock()
 	}
-	if dec == agent.DecisionDeny {
+	if dec == task.DecisionDeny {
 		return mcp.ToolAnswer{Content: msg, IsError: true}
 	}
 	return r.h.RunTool(ctx, call)

@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/proctree"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -21,10 +21,10 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func denyAll(t *testing.T) agent.Approver {
-	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+func denyAll(t *testing.T) task.Approver {
+	return func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 		t.Errorf("unexpected approval request for %s", req.Tool)
-		return agent.DecisionDeny, nil
+		return task.DecisionDeny, nil
 	}
 }
 

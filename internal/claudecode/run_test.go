@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -35,13 +35,13 @@ func TestRunReadEditApproved(t *testing.T) {
 		t.Fatal(err)
 	}
 	srvURL := h.modelURL()
-	var asked []agent.ApprovalRequest
+	var asked []task.ApprovalRequest
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	h.start(ctx, srvURL, h.options(srvURL), Hooks{TaskID: "t1", ClassOf: classOf,
-		Approve: func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 			asked = append(asked, req)
-			return agent.DecisionAllow, nil
+			return task.DecisionAllow, nil
 		}})
 	sum, err := h.run.Wait()
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -31,25 +31,23 @@ func (s *Session) askUser(ctx context.Context, taskID, callID string, questions 
 
 // approver asks the client with agent/requestApproval. No answer, an error
 // or an unknown decision is deny (protocol.md agent/requestApproval).
-func (s *Session) approver() agent.Approver {
-	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
-		raw, err := s.client.Call(ctx, protocol.MethodRequestApproval, map[string]any{
-			"taskId": req.TaskID, "callId": req.CallID, "tool": req.Tool,
-			"permission": req.Permission, "input": req.Input, "preview": req.Preview,
+func (s *Session) approver() task.Approver {
+	return func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+		raw, err := s.client.Call(ctx, protocol.MethodRequestApproval, protocol.RequestApprovalParams{
+			TaskID: req.TaskID, CallID: req.CallID, Tool: req.Tool,
+			Permission: protocol.Permission(req.Permission), Input: req.Input, Preview: req.Preview,
 		})
 		if err != nil {
-			return "deny", err
+			return task.DecisionDeny, err
 		}
-		var r struct {
-			Decision string `json:"decision"`
-		}
+		var r protocol.RequestApprovalResult
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return "deny", fmt.Errorf("approval answer: %w", err)
+			return task.DecisionDeny, fmt.Errorf("approval answer: %w", err)
 		}
 		switch r.Decision {
-		case "allow", "allowSession", "deny":
-			return agent.Decision(r.Decision), nil
+		case task.DecisionAllow, task.DecisionAllowSession, task.DecisionDeny:
+			return r.Decision, nil
 		}
-		return "deny", fmt.Errorf("unknown approval decision %q", r.Decision)
+		return task.DecisionDeny, fmt.Errorf("unknown approval decision %q", r.Decision)
 	}
 }

@@ -69,8 +69,8 @@ const (
 // fallbacks but for a best-of candidate; the wait for MCP servers still
 // starting for a top-level task), the session's context windows and key
 // redaction.
-func (s *Session) agentEngine(prov provider.Provider, loop loopConfig, use engineUse) *task.AgentEngine {
-	e := &task.AgentEngine{Provider: prov, Prices: loop.prices, Limits: loop.limits, Windows: s.windows,
+func (s *Session) agentEngine(prov provider.Provider, loop loopConfig, use engineUse) *agent.Engine {
+	e := &agent.Engine{Provider: prov, Prices: loop.prices, Limits: loop.limits, Windows: s.windows,
 		Classify: retrieve.Classify, Validation: loop.validation, Redact: s.secrets.Redact}
 	if use != candidate {
 		e.Routes, e.Fallbacks = loop.routes, loop.fallbacks
@@ -158,7 +158,7 @@ func (s *Session) Run(ctx context.Context, p *RunRequest) (json.RawMessage, erro
 // (nil: one delta redactor for the task's stream, the keys redacted once
 // per event: a recorded event's redacted JSON is sent as recorded), and
 // the summary comes back to be encoded.
-func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(protocol.AgentEvent, json.RawMessage)) (agent.Summary, error) {
+func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(context.Context, string) func(protocol.AgentEvent, json.RawMessage)) (task.Summary, error) {
 	var taskID string
 	var emit func(protocol.AgentEvent, json.RawMessage)
 	deltas := newDeltaRedactor(s.secrets) // redactstream.go: keys split across deltas
@@ -173,19 +173,19 @@ func (s *Session) runTask(ctx context.Context, req *task.Request, emitter func(c
 	}
 	prep, err := s.runner.Prepare(req)
 	if err != nil {
-		return agent.Summary{}, err
+		return task.Summary{}, err
 	}
 	taskID = prep.TaskID()
 	if emitter != nil {
 		emit = emitter(ctx, taskID) // set before the task runs: no event is sent yet
 	}
 	if s.runner.Running(taskID) {
-		return agent.Summary{}, Invalid("task %s is already running", taskID)
+		return task.Summary{}, Invalid("task %s is already running", taskID)
 	}
 	detach(ctx)
 	summary, err := s.runner.Run(ctx, prep)
 	if errors.Is(err, task.ErrBusy) {
-		return agent.Summary{}, Invalid("task %s is already running", taskID)
+		return task.Summary{}, Invalid("task %s is already running", taskID)
 	}
 	return summary, err
 }

@@ -4,7 +4,7 @@
 // progress), the tool registry and the MCP servers whose tools join it, the
 // hooks configuration, the sandbox flag, the data folder and its task
 // store, the per-project worktrees and team runner, the one engine factory
-// (task.AgentEngine assembled in one place), streaming key redaction and
+// (agent.Engine assembled in one place), streaming key redaction and
 // prompt/refine. A front end decodes its input, calls a Session method and
 // encodes what comes back; it reaches its client through the Client port
 // (progress, events, approvals, questions). Errors come back as they are;

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
@@ -53,7 +52,7 @@ type turnEngine struct {
 	after func(n int)
 }
 
-func (e *turnEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
+func (e *turnEngine) Run(ctx context.Context, job *Job) (Summary, []provider.Message) {
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: "agent", Model: "m"})
 	var msgs []provider.Message
 	for n := 1; n <= e.turns; n++ {
@@ -73,8 +72,8 @@ func (e *turnEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provid
 			e.after(n)
 		}
 	}
-	job.Emit(protocol.DoneEvent{Status: agent.StatusCompleted})
-	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}, msgs
+	job.Emit(protocol.DoneEvent{Status: StatusCompleted})
+	return Summary{TaskID: job.TaskID, Status: StatusCompleted}, msgs
 }
 
 // BenchmarkTaskLogBytesPerTurn runs a 1000-turn task recorded in a task

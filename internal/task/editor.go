@@ -11,7 +11,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -250,7 +249,7 @@ func mentionCallID(i int) string { return fmt.Sprintf("mention:%d", i) }
 // error, no answer within the approval timeout, the task's end) does not.
 // It returns the approval events, which the Runner reports after the
 // engine's started.
-func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read tool.Spec, approve agent.Approver) []protocol.AgentEvent {
+func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read tool.Spec, approve Approver) []protocol.AgentEvent {
 	if p == nil {
 		return nil
 	}
@@ -261,15 +260,14 @@ func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read to
 			continue
 		}
 		input, _ := json.Marshal(map[string]string{"path": m.rel})
-		req := agent.ApprovalRequest{TaskID: taskID, CallID: mentionCallID(i), Tool: read.Name, Permission: read.Permission,
+		req := ApprovalRequest{TaskID: taskID, CallID: mentionCallID(i), Tool: read.Name, Permission: read.Permission,
 			Input: input, Preview: fmt.Sprintf("Attach %s (mentioned in the editor, %d bytes) to the prompt: %s.", m.rel, m.size, m.reason)}
-		events = append(events, protocol.ApprovalRequestedEvent{CallID: req.CallID, Tool: req.Tool,
-			Permission: protocol.Permission(req.Permission), Input: req.Input, Preview: req.Preview})
-		d := agent.DecisionDeny
+		events = append(events, ApprovalRequested(req))
+		d := DecisionDeny
 		if approve != nil {
-			actx, stop := context.WithTimeout(ctx, agent.DefaultApprovalTimeout)
+			actx, stop := context.WithTimeout(ctx, ApprovalTimeout)
 			got, err := approve(actx, req)
-			if err == nil && actx.Err() == nil && (got == agent.DecisionAllow || got == agent.DecisionAllowSession) {
+			if err == nil && actx.Err() == nil && (got == DecisionAllow || got == DecisionAllowSession) {
 				d = got
 			}
 			if actx.Err() != nil {
@@ -278,7 +276,7 @@ func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read to
 			stop()
 		}
 		events = append(events, protocol.ApprovalResolvedEvent{CallID: req.CallID, Tool: req.Tool, Decision: protocol.Decision(d)})
-		if d == agent.DecisionDeny {
+		if d == DecisionDeny {
 			m.decision, m.reason = policy.Deny, "the user did not approve attaching it"
 		} else {
 			m.decision = policy.Allow

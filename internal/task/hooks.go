@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
 )
 
@@ -82,7 +81,7 @@ func (j *Job) runHooks(ctx context.Context, in hooks.Input) hooks.Outcome {
 	}
 	out := j.Hooks.Run(ctx, in)
 	for _, rep := range out.Reports {
-		j.Emit(agent.HookEvent(rep))
+		j.Emit(HookEvent(rep))
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
@@ -149,7 +148,7 @@ func (r *taskRecorder) event(ev protocol.AgentEvent) (raw json.RawMessage) {
 
 // finish writes the snapshot with the final status, summary and
 // conversation.
-func (r *taskRecorder) finish(sum agent.Summary, messages []provider.Message) {
+func (r *taskRecorder) finish(sum Summary, messages []provider.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true

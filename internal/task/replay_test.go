@@ -6,7 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/store"
@@ -19,7 +18,7 @@ type streamEngine struct {
 	midway, resume, more chan struct{}
 }
 
-func (e *streamEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
+func (e *streamEngine) Run(ctx context.Context, job *Job) (Summary, []provider.Message) {
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID})
 	for i := 1; i <= e.n; i++ {
 		job.Emit(protocol.IterationEvent{N: i})
@@ -31,8 +30,8 @@ func (e *streamEngine) Run(ctx context.Context, job *Job) (agent.Summary, []prov
 			close(e.more)
 		}
 	}
-	job.Emit(protocol.DoneEvent{Status: agent.StatusCompleted})
-	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}, nil
+	job.Emit(protocol.DoneEvent{Status: StatusCompleted})
+	return Summary{TaskID: job.TaskID, Status: StatusCompleted}, nil
 }
 
 // TestReplayWhileRunning replays a task while its events stream: the sink

@@ -2,12 +2,16 @@
 // starts or resumes a task (the saved task and its conversation, editor
 // context and mentions, the project context and instructions, repository
 // excerpts, skills, recording in a Store, the summary) and runs it with an
-// Engine. The agent loop (AgentEngine) is the first engine; the Claude
+// Engine. The agent loop (agent.Engine) is the first engine; the Claude
 // Code CLI, team subagents and best-of candidates are engines or callers
 // of the same Runner. Steering, cancelTool and approvals go through the
-// engine-neutral Control and the Job's Approve. The task layer knows no
-// wire types: front ends decode their params into a Request and encode the
-// Summary. docs/layers.md describes how an engine or a front end plugs in.
+// engine-neutral Control and the Job's Approve. The task layer owns the
+// vocabulary every engine shares (summary.go: Summary, MergeChange,
+// approvals, and the helpers that build the protocol's events from domain
+// values), so the Claude Code engine and team mode never import the agent
+// loop; it knows no front end: front ends decode their params into a
+// Request and encode the Summary. docs/layers.md describes how an engine or
+// a front end plugs in.
 //
 // Source: ../shared/spec/protocol.md (agent/run, agent/steer,
 // agent/cancelTool, agent/tasks, agent/task, agent/deleteTask; Team mode;
@@ -28,7 +32,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/policy"
@@ -74,7 +77,7 @@ type Control interface {
 // with job.Attach once it can take steering, and returns the summary and
 // the whole conversation to save.
 type Engine interface {
-	Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message)
+	Run(ctx context.Context, job *Job) (Summary, []provider.Message)
 }
 
 // Job is what the Runner hands an engine: the task as assembled from the
@@ -99,7 +102,7 @@ type Job struct {
 	Project *project.Project
 	Env     *tool.Env
 	Tools   *tool.Registry
-	Approve agent.Approver
+	Approve Approver
 	Hooks   *hooks.Runner
 	Emit    func(protocol.AgentEvent)
 	Logger  *slog.Logger
@@ -131,7 +134,7 @@ type Request struct {
 	// Env is the tools' environment (nil: Project.Env with the sandbox
 	// on). The Runner gives it the task id and a fresh stale-edit record.
 	Env     *tool.Env
-	Approve agent.Approver
+	Approve Approver
 	Hooks   *hooks.Runner
 	// Emit receives every event of the task in order (after the Runner
 	// recorded it).
@@ -256,7 +259,7 @@ func (p *Prepared) TaskID() string { return p.taskID }
 
 // Run runs a prepared request to its end and returns its summary. ErrBusy
 // when a task with that id already runs.
-func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
+func (r *Runner) Run(ctx context.Context, p *Prepared) (Summary, error) {
 	r.init()
 	req := p.req
 	mode := req.ChatMode
@@ -273,7 +276,7 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	}
 	h := &handle{}
 	if !r.add(p.taskID, h) {
-		return agent.Summary{}, ErrBusy
+		return Summary{}, ErrBusy
 	}
 	defer r.remove(p.taskID)
 
@@ -324,7 +327,7 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (agent.Summary, error) {
 	}
 	var err error
 	if rec, err = r.startTask(record, p.saved, p.history, firstMessage(prompt, req.Images), req.Prompt, len(req.Images)); err != nil {
-		return agent.Summary{}, ErrBusy // another runtime on the data folder runs it
+		return Summary{}, ErrBusy // another runtime on the data folder runs it
 	}
 	defer h.stream.wait() // a replay that holds events sends them before Run returns
 

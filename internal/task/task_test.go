@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -37,16 +36,16 @@ type fakeEngine struct {
 	release chan struct{}
 }
 
-func (e *fakeEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
+func (e *fakeEngine) Run(ctx context.Context, job *Job) (Summary, []provider.Message) {
 	job.Attach(e.ctl)
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID})
 	e.ready <- job
 	<-e.release
-	job.Emit(protocol.DoneEvent{Status: agent.StatusCompleted})
+	job.Emit(protocol.DoneEvent{Status: StatusCompleted})
 	msgs := append(append([]provider.Message(nil), job.History...),
 		provider.Message{Role: provider.RoleUser, Content: []provider.Part{{Type: provider.PartText, Text: job.Prompt}}},
 		provider.Message{Role: provider.RoleAssistant, Content: []provider.Part{{Type: provider.PartText, Text: "done " + job.Env.TaskID}}})
-	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "done"}, msgs
+	return Summary{TaskID: job.TaskID, Status: StatusCompleted, Text: "done"}, msgs
 }
 
 func openProject(t testing.TB) *project.Project {
@@ -74,7 +73,7 @@ func TestRunnerRunsSteersRecordsResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := prep.TaskID()
-	done := make(chan agent.Summary)
+	done := make(chan Summary)
 	go func() {
 		sum, err := r.Run(context.Background(), prep)
 		if err != nil {
@@ -98,7 +97,7 @@ func TestRunnerRunsSteersRecordsResumes(t *testing.T) {
 	}
 	close(eng.release)
 	sum := <-done
-	if sum.Status != agent.StatusCompleted || r.Running(id) || r.Steer(id, "late") {
+	if sum.Status != StatusCompleted || r.Running(id) || r.Steer(id, "late") {
 		t.Fatalf("summary %+v, running %v", sum, r.Running(id))
 	}
 	if strings.Join(eng.ctl.steered, ",") != "also add tests" || strings.Join(eng.ctl.cancelled, ",") != "call_1" {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -33,7 +32,7 @@ type BestOfRequest struct {
 	Contenders []Contender
 	Policy     policy.Policy
 	Editor     *task.Editor
-	Approve    agent.Approver
+	Approve    task.Approver
 	Hooks      *hooks.Runner
 	// Emit receives the subagents' events and bestOfDone.
 	Emit func(protocol.AgentEvent)

@@ -9,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 )
 
 // FindingsLang is the language of the fenced block a review answer ends
@@ -29,7 +29,7 @@ const (
 // "error"|"warning"|"info", message }. Path is relative with "/", line is
 // 1-based. The type lives in agent because the lead's Summary carries
 // them.
-type Finding = agent.Finding
+type Finding = task.Finding
 
 // ParseFindings returns the findings of every fenced code block of text
 // whose language is task-x-findings, in order, without duplicates, at

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
@@ -56,7 +55,7 @@ func (l *Lead) Available(ctx context.Context) bool {
 }
 
 // Run runs the lead task (task.Engine).
-func (l *Lead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (l *Lead) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	if !l.Available(ctx) {
 		job.Emit(protocol.WarningEvent{Message: NoRepoWarning})
 		job.ChatMode = policy.ChatAgent

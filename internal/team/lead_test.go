@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -42,7 +41,7 @@ type roleRun struct {
 	role Role
 }
 
-func (e *roleRun) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *roleRun) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	w := e.w
 	w.mu.Lock()
 	w.prompts[e.role] = job.Prompt
@@ -53,11 +52,11 @@ func (e *roleRun) Run(ctx context.Context, job *task.Job) (agent.Summary, []prov
 	files, answer, fail := w.files[e.role], w.answer[e.role], w.fail[e.role]
 	w.mu.Unlock()
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: protocol.ChatMode(job.ChatMode)})
-	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: answer,
-		Usage: provider.Usage{InputTokens: 100, OutputTokens: 20}, Metrics: agent.Metrics{CostUSD: 0.5, UnpricedTokens: 3}}
+	sum := task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: answer,
+		Usage: provider.Usage{InputTokens: 100, OutputTokens: 20}, Metrics: task.Metrics{CostUSD: 0.5, UnpricedTokens: 3}}
 	if fail {
 		msg := "provider error"
-		sum.Status, sum.Error = agent.StatusFailed, &msg
+		sum.Status, sum.Error = task.StatusFailed, &msg
 	}
 	for p, c := range files {
 		if fail {
@@ -67,7 +66,7 @@ func (e *roleRun) Run(ctx context.Context, job *task.Job) (agent.Summary, []prov
 		in, _ := json.Marshal(map[string]string{"path": p, "content": c})
 		if _, err := tl.Run(ctx, job.Env, in); err != nil {
 			msg := err.Error()
-			sum.Status, sum.Error = agent.StatusFailed, &msg
+			sum.Status, sum.Error = task.StatusFailed, &msg
 		}
 	}
 	job.Emit(protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status)})
@@ -83,20 +82,20 @@ type planLead struct {
 	specs  []string
 }
 
-func (e *planLead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *planLead) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	for _, s := range job.Tools.Specs() {
 		e.specs = append(e.specs, s.Name)
 	}
 	tl, ok := job.Tools.Get("run_plan")
 	if !ok {
-		return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "no team tools"}, nil
+		return task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: "no team tools"}, nil
 	}
 	e.result, e.err = tl.Run(tool.WithCallID(ctx, "call_plan"), job.Env, json.RawMessage(e.input))
-	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "done",
-		Usage: provider.Usage{InputTokens: 1000, OutputTokens: 100}, Metrics: agent.Metrics{CostUSD: 1}}, nil
+	return task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: "done",
+		Usage: provider.Usage{InputTokens: 1000, OutputTokens: 100}, Metrics: task.Metrics{CostUSD: 1}}, nil
 }
 
-func runLead(t *testing.T, r *Runner, lead *planLead, w *roleWorker, maxPar int) (agent.Summary, *events) {
+func runLead(t *testing.T, r *Runner, lead *planLead, w *roleWorker, maxPar int) (task.Summary, *events) {
 	t.Helper()
 	var evs events
 	l := &Lead{Inner: lead, Subagents: r, Engines: w.engine, MaxParallel: maxPar}
@@ -158,7 +157,7 @@ func TestLeadRunsAPlan(t *testing.T) {
 	if list, _ := r.Worktrees.List(); len(list) != 0 {
 		t.Errorf("worktrees left: %+v", list)
 	}
-	want := agent.Metrics{CostUSD: 1 + 4*0.5, UnpricedTokens: 4 * 3, Subagents: 4, SubagentCostUSD: 2, SubagentTokens: 4 * 120}
+	want := task.Metrics{CostUSD: 1 + 4*0.5, UnpricedTokens: 4 * 3, Subagents: 4, SubagentCostUSD: 2, SubagentTokens: 4 * 120}
 	if sum.Metrics != want {
 		t.Errorf("metrics %+v; want %+v", sum.Metrics, want)
 	}
@@ -266,7 +265,7 @@ type subagentLead struct {
 	applyEr error
 }
 
-func (e *subagentLead) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *subagentLead) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	run, _ := job.Tools.Get("run_subagent")
 	var last string
 	for _, in := range e.inputs {
@@ -281,7 +280,7 @@ func (e *subagentLead) Run(ctx context.Context, job *task.Job) (agent.Summary, [
 		in, _ := json.Marshal(map[string]string{"name": last})
 		e.applied, e.applyEr = apply.Run(ctx, job.Env, in)
 	}
-	return agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}, nil
+	return task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted}, nil
 }
 
 func TestRunSubagentThenApply(t *testing.T) {

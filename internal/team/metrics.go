@@ -3,7 +3,7 @@ package team
 import (
 	"sync"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
+	"github.com/task-x/task-x-runtime/internal/task"
 )
 
 // Spend is what one subagent spent: its cost in USD (its own subagents
@@ -16,7 +16,7 @@ type Spend struct {
 }
 
 // SpendOf reads a finished subagent's spend from its summary.
-func SpendOf(sum agent.Summary) Spend {
+func SpendOf(sum task.Summary) Spend {
 	return Spend{
 		CostUSD:        sum.Metrics.CostUSD,
 		UnpricedTokens: sum.Metrics.UnpricedTokens,
@@ -55,7 +55,7 @@ func (t *Tally) Count() int {
 // Apply adds the subagents to the lead's metrics: costUsd and
 // unpricedTokens then include them, and subagents, subagentCostUsd and
 // subagentTokens say how much of that was theirs.
-func (t *Tally) Apply(m *agent.Metrics) {
+func (t *Tally) Apply(m *task.Metrics) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m.CostUSD += t.usd

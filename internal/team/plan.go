@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -27,9 +27,9 @@ const (
 // Step statuses of a StepResult: the subagent's summary status, or
 // skipped when the step never ran.
 const (
-	StepCompleted = agent.StatusCompleted
-	StepFailed    = agent.StatusFailed
-	StepCancelled = agent.StatusCancelled
+	StepCompleted = task.StatusCompleted
+	StepFailed    = task.StatusFailed
+	StepCancelled = task.StatusCancelled
 	StepSkipped   = "skipped"
 )
 

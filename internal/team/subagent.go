@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/project"
@@ -68,7 +67,7 @@ type Spec struct {
 	// (the writing ancestors of a plan step, in dependency order).
 	Base string
 	Seed []string
-	// Engine runs the task (a task.AgentEngine with the role's provider);
+	// Engine runs the task (a agent.Engine with the role's provider);
 	// Kind and Model name that provider in events.
 	Engine      task.Engine
 	Kind, Model string
@@ -78,7 +77,7 @@ type Spec struct {
 	// Editor is the lead's editor context (main-tree paths; moved into the
 	// worktree for a writing role).
 	Editor  *task.Editor
-	Approve agent.Approver
+	Approve task.Approver
 	Hooks   *hooks.Runner
 	// Emit receives subagentStarted, the wrapped events and
 	// subagentFinished (the lead's emitter).
@@ -100,7 +99,7 @@ type Result struct {
 	// Dir is the worktree folder ("" for a read-only role).
 	Dir string
 	// Summary is the subagent task's summary (zero when it never ran).
-	Summary agent.Summary
+	Summary task.Summary
 	// Change is the worktree's own committed change.
 	Change         worktree.Change
 	CostUSD        float64
@@ -318,7 +317,7 @@ type roleEngine struct {
 	tools *tool.Registry
 }
 
-func (e *roleEngine) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *roleEngine) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	job.System = e.role.SystemPrompt() + "\n\n" + job.System
 	job.Tools = e.tools
 	return e.inner.Run(ctx, job)

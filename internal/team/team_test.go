@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/project"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/provider"
@@ -93,7 +92,7 @@ type writer struct {
 	mu            sync.Mutex
 }
 
-func (e *writer) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *writer) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	e.mu.Lock()
 	e.sawSystem = job.System
 	for _, s := range job.Tools.Specs() {
@@ -101,8 +100,8 @@ func (e *writer) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 	}
 	e.mu.Unlock()
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: protocol.ChatMode(job.ChatMode)})
-	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted, Text: "wrote " + e.path,
-		Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: agent.Metrics{CostUSD: 0.25}}
+	sum := task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: "wrote " + e.path,
+		Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: task.Metrics{CostUSD: 0.25}}
 	if e.text != "" {
 		sum.Text = e.text
 	}
@@ -110,15 +109,15 @@ func (e *writer) Run(ctx context.Context, job *task.Job) (agent.Summary, []provi
 		close(e.block)
 		<-ctx.Done()
 		msg := "cancelled"
-		sum.Status, sum.Error = agent.StatusCancelled, &msg
+		sum.Status, sum.Error = task.StatusCancelled, &msg
 	} else if e.fail {
 		msg := "provider error: boom"
-		sum.Status, sum.Error = agent.StatusFailed, &msg
+		sum.Status, sum.Error = task.StatusFailed, &msg
 	} else if tl, ok := job.Tools.Get("write_file"); ok {
 		in, _ := json.Marshal(map[string]string{"path": e.path, "content": e.content})
 		if _, err := tl.Run(ctx, job.Env, in); err != nil {
 			msg := err.Error()
-			sum.Status, sum.Error = agent.StatusFailed, &msg
+			sum.Status, sum.Error = task.StatusFailed, &msg
 		}
 	}
 	job.Emit(protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status), Error: sum.Error})
@@ -320,16 +319,16 @@ type commander struct {
 	started chan struct{}
 }
 
-func (e *commander) Run(ctx context.Context, job *task.Job) (agent.Summary, []provider.Message) {
+func (e *commander) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID})
 	tl, _ := job.Tools.Get("run_command")
 	in, _ := json.Marshal(map[string]any{"command": e.command, "timeoutMs": 600000})
 	close(e.started)
 	tl.Run(ctx, job.Env, in)
-	sum := agent.Summary{TaskID: job.TaskID, Status: agent.StatusCompleted}
+	sum := task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted}
 	if ctx.Err() != nil {
 		msg := "cancelled"
-		sum.Status, sum.Error = agent.StatusCancelled, &msg
+		sum.Status, sum.Error = task.StatusCancelled, &msg
 	}
 	job.Emit(protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status)})
 	return sum, nil

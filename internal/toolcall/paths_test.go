@@ -200,11 +200,11 @@ var paths = []struct {
 		_, msgs := agent.Run(context.Background(),
 			agent.Params{TaskID: "task-paths", Prompt: "go", ChatMode: "agent", Policy: f.pol, Validation: validateOff(&off)},
 			agent.Options{Provider: &scripted{call: provider.ToolCall{ID: "call_1", Name: name, Input: input}}, Tools: f.tools, Env: env,
-				Hooks: f.hooks, Approve: func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+				Hooks: f.hooks, Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 					if f.decide(req.Tool, req.Preview) {
-						return agent.DecisionAllow, nil
+						return task.DecisionAllow, nil
 					}
-					return agent.DecisionDeny, nil
+					return task.DecisionDeny, nil
 				}})
 		for _, m := range msgs {
 			for _, p := range m.Content {

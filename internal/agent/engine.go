@@ -1,22 +1,22 @@
-package task
+package agent
 
 import (
 	"context"
 
-	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
-// AgentEngine is the runtime's own agent loop (internal/agent) as an
-// Engine: the provider, its routes and fallbacks, prices and limits are
-// the engine's; everything else comes from the Job.
-type AgentEngine struct {
+// Engine is the runtime's own agent loop as a task.Engine: the provider,
+// its routes and fallbacks, prices and limits are the engine's; everything
+// else comes from the Job.
+type Engine struct {
 	Provider  provider.Provider
-	Routes    []agent.Route
+	Routes    []Route
 	Fallbacks []provider.Provider
-	Prices    []agent.Price
-	Limits    agent.Limits
+	Prices    []Price
+	Limits    Limits
 	Windows   *provider.WindowCache
 	// Classify gives a prompt's task kind for Routes.
 	Classify func(prompt string) string
@@ -24,17 +24,17 @@ type AgentEngine struct {
 	// §12); the agent runs them.
 	Validation validate.Config
 	// WaitTools waits for tools still joining the registry (MCP servers
-	// starting) and returns warnings (agent.Options.WaitTools).
+	// starting) and returns warnings (Options.WaitTools).
 	WaitTools func(ctx context.Context) []string
 	// Redact removes the runtime's keys from check output.
 	Redact func(string) string
 }
 
 // Run runs the agent loop for job.
-func (e *AgentEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provider.Message) {
-	ctl := agent.NewControl()
+func (e *Engine) Run(ctx context.Context, job *task.Job) (task.Summary, []provider.Message) {
+	ctl := NewControl()
 	job.Attach(ctl)
-	return agent.Run(ctx, agent.Params{
+	return Run(ctx, Params{
 		TaskID:     job.TaskID,
 		Prompt:     job.Prompt,
 		ChatMode:   job.ChatMode,
@@ -46,7 +46,7 @@ func (e *AgentEngine) Run(ctx context.Context, job *Job) (agent.Summary, []provi
 		Limits:     e.Limits,
 		Skills:     job.Skills,
 		Validation: e.Validation,
-	}, agent.Options{
+	}, Options{
 		Provider:  e.Provider,
 		Tools:     job.Tools,
 		Env:       job.Env,

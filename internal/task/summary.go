@@ -1,0 +1,174 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/task-x/task-x-runtime/internal/hooks"
+	"github.com/task-x/task-x-runtime/internal/protocol"
+	"github.com/task-x/task-x-runtime/internal/provider"
+	"github.com/task-x/task-x-runtime/internal/tool"
+	"github.com/task-x/task-x-runtime/internal/validate"
+)
+
+// The shared vocabulary of every engine (the agent loop, Claude Code, team
+// mode) and front end: a task's Summary, its approvals, and the events
+// (protocol.AgentEvent) built from domain values.
+
+// Task statuses of a Summary (addendum §10).
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Summary is the protocol.md agent/run result: { taskId, status, text,
+// changedFiles, operations, validations, validationRan, skippedChecks, usage,
+// metrics, model, iterations, toolCalls, error }. Slices are never nil, so
+// they reach the wire as [] rather than null. Error is nil (null) unless the
+// task failed or was cancelled.
+type Summary struct {
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	// Text is the last assistant text of the task.
+	Text string `json:"text"`
+	// ChangedFiles holds one entry per path, in first-change order, merged
+	// over the task's calls (MergeChange).
+	ChangedFiles []tool.FileChange `json:"changedFiles"`
+	// Operations are the edit-log operation ids of the task's edits, in
+	// order, from each tool result's Operation.
+	Operations []string `json:"operations"`
+	// Validations are the checks of the last round (addendum §12);
+	// ValidationRan is true when a check ran in any round; SkippedChecks
+	// are the last round's checks considered and not run.
+	Validations   []validate.Result  `json:"validations"`
+	ValidationRan bool               `json:"validationRan"`
+	SkippedChecks []validate.Skipped `json:"skippedChecks"`
+	// Usage sums the token counts the provider reported; UnreportedUsageCalls
+	// counts the model calls it reported none for (they add nothing to Usage),
+	// so {0, 0} with calls unreported is no measurement.
+	Usage                provider.Usage `json:"usage"`
+	UnreportedUsageCalls int            `json:"unreportedUsageCalls,omitempty"`
+	Metrics              Metrics        `json:"metrics"`
+	Model                string         `json:"model"`
+	// Iterations counts model calls; ToolCalls counts the tool calls the model
+	// made (denied and failed ones included).
+	Iterations int     `json:"iterations"`
+	ToolCalls  int     `json:"toolCalls"`
+	Error      *string `json:"error"`
+	// Findings (additive, team mode) are the review findings of the
+	// task's review subagents (protocol.md "Review findings"); nil
+	// outside team mode, so the field is left out then.
+	Findings *[]Finding `json:"findings,omitempty"`
+}
+
+// Finding is one entry of a review answer's task-x-findings block (parsed
+// by internal/team).
+type Finding = protocol.Finding
+
+// Metrics is protocol.md "Costs" metrics. UnpricedTokens counts the billed
+// tokens of models without a price.
+type Metrics = protocol.Metrics
+
+// MergeChange folds c into files, one entry per path: line counts add up;
+// created then modified stays created, anything then deleted is deleted,
+// deleted then created is modified, and created then deleted drops the entry
+// (the file did not exist before the task). It is the rule of a summary's
+// changedFiles for every engine. The edit log gives exact net diffs later;
+// these counts are the sums of the calls.
+func MergeChange(files []tool.FileChange, c tool.FileChange) []tool.FileChange {
+	for i := range files {
+		f := &files[i]
+		if f.Path != c.Path {
+			continue
+		}
+		switch {
+		case f.Kind == "created" && c.Kind == "deleted":
+			return append(files[:i], files[i+1:]...)
+		case f.Kind == "created":
+		case f.Kind == "deleted" && c.Kind != "deleted":
+			f.Kind = "modified"
+		default:
+			f.Kind = c.Kind
+		}
+		f.Added += c.Added
+		f.Removed += c.Removed
+		return files
+	}
+	return append(files, c)
+}
+
+// Decision is an approval's answer (protocol.md agent/requestApproval
+// result.decision).
+type Decision = protocol.Decision
+
+// The decisions.
+const (
+	DecisionAllow        = protocol.DecisionAllow
+	DecisionAllowSession = protocol.DecisionAllowSession
+	DecisionDeny         = protocol.DecisionDeny
+)
+
+// ApprovalTimeout bounds the wait for one approval (addendum §10).
+const ApprovalTimeout = 10 * time.Minute
+
+// ApprovalRequest is one tool call to approve: the protocol.md
+// agent/requestApproval params { taskId, callId, tool, permission, input,
+// preview }.
+type ApprovalRequest struct {
+	TaskID     string
+	CallID     string
+	Tool       string
+	Permission tool.Class
+	Input      json.RawMessage
+	Preview    string
+}
+
+// Approver asks the user about one tool call (the server sends
+// agent/requestApproval). ctx ends when the task is cancelled or the approval
+// timeout passes. An error, the end of ctx, or any answer other than allow or
+// allowSession counts as deny.
+type Approver func(ctx context.Context, req ApprovalRequest) (Decision, error)
+
+// ApprovalRequested is the approvalRequested event of req.
+func ApprovalRequested(req ApprovalRequest) protocol.ApprovalRequestedEvent {
+	return protocol.ApprovalRequestedEvent{CallID: req.CallID, Tool: req.Tool, Permission: protocol.Permission(req.Permission),
+		Input: req.Input, Preview: req.Preview}
+}
+
+// WireToolCalls is calls as an assistantMessage carries them.
+func WireToolCalls(calls []provider.ToolCall) []protocol.ToolCall {
+	out := make([]protocol.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = protocol.ToolCall(c)
+	}
+	return out
+}
+
+// WireFileChanges is files as done carries them.
+func WireFileChanges(files []tool.FileChange) []protocol.FileChange {
+	out := make([]protocol.FileChange, len(files))
+	for i, c := range files {
+		out[i] = protocol.FileChange{Path: c.Path, Kind: protocol.FileChangeKind(c.Kind), Added: c.Added, Removed: c.Removed}
+	}
+	return out
+}
+
+// FileChanged is the fileChanged event of one change of call callID.
+func FileChanged(callID string, c tool.FileChange) protocol.FileChangedEvent {
+	return protocol.FileChangedEvent{CallID: callID, Path: c.Path, Kind: protocol.FileChangeKind(c.Kind), Added: c.Added, Removed: c.Removed}
+}
+
+// Done is the done event of a summary.
+func Done(sum Summary) protocol.DoneEvent {
+	return protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status), Error: sum.Error, Text: sum.Text,
+		ChangedFiles: WireFileChanges(sum.ChangedFiles), Usage: protocol.Usage(sum.Usage), Model: sum.Model,
+		Iterations: sum.Iterations, ToolCalls: sum.ToolCalls}
+}
+
+// HookEvent is the `hook` event of one hook run.
+func HookEvent(rep hooks.Report) protocol.HookEvent {
+	return protocol.HookEvent{Event: rep.Event, Matcher: rep.Matcher, Command: rep.Command,
+		ExitCode: rep.ExitCode, DurationMs: rep.DurationMs, Blocked: rep.Blocked, Output: rep.Output}
+}
