@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/task"
 )
 
@@ -237,17 +236,4 @@ func FindingsBlock(findings []Finding) string {
 		b = []byte("[]")
 	}
 	return "```" + FindingsLang + "\n" + string(b) + "\n```\n"
-}
-
-// wireFindings is findings as subagentFinished carries them (nil stays
-// nil: the member is left out).
-func wireFindings(findings []Finding) []protocol.Finding {
-	if findings == nil {
-		return nil
-	}
-	out := make([]protocol.Finding, len(findings))
-	for i, f := range findings {
-		out[i] = protocol.Finding(f)
-	}
-	return out
 }

@@ -212,7 +212,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 		}
 		emit(protocol.SubagentFinishedEvent{Name: name, TaskID: res.TaskID, Role: string(s.Role),
 			Status: protocol.TaskStatus(res.Status), Error: res.Error, CostUSD: res.CostUSD, UnpricedTokens: res.UnpricedTokens, Tokens: res.Tokens,
-			Files: len(res.Change.Files), Added: res.Change.Added, Removed: res.Change.Removed, Worktree: wt, Findings: wireFindings(res.Findings)})
+			Files: len(res.Change.Files), Added: res.Change.Added, Removed: res.Change.Removed, Worktree: wt, Findings: res.Findings})
 	}()
 	fail := func(err error) Result {
 		msg := err.Error()
