@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { ChangesView } from './changes';
 import { ChatViewProvider } from './chatView';
 import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
+import { BestOf } from './bestOf';
 import { describeError } from './errors';
 import { FindingsDiagnostics } from './findings';
 import { settings } from './config';
@@ -29,6 +30,7 @@ export interface TaskXApi {
   history: TasksView;
   findings: FindingsDiagnostics;
   integrations: Integrations;
+  bestOf: BestOf;
   output: vscode.OutputChannel;
   /** Date.now() when activate began. */
   activatedAtMs: number;
@@ -54,6 +56,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const history = new TasksView(rt, tasks, chat);
   const findings = new FindingsDiagnostics(tasks, workspace);
   const integrations = new Integrations(rt, workspace, log);
+  const bestOf = new BestOf(rt, tasks, providers, changes, previews, () => workspace.folder?.uri.fsPath);
   // The Claude Code engine: offered in the chat when its CLI is found.
   let claudePath = findClaude(settings.claudePath());
   tasks.claudePath = () => claudePath;
@@ -81,6 +84,16 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     vscode.window.registerTreeDataProvider('taskX.tasks', history),
     vscode.window.registerTreeDataProvider('taskX.context', new ContextTree(workspace)),
     vscode.window.registerTreeDataProvider('taskX.mcp', new McpTree(integrations)),
+    bestOf,
+    vscode.commands.registerCommand('taskX.bestOf', async (prompt?: string, names?: string[]) => {
+      try {
+        return await bestOf.command(prompt, names);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`task-x: ${describeError(err)}`);
+        return undefined;
+      }
+    }),
+    vscode.commands.registerCommand('taskX.worktrees.cleanUp', () => bestOf.cleanUp()),
     vscode.commands.registerCommand('taskX.mcp.refresh', () => integrations.refreshStatus()),
     vscode.commands.registerCommand('taskX.mcp.reconfigure', () => integrations.sync()),
     ...changes.register(),
@@ -167,7 +180,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     log(`[task-x] ${err.message}`);
     void vscode.window.showErrorMessage(err.message);
   });
-  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, output, activatedAtMs: started };
+  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {

@@ -9,7 +9,7 @@ import { PendingRequests, type PendingRequest } from './approvals';
 import { settings } from './config';
 import type { Providers, WireProvider } from './providers';
 import type { RuntimeClient } from './runtimeClient';
-import type { AgentEvent, AgentRunParams, AgentSummary, AskUserParams, AskUserResult, ChatMode, ClaudeRunParams, EditorContext, ImageInput, RequestApprovalParams, RequestApprovalResult, ReplayResult, RoleProvider, Route, TaskInfo } from './protocol';
+import type { AgentEvent, AgentRunParams, AgentSummary, AskUserParams, BestOfParams, BestOfResult, AskUserResult, ChatMode, ClaudeRunParams, EditorContext, ImageInput, RequestApprovalParams, RequestApprovalResult, ReplayResult, RoleProvider, Route, TaskInfo } from './protocol';
 
 export interface TaskEvent {
   taskId: string;
@@ -196,6 +196,30 @@ export class TaskService implements vscode.Disposable {
       }
     };
     done.then(cleanup, cleanup);
+    return { taskId, done };
+  }
+
+  /** agent/bestOf: the same prompt on each provider (2 to 4), as one task; resolves with the candidates. */
+  startBestOf(prompt: string, providers: WireProvider[]): { taskId: string; done: Promise<BestOfResult> } {
+    const taskId = newTaskId();
+    const ac = new AbortController();
+    this.running.set(taskId, ac);
+    this.runningEmitter.fire();
+    this.startEmitter.fire({ taskId, prompt, mode: 'agent', engine: 'agent' });
+    const params: BestOfParams = { prompt, providers, taskId };
+    const mode = settings.policyMode();
+    if (mode === 'acceptEdits' || mode === 'readOnly') params.policy = { mode, allow: [], deny: [] };
+    const prices = settings.prices();
+    if (prices.length > 0) params.prices = prices;
+    const done = this.runtime.request('agent/bestOf', params, ac.signal);
+    const end = (error?: unknown) => {
+      if (this.running.get(taskId) === ac) {
+        this.running.delete(taskId);
+        this.runningEmitter.fire();
+      }
+      this.finishedEmitter.fire(error === undefined ? { taskId } : { taskId, error });
+    };
+    done.then(() => end(), (err) => end(err ?? new Error('failed')));
     return { taskId, done };
   }
 

@@ -128,39 +128,45 @@ async function target(req) {
   return webviewFrame(req.frame, req.timeoutMs);
 }
 
+/** Runs fn on the request's frame; a webview that reloads its document (a panel re-rendered) detaches its frame, so it is found again. */
+async function onFrame(req, fn) {
+  for (let attempt = 0; ; attempt++) {
+    const t = await target(req);
+    try {
+      return await fn(t);
+    } catch (err) {
+      if (attempt < 3 && /detached|Execution context was destroyed|Target closed/i.test(String(err?.message ?? err))) continue;
+      throw err;
+    }
+  }
+}
+
 const actions = {
   async click(req) {
-    const t = await target(req);
-    await t.locator(req.selector).first().click({ timeout: req.timeoutMs ?? 60000 });
+    await onFrame(req, (t) => t.locator(req.selector).first().click({ timeout: req.timeoutMs ?? 60000 }));
     return true;
   },
   async fill(req) {
-    const t = await target(req);
-    await t.locator(req.selector).first().fill(req.text, { timeout: req.timeoutMs ?? 60000 });
+    await onFrame(req, (t) => t.locator(req.selector).first().fill(req.text, { timeout: req.timeoutMs ?? 60000 }));
     return true;
   },
   async type(req) {
-    const t = await target(req);
-    await t.locator(req.selector).first().pressSequentially(req.text, { timeout: req.timeoutMs ?? 60000 });
+    await onFrame(req, (t) => t.locator(req.selector).first().pressSequentially(req.text, { timeout: req.timeoutMs ?? 60000 }));
     return true;
   },
   async press(req) {
-    const t = await target(req);
-    await t.locator(req.selector).first().press(req.key, { timeout: req.timeoutMs ?? 60000 });
+    await onFrame(req, (t) => t.locator(req.selector).first().press(req.key, { timeout: req.timeoutMs ?? 60000 }));
     return true;
   },
   async waitFor(req) {
-    const t = await target(req);
-    await t.locator(req.selector).first().waitFor({ state: req.state ?? 'visible', timeout: req.timeoutMs ?? 60000 });
+    await onFrame(req, (t) => t.locator(req.selector).first().waitFor({ state: req.state ?? 'visible', timeout: req.timeoutMs ?? 60000 }));
     return true;
   },
   async text(req) {
-    const t = await target(req);
-    return t.locator(req.selector).allTextContents();
+    return onFrame(req, (t) => t.locator(req.selector).allTextContents());
   },
   async count(req) {
-    const t = await target(req);
-    return t.locator(req.selector).count();
+    return onFrame(req, (t) => t.locator(req.selector).count());
   },
   async evaluate(req) {
     const t = await target(req);

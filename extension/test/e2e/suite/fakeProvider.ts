@@ -16,6 +16,8 @@ export interface Step {
   chunks?: string[];
   /** A pause between text deltas, to time each one on its own. */
   chunkDelayMs?: number;
+  /** Answers with this HTTP status and an error body instead (400: a request the API refuses, not retried). */
+  status?: number;
 }
 
 export class FakeProvider {
@@ -86,6 +88,10 @@ export class FakeProvider {
     const step = this.script.shift();
     if (!step) {
       res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"script exhausted"}}');
+      return;
+    }
+    if (step.status) {
+      res.writeHead(step.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the fake refuses this request', type: 'invalid_request_error' } }));
       return;
     }
     if (step.hang) {
