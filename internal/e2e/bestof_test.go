@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // agent/bestOf and worktrees/* through the binary, on git repositories the
@@ -60,26 +62,6 @@ func authFailure(t *testing.T) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-type bestOfCandidate struct {
-	Name        *string  `json:"name"`
-	Kind        string   `json:"kind"`
-	Model       string   `json:"model"`
-	Status      string   `json:"status"`
-	Report      string   `json:"report"`
-	Files       int      `json:"files"`
-	Added       int      `json:"added"`
-	Removed     int      `json:"removed"`
-	CostUSD     *float64 `json:"costUsd"`
-	Tokens      int      `json:"tokens"`
-	Dir         *string  `json:"dir"`
-	Patch       string   `json:"patch"`
-	Error       *string  `json:"error"`
-	Validations []struct {
-		Name   string `json:"name"`
-		Passed bool   `json:"passed"`
-	} `json:"validations"`
 }
 
 // bestOfRun sends agent/bestOf and reads until its answer, collecting
@@ -144,15 +126,11 @@ func TestBestOfThreeProvidersApplyOneDiscardOthers(t *testing.T) {
 	if res.Error != nil {
 		t.Fatalf("agent/bestOf: %v", res.Error)
 	}
-	var out struct {
-		TaskID     string            `json:"taskId"`
-		Candidates []bestOfCandidate `json:"candidates"`
-		CostUSD    *float64          `json:"costUsd"`
-	}
+	var out protocol.BestOfResult
 	if err := json.Unmarshal(res.Result, &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.TaskID == "" || out.TaskID != eventTask || out.CostUSD == nil || len(out.Candidates) != 3 {
+	if out.TaskID == "" || out.TaskID != eventTask || len(out.Candidates) != 3 {
 		t.Fatalf("result %s", res.Result)
 	}
 	if lastType != "bestOfDone" || len(started) != 3 || len(finished) != 3 || wrapped == 0 {
@@ -163,7 +141,12 @@ func TestBestOfThreeProvidersApplyOneDiscardOthers(t *testing.T) {
 			t.Errorf("subagentStarted of %s: %v", model, ev)
 		}
 	}
-	sub, failed, notes := out.Candidates[0], out.Candidates[1], out.Candidates[2]
+	sub, ok1 := out.Candidates[0].(protocol.FinishedCandidate)
+	failed, ok2 := out.Candidates[1].(protocol.FailedCandidate)
+	notes, ok3 := out.Candidates[2].(protocol.FinishedCandidate)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("candidates %+v: want finished, failed, finished", out.Candidates)
+	}
 	if failed.Name != nil || failed.Status != "failed" || failed.Error == nil || failed.Model != "model-bad" || failed.Kind != "openaiCompatible" {
 		t.Fatalf("failed candidate %+v", failed)
 	}
@@ -174,8 +157,8 @@ func TestBestOfThreeProvidersApplyOneDiscardOthers(t *testing.T) {
 	if len(rawCands[1]) != 5 {
 		t.Fatalf("a failed candidate has the five fields of protocol.md: %v", rawCands[1])
 	}
-	for _, c := range []bestOfCandidate{sub, notes} {
-		if c.Status != "completed" || c.Name == nil || c.Dir == nil || c.Files != 1 || c.CostUSD == nil || c.Tokens <= 0 {
+	for _, c := range []protocol.FinishedCandidate{sub, notes} {
+		if c.Status != "completed" || c.Name == nil || c.Dir == nil || c.Files != 1 || c.Tokens <= 0 {
 			t.Fatalf("candidate %+v", c)
 		}
 		if strings.HasPrefix(*c.Dir, root) {
@@ -262,7 +245,7 @@ func TestBestOfThreeProvidersApplyOneDiscardOthers(t *testing.T) {
 	}
 
 	// Discard both; nothing is left for git.
-	for _, c := range []bestOfCandidate{sub, notes} {
+	for _, c := range []protocol.FinishedCandidate{sub, notes} {
 		var d struct {
 			Discarded bool `json:"discarded"`
 		}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Team mode through the binary: a lead whose scripted model calls
@@ -116,25 +118,6 @@ func teamRun(t *testing.T, p *proc, params map[string]any, onEvent func(agentEve
 	t.Helper()
 	allowApprovals(p)
 	return driveMethod(t, p, "agent/run", 300*time.Second, params, onEvent, onResponse)
-}
-
-type teamSummary struct {
-	TaskID       string `json:"taskId"`
-	Status       string `json:"status"`
-	Text         string `json:"text"`
-	ChangedFiles []struct {
-		Path string `json:"path"`
-	} `json:"changedFiles"`
-	Operations []string `json:"operations"`
-	Metrics    struct {
-		CostUSD         float64 `json:"costUsd"`
-		UnpricedTokens  int     `json:"unpricedTokens"`
-		Subagents       int     `json:"subagents"`
-		SubagentCostUSD float64 `json:"subagentCostUsd"`
-		SubagentTokens  int     `json:"subagentTokens"`
-	} `json:"metrics"`
-	Findings []map[string]any `json:"findings"`
-	Error    *string          `json:"error"`
 }
 
 // planLog follows a plan's events: the order subagents start and finish
@@ -275,7 +258,7 @@ func TestTeamPlanDiamondThroughBinary(t *testing.T) {
 	if res.Error != nil {
 		t.Fatalf("agent/run: %v", res.Error)
 	}
-	var sum teamSummary
+	var sum protocol.AgentSummary
 	json.Unmarshal(res.Result, &sum)
 	if sum.Status != "completed" || !strings.Contains(sum.Text, "team finished") {
 		t.Fatalf("summary %s", res.Result)
@@ -390,8 +373,12 @@ func TestTeamPlanDiamondThroughBinary(t *testing.T) {
 
 	// Findings on subagentFinished (invalid entry dropped) and the summary.
 	rf, _ := log.finished["review"]["findings"].([]any)
-	if len(rf) != 1 || len(sum.Findings) != 1 || sum.Findings[0]["message"] != "say who the team is" || sum.Findings[0]["severity"] != "warning" {
-		t.Errorf("findings: event %v, summary %v", rf, sum.Findings)
+	var sumFindings []protocol.Finding
+	if sum.Findings != nil {
+		sumFindings = *sum.Findings
+	}
+	if len(rf) != 1 || len(sumFindings) != 1 || sumFindings[0].Message != "say who the team is" || sumFindings[0].Severity != "warning" {
+		t.Errorf("findings: event %v, summary %v", rf, sumFindings)
 	}
 	if _, ok := log.finished["impl"]["findings"]; ok {
 		t.Errorf("an implementation subagent has findings")
@@ -408,6 +395,9 @@ func TestTeamPlanDiamondThroughBinary(t *testing.T) {
 		}
 		subCost += c
 		subTokens += int(tok)
+	}
+	if sum.Metrics == nil {
+		t.Fatal("the summary has no metrics")
 	}
 	m := sum.Metrics
 	if m.Subagents != 4 || m.SubagentTokens != subTokens || math.Abs(m.SubagentCostUSD-subCost) > 1e-9 ||
@@ -483,7 +473,7 @@ func TestTeamPlanSkipsAfterFailureAndBoundsParallelism(t *testing.T) {
 		"limits": map[string]any{"maxParallel": 2},
 		"policy": map[string]any{"allowAll": true},
 	}, log.add, nil)
-	var sum teamSummary
+	var sum protocol.AgentSummary
 	json.Unmarshal(res.Result, &sum)
 	if res.Error != nil || sum.Status != "completed" {
 		t.Fatalf("agent/run: %v %s", res.Error, res.Result)
@@ -520,7 +510,7 @@ func TestTeamPlanSkipsAfterFailureAndBoundsParallelism(t *testing.T) {
 	if n := worktreeCount(t, root); n != 1 {
 		t.Errorf("git worktree list:\n%s", gitCmd(t, root, "worktree", "list"))
 	}
-	if sum.Metrics.Subagents != 4 {
+	if sum.Metrics == nil || sum.Metrics.Subagents != 4 {
 		t.Errorf("metrics %+v", sum.Metrics)
 	}
 }
@@ -650,7 +640,7 @@ func TestTeamCancelSubagentMidCommand(t *testing.T) {
 			release()
 		}
 	})
-	var sum teamSummary
+	var sum protocol.AgentSummary
 	json.Unmarshal(res.Result, &sum)
 	if res.Error != nil || sum.Status != "completed" {
 		t.Fatalf("agent/run: %v %s", res.Error, res.Result)
@@ -846,7 +836,7 @@ func TestTeamPlanApproval(t *testing.T) {
 				finished = append(finished, ev.Event)
 			}
 		}, nil)
-	var sum teamSummary
+	var sum protocol.AgentSummary
 	json.Unmarshal(res.Result, &sum)
 	if res.Error != nil || sum.Status != "completed" {
 		t.Fatalf("agent/run: %v %s", res.Error, res.Result)
