@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Task statuses (addendum §7).
@@ -280,14 +281,11 @@ func (s *Store) failOrphan(id string, alive func(Owner) bool) (bool, error) {
 func failedSummary(t *Task) json.RawMessage {
 	members, ok := objectMembers(t.Summary)
 	if !ok {
-		// The agent/run summary's members in its wire order (protocol.md).
-		members = []member{
-			{"taskId", jsonOf(t.TaskID)}, {"status", nil}, {"text", jsonOf("")},
-			{"changedFiles", json.RawMessage("[]")}, {"operations", json.RawMessage("[]")},
-			{"validations", json.RawMessage("[]")}, {"validationRan", json.RawMessage("false")},
-			{"skippedChecks", json.RawMessage("[]")}, {"model", jsonOf(t.Model)},
-			{"iterations", json.RawMessage("0")}, {"toolCalls", json.RawMessage("0")}, {"error", nil},
-		}
+		// The agent/run summary (protocol.AgentSummary, so its members and
+		// their order are the type's) with no usage or metrics.
+		members, _ = objectMembers(jsonOf(protocol.AgentSummary{TaskID: t.TaskID, Model: t.Model,
+			ChangedFiles: []protocol.FileChange{}, Operations: []string{}, Validations: []protocol.ValidationResult{},
+			SkippedChecks: []protocol.SkippedCheck{}}))
 	}
 	members = setMember(members, "status", jsonOf(StatusFailed))
 	members = setMember(members, "error", jsonOf(t.Error))

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,6 +85,15 @@ func TestFailOrphans(t *testing.T) {
 	json.Unmarshal(bare.Summary, &m)
 	if m["status"] != "failed" || m["error"] != bare.Error || bare.Error == "" || m["taskId"] != "bare" || m["model"] != "m1" {
 		t.Fatalf("summary of a task killed before its first summary: %s", bare.Summary)
+	}
+	// Its members are protocol.AgentSummary's, in that order, with no usage
+	// or metrics (nobody measured them).
+	const head = `{"taskId":"bare","status":"failed","text":"","changedFiles":[],"operations":[],"validations":[],` +
+		`"validationRan":false,"skippedChecks":[],"model":"m1","iterations":0,"toolCalls":0,"error":`
+	var compact bytes.Buffer
+	json.Compact(&compact, bare.Summary)
+	if !strings.HasPrefix(compact.String(), head) {
+		t.Fatalf("summary %s, want it to start %s", compact.String(), head)
 	}
 	if l, _ := s.Load("live"); l.Status != StatusRunning {
 		t.Fatal("live task was failed")
