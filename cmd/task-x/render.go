@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/mattn/go-runewidth"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
@@ -248,4 +249,29 @@ func truncateLine(s string, width int) string {
 		return s
 	}
 	return runewidth.Truncate(s, width, "…")
+}
+
+// wrapText wraps s (ANSI-aware, at spaces, else anywhere) to fit width
+// cells after a short label, continuation lines indented; width 0 leaves it.
+func wrapText(s string, width int, indent string) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(ansi.Wrap(s, max(20, width-len(indent)-8), " "), "\n")
+	return strings.Join(lines, "\n"+indent)
+}
+
+// wrapLines wraps every line of s to width cells (the viewport cuts lines
+// longer than its width).
+func wrapLines(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Wrap(l, width, " ")
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -266,8 +266,7 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 			if method == "agent/event" {
 				p.event(params)
 				if tp := prog.Load(); tp != nil {
-					var ev agentEvent
-					if json.Unmarshal(params, &ev) == nil {
+					if ev, err := parseEvent(params); err == nil {
 						tp.Send(eventMsg{ev})
 					}
 				}
@@ -376,7 +375,7 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		return exitCode(exitCancelled)
 	case sum.Status != "completed":
 		if f.format != "text" && sum.Error != nil {
-			fmt.Fprintln(os.Stderr, "task-x: the task failed:", *sum.Error)
+			fmt.Fprintln(os.Stderr, "task-x: the task failed:", summaryError(*sum.Error, r.prov))
 		}
 		return exitCode(exitFailed)
 	case unasked != "":

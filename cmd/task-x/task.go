@@ -122,6 +122,9 @@ func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) 
 	if r.validation != nil {
 		params["validation"] = r.validation
 	}
+	r.p.mu.Lock()
+	r.p.prov = r.prov
+	r.p.mu.Unlock()
 	r.p.startTurn()
 	var raw json.RawMessage
 	err := r.s.call(ctx, "agent/run", params, &raw)
@@ -189,7 +192,10 @@ type printer struct {
 	waited      map[string]time.Duration // callId → time spent waiting for the user
 	spin        *lineSpinner
 	lastSummary json.RawMessage
-	task        string // the first task id seen in events
+	task        string   // the first task id seen in events
+	ewWidth     int      // the width to wrap stderr's lines at, 0 when it is not a terminal
+	prov        defaults // the provider of the running turn
+	errShown    bool     // an error event was shown in this turn
 }
 
 // currentTask is the task id the events of this session carried.
@@ -204,6 +210,7 @@ func newPrinter(format string, color bool) *printer {
 		tty: isTerminal(os.Stdout) && format == "text", width: termWidth(),
 		waiting: map[string]time.Time{}, waited: map[string]time.Duration{}}
 	if isTerminal(os.Stderr) && format == "text" {
+		p.ewWidth = p.width
 		p.spin = newSpinner(os.Stderr, p)
 	}
 	return p
@@ -236,6 +243,7 @@ func (p *printer) startTurn() {
 	p.turnStart = time.Now()
 	p.tokens = 0
 	p.turnTools, p.turnFiles = 0, map[string]bool{}
+	p.errShown = false
 	p.mu.Unlock()
 	if p.spin != nil {
 		p.spin.start()
@@ -296,6 +304,31 @@ type agentEvent struct {
 		ExitCode     int             `json:"exitCode"`
 		TimedOut     bool            `json:"timedOut"`
 	} `json:"event"`
+	// typed is the event decoded as its protocol type (nil when it was
+	// not decoded by parseEvent).
+	typed protocol.AgentEvent
+}
+
+// parseEvent decodes the params of an agent/event notification.
+func parseEvent(params json.RawMessage) (agentEvent, error) {
+	var ev agentEvent
+	if err := json.Unmarshal(params, &ev); err != nil {
+		return ev, err
+	}
+	var p protocol.AgentEventParams
+	if json.Unmarshal(params, &p) == nil {
+		ev.typed = p.Event
+	}
+	return ev, nil
+}
+
+// errorLine is the text of an `error` event: a provider error as one
+// sentence naming the fix (the details with --verbose).
+func errorLine(ev agentEvent, prov defaults) string {
+	if e, ok := ev.typed.(protocol.ErrorEvent); ok {
+		return showProviderError(e, prov)
+	}
+	return ev.Event.Message
 }
 
 func (p *printer) event(params json.RawMessage) {
@@ -304,8 +337,8 @@ func (p *printer) event(params json.RawMessage) {
 		fmt.Fprintf(p.w, "%s\n", compactJSON(params))
 		p.mu.Unlock()
 	}
-	var ev agentEvent
-	if json.Unmarshal(params, &ev) != nil {
+	ev, err := parseEvent(params)
+	if err != nil {
 		return
 	}
 	e := ev.Event
@@ -366,14 +399,15 @@ func (p *printer) event(params json.RawMessage) {
 		p.flushText()
 		p.spin.clearLine()
 		fmt.Fprintf(p.ew, "  %s %s\n", p.st.dim.Render(e.Kind), e.Path)
-	case "warning", "error":
+	case "warning":
 		p.flushText()
 		p.spin.clearLine()
-		st := p.st.warn
-		if e.Type == "error" {
-			st = p.st.bad
-		}
-		fmt.Fprintf(p.ew, "%s %s\n", st.Render(e.Type+":"), e.Message)
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.warn.Render("warning:"), wrapText(e.Message, p.ewWidth, "  "))
+	case "error":
+		p.flushText()
+		p.spin.clearLine()
+		p.errShown = true
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.bad.Render("error:"), wrapText(errorLine(ev, p.prov), p.ewWidth, "  "))
 	case "validationStarted":
 		p.flushText()
 		p.spin.clearLine()
@@ -431,12 +465,14 @@ func (p *printer) toolFinished(tool, callID string, ok *bool, errv any, result j
 func (p *printer) printSummary(sum *taskSummary, elapsed time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprint(p.ew, "\n"+formatSummary(p.st, sum, elapsed))
+	fmt.Fprint(p.ew, "\n"+formatSummary(p.st, sum, elapsed, p.prov, p.errShown, p.ewWidth))
 }
 
 // formatSummary is the summary of a turn: a line with the status, counts
 // and time, then the changed files and the checks.
-func formatSummary(st styles, sum *taskSummary, elapsed time.Duration) string {
+// The error of a failed turn is left out when an error event showed it
+// (errShown); a provider error is its sentence. Lines wrap at width.
+func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defaults, errShown bool, width int) string {
 	var b strings.Builder
 	s := st.ok
 	mark := "✓"
@@ -453,8 +489,8 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration) string {
 	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
 		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,
 		usage.InputTokens, usage.OutputTokens, formatDuration(elapsed))
-	if sum.Error != nil && sum.Status != "cancelled" {
-		fmt.Fprintln(&b, st.bad.Render("error:"), *sum.Error)
+	if sum.Error != nil && sum.Status != "cancelled" && !errShown {
+		fmt.Fprintln(&b, st.bad.Render("error:"), wrapText(summaryError(*sum.Error, prov), width, "  "))
 	}
 	if len(sum.ChangedFiles) > 0 {
 		fmt.Fprintln(&b, "changed files:")

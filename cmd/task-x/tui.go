@@ -78,7 +78,7 @@ func renderItem(st styles, it *item, width int) string {
 	var s string
 	switch it.kind {
 	case itemNote:
-		s = strings.TrimRight(it.text, "\n") + "\n"
+		s = wrapLines(strings.TrimRight(it.text, "\n"), width) + "\n"
 	case itemUser:
 		s = "\n" + st.prompt.Render("› ") + strings.ReplaceAll(strings.TrimRight(it.text, "\n"), "\n", "\n  ") + "\n"
 	case itemAnswer:
@@ -186,6 +186,7 @@ type tuiModel struct {
 	cancel         context.CancelFunc
 	waitFrom       map[string]time.Time
 	waited         map[string]time.Duration
+	errShown       bool // an error event was shown in this turn
 
 	ask     *asking
 	pending []tea.Msg // approvals and questions waiting for the open one
@@ -536,6 +537,7 @@ func (m *tuiModel) submit() tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.busy, m.stopping, m.cancel = true, false, cancel
 	m.turnStart, m.turnTools, m.turnFiles, m.tokens = time.Now(), 0, map[string]bool{}, 0
+	m.errShown = false
 	r := m.r
 	run := func() tea.Msg {
 		start := time.Now()
@@ -567,7 +569,7 @@ func (m *tuiModel) turnDone(d turnDoneMsg) tea.Cmd {
 	case d.err != nil:
 		m.note("%s %s", m.st.bad.Render("error:"), friendly(d.err))
 	default:
-		m.note("\n%s", strings.TrimRight(formatSummary(m.st, d.sum, d.elapsed), "\n"))
+		m.note("\n%s", strings.TrimRight(formatSummary(m.st, d.sum, d.elapsed, m.r.prov, m.errShown, 0), "\n"))
 	}
 	return nil
 }
@@ -634,12 +636,11 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 	case "fileChanged":
 		m.turnFiles[e.Path] = true
 		m.note("  %s %s", m.st.dim.Render(e.Kind), e.Path)
-	case "warning", "error":
-		s := m.st.warn
-		if e.Type == "error" {
-			s = m.st.bad
-		}
-		m.note("%s %s", s.Render(e.Type+":"), e.Message)
+	case "warning":
+		m.note("%s %s", m.st.warn.Render("warning:"), e.Message)
+	case "error":
+		m.errShown = true
+		m.note("%s %s", m.st.bad.Render("error:"), errorLine(ev, m.r.prov))
 	case "validationStarted":
 		m.add(&item{kind: itemTool, callID: "check:" + e.Name, head: m.st.tool.Render("● check "+e.Name+":") + " " + e.Command})
 	case "validationFinished":
