@@ -82,6 +82,7 @@ check its version.
 Usage:
   task-x-runtime [flags]
   task-x-runtime --mcp-server [--root DIR] [--data-dir DIR] [--no-tools]
+                 [--policy JSON] [--hooks FILE] [--workspace-trusted]
   task-x-runtime --acp [--data-dir DIR]
   task-x-runtime --hook-shell-edit
   task-x-runtime --version
@@ -99,6 +100,9 @@ Examples:
   TASK_X_PROVIDER=anthropic TASK_X_MODEL=claude-sonnet-4-5 task-x-runtime --acp
   # Serve this folder's tools (read_file, replace_text, ...) to an MCP client:
   task-x-runtime --mcp-server --root ~/src/project
+  # The same, refusing writes and running the user's PreToolUse hooks:
+  task-x-runtime --mcp-server --root ~/src/project --policy '{"mode":"readOnly"}' \
+    --hooks ~/.claude/settings.json
   # Print the version:
   task-x-runtime --version
   # A protocol session by hand (initialize, then open a folder):
@@ -124,6 +128,9 @@ func run() int {
 	mcpNoTools := fs.Bool("no-tools", false, "with --mcp-server, serve only the approve tool")
 	mcpTaskID := fs.String("task-id", "", "with --mcp-server, the task the edits are recorded under")
 	mcpForward := fs.Bool("forward", false, "with --mcp-server, run every tool call in the parent runtime named by TASK_X_APPROVAL (claude/run)")
+	mcpPolicy := fs.String("policy", "", `with --mcp-server, agent/run's policy as JSON ({"mode","allow","deny","allowAll"}): a denied call fails, one it would ask about is refused`)
+	mcpHooks := fs.String("hooks", "", "with --mcp-server, a file of Claude Code hooks settings whose PreToolUse/PostToolUse hooks run around each call")
+	mcpTrusted := fs.Bool("workspace-trusted", false, "with --mcp-server, run the workspace's .task-x/hooks.json hooks too")
 	hook := fs.Bool("hook-shell-edit", false, "run as the Claude Code PreToolUse hook")
 	printSchema := fs.Bool("print-schema", false, "print the JSON Schema (2020-12) of the protocol and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the run to this file")
@@ -205,7 +212,8 @@ func run() int {
 	// No command outlives the runtime (addendum §9).
 	defer sandbox.KillAll()
 	if *mcpServer {
-		return runMCPServer(ctx, *mcpRoot, *mcpDataDir, *mcpTaskID, *mcpNoTools, *mcpForward, logger, secrets)
+		return runMCPServer(ctx, *mcpRoot, *mcpDataDir, *mcpTaskID, *mcpNoTools, *mcpForward,
+			mcpOptions{policy: *mcpPolicy, hooksFile: *mcpHooks, trusted: *mcpTrusted}, logger, secrets)
 	}
 	home, _ := os.UserHomeDir()
 	if *acpMode {

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/policy"
 
 	"github.com/task-x/task-x-runtime/internal/logx"
 	"github.com/task-x/task-x-runtime/internal/mcp"
@@ -25,7 +30,14 @@ import (
 // tool call goes to the parent runtime over the TASK_X_APPROVAL connection
 // and runs there in the task's own environment. Commands run in
 // the sandbox; TASK_X_APPROVAL names the parent runtime's approval endpoint.
-func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, forward bool, log *slog.Logger, secrets *logx.Secrets) int {
+//
+// The tool calls go through the tool-call pipeline with the hooks of
+// --hooks FILE (Claude Code's hooks settings; the workspace's
+// .task-x/hooks.json too with --workspace-trusted) and, with --policy
+// JSON (agent/run's policy), its gate: a deny rule or a refused class
+// fails the call, one it would ask about is refused (the MCP client asks
+// its own user). Without --policy the client decides, as before.
+func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, forward bool, mo mcpOptions, log *slog.Logger, secrets *logx.Secrets) int {
 	opts := &mcp.ServeOptions{NoTools: noTools, Approval: os.Getenv(mcp.ApprovalEnv), Logger: log, Version: version}
 	var sess *session.Session
 	switch {
@@ -56,11 +68,17 @@ func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, fo
 			log.Error("--mcp-server: opening the workspace", "err", err)
 			return 2
 		}
-		opts.Registry, opts.Env, opts.OnChanges, err = sess.ServedTools(taskID)
+		pol, err := mo.configure(sess)
+		if err != nil {
+			log.Error("--mcp-server: " + err.Error())
+			return 2
+		}
+		served, err := sess.ServedTools(taskID, pol, nil)
 		if err != nil {
 			log.Error("--mcp-server: opening the workspace", "err", err)
 			return 2
 		}
+		opts.Registry, opts.Env, opts.OnChanges, opts.Middleware = served.Tools, served.Env, served.OnChanges, served.Middleware
 	}
 	err := mcp.Serve(ctx, os.Stdin, os.Stdout, opts)
 	if sess != nil {
@@ -71,4 +89,38 @@ func runMCPServer(ctx context.Context, root, dataDir, taskID string, noTools, fo
 		return 1
 	}
 	return 0
+}
+
+// mcpOptions are --mcp-server's --policy, --hooks and
+// --workspace-trusted.
+type mcpOptions struct {
+	policy, hooksFile string
+	trusted           bool
+}
+
+// configure gives the session the hooks of --hooks (and trust for the
+// workspace's) and returns the --policy (nil without one). A malformed
+// flag is an error naming it.
+func (mo mcpOptions) configure(sess *session.Session) (*policy.Policy, error) {
+	var conf json.RawMessage
+	if mo.hooksFile != "" {
+		b, err := fsx.ReadRegular(mo.hooksFile, 1<<20)
+		if err != nil {
+			return nil, fmt.Errorf("--hooks: %w", err)
+		}
+		conf = b
+	}
+	if conf != nil || mo.trusted {
+		if _, err := sess.ConfigureHooks(conf, mo.trusted); err != nil {
+			return nil, fmt.Errorf("--hooks %s: %w", mo.hooksFile, err)
+		}
+	}
+	if mo.policy == "" {
+		return nil, nil
+	}
+	pol, err := policy.Parse(json.RawMessage(mo.policy))
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	return &pol, nil
 }

@@ -153,10 +153,12 @@ func (f *fixture) job(env *tool.Env) *task.Job {
 // puts in its pipeline.
 func (f *fixture) middleware(env *tool.Env) []toolcall.Middleware {
 	job := f.job(env)
-	return []toolcall.Middleware{
-		toolcall.WithHooks(toolcall.Hooks{Pre: job.PreToolUse, Post: job.PostToolUse}),
-		toolcall.PolicyGate(f.pol, func(ctx context.Context, c *toolcall.Call, preview string) bool { return f.decide(c.Name, preview) }),
-	}
+	return []toolcall.Middleware{toolcall.WithHooks(toolcall.Hooks{Pre: job.PreToolUse, Post: job.PostToolUse}), f.gate()}
+}
+
+// gate is the fixture's policy with its user.
+func (f *fixture) gate() toolcall.Middleware {
+	return toolcall.PolicyGate(f.pol, func(ctx context.Context, c *toolcall.Call, preview string) bool { return f.decide(c.Name, preview) })
 }
 
 // scripted is a model that makes one call, then ends.
@@ -218,19 +220,25 @@ var paths = []struct {
 	}},
 	{"claude/run forwarded", func(t *testing.T, f *fixture, name string, input json.RawMessage) outcome {
 		env := f.proj.Env(false, "task-paths")
-		fw := claudecode.NewForwarded(f.job(env), f.middleware(env)[1])
+		fw := claudecode.NewForwarded(f.job(env), f.gate())
 		ans := fw.Run(context.Background(), mcp.ToolCall{Name: name, Input: input, CallID: "call_1"})
 		return outcome{Text: ans.Content, IsError: ans.IsError}
 	}},
 	{"--mcp-server", func(t *testing.T, f *fixture, name string, input json.RawMessage) outcome {
-		env := f.proj.Env(true, "")
+		// As runMCPServer wires it: the session's hooks (config/hooks)
+		// and policy in ServedTools' middleware; here with a user to ask.
+		sess := f.session(t)
+		served, err := sess.ServedTools("", &f.pol, func(ctx context.Context, c *toolcall.Call, preview string) bool { return f.decide(c.Name, preview) })
+		if err != nil {
+			t.Fatal(err)
+		}
 		cr, sw := io.Pipe()
 		sr, cw := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			mcp.Serve(ctx, sr, sw, &mcp.ServeOptions{Registry: f.tools, Env: env, Middleware: f.middleware(env)})
+			mcp.Serve(ctx, sr, sw, &mcp.ServeOptions{Registry: served.Tools, Env: served.Env, OnChanges: served.OnChanges, Middleware: served.Middleware})
 		}()
 		defer func() { cancel(); sr.Close(); <-done }()
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
@@ -246,13 +254,10 @@ var paths = []struct {
 		return outcome{Text: res.Content[0].(*sdk.TextContent).Text, IsError: res.IsError}
 	}},
 	{"tools/call", func(t *testing.T, f *fixture, name string, input json.RawMessage) outcome {
-		// The session's own Env is the one its calls run in; the hooks'
-		// job only needs the root.
-		sess := session.New(&session.Options{ToolMiddleware: f.middleware(f.proj.Env(true, ""))})
-		defer sess.Close()
-		if _, err := sess.Open(context.Background(), f.root, nil); err != nil {
-			t.Fatal(err)
-		}
+		// The session's own hooks (config/hooks) run around the call;
+		// tools/call has no policy of its own (the user asked for the
+		// call), so the policy comes as a front end's middleware.
+		sess := f.session(t, f.gate())
 		raw, err := sess.CallTool(context.Background(), name, input)
 		if err != nil {
 			text, isErr := toolcall.Outcome{Err: err}.Text()
@@ -266,6 +271,21 @@ var paths = []struct {
 		}
 		return outcome{Text: res.Content}
 	}},
+}
+
+// session is a session on the fixture's root with its hooks configured
+// as config/hooks would (mw: a front end's own middleware for tools/call).
+func (f *fixture) session(t *testing.T, mw ...toolcall.Middleware) *session.Session {
+	t.Helper()
+	sess := session.New(&session.Options{ToolMiddleware: mw})
+	t.Cleanup(sess.Close)
+	if _, err := sess.Open(context.Background(), f.root, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.ConfigureHooks(json.RawMessage(hooksJSON), false); err != nil {
+		t.Fatal(err)
+	}
+	return sess
 }
 
 // TestFourPathsSameDecisions runs the same calls through agent/run,
@@ -300,3 +320,51 @@ func validateOff(off *bool) (c validateConfig) {
 }
 
 type validateConfig = validate.Config
+
+// TestServedToolsWithoutApprover: --mcp-server with a policy and nobody
+// to ask refuses a call the policy asks about (naming why), runs an
+// allowed one and refuses a denied one, and runs the session's hooks.
+func TestServedToolsWithoutApprover(t *testing.T) {
+	f := newFixture(t)
+	sess := f.session(t)
+	served, err := sess.ServedTools("", &f.pol, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &toolcall.Pipeline{Tools: served.Tools, Env: served.Env, Middleware: served.Middleware}
+	for _, c := range []struct{ tool, input, want string }{
+		{"move_path", `{"from":"a.txt","to":"c.txt"}`, "denied by policy: " + session.NoApprover},
+		{"write_file", `{"path":"b.txt","content":"x\n"}`, "denied by policy: "},
+		{"delete_path", `{"path":"a.txt"}`, "no deletes here"},
+		{"replace_text", `{"path":"a.txt","oldText":"hello","newText":"bye"}`, ""},
+	} {
+		text, isErr := p.Invoke(context.Background(), toolcall.Call{Name: c.tool, Input: json.RawMessage(c.input)}).Text()
+		if c.want == "" {
+			if isErr {
+				t.Errorf("%s: %q", c.tool, text)
+			}
+			continue
+		}
+		if !isErr || !strings.Contains(text, c.want) {
+			t.Errorf("%s: %q (error %v), want %q", c.tool, text, isErr, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.root, "a.txt")); string(b) != "bye\n" {
+		t.Errorf("a.txt %q", b)
+	}
+	if len(f.previews) != 0 {
+		t.Errorf("asked %q", f.previews)
+	}
+	// Without a policy, the MCP client decides: the hooks alone.
+	served, err = sess.ServedTools("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = &toolcall.Pipeline{Tools: served.Tools, Env: served.Env, Middleware: served.Middleware}
+	if text, isErr := p.Invoke(context.Background(), toolcall.Call{Name: "move_path", Input: json.RawMessage(`{"from":"a.txt","to":"c.txt"}`)}).Text(); isErr {
+		t.Errorf("move_path without a policy: %q", text)
+	}
+	if text, isErr := p.Invoke(context.Background(), toolcall.Call{Name: "delete_path", Input: json.RawMessage(`{"path":"c.txt"}`)}).Text(); !isErr || !strings.Contains(text, "no deletes here") {
+		t.Errorf("delete_path without a policy: %q", text)
+	}
+}
