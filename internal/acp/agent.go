@@ -118,6 +118,7 @@ func New(opts *Options) *Agent {
 		so = *o.Session
 	}
 	so.Version, so.Logger, so.Secrets, so.Home, so.Client = o.Version, o.Logger, o.Secrets, o.Home, client{a}
+	so.Editor = editorFS{a} // fs.go: used when the client offers its fs methods
 	a.sess = session.New(&so)
 	return a
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,7 +73,7 @@ func TestSessionLifecycle(t *testing.T) {
 	var ns struct {
 		SessionID string `json:"sessionId"`
 		Modes     struct {
-			CurrentModeID  string `json:"currentModeId"`
+			CurrentModeID  string                `json:"currentModeId"`
 			AvailableModes []struct{ ID string } `json:"availableModes"`
 		} `json:"modes"`
 	}
@@ -80,7 +81,9 @@ func TestSessionLifecycle(t *testing.T) {
 	if ns.SessionID == "" || ns.Modes.CurrentModeID != "agent" || len(ns.Modes.AvailableModes) != 4 {
 		t.Fatalf("session/new: %s", res)
 	}
-	p.waitMsg(i, func(m msg) bool { return m.Method == "session/update" && strings.Contains(string(m.Params), "available_commands_update") })
+	p.waitMsg(i, func(m msg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), "available_commands_update")
+	})
 
 	id := p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "say hello"}}})
 	j, m := p.reply(id)
@@ -154,7 +157,7 @@ func TestPermissionAndDiff(t *testing.T) {
 	})
 	p := startAgent(t, testConfig(t, url))
 	var asked []string
-	p.answer = func(params json.RawMessage) any {
+	p.answer = func(_ string, params json.RawMessage) any {
 		var r struct {
 			ToolCall struct {
 				ToolCallID string `json:"toolCallId"`
@@ -371,8 +374,69 @@ func TestLoadConfig(t *testing.T) {
 	}); err == nil {
 		t.Fatal("a missing TASK_X_ACP_CONFIG file is no error")
 	}
-	cfg, _ = LoadConfig(t.TempDir(), func(k string) string { return map[string]string{"TASK_X_PROVIDER": "anthropic", "TASK_X_MODEL": "m"}[k] })
+	cfg, _ = LoadConfig(t.TempDir(), func(k string) string {
+		return map[string]string{"TASK_X_PROVIDER": "anthropic", "TASK_X_MODEL": "m"}[k]
+	})
 	if cfg.missingKey() == "" {
 		t.Fatal("anthropic without a key is not missing one")
+	}
+}
+
+// A client that offers its fs methods: read_file shows the editor's
+// unsaved buffer, replace_text edits it and the edit log writes the result
+// to the disk, then fs/write_text_file gives the editor the new content.
+func TestClientFS(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		switch n {
+		case 0:
+			return turn{calls: []call{{"read_file", map[string]any{"path": "main.go"}}}}
+		case 1:
+			return turn{calls: []call{{"replace_text", map[string]any{"path": "main.go", "oldText": "func main() { unsaved() }", "newText": "func main() { saved() }"}}}}
+		}
+		return turn{text: "done"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	dir := workspace(t)
+	main := filepath.Join(dir, "main.go")
+	var mu sync.Mutex
+	var reads, writes []string
+	p.answer = func(method string, params json.RawMessage) any {
+		var r struct{ SessionID, Path, Content string }
+		json.Unmarshal(params, &r)
+		mu.Lock()
+		defer mu.Unlock()
+		switch method {
+		case "fs/read_text_file":
+			reads = append(reads, r.Path)
+			if r.Path == main {
+				return map[string]any{"content": "package main\n\nfunc main() { unsaved() }\n"}
+			}
+			b, _ := os.ReadFile(r.Path)
+			return map[string]any{"content": string(b)}
+		case "fs/write_text_file":
+			writes = append(writes, r.Path+"="+r.Content)
+			return map[string]any{}
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}})
+	_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	_, res = p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "fix main"}}})
+	if !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("prompt: %s", res)
+	}
+	want := "package main\n\nfunc main() { saved() }\n"
+	if b, _ := os.ReadFile(main); string(b) != want {
+		t.Fatalf("disk: %q", b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reads) < 2 || reads[0] != main {
+		t.Fatalf("fs/read_text_file: %v", reads)
+	}
+	if len(writes) != 1 || writes[0] != main+"="+want {
+		t.Fatalf("fs/write_text_file: %v", writes)
 	}
 }

@@ -127,7 +127,7 @@ type peer struct {
 	msgs   []msg
 	wake   chan struct{}
 	nextID int
-	answer func(params json.RawMessage) any
+	answer func(method string, params json.RawMessage) any
 	done   chan error
 }
 
@@ -148,7 +148,7 @@ func startAgent(t *testing.T, cfg *Config) *peer {
 				continue
 			}
 			if m.Method != "" && m.ID != nil && p.answer != nil {
-				res := p.answer(m.Params)
+				res := p.answer(m.Method, m.Params)
 				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
 				p.in.Write(append(b, '\n'))
 			}

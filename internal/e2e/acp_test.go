@@ -51,6 +51,11 @@ var acpScenarios = map[string][]step{
 		{calls: []scriptedCall{{"read_file", map[string]any{"path": "README.md"}}}},
 		{hang: true},
 	},
+	"scenario:buffer": {
+		{calls: []scriptedCall{{"read_file", map[string]any{"path": "src/buffer.txt"}}}},
+		{calls: []scriptedCall{{"replace_text", map[string]any{"path": "src/buffer.txt", "oldText": "unsaved buffer", "newText": "edited buffer"}}}},
+		{text: "Edited the buffer."},
+	},
 	"scenario:ask-mode": {{text: "Asked."}},
 	"scenario:continue": {{text: "Continued."}},
 }
@@ -88,7 +93,8 @@ func acpPick(offsets map[string]int, lens map[string]int) func(req map[string]an
 // model on a git repository: initialize, new session, a streamed answer,
 // a permission request answered each of the four ways, an edit with its
 // diff, cancel mid-turn (an open permission request and a model call),
-// set mode, then a second runtime loads the saved session and continues
+// the client's fs methods (an unsaved buffer edited, the result written
+// back), set mode, then a second runtime loads the saved session and continues
 // it. The client validates every message both ways against the SDK's
 // schema/v1/schema.json with ajv. Skips only when TASK_X_ACP_NPM is unset.
 func TestACPClient(t *testing.T) {
@@ -115,9 +121,10 @@ func TestACPClient(t *testing.T) {
 	model.pick = acpPick(offsets, lens)
 
 	repo := gitRepo(t, map[string]string{
-		"README.md":   "# demo\n\nA repository for the ACP test.\n",
-		"src/app.txt": "hello world\nsecond line\n",
-		"main.go":     "package main\n\nfunc main() {}\n",
+		"README.md":      "# demo\n\nA repository for the ACP test.\n",
+		"src/app.txt":    "hello world\nsecond line\n",
+		"src/buffer.txt": "saved text\n",
+		"main.go":        "package main\n\nfunc main() {}\n",
 	})
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -148,7 +155,7 @@ func TestACPClient(t *testing.T) {
 	}
 	t.Logf("validated %d messages; methods %v; updates %v", report.Validated, report.Methods, report.Updates)
 	for _, m := range []string{"initialize", "session/new", "session/prompt", "session/request_permission", "session/cancel",
-		"session/set_mode", "session/list", "session/load", "session/update"} {
+		"session/set_mode", "session/list", "session/load", "session/update", "fs/read_text_file", "fs/write_text_file"} {
 		if report.Methods[m] == 0 {
 			t.Errorf("no %s message was validated", m)
 		}
@@ -167,6 +174,7 @@ func TestACPClient(t *testing.T) {
 	for rel, want := range map[string]string{
 		"perm/allow-once.txt": "allowed once\n", "perm/allow-always-1.txt": "one\n", "perm/allow-always-2.txt": "two\n",
 		"perm/allow-always-3.txt": "three\n", "src/app.txt": "goodbye world\nsecond line\n",
+		"src/buffer.txt": "edited buffer text\n",
 	} {
 		if b, err := os.ReadFile(filepath.Join(repo, rel)); err != nil || string(b) != want {
 			t.Errorf("%s = %q, %v; want %q", rel, b, err, want)

@@ -59,6 +59,11 @@ type Options struct {
 	Sandbox *bool
 	// DataDir is the data folder, "" for none (initialize may set it).
 	DataDir string
+	// Editor is the client editor's view of the files (the Agent Client
+	// Protocol front end's fs/read_text_file and fs/write_text_file): the
+	// tools of a task read its unsaved buffers and tell it what they
+	// wrote; nil reads the disk only.
+	Editor Editor
 	// ToolMiddleware wraps CallTool's calls in the tool-call pipeline (a
 	// front end's hooks or policy); none for the JSON-RPC server's
 	// tools/call, where the user asked for the call.
@@ -218,6 +223,7 @@ func (s *Session) toolEnv(proj *project.Project, taskID string) *tool.Env {
 	env := proj.Env(s.sandboxOn(), taskID)
 	env.Ask = s.askUser
 	env.Secrets = s.secrets.List
+	env.Editor = s.opts.Editor
 	return env
 }
 

@@ -27,6 +27,7 @@ type (
 	ReplayInfo     = task.ReplayInfo      // agent/replay
 	PendingFile    = editlog.Pending      // edits/pending
 	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)
+	Editor         = tool.Editor          // Options.Editor (ACP fs methods)
 	ToolSpec       = tool.Spec            // tools/list
 	Skill          = skills.Skill         // skills/list
 	SkillError     = skills.LoadError     // skills/list

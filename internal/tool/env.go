@@ -74,6 +74,22 @@ type Env struct {
 	Project Project
 	Ask     Asker
 	Secrets func() []string
+	// Editor is the client editor's view of the files (nil: the disk
+	// only): read_file and the edit tools read its text of a UTF-8 file
+	// (its unsaved buffer wins over the disk) and tell it what the edit
+	// log wrote.
+	Editor Editor
+}
+
+// Editor is a client editor's view of the workspace's files (an Agent
+// Client Protocol client's fs/read_text_file and fs/write_text_file).
+// Text is its text of the file abs for task taskID, the unsaved buffer
+// when the file is open, and false when it has none (the disk is read
+// then). Wrote tells it the content the edit log just wrote to abs, so
+// its buffer shows the edit. Neither ever fails a tool call.
+type Editor interface {
+	Text(ctx context.Context, taskID, abs string) (string, bool)
+	Wrote(ctx context.Context, taskID, abs string, content []byte)
 }
 
 // ForTask returns a copy of e for the task taskID with a fresh stale-edit

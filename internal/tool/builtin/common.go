@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,6 +192,20 @@ func readRegular(r *os.Root, rel string) ([]byte, error) {
 		return nil, tool.Errorf(tool.ErrInvalidInput, "%s is a binary file; it cannot be shown or edited as text", rel)
 	}
 	return data, nil
+}
+
+// editorText is what the agent sees of the file p whose disk content is
+// disk: the client editor's text (its unsaved buffer) when env has an
+// editor that has one, for a UTF-8 file; else disk.
+func editorText(ctx context.Context, env *tool.Env, p fsx.Resolved, disk []byte) []byte {
+	if env.Editor == nil || !utf8.Valid(disk) {
+		return disk
+	}
+	text, ok := env.Editor.Text(ctx, env.TaskID, p.Abs)
+	if !ok || len(text) > maxFileBytes || !utf8.ValidString(text) || strings.IndexByte(text, 0) >= 0 {
+		return disk
+	}
+	return []byte(text)
 }
 
 // truncateRunes cuts s to at most n bytes on a UTF-8 boundary and reports

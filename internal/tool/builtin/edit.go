@@ -148,6 +148,9 @@ func (e *plannedEdit) commit(ctx context.Context, env *tool.Env, write writeFunc
 	if env.Reads != nil {
 		env.Reads.Record(p.Abs, e.newData)
 	}
+	if env.Editor != nil {
+		env.Editor.Wrote(ctx, env.TaskID, p.Abs, e.newData)
+	}
 	kind := "modified"
 	if !e.existed {
 		kind = "created"

@@ -92,6 +92,7 @@ func (*readFile) Run(ctx context.Context, env *tool.Env, input json.RawMessage) 
 	if err != nil {
 		return tool.Result{}, err
 	}
+	data = editorText(ctx, env, p, data) // the editor's unsaved buffer wins
 	if env.Reads != nil {
 		env.Reads.Record(p.Abs, data)
 	}

@@ -87,12 +87,16 @@ func (t *replaceText) Plan(ctx context.Context, env *tool.Env, input json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStale(env, p, data); err != nil {
+	// The edit applies to what the agent sees (the editor's unsaved
+	// buffer, when it has one); the edit log checks the disk still holds
+	// data when it writes.
+	base := editorText(ctx, env, p, data)
+	if err := checkStale(env, p, base); err != nil {
 		return nil, err
 	}
 
-	enc := detectEncoding(data)
-	content := enc.decode(data)
+	enc := detectEncoding(base)
+	content := enc.decode(base)
 	bom := ""
 	if strings.HasPrefix(content, utf8BOM) {
 		bom = utf8BOM

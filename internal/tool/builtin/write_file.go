@@ -93,7 +93,7 @@ func (t *writeFile) Plan(ctx context.Context, env *tool.Env, input json.RawMessa
 		if old, err = root.ReadFile(osName(p.Rel)); err != nil {
 			return nil, fsError(p.Rel, err)
 		}
-		if err := checkStale(env, p, old); err != nil {
+		if err := checkStale(env, p, editorText(ctx, env, p, old)); err != nil {
 			return nil, err
 		}
 	}

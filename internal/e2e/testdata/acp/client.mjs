@@ -108,6 +108,10 @@ const updates = []; // session/update params, in order
 const waiters = [];
 let onPermission = async () => ({ outcome: { outcome: "cancelled" } });
 const permissions = []; // session/request_permission params
+const fsReads = []; // fs/read_text_file paths
+const fsWrites = []; // fs/write_text_file params
+// The editor's unsaved buffers by absolute path; other files are read from the disk.
+const buffers = new Map([[path.join(cwd, "src/buffer.txt"), "unsaved buffer text\n"]]);
 
 function waitUpdate(from, pred) {
   for (let i = from; i < updates.length; i++) if (pred(updates[i])) return Promise.resolve(updates[i]);
@@ -132,6 +136,15 @@ const app = acp
   .onRequest(methods.client.session.requestPermission, async (c) => {
     permissions.push(c.params);
     return onPermission(c.params, c);
+  })
+  .onRequest(methods.client.fs.readTextFile, async (c) => {
+    fsReads.push(c.params.path);
+    return { content: buffers.get(c.params.path) ?? fs.readFileSync(c.params.path, "utf8") };
+  })
+  .onRequest(methods.client.fs.writeTextFile, async (c) => {
+    fsWrites.push(c.params);
+    buffers.set(c.params.path, c.params.content);
+    return {};
   });
 
 function startAgent() {
@@ -158,7 +171,7 @@ const first = startAgent();
 await app.connectWith(first.stream, async (agent) => {
   const init = await agent.request(methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
     clientInfo: { name: "task-x-e2e", version: "0" },
   });
   const caps = init.agentCapabilities;
@@ -233,6 +246,21 @@ await app.connectWith(first.stream, async (agent) => {
     `edit diff ${JSON.stringify(edit)}`,
   );
   assert(text(since(mark, se.sessionId, "agent_message_chunk")) === "Edited src/app.txt.", "edit answer");
+
+  // The client's fs methods: read_file sees the unsaved buffer, the edit
+  // applies to it, the edit log writes the result to the disk and the
+  // editor gets it with fs/write_text_file.
+  const sb = await newSession();
+  onPermission = option("allow_once");
+  const bufferPath = path.join(cwd, "src/buffer.txt");
+  const writesBefore = fsWrites.length;
+  r = await agent.request(methods.agent.session.prompt, say(sb.sessionId, "scenario:buffer"));
+  assert(r.stopReason === "end_turn", `buffer: ${r.stopReason}`);
+  assert(fsReads.includes(bufferPath), `fs/read_text_file: ${JSON.stringify(fsReads)}`);
+  const wrote = fsWrites.slice(writesBefore);
+  assert(wrote.length === 1 && wrote[0].path === bufferPath && wrote[0].content === "edited buffer text\n" && wrote[0].sessionId === sb.sessionId,
+    `fs/write_text_file: ${JSON.stringify(wrote)}`);
+  assert(fs.readFileSync(bufferPath, "utf8") === "edited buffer text\n", "the edit on disk");
 
   // Cancel mid-turn: with a permission request open (the client answers
   // it cancelled, as ACP asks), and while the model is answering.

@@ -1,0 +1,87 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// editorFS is the session's view of the client editor's files, used when
+// the client offers fs.readTextFile / fs.writeTextFile: our file tools read
+// an open file's unsaved buffer with fs/read_text_file and, after the edit
+// log wrote a file, give the editor its new content with
+// fs/write_text_file. Only a session's own task, and only files inside its
+// folder, go to the editor; the disk stays the answer otherwise. Commands
+// stay in our sandbox (no terminal/*).
+type editorFS struct{ a *Agent }
+
+// fsWait bounds one fs request: a client that does not answer leaves the
+// tool on the disk's content.
+const fsWait = 10 * time.Second
+
+type readTextFileParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+}
+
+type writeTextFileParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+}
+
+// target is the session of taskID when the client offers the capability
+// and abs lies inside the session's folder.
+func (e editorFS) target(taskID, abs string, write bool) *acpSession {
+	a := e.a
+	a.mu.Lock()
+	offered := a.client.FS.ReadTextFile
+	if write {
+		offered = a.client.FS.WriteTextFile
+	}
+	s := a.sessions[taskID] // a subagent's files are in its worktree: never the editor's
+	a.mu.Unlock()
+	if !offered || s == nil {
+		return nil
+	}
+	rel, err := filepath.Rel(s.cwd, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return nil
+	}
+	return s
+}
+
+func (e editorFS) Text(ctx context.Context, taskID, abs string) (string, bool) {
+	s := e.target(taskID, abs, false)
+	if s == nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(ctx, fsWait)
+	defer cancel()
+	raw, err := e.a.conn.Call(ctx, methodReadTextFile, readTextFileParams{SessionID: s.id, Path: abs})
+	if err != nil {
+		e.a.log.Debug("acp: fs/read_text_file failed; reading the disk", "err", err)
+		return "", false
+	}
+	var r struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Content == nil {
+		return "", false
+	}
+	return *r.Content, true
+}
+
+func (e editorFS) Wrote(ctx context.Context, taskID, abs string, content []byte) {
+	s := e.target(taskID, abs, true)
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsWait)
+	defer cancel()
+	if _, err := e.a.conn.Call(ctx, methodWriteTextFile, writeTextFileParams{SessionID: s.id, Path: abs, Content: string(content)}); err != nil {
+		e.a.log.Debug("acp: fs/write_text_file failed; the file on disk has the edit", "err", err)
+	}
+}
