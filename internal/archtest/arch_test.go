@@ -60,6 +60,9 @@ var protocolUsers = map[string]bool{
 	"internal/task": true, "internal/agent": true, "internal/claudecode": true, "internal/team": true,
 	// The task store writes a crash-swept task's summary (protocol.AgentSummary).
 	"internal/store": true,
+	// Parts whose results are wire shapes as they are name protocol's types
+	// (one definition): the workspace summary, the graph queries.
+	"internal/workspace": true, "internal/graph": true,
 }
 
 func TestImportDirection(t *testing.T) {

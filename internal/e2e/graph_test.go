@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // graphFixture copies internal/graph/testdata/ts (a TypeScript project with
@@ -33,37 +35,6 @@ func graphFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-type e2eGraph struct {
-	Nodes []struct {
-		ID      string `json:"id"`
-		Degree  int    `json:"degree"`
-		InCycle bool   `json:"inCycle"`
-	} `json:"nodes"`
-	Edges []struct {
-		From, To, Weight int
-		Kind             string
-	} `json:"edges"`
-	Total int `json:"total"`
-	Stats struct {
-		Files        int        `json:"files"`
-		ImportEdges  int        `json:"importEdges"`
-		Cycles       int        `json:"cycles"`
-		ImportCycles [][]string `json:"importCycles"`
-		Version      string     `json:"version"`
-	} `json:"stats"`
-}
-
-type e2eFileDeps struct {
-	Path      string `json:"path"`
-	DependsOn []struct {
-		Path    string   `json:"path"`
-		Kind    string   `json:"kind"`
-		Symbols []string `json:"symbols"`
-	} `json:"dependsOn"`
-	UsedBy      []json.RawMessage `json:"usedBy"`
-	ImportCycle []string          `json:"importCycle"`
 }
 
 // phases returns the workspace/progress phases recorded so far (and
@@ -107,13 +78,9 @@ func protocolPhases(t *testing.T, what string, params []map[string]json.RawMessa
 	}
 }
 
-func dependsOn(d e2eFileDeps, path, kind string) bool {
-	return slices.ContainsFunc(d.DependsOn, func(e struct {
-		Path    string   `json:"path"`
-		Kind    string   `json:"kind"`
-		Symbols []string `json:"symbols"`
-	}) bool {
-		return e.Path == path && e.Kind == kind
+func dependsOn(d protocol.GraphFileResult, path, kind string) bool {
+	return slices.ContainsFunc(d.DependsOn, func(e protocol.GraphDep) bool {
+		return e.Path == path && string(e.Kind) == kind
 	})
 }
 
@@ -162,7 +129,7 @@ func TestGraphThroughTheBinary(t *testing.T) {
 		t.Fatalf("ready reports an empty graph (no file parsed): %s", raw)
 	}
 
-	var g e2eGraph
+	var g protocol.GraphProjectResult
 	json.Unmarshal(p.mustCall("graph/project", map[string]any{}), &g)
 	if g.Stats.Files < 6 || g.Stats.ImportEdges < 7 || g.Total != len(g.Nodes) {
 		t.Errorf("graph/project stats %+v total %d nodes %d", g.Stats, g.Total, len(g.Nodes))
@@ -177,12 +144,12 @@ func TestGraphThroughTheBinary(t *testing.T) {
 	}
 
 	// focus with depth, module level, bad params.
-	var fg e2eGraph
+	var fg protocol.GraphProjectResult
 	json.Unmarshal(p.mustCall("graph/project", map[string]any{"focus": filepath.Join(root, "src/components/Button.tsx"), "depth": 1}), &fg)
 	if len(fg.Nodes) != 2 || fg.Nodes[0].ID != "src/components/Button.tsx" || fg.Nodes[1].ID != "src/app.tsx" {
 		t.Errorf("focus Button.tsx depth 1: %+v", fg.Nodes)
 	}
-	var mg e2eGraph
+	var mg protocol.GraphProjectResult
 	json.Unmarshal(p.mustCall("graph/project", map[string]any{"level": "module", "importsOnly": true}), &mg)
 	for _, n := range mg.Nodes {
 		if n.ID == "src/lib" && !n.InCycle {
@@ -195,7 +162,7 @@ func TestGraphThroughTheBinary(t *testing.T) {
 		}
 	}
 
-	var fd e2eFileDeps
+	var fd protocol.GraphFileResult
 	json.Unmarshal(p.mustCall("graph/file", map[string]any{"path": "src/app.tsx"}), &fd)
 	if !dependsOn(fd, "src/lib/index.ts", "import") || !dependsOn(fd, "src/components/Button.tsx", "import") ||
 		!slices.Equal(fd.ImportCycle, []string{"src/app.tsx", "src/lib/index.ts"}) {
@@ -207,8 +174,8 @@ func TestGraphThroughTheBinary(t *testing.T) {
 
 	// The tool gives the same data.
 	var tc struct {
-		Content string      `json:"content"`
-		Data    e2eFileDeps `json:"data"`
+		Content string                   `json:"content"`
+		Data    protocol.GraphFileResult `json:"data"`
 	}
 	json.Unmarshal(p.mustCall("tools/call", map[string]any{"name": "get_dependencies", "input": map[string]any{"path": "src/app.tsx"}}), &tc)
 	if !slices.Equal(tc.Data.ImportCycle, fd.ImportCycle) || len(tc.Data.DependsOn) != len(fd.DependsOn) || tc.Content == "" {

@@ -31,6 +31,8 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/syntax"
 	"github.com/task-x/task-x-runtime/internal/workspace"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Version is the graph engine version reported in stats.version. It
@@ -65,10 +67,7 @@ var ErrInvalid = errors.New("invalid graph query")
 
 // Hub is a file many others depend on: Dependents counts distinct files
 // with an edge (either kind) into Path.
-type Hub struct {
-	Path       string `json:"path"`
-	Dependents int    `json:"dependents"`
-}
+type Hub = protocol.GraphHub
 
 // Stats is graph/project's stats (protocol.md). Files counts file nodes
 // (indexed files with a parse result); Edges = ImportEdges +
@@ -83,20 +82,7 @@ type Hub struct {
 // of a package found in the workspace, Go imports inside a workspace
 // module) but matched no indexed file; imports of outside packages are not
 // counted.
-type Stats struct {
-	Files             int        `json:"files"`
-	Edges             int        `json:"edges"`
-	ImportEdges       int        `json:"importEdges"`
-	ReferenceEdges    int        `json:"referenceEdges"`
-	Modules           int        `json:"modules"`
-	Cycles            int        `json:"cycles"`
-	Orphans           int        `json:"orphans"`
-	Hubs              []Hub      `json:"hubs"`
-	ImportCycles      [][]string `json:"importCycles"`
-	BuildMs           int64      `json:"buildMs"`
-	Version           string     `json:"version"`
-	UnresolvedImports int        `json:"unresolvedImports"`
-}
+type Stats = protocol.GraphStats
 
 // Input is one file given to BuildFrom: Path is root-relative with "/",
 // Language as workspace.File.Language, Info its parse result (nil makes the

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Levels of graph/project.
@@ -20,13 +22,7 @@ const (
 // focus following edges both ways. MaxNodes (default 250, clamped to 600)
 // caps the nodes returned: the most connected without focus, the nearest
 // (then most connected) with it. ImportsOnly drops reference edges.
-type ProjectOptions struct {
-	Level       string `json:"level,omitempty"`
-	Focus       string `json:"focus,omitempty"`
-	Depth       int    `json:"depth,omitempty"`
-	MaxNodes    int    `json:"maxNodes,omitempty"`
-	ImportsOnly bool   `json:"importsOnly,omitempty"`
-}
+type ProjectOptions = protocol.GraphProjectParams
 
 // Node is one graph/project node. ID is a file path, or a folder path at
 // module level. Language is the file's language (a module's most common
@@ -34,33 +30,16 @@ type ProjectOptions struct {
 // Degree counts the edges touching the node at this level and edge filter
 // (before the maxNodes cap). InCycle is true for files in an import cycle,
 // and for modules in a cycle of module-level import edges.
-type Node struct {
-	ID       string `json:"id"`
-	Language string `json:"language"`
-	Symbols  int    `json:"symbols"`
-	Files    int    `json:"files"`
-	Degree   int    `json:"degree"`
-	InCycle  bool   `json:"inCycle"`
-}
+type Node = protocol.GraphNode
 
 // ProjectEdge is one graph/project edge: From and To index Nodes; Weight
 // counts linked symbols (at least 1; summed over files at module level);
 // Kind is "import" or "reference".
-type ProjectEdge struct {
-	From   int    `json:"from"`
-	To     int    `json:"to"`
-	Weight int    `json:"weight"`
-	Kind   string `json:"kind"`
-}
+type ProjectEdge = protocol.GraphEdge
 
 // ProjectResult is graph/project's result. Total is the node count before
 // the maxNodes cap.
-type ProjectResult struct {
-	Nodes []Node        `json:"nodes"`
-	Edges []ProjectEdge `json:"edges"`
-	Total int           `json:"total"`
-	Stats Stats         `json:"stats"`
-}
+type ProjectResult = protocol.GraphProjectResult
 
 // view is the graph at one level and edge filter.
 type view struct {
@@ -216,7 +195,7 @@ func (g *Graph) topFiles(o ProjectOptions) ProjectResult {
 			continue
 		}
 		if f, t := pos[e.from], pos[e.to]; f >= 0 && t >= 0 {
-			res.Edges = append(res.Edges, ProjectEdge{From: int(f), To: int(t), Weight: e.weight(), Kind: e.kind()})
+			res.Edges = append(res.Edges, ProjectEdge{From: int(f), To: int(t), Weight: e.weight(), Kind: protocol.EdgeKind(e.kind())})
 		}
 	}
 	return res
@@ -263,7 +242,7 @@ func (g *Graph) view(level string, importsOnly, adj bool) view {
 			if importsOnly && e.kind() != KindImport {
 				continue
 			}
-			v.edges = append(v.edges, ProjectEdge{From: int(e.from), To: int(e.to), Weight: e.weight(), Kind: e.kind()})
+			v.edges = append(v.edges, ProjectEdge{From: int(e.from), To: int(e.to), Weight: e.weight(), Kind: protocol.EdgeKind(e.kind())})
 		}
 	} else {
 		idx := map[string]int{}
@@ -308,7 +287,7 @@ func (g *Graph) view(level string, importsOnly, adj bool) view {
 			w[key{f, t, e.kind()}] += e.weight()
 		}
 		for k, wt := range w {
-			v.edges = append(v.edges, ProjectEdge{From: k.from, To: k.to, Weight: wt, Kind: k.kind})
+			v.edges = append(v.edges, ProjectEdge{From: k.from, To: k.to, Weight: wt, Kind: protocol.EdgeKind(k.kind)})
 		}
 		sort.Slice(v.edges, func(i, j int) bool {
 			a, b := v.edges[i], v.edges[j]
@@ -359,23 +338,14 @@ func (g *Graph) view(level string, importsOnly, adj bool) view {
 // Dep is one graph/file list entry: the other file, the edge kind and the
 // linked symbol names (sorted; empty for an import that names nothing the
 // target defines).
-type Dep struct {
-	Path    string   `json:"path"`
-	Kind    string   `json:"kind"`
-	Symbols []string `json:"symbols"`
-}
+type Dep = protocol.GraphDep
 
 // FileDeps is graph/file's result (protocol.md; addendum §10): the files
 // Path depends on, the files that use it, and the paths of the import
 // cycle it belongs to (empty when none). Lists are sorted by path then
 // kind; an import and a reference edge between the same pair are two
 // entries.
-type FileDeps struct {
-	Path        string   `json:"path"`
-	DependsOn   []Dep    `json:"dependsOn"`
-	UsedBy      []Dep    `json:"usedBy"`
-	ImportCycle []string `json:"importCycle"`
-}
+type FileDeps = protocol.GraphFileResult
 
 // File answers graph/file for a root-relative path. A path that is not an
 // indexed file wraps ErrNotIndexed; an indexed file that is not a graph
@@ -392,11 +362,11 @@ func (g *Graph) File(p string) (FileDeps, error) {
 	}
 	for _, ei := range g.out[i] {
 		e := &g.edges[ei]
-		res.DependsOn = append(res.DependsOn, Dep{Path: g.nodes[e.to].path, Kind: e.kind(), Symbols: g.symbolNames(e)})
+		res.DependsOn = append(res.DependsOn, Dep{Path: g.nodes[e.to].path, Kind: protocol.EdgeKind(e.kind()), Symbols: g.symbolNames(e)})
 	}
 	for _, ei := range g.in[i] {
 		e := &g.edges[ei]
-		res.UsedBy = append(res.UsedBy, Dep{Path: g.nodes[e.from].path, Kind: e.kind(), Symbols: g.symbolNames(e)})
+		res.UsedBy = append(res.UsedBy, Dep{Path: g.nodes[e.from].path, Kind: protocol.EdgeKind(e.kind()), Symbols: g.symbolNames(e)})
 	}
 	sortDeps(res.DependsOn)
 	sortDeps(res.UsedBy)

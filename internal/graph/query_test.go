@@ -177,7 +177,7 @@ func TestProjectModuleLevelAndImportsOnly(t *testing.T) {
 	}
 	var kinds []string
 	for _, e := range r.Edges {
-		kinds = append(kinds, r.Nodes[e.From].ID+">"+r.Nodes[e.To].ID+":"+e.Kind)
+		kinds = append(kinds, r.Nodes[e.From].ID+">"+r.Nodes[e.To].ID+":"+string(e.Kind))
 	}
 	sort.Strings(kinds)
 	want := []string{"a>b:import", "a>b:reference", "b>a:import"} // a/x→a/z is inside a: dropped

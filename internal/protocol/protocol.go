@@ -7,9 +7,13 @@
 // these declarations and their doc comments (internal/protocol/schema), and a
 // test fails when the committed files drift from them.
 //
-// The package uses the standard library only. Domain packages keep their
-// own types; the server and the clients in this repository (cmd/task-x, the
-// end-to-end tests) speak these.
+// The package uses the standard library only and imports nothing of this
+// module, so any layer may name its types: the front ends and the clients in
+// this repository (cmd/task-x, the end-to-end tests) speak them, the engines
+// and the task layer emit its events (AgentEvent), and a part whose result
+// is a wire shape as it is names the type here instead of declaring a twin
+// (workspace.Summary is WorkspaceSummary, graph.ProjectResult is
+// GraphProjectResult; internal/archtest lists who may).
 package protocol
 
 import "embed"

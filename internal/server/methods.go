@@ -97,22 +97,22 @@ func (s *Server) table() map[string]methodInfo {
 			return ss.Chat(ctx, protocol.ID(raw), p.Provider, p.Request)
 		}),
 
-		protocol.MethodWorkspaceOpen: method(func(ctx context.Context, p *protocol.WorkspaceOpenParams) (session.Summary, error) {
+		protocol.MethodWorkspaceOpen: method(func(ctx context.Context, p *protocol.WorkspaceOpenParams) (protocol.WorkspaceSummary, error) {
 			return ss.Open(ctx, p.Root, p.Exclude)
 		}),
-		protocol.MethodWorkspaceRefresh: method(func(ctx context.Context, _ *none) (session.Summary, error) {
+		protocol.MethodWorkspaceRefresh: method(func(ctx context.Context, _ *none) (protocol.WorkspaceSummary, error) {
 			return ss.Refresh(ctx)
 		}),
-		protocol.MethodContextInspect: method(func(ctx context.Context, _ *none) (session.Summary, error) {
+		protocol.MethodContextInspect: method(func(ctx context.Context, _ *none) (protocol.WorkspaceSummary, error) {
 			return ss.Summary()
 		}),
 		protocol.MethodContextRetrieve: method(func(ctx context.Context, p *retrieveParams) (session.RetrieveResult, error) {
 			return ss.Retrieve(ctx, p.Query, p.BudgetTokens, p.FocusPaths)
 		}),
-		protocol.MethodGraphProject: method(func(ctx context.Context, p *session.GraphOptions) (session.GraphResult, error) {
+		protocol.MethodGraphProject: method(func(ctx context.Context, p *protocol.GraphProjectParams) (protocol.GraphProjectResult, error) {
 			return ss.GraphProject(*p)
 		}),
-		protocol.MethodGraphFile: method(func(ctx context.Context, p *protocol.GraphFileParams) (session.FileDeps, error) {
+		protocol.MethodGraphFile: method(func(ctx context.Context, p *protocol.GraphFileParams) (protocol.GraphFileResult, error) {
 			return ss.GraphFile(p.Path)
 		}),
 

@@ -18,19 +18,19 @@ import (
 // graph and the retrieval index (graph, retrieval), then ready; every
 // elapsedMs counts from the call. A bad root or exclude glob is invalid
 // params.
-func (s *Session) Open(ctx context.Context, root string, exclude []string) (workspace.Summary, error) {
+func (s *Session) Open(ctx context.Context, root string, exclude []string) (protocol.WorkspaceSummary, error) {
 	start := time.Now()
 	if root == "" {
-		return workspace.Summary{}, Invalid("root is required")
+		return protocol.WorkspaceSummary{}, Invalid("root is required")
 	}
 	if !filepath.IsAbs(root) {
-		return workspace.Summary{}, Invalid("root must be an absolute path, got %q", root)
+		return protocol.WorkspaceSummary{}, Invalid("root must be an absolute path, got %q", root)
 	}
 	// A bad exclude glob is the client's params, not an internal error:
 	// check it here with the same rule workspace.Open applies (`**`).
 	for _, g := range exclude {
 		if g == "" || !doublestar.ValidatePattern(g) {
-			return workspace.Summary{}, Invalid("exclude: invalid glob %q", g)
+			return protocol.WorkspaceSummary{}, Invalid("exclude: invalid glob %q", g)
 		}
 	}
 	s.mu.Lock()
@@ -57,9 +57,9 @@ func (s *Session) Open(ctx context.Context, root string, exclude []string) (work
 	if err != nil {
 		s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "failed", "error": err.Error()})
 		if errors.Is(err, workspace.ErrInvalidRoot) {
-			return workspace.Summary{}, Invalid("%v", err)
+			return protocol.WorkspaceSummary{}, Invalid("%v", err)
 		}
-		return workspace.Summary{}, err
+		return protocol.WorkspaceSummary{}, err
 	}
 	sum := proj.Summary()
 	direct := s.toolEnv(proj, "")
@@ -82,10 +82,10 @@ func (s *Session) Open(ctx context.Context, root string, exclude []string) (work
 func (s *Session) Project() (*project.Project, error) { return s.project() }
 
 // Summary is the open workspace's summary (context/inspect).
-func (s *Session) Summary() (workspace.Summary, error) {
+func (s *Session) Summary() (protocol.WorkspaceSummary, error) {
 	proj, err := s.project()
 	if err != nil {
-		return workspace.Summary{}, err
+		return protocol.WorkspaceSummary{}, err
 	}
 	return proj.Summary(), nil
 }
@@ -93,16 +93,16 @@ func (s *Session) Summary() (workspace.Summary, error) {
 // Refresh scans the open workspace again (unchanged files are not parsed
 // again), builds the graph and answers the summary, with the progress of
 // Open (indexing from the scan, graph, retrieval, ready).
-func (s *Session) Refresh(ctx context.Context) (workspace.Summary, error) {
+func (s *Session) Refresh(ctx context.Context) (protocol.WorkspaceSummary, error) {
 	start := time.Now()
 	proj, err := s.project()
 	if err != nil {
-		return workspace.Summary{}, err
+		return protocol.WorkspaceSummary{}, err
 	}
 	sum, err := proj.Refresh(ctx)
 	if err != nil {
 		s.notify(ctx, protocol.MethodWorkspaceProg, map[string]any{"phase": "failed", "error": err.Error()})
-		return workspace.Summary{}, err
+		return protocol.WorkspaceSummary{}, err
 	}
 	s.graphReady(ctx, proj, start)
 	return sum, nil

@@ -2,14 +2,12 @@ package session
 
 import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
-	"github.com/task-x/task-x-runtime/internal/graph"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/skills"
 	"github.com/task-x/task-x-runtime/internal/store"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/workspace"
 	"github.com/task-x/task-x-runtime/internal/worktree"
 )
 
@@ -17,10 +15,6 @@ import (
 // answer them, so a front end names them here and imports no part below
 // the session.
 type (
-	Summary        = workspace.Summary    // workspace/open, workspace/refresh, context/inspect
-	GraphOptions   = graph.ProjectOptions // graph/project params
-	GraphResult    = graph.ProjectResult  // graph/project
-	FileDeps       = graph.FileDeps       // graph/file
 	ModelInfo      = provider.ModelInfo   // provider/models
 	ChatResult     = provider.Result      // chat/send
 	TaskInfo       = store.Info           // agent/tasks

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Instruction scopes (addendum §2).
@@ -26,13 +28,7 @@ const maxImportDepth = 5
 // Instruction is one loaded instruction file. Source is its root-relative
 // path ("~/.task-x/instructions.md" for the user one); Dir is the folder it
 // applies to ("" for workspace and user scope).
-type Instruction struct {
-	Source    string `json:"source"`
-	Scope     string `json:"scope"`
-	Dir       string `json:"dir"`
-	Content   string `json:"content"`
-	Truncated bool   `json:"truncated"`
-}
+type Instruction = protocol.Instruction
 
 // instructionRank orders instruction files within one folder.
 var instructionRank = map[string]int{

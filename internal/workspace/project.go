@@ -16,33 +16,15 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/gitx"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Project is the detected project (addendum §2, summary.project).
-type Project struct {
-	// Name comes from the root manifest (go.mod module's last element,
-	// Cargo.toml package.name, package.json name, pyproject name), else the
-	// root folder's name.
-	Name string `json:"name"`
-	// Kinds are project kinds from manifests at the root and in folders up
-	// to depth 3, shallowest first: go, rust, node, python, maven, gradle,
-	// java, dotnet, ruby, php, cmake, make, ...
-	Kinds []string `json:"kinds"`
-	// Manifests are root-relative paths of the manifests found.
-	Manifests []string `json:"manifests"`
-	// Languages counts indexed files per language, most files first.
-	Languages []LanguageCount `json:"languages"`
-	// Commands maps build, test, lint, run to what a developer types.
-	Commands map[string]string `json:"commands"`
-	// Git is nil when the root has no .git or git is missing or fails.
-	Git *GitInfo `json:"git"`
-}
+type Project = protocol.Project
 
 // LanguageCount is one entry of Project.Languages.
-type LanguageCount struct {
-	Language string `json:"language"`
-	Files    int    `json:"files"`
-}
+type LanguageCount = protocol.LanguageCount
 
 // GitInfo is the repository state: Branch ("" when detached), Head (short
 // commit id, "" before the first commit), Dirty (number of changed or
@@ -50,11 +32,7 @@ type LanguageCount struct {
 // the repository's own paths; a nested repository, submodule or gitlink,
 // is never looked into, so its changes and a moved or staged gitlink are
 // not counted).
-type GitInfo struct {
-	Branch string `json:"branch"`
-	Head   string `json:"head"`
-	Dirty  int    `json:"dirty"`
-}
+type GitInfo = protocol.GitInfo
 
 // manifestKinds maps a manifest base name to the kinds it implies.
 var manifestKinds = map[string][]string{
@@ -113,7 +91,7 @@ func detectProject(root string, paths []string, files map[string]*File, skipped 
 		}
 	}
 	for l, n := range langs {
-		p.Languages = append(p.Languages, LanguageCount{l, n})
+		p.Languages = append(p.Languages, LanguageCount{Language: l, Files: n})
 	}
 	sort.Slice(p.Languages, func(i, j int) bool {
 		a, b := p.Languages[i], p.Languages[j]

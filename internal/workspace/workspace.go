@@ -43,6 +43,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // ErrInvalidRoot is wrapped by the error Open returns when the root is not
@@ -209,13 +211,7 @@ type Progress struct {
 
 // Summary is the workspace summary of workspace/open, workspace/refresh and
 // context/inspect (addendum §2).
-type Summary struct {
-	Root         string        `json:"root"`
-	Project      Project       `json:"project"`
-	Stats        Stats         `json:"stats"`
-	Instructions []Instruction `json:"instructions"`
-	Excludes     []string      `json:"excludes"`
-}
+type Summary = protocol.WorkspaceSummary
 
 // Stats counts what a scan saw (addendum §2; fields after ParseErrors in
 // Skipped are additive).
@@ -226,16 +222,7 @@ type Summary struct {
 // names). An excluded folder counts once in Skipped.Excluded and not in
 // Files; nothing below it is seen. IndexedFiles counts indexed files and
 // Bytes sums their sizes. Symbols and ParseErrors stay 0 without a Parser.
-type Stats struct {
-	Files        int     `json:"files"`
-	IndexedFiles int     `json:"indexedFiles"`
-	Skipped      Skipped `json:"skipped"`
-	Bytes        int64   `json:"bytes"`
-	Symbols      int     `json:"symbols"`
-	ParseErrors  int     `json:"parseErrors"`
-	ElapsedMs    int64   `json:"elapsedMs"`
-	Truncated    bool    `json:"truncated"`
-}
+type Stats = protocol.WorkspaceStats
 
 // Skipped counts paths seen but not indexed. Binary, TooLarge and Excluded
 // are addendum §2; the others are additive:
@@ -247,16 +234,7 @@ type Stats struct {
 //   - OutsideRoot: a symlink whose target is outside the root;
 //   - InvalidName: a name that is not valid UTF-8 (it could not round-trip
 //     through JSON).
-type Skipped struct {
-	Binary      int `json:"binary"`
-	TooLarge    int `json:"tooLarge"`
-	Excluded    int `json:"excluded"`
-	Unreadable  int `json:"unreadable"`
-	Vanished    int `json:"vanished"`
-	SymlinkLoop int `json:"symlinkLoop"`
-	OutsideRoot int `json:"outsideRoot"`
-	InvalidName int `json:"invalidName"`
-}
+type Skipped = protocol.SkippedStats
 
 // Workspace is an open workspace folder.
 type Workspace struct {

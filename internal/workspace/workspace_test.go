@@ -690,7 +690,7 @@ func TestProjectDetection(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, map[string]string{"go.mod": "module m\n", "a.go": "", "b.go": "", "c.py": "", "web/package.json": "{}", "script": "#!/usr/bin/env python3\n"})
 		p := open(t, root, nil).Summary().Project
-		want := []LanguageCount{{"go", 2}, {"python", 2}, {"go.mod", 1}, {"json", 1}}
+		want := []LanguageCount{{Language: "go", Files: 2}, {Language: "python", Files: 2}, {Language: "go.mod", Files: 1}, {Language: "json", Files: 1}}
 		if !slices.Equal(p.Languages, want) {
 			t.Errorf("languages = %v, want %v", p.Languages, want)
 		}
