@@ -69,6 +69,8 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("initialize: %s", res)
 	}
 	dir := workspace(t)
+	os.MkdirAll(filepath.Join(dir, ".task-x/skills/deploy"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".task-x/skills/deploy/SKILL.md"), []byte("---\nname: deploy\ndescription: Deploy the service\nparams:\n  - env\n---\nDeploy to {{env}}.\n"), 0o644)
 	i, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
 	var ns struct {
 		SessionID string `json:"sessionId"`
@@ -438,5 +440,34 @@ func TestClientFS(t *testing.T) {
 	}
 	if len(writes) != 1 || writes[0] != main+"="+want {
 		t.Fatalf("fs/write_text_file: %v", writes)
+	}
+}
+
+// The client's MCP servers become the session's (stdio with its env,
+// http with its headers); a nameless, duplicate or unknown-type server is
+// invalid params.
+func TestMCPServers(t *testing.T) {
+	a := New(&Options{Home: t.TempDir(), LoadConfig: func() (*Config, error) { return &Config{}, nil }})
+	defer a.sess.Close()
+	ctx := t.Context()
+	err := a.configureMCP(ctx, []mcpServer{
+		{Name: "local", Command: "/nonexistent/mcp-server", Args: []string{"--x"}, Env: []nameVal{{"K", "v"}}},
+		{Type: "http", Name: "remote", URL: "http://127.0.0.1:1/mcp", Headers: []nameVal{{"Authorization", "Bearer t"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := asJSON(a.sess.MCPStatus())
+	if !strings.Contains(st, `"name":"local"`) || !strings.Contains(st, `/nonexistent/mcp-server`) || !strings.Contains(st, `"name":"remote"`) || !strings.Contains(st, `http://127.0.0.1:1/mcp`) {
+		t.Fatalf("status: %s", st)
+	}
+	for _, bad := range [][]mcpServer{
+		{{Command: "x"}},
+		{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}},
+		{{Type: "websocket", Name: "w", URL: "ws://x"}},
+	} {
+		if err := a.configureMCP(ctx, bad); err == nil || !strings.Contains(err.Error(), "mcpServers[") {
+			t.Errorf("%+v: %v", bad, err)
+		}
 	}
 }
