@@ -56,6 +56,10 @@ var acpScenarios = map[string][]step{
 		{calls: []scriptedCall{{"replace_text", map[string]any{"path": "src/buffer.txt", "oldText": "unsaved buffer", "newText": "edited buffer"}}}},
 		{text: "Edited the buffer."},
 	},
+	"scenario:cancel-request": {
+		{calls: []scriptedCall{{"read_file", map[string]any{"path": "README.md"}}}},
+		{hang: true},
+	},
 	"scenario:ask-mode": {{text: "Asked."}},
 	"scenario:continue": {{text: "Continued."}},
 }
@@ -92,7 +96,8 @@ func acpPick(offsets map[string]int, lens map[string]int) func(req map[string]an
 // client from npm (testdata/acp/client.mjs) against the scripted fake
 // model on a git repository: initialize, new session, a streamed answer,
 // a permission request answered each of the four ways, an edit with its
-// diff, cancel mid-turn (an open permission request and a model call),
+// diff, cancel mid-turn (an open permission request and a model call;
+// session/cancel and the SDK's $/cancel_request),
 // the client's fs methods (an unsaved buffer edited, the result written
 // back), set mode, then a second runtime loads the saved session and continues
 // it. The client validates every message both ways against the SDK's
@@ -155,7 +160,8 @@ func TestACPClient(t *testing.T) {
 	}
 	t.Logf("validated %d messages; methods %v; updates %v", report.Validated, report.Methods, report.Updates)
 	for _, m := range []string{"initialize", "session/new", "session/prompt", "session/request_permission", "session/cancel",
-		"session/set_mode", "session/list", "session/load", "session/update", "fs/read_text_file", "fs/write_text_file"} {
+		"session/set_mode", "session/list", "session/load", "session/update", "fs/read_text_file", "fs/write_text_file",
+		"$/cancel_request"} {
 		if report.Methods[m] == 0 {
 			t.Errorf("no %s message was validated", m)
 		}

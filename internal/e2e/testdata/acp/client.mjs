@@ -279,6 +279,22 @@ await app.connectWith(first.stream, async (agent) => {
   r = await pending;
   assert(r.stopReason === "cancelled", `cancel while the model answers: ${r.stopReason}`);
 
+  // $/cancel_request: the SDK cancels the prompt request itself; it
+  // answers -32800.
+  const sr = await newSession();
+  mark = updates.length;
+  const abort = new AbortController();
+  const aborted = agent.request(methods.agent.session.prompt, say(sr.sessionId, "scenario:cancel-request"), { cancellationSignal: abort.signal });
+  await waitUpdate(mark, (u) => u.sessionId === sr.sessionId && u.update.sessionUpdate === "tool_call_update" && u.update.status === "completed");
+  abort.abort();
+  let cancelErr = null;
+  try {
+    await aborted;
+  } catch (e) {
+    cancelErr = e;
+  }
+  assert(cancelErr && cancelErr.code === -32800, `$/cancel_request: ${cancelErr}`);
+
   // Set mode: ask, reported by current_mode_update; the next prompt runs in it.
   mark = updates.length;
   await agent.request(methods.agent.session.setMode, { sessionId: s1.sessionId, modeId: "ask" });
