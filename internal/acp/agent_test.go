@@ -471,3 +471,51 @@ func TestMCPServers(t *testing.T) {
 		}
 	}
 }
+
+// A key the runtime holds never goes to the client: not in the permission
+// request's preview and input, not in the updates, not in
+// fs/write_text_file (the file on disk has it; the editor reloads it).
+func TestKeysNotSent(t *testing.T) {
+	const key = "sk-acp-test-key-123"
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		if n == 0 {
+			return turn{calls: []call{{"write_file", map[string]any{"path": "key.txt", "content": "token=" + key + "\n"}}}}
+		}
+		return turn{text: "done"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	var mu sync.Mutex
+	var writes int
+	p.answer = func(method string, params json.RawMessage) any {
+		mu.Lock()
+		defer mu.Unlock()
+		if method == "fs/write_text_file" {
+			writes++
+			return map[string]any{}
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}})
+	dir := workspace(t)
+	_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	i, _ := p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "write the key"}}})
+	if b, _ := os.ReadFile(filepath.Join(dir, "key.txt")); string(b) != "token="+key+"\n" {
+		t.Fatalf("disk: %q", b)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	asked := false
+	for _, m := range p.msgs[:i] {
+		if strings.Contains(string(m.Params), key) || strings.Contains(string(m.Result), key) {
+			t.Errorf("%s sent the key: %s", m.Method, m.Params)
+		}
+		asked = asked || m.Method == "session/request_permission"
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !asked || writes != 0 {
+		t.Fatalf("asked %v, fs/write_text_file %d times", asked, writes)
+	}
+}

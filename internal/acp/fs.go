@@ -12,8 +12,10 @@ import (
 // the client offers fs.readTextFile / fs.writeTextFile: our file tools read
 // an open file's unsaved buffer with fs/read_text_file and, after the edit
 // log wrote a file, give the editor its new content with
-// fs/write_text_file. Only a session's own task, and only files inside its
-// folder, go to the editor; the disk stays the answer otherwise. Commands
+// fs/write_text_file (not a content holding a key the runtime holds: the
+// editor reloads that one from the disk). Only a session's own task, and
+// only files inside its folder, go to the editor; the disk stays the
+// answer otherwise. Commands
 // stay in our sandbox (no terminal/*).
 type editorFS struct{ a *Agent }
 
@@ -77,6 +79,11 @@ func (e editorFS) Text(ctx context.Context, taskID, abs string) (string, bool) {
 func (e editorFS) Wrote(ctx context.Context, taskID, abs string, content []byte) {
 	s := e.target(taskID, abs, true)
 	if s == nil {
+		return
+	}
+	if e.a.secrets.Redact(string(content)) != string(content) {
+		// A key the runtime holds never goes out; the editor reloads the
+		// file from the disk instead.
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsWait)

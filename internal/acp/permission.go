@@ -51,7 +51,9 @@ func (a *Agent) requestPermission(ctx context.Context, params any) (json.RawMess
 	case "deny":
 		return decisionReply(protocol.DecisionDeny)
 	}
-	tc := s.updates.permissionCall(p.TaskID, p.CallID, p.Tool, p.Permission, p.Input, p.Preview)
+	// The request carries what the approval does, keys redacted like every
+	// event.
+	tc := s.updates.permissionCall(p.TaskID, p.CallID, p.Tool, p.Permission, a.secrets.RedactJSON(p.Input), a.secrets.Redact(p.Preview))
 	res, err := a.conn.Call(ctx, methodRequestPermission, permissionParams{SessionID: s.id, ToolCall: tc, Options: permissionOptions})
 	if err != nil {
 		return nil, err

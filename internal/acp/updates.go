@@ -51,10 +51,12 @@ func newTranslator(a *Agent, s *acpSession) *translator {
 	return &translator{a: a, s: s, calls: map[string]*callState{}, steps: map[string]int{}, subSteps: map[string]string{}}
 }
 
-// begin starts a prompt's turn.
+// begin starts a prompt's turn (calls a cancelled turn left open are
+// forgotten).
 func (t *translator) begin() {
 	t.mu.Lock()
 	t.cut, t.streamed = false, false
+	clear(t.calls)
 	t.mu.Unlock()
 }
 
