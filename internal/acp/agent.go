@@ -451,8 +451,8 @@ func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, erro
 	for _, t := range infos {
 		if t.TaskID == p.SessionID {
 			found = true
-			if slices.ContainsFunc(modes, func(m sessionMode) bool { return m.ID == t.ChatMode }) {
-				mode = t.ChatMode
+			if slices.ContainsFunc(modes, func(m sessionMode) bool { return m.ID == string(t.ChatMode) }) {
+				mode = string(t.ChatMode)
 			}
 		}
 	}

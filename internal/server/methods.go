@@ -134,9 +134,9 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodAgentCancelSubagent: method(func(ctx context.Context, p *protocol.TaskIDParams) (bool, error) {
 			return ss.CancelSubagent(ctx, p.TaskID), nil
 		}),
-		protocol.MethodAgentTasks: method(func(ctx context.Context, _ *none) (tasksResult, error) {
+		protocol.MethodAgentTasks: method(func(ctx context.Context, _ *none) (protocol.TasksResult, error) {
 			list, err := ss.Tasks()
-			return tasksResult{Tasks: list}, err
+			return protocol.TasksResult{Tasks: list}, err
 		}),
 		protocol.MethodAgentTask: method(func(ctx context.Context, p *protocol.TaskIDParams) (session.SavedTask, error) {
 			return ss.Task(p.TaskID)
@@ -144,7 +144,7 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodAgentDeleteTask: method(func(ctx context.Context, p *protocol.TaskIDParams) (bool, error) {
 			return ss.DeleteTask(p.TaskID)
 		}),
-		protocol.MethodAgentReplay: method(func(ctx context.Context, p *protocol.TaskIDParams) (session.ReplayInfo, error) {
+		protocol.MethodAgentReplay: method(func(ctx context.Context, p *protocol.TaskIDParams) (protocol.ReplayResult, error) {
 			return ss.Replay(ctx, p.TaskID)
 		}),
 		protocol.MethodPromptRefine: method(func(ctx context.Context, p *session.RefineRequest) (*session.RefineResult, error) {
@@ -285,9 +285,6 @@ type (
 type (
 	models struct {
 		Models []session.ModelInfo `json:"models"`
-	}
-	tasksResult struct {
-		Tasks []session.TaskInfo `json:"tasks"`
 	}
 	toolsResult struct {
 		Tools []session.ToolSpec `json:"tools"`

@@ -237,15 +237,15 @@ func (s *Session) DeleteTask(taskID string) (bool, error) { return s.runner.Dele
 // true`, then the `replayed` marker; a task this runtime runs keeps
 // streaming its live events after the marker, in order. Invalid params for
 // an unknown task.
-func (s *Session) Replay(ctx context.Context, taskID string) (task.ReplayInfo, error) {
+func (s *Session) Replay(ctx context.Context, taskID string) (protocol.ReplayResult, error) {
 	if taskID == "" {
-		return task.ReplayInfo{}, Invalid("taskId is required")
+		return protocol.ReplayResult{}, Invalid("taskId is required")
 	}
 	info, err := s.runner.Replay(taskID, func(ev json.RawMessage) {
 		s.notify(ctx, protocol.MethodAgentEvent, protocol.AgentEventParams{TaskID: taskID, Event: protocol.RawEvent(s.secrets.RedactJSON(ev)), Replay: true})
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return task.ReplayInfo{}, Invalid("no saved task %q", taskID)
+		return protocol.ReplayResult{}, Invalid("no saved task %q", taskID)
 	}
 	return info, err
 }

@@ -5,8 +5,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/skills"
-	"github.com/task-x/task-x-runtime/internal/store"
-	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/worktree"
 )
@@ -17,8 +15,6 @@ import (
 type (
 	ModelInfo      = provider.ModelInfo   // provider/models
 	ChatResult     = provider.Result      // chat/send
-	TaskInfo       = store.Info           // agent/tasks
-	ReplayInfo     = task.ReplayInfo      // agent/replay
 	PendingFile    = editlog.Pending      // edits/pending
 	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)
 	Editor         = tool.Editor          // Options.Editor (ACP fs methods)

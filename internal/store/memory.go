@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Memory keeps tasks in memory for one session (no dataDir): the same
@@ -96,7 +98,7 @@ func (m *Memory) List() ([]Info, error) {
 	defer m.mu.Unlock()
 	out := make([]Info, 0, len(m.tasks))
 	for _, t := range m.tasks {
-		out = append(out, Info{TaskID: t.TaskID, Title: t.Title, Status: t.Status, ChatMode: t.ChatMode,
+		out = append(out, Info{TaskID: t.TaskID, Title: t.Title, Status: protocol.TaskStatus(t.Status), ChatMode: protocol.ChatMode(t.ChatMode),
 			Model: t.Model, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Root: t.Root})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })

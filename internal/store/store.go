@@ -71,17 +71,7 @@ type Task struct {
 }
 
 // Info is one entry of agent/tasks (addendum §11).
-type Info struct {
-	TaskID    string    `json:"taskId"`
-	Title     string    `json:"title"`
-	Status    string    `json:"status"`
-	ChatMode  string    `json:"chatMode"`
-	Model     string    `json:"model"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	// Root: Task.Root (additive to addendum §11's fields).
-	Root string `json:"root,omitempty"`
-}
+type Info = protocol.TaskInfo
 
 // ErrNotFound is returned for a task id with no file.
 var ErrNotFound = errors.New("store: no such task")
@@ -186,7 +176,7 @@ func (s *Store) List() ([]Info, error) {
 	}
 	out := make([]Info, 0, len(tasks))
 	for _, t := range tasks {
-		out = append(out, Info{TaskID: t.TaskID, Title: t.Title, Status: t.Status, ChatMode: t.ChatMode,
+		out = append(out, Info{TaskID: t.TaskID, Title: t.Title, Status: protocol.TaskStatus(t.Status), ChatMode: protocol.ChatMode(t.ChatMode),
 			Model: t.Model, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Root: t.Root})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })

@@ -88,16 +88,7 @@ func (s *stream) wait() {
 }
 
 // ReplayInfo is what a replay sent.
-type ReplayInfo struct {
-	TaskID string `json:"taskId"`
-	// Events is how many events were replayed (the marker not counted).
-	Events int `json:"events"`
-	// Status is the saved task's status when the replay read it.
-	Status string `json:"status"`
-	// Running reports whether this runtime runs the task: its live events
-	// follow the marker.
-	Running bool `json:"running"`
-}
+type ReplayInfo = protocol.ReplayResult
 
 // Replay sends the saved events of taskID in order through send, then the
 // `replayed` marker { events, status, running }. A task saved before the
@@ -137,8 +128,8 @@ func (r *Runner) Replay(taskID string, send func(json.RawMessage)) (ReplayInfo, 
 	for _, ev := range events {
 		send(r.Secrets.RedactJSON(ev))
 	}
-	info := ReplayInfo{TaskID: taskID, Events: len(events), Status: t.Status, Running: h != nil}
-	marker, _ := json.Marshal(protocol.ReplayedEvent{Events: info.Events, Running: info.Running, Status: protocol.TaskStatus(info.Status)})
+	info := ReplayInfo{TaskID: taskID, Events: len(events), Status: protocol.TaskStatus(t.Status), Running: h != nil}
+	marker, _ := json.Marshal(protocol.ReplayedEvent{Events: info.Events, Running: info.Running, Status: info.Status})
 	send(marker)
 	return info, nil
 }
