@@ -29,13 +29,15 @@ func (s *Session) askUser(ctx context.Context, taskID, callID string, questions 
 	return reply.Answers, nil
 }
 
-// approver asks the client with agent/requestApproval. No answer, an error
-// or an unknown decision is deny (protocol.md agent/requestApproval).
+// approver asks the client with agent/requestApproval, the keys the
+// session holds redacted from the input and the preview like from every
+// event. No answer, an error or an unknown decision is deny (protocol.md
+// agent/requestApproval).
 func (s *Session) approver() task.Approver {
 	return func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 		raw, err := s.client.Call(ctx, protocol.MethodRequestApproval, protocol.RequestApprovalParams{
 			TaskID: req.TaskID, CallID: req.CallID, Tool: req.Tool,
-			Permission: protocol.Permission(req.Permission), Input: req.Input, Preview: req.Preview,
+			Permission: protocol.Permission(req.Permission), Input: s.secrets.RedactJSON(req.Input), Preview: s.secrets.Redact(req.Preview),
 		})
 		if err != nil {
 			return task.DecisionDeny, err
