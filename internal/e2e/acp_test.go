@@ -21,6 +21,14 @@ const acpNPMEnv = "TASK_X_ACP_NPM"
 // after that prompt. A scenario's script past its end answers "done.".
 var acpScenarios = map[string][]step{
 	"scenario:hello": {{text: "Hello from task-x."}},
+	"scenario:plan": {
+		{thinking: "First a plan.", calls: []scriptedCall{{"update_plan", map[string]any{"plan": []any{
+			map[string]any{"step": "Read the code", "status": "completed"},
+			map[string]any{"step": "Fix the bug", "status": "inProgress"},
+			map[string]any{"step": "Run the tests", "status": "pending"},
+		}}}}},
+		{text: "Planned."},
+	},
 	"scenario:allow-once": {
 		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/allow-once.txt", "content": "allowed once\n"}}}},
 	},
@@ -166,8 +174,8 @@ func TestACPClient(t *testing.T) {
 			t.Errorf("no %s message was validated", m)
 		}
 	}
-	for _, u := range []string{"agent_message_chunk", "user_message_chunk", "tool_call", "tool_call_update", "usage_update",
-		"current_mode_update", "available_commands_update"} {
+	for _, u := range []string{"agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "tool_call", "tool_call_update",
+		"plan", "usage_update", "current_mode_update", "available_commands_update"} {
 		if report.Updates[u] == 0 {
 			t.Errorf("no %s update was validated", u)
 		}

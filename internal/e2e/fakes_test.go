@@ -13,8 +13,10 @@ import (
 
 // step is one scripted model turn: either tool calls or a final text.
 type step struct {
-	text  string
-	calls []scriptedCall
+	text string
+	// thinking streams first as reasoning (openai's reasoning_content).
+	thinking string
+	calls    []scriptedCall
 	// hang: answer nothing until the request is cancelled (an interrupt).
 	hang bool
 	// hung, when set, receives a value each time this hang step is reached
@@ -140,6 +142,9 @@ func writeOpenAI(w http.ResponseWriter, turn int, st step) {
 		}))
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	if st.thinking != "" {
+		chunk(map[string]any{"reasoning_content": st.thinking}, nil)
+	}
 	if st.text != "" {
 		for _, part := range splitText(st.text) {
 			chunk(map[string]any{"content": part}, nil)

@@ -198,6 +198,19 @@ await app.connectWith(first.stream, async (agent) => {
   assert(chunks.length >= 2 && text(chunks) === "Hello from task-x.", `streamed ${chunks.length} chunks: ${text(chunks)}`);
   assert(since(mark, s1.sessionId, "usage_update").length > 0, "no usage_update");
 
+  // Thinking and update_plan: agent_thought_chunk, a think tool call and a plan.
+  const sp = await newSession();
+  mark = updates.length;
+  r = await agent.request(methods.agent.session.prompt, say(sp.sessionId, "scenario:plan"));
+  assert(r.stopReason === "end_turn", `plan: ${r.stopReason}`);
+  assert(text(since(mark, sp.sessionId, "agent_thought_chunk")) === "First a plan.", "agent_thought_chunk");
+  const plans = since(mark, sp.sessionId, "plan").map((u) => u.update.entries);
+  assert(
+    plans.length === 1 && JSON.stringify(plans[0].map((e) => [e.content, e.status])) === JSON.stringify([["Read the code", "completed"], ["Fix the bug", "in_progress"], ["Run the tests", "pending"]]),
+    `plan: ${JSON.stringify(plans)}`,
+  );
+  assert(since(mark, sp.sessionId, "tool_call").some((u) => u.update.kind === "think"), "update_plan as a think tool call");
+
   // A permission request answered each of the four ways, each in its own
   // session (allow_always and reject_always are remembered in one).
   const perm = async (marker, answer, { asked, failed, completed, more }) => {
