@@ -98,6 +98,12 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (task.Summary, []provid
 	first := provider.Message{Role: provider.RoleUser, Content: append([]provider.Part{{Type: provider.PartText, Text: job.Prompt}}, job.Images...)}
 	conv := append(append([]provider.Message{}, job.History...), first)
 
+	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
+	h := Hooks{Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll || pol.AllowAll, AllowCommands: o.AllowCommands, TaskID: job.TaskID,
+		Plan: planner(job), Policy: pol}
+	// One policy and approval state for the permission prompts and the
+	// forwarded calls, whose gate sits in their tool-call pipeline.
+	h.Perms = NewPermissions(h)
 	// The task-x tools run here (the --forward child sends every call
 	// back): the task's Env, so its index, edit log, stale-edit record and
 	// live keys. calls keeps what each call changed, for fileChanged
@@ -106,7 +112,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (task.Summary, []provid
 	emit := job.Emit
 	if o.UseTaskTools && job.Tools != nil && job.Env != nil {
 		o.ForwardTools = true
-		tools = NewForwarded(job)
+		tools = NewForwarded(job, h.Perms.ForwardGate())
 		emit = func(ev protocol.AgentEvent) {
 			if fin, ok := ev.(protocol.ToolFinishedEvent); ok {
 				for _, c := range tools.take(fin.CallID) {
@@ -116,10 +122,7 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (task.Summary, []provid
 			job.Emit(ev)
 		}
 	}
-
-	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: ChatMode, Model: o.Model})
-	h := Hooks{Event: emit, Approve: job.Approve, ClassOf: classOf, ApproveAll: e.ApproveAll || pol.AllowAll, AllowCommands: o.AllowCommands, TaskID: job.TaskID,
-		Plan: planner(job), Policy: pol}
+	h.Event = emit
 	if job.Env != nil && job.Env.Ask != nil {
 		ask := job.Env.Ask
 		h.Ask = func(ctx context.Context, callID string, qs []Question) (map[string][]string, error) {
@@ -191,8 +194,8 @@ type Forwarded struct {
 }
 
 // NewForwarded runs job's calls as the agent loop runs its own: the job's
-// hooks around each (docs/hooks.md), then gate (none in claude/run:
-// Claude Code asked the approval already through the approve tool), the
+// hooks around each (docs/hooks.md), then gate (claude/run:
+// Permissions.ForwardGate, the run's policy and approvals), the
 // changes recorded, the call stoppable by agent/cancelTool, a background
 // command waited for; commands stay in the sandbox whatever the session's
 // setting (protocol.md: Claude Code's commands never leave it).

@@ -17,6 +17,7 @@ import (
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/tool/builtin"
+	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
 
 func mustPolicy(t *testing.T, raw string) policy.Policy {
@@ -127,19 +128,27 @@ func TestRunPolicyOnForwardedCalls(t *testing.T) {
 	o.ForwardTools = true
 	pol := mustPolicy(t, `{"mode":"acceptEdits","deny":["replace_text(b.txt)"]}`).WithRoot(h.dir)
 	o.PermissionMode = PermissionMode("", pol)
-	h.start(ctx, h.modelURL(), o, Hooks{TaskID: "t1", ClassOf: classOf, Policy: pol,
+	hooks := Hooks{TaskID: "t1", ClassOf: classOf, Policy: pol,
 		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 			mu.Lock()
 			asked = append(asked, req)
 			mu.Unlock()
 			return task.DecisionAllow, nil
-		},
-		RunTool: func(ctx context.Context, c mcp.ToolCall) mcp.ToolAnswer {
-			mu.Lock()
-			ran = append(ran, c.Name+" "+string(c.Input))
-			mu.Unlock()
-			return mcp.ToolAnswer{Content: "ran " + c.Name}
-		}})
+		}}
+	// As the engine runs them: the forwarded call's pipeline holds the
+	// run's gate (Permissions.ForwardGate), the tool is a recorder.
+	hooks.Perms = NewPermissions(hooks)
+	gated := hooks.Perms.ForwardGate()(func(ctx context.Context, c *toolcall.Call) toolcall.Outcome {
+		mu.Lock()
+		ran = append(ran, c.Name+" "+string(c.Input))
+		mu.Unlock()
+		return toolcall.Outcome{Result: tool.Result{Content: "ran " + c.Name}}
+	})
+	hooks.RunTool = func(ctx context.Context, c mcp.ToolCall) mcp.ToolAnswer {
+		text, isErr := gated(ctx, &toolcall.Call{ID: c.CallID, Name: c.Name, Input: c.Input}).Text()
+		return mcp.ToolAnswer{Content: text, IsError: isErr}
+	}
+	h.start(ctx, h.modelURL(), o, hooks)
 	if _, err := h.run.Wait(); err != nil {
 		t.Fatalf("run: %v (stderr %s)", err, h.run.stderrBuf.String())
 	}

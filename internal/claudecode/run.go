@@ -24,7 +24,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/toolcall"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
@@ -85,8 +84,14 @@ type Hooks struct {
 	// takes changedFiles and operations from the calls it ran).
 	Finish func(sum *task.Summary)
 	// RunTool runs a tool call the --forward MCP server sends back
-	// (Options.ForwardTools), concurrently with everything else.
+	// (Options.ForwardTools), concurrently with everything else. It
+	// judges the call itself: Perms.ForwardGate in its tool-call pipeline
+	// (NewForwarded), so that the policy and approvals of the permission
+	// prompts apply to it.
 	RunTool mcp.ToolFunc
+	// Perms are the run's policy and approvals (NewPermissions of these
+	// Hooks when nil), shared with RunTool's gate.
+	Perms *Permissions
 
 	onTask func(callID string) // tests: a Bash call became cancellable
 }
@@ -108,8 +113,6 @@ type Run struct {
 	pending   []pending           // messages after the prompt, sent but not joined, in order
 	tasks     map[string]string   // tool_use_id -> Bash task id (task_started)
 	calls     map[string]callInfo // tool_use_id -> call
-	session   map[string]bool     // tools allowed for the run (allowSession)
-	approved  map[string]bool     // tool_use ids the permission prompt allowed, not yet forwarded
 	ctrl      map[string]chan bool
 	change    chan struct{} // closed (and replaced) when tasks or calls change
 	ctrlN     int
@@ -220,8 +223,12 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 	if _, err := CheckVersion(ctx, o.Bin, o.Env); err != nil {
 		return nil, err
 	}
-	r := &Run{o: o, h: h, tasks: map[string]string{}, calls: map[string]callInfo{}, session: map[string]bool{},
-		approved: map[string]bool{}, ctrl: map[string]chan bool{}, change: make(chan struct{}), done: make(chan struct{})}
+	if h.Perms == nil {
+		h.Perms = NewPermissions(h)
+	}
+	r := &Run{o: o, h: h, tasks: map[string]string{}, calls: map[string]callInfo{},
+		ctrl: map[string]chan bool{}, change: make(chan struct{}), done: make(chan struct{})}
+	h.Perms.bind(r.emit) // before the listener serves a prompt or a forwarded call
 	ln, err := mcp.NewApprovalListener(r.approve, nil)
 	if err != nil {
 		return nil, fmt.Errorf("approval listener: %w", err)
@@ -840,7 +847,7 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	dec, msg := r.decide(ctx, name, callID, input, strings.HasPrefix(req.ToolName, ToolPrefix))
+	dec, msg := r.h.Perms.decide(ctx, name, callID, input, strings.HasPrefix(req.ToolName, ToolPrefix))
 	switch dec {
 	case task.DecisionAllowSession:
 		return mcp.ApprovalDecision{Allow: true, Session: true}, nil
@@ -850,100 +857,15 @@ func (r *Run) approve(ctx context.Context, req mcp.ApprovalRequest) (mcp.Approva
 	return mcp.ApprovalDecision{Message: msg}, nil
 }
 
-// deniedByUser is what the model reads of a call the user denied.
-const deniedByUser = "The user denied this tool call."
-
-// decide judges one call of name (a task-x tool without its prefix when
-// taskX) as the agent loop does: the policy first (a deny rule or a
-// refused class denies without asking, an allowed call runs), then
-// ApproveAll, an allowSession grant or a call already approved, else the
-// user is asked. The message is what the model reads of a denial. An
-// allowed callID is remembered, so the forwarded call is not asked again.
-func (r *Run) decide(ctx context.Context, name, callID string, input json.RawMessage, taskX bool) (task.Decision, string) {
-	class := r.classOf(name)
-	d, reason := r.h.Policy.Decide(tool.Spec{Name: name, Permission: class}, input)
-	if d == policy.Deny {
-		return task.DecisionDeny, "denied by policy: " + reason
-	}
-	r.mu.Lock()
-	granted, before := r.session[name], callID != "" && r.approved[callID]
-	r.mu.Unlock()
-	switch {
-	case granted:
-		return r.allowed(callID, task.DecisionAllowSession), ""
-	case d == policy.Allow || r.h.ApproveAll || before,
-		r.h.AllowCommands && taskX && class == tool.ClassCommand:
-		return r.allowed(callID, task.DecisionAllow), ""
-	}
-	// An edit that cannot apply fails here, before anyone is asked (as in
-	// the agent loop); one that can is shown as the change it makes.
-	preview := toolcall.Preview(name, input)
-	if r.h.Plan != nil && taskX {
-		p, err := r.h.Plan(ctx, name, input)
-		if err != nil {
-			return task.DecisionDeny, err.Error()
-		}
-		if p != "" {
-			preview = p
-		}
-	}
-	preview = toolcall.CutPreview(preview)
-	r.emit(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: protocol.Permission(class), Input: input, Preview: preview})
-	dec := task.DecisionDeny
-	if r.h.Approve != nil {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		d, err := r.h.Approve(actx, task.ApprovalRequest{TaskID: r.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
-		if actx.Err() != nil {
-			// The run ended or the wait timed out with the request still
-			// open: the client closes its dialog (deny).
-			r.emit(protocol.ApprovalWithdrawnEvent{CallID: callID})
-		} else if err == nil && (d == task.DecisionAllow || d == task.DecisionAllowSession) {
-			dec = d
-		}
-		cancel()
-	}
-	r.emit(protocol.ApprovalResolvedEvent{CallID: callID, Tool: name, Decision: protocol.Decision(dec)})
-	switch dec {
-	case task.DecisionAllowSession:
-		r.mu.Lock()
-		r.session[name] = true
-		r.mu.Unlock()
-		return r.allowed(callID, dec), ""
-	case task.DecisionAllow:
-		return r.allowed(callID, dec), ""
-	}
-	return task.DecisionDeny, deniedByUser
-}
-
-// allowed remembers that callID may run (its forwarded call is not asked
-// again) and returns d.
-func (r *Run) allowed(callID string, d task.Decision) task.Decision {
-	if callID != "" {
-		r.mu.Lock()
-		r.approved[callID] = true
-		r.mu.Unlock()
-	}
-	return d
-}
-
-// runTool runs a task-x call the --forward MCP server sent back, under
-// the policy (decide): Claude Code does not ask its permission prompt
-// about the tools in --allowedTools, so a deny rule, a refused class or a
-// call that needs asking (a secret-looking file, an edit the mode does not
-// accept) is judged here, where every task-x call passes.
+// runTool runs a task-x call the --forward MCP server sent back: RunTool
+// judges it in its pipeline (Permissions.ForwardGate): Claude Code does
+// not ask its permission prompt about the tools in --allowedTools, so a
+// deny rule, a refused class or a call that needs asking (a
+// secret-looking file, an edit the mode does not accept) is judged there,
+// where every task-x call passes.
 func (r *Run) runTool(ctx context.Context, call mcp.ToolCall) mcp.ToolAnswer {
-	input := call.Input
-	if len(input) == 0 {
-		input = json.RawMessage("{}")
-	}
-	dec, msg := r.decide(ctx, call.Name, call.CallID, input, true)
-	if call.CallID != "" {
-		r.mu.Lock()
-		delete(r.approved, call.CallID)
-		r.mu.Unlock()
-	}
-	if dec == task.DecisionDeny {
-		return mcp.ToolAnswer{Content: msg, IsError: true}
+	if len(call.Input) == 0 {
+		call.Input = json.RawMessage("{}")
 	}
 	return r.h.RunTool(ctx, call)
 }

@@ -220,7 +220,17 @@ var paths = []struct {
 	}},
 	{"claude/run forwarded", func(t *testing.T, f *fixture, name string, input json.RawMessage) outcome {
 		env := f.proj.Env(false, "task-paths")
-		fw := claudecode.NewForwarded(f.job(env), f.gate())
+		// As the engine wires it: the run's Permissions gate the
+		// forwarded calls in their pipeline.
+		perms := claudecode.NewPermissions(claudecode.Hooks{Policy: f.pol, TaskID: "task-paths",
+			ClassOf: func(name string) tool.Class { return claudecode.ClassOf(f.tools, name) },
+			Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+				if f.decide(req.Tool, req.Preview) {
+					return task.DecisionAllow, nil
+				}
+				return task.DecisionDeny, nil
+			}})
+		fw := claudecode.NewForwarded(f.job(env), perms.ForwardGate())
 		ans := fw.Run(context.Background(), mcp.ToolCall{Name: name, Input: input, CallID: "call_1"})
 		return outcome{Text: ans.Content, IsError: ans.IsError}
 	}},
