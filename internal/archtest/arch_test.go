@@ -61,8 +61,9 @@ var protocolUsers = map[string]bool{
 	// The task store writes a crash-swept task's summary (protocol.AgentSummary).
 	"internal/store": true,
 	// Parts whose results are wire shapes as they are name protocol's types
-	// (one definition): the workspace summary, the graph queries.
-	"internal/workspace": true, "internal/graph": true,
+	// (one definition): the workspace summary, the graph queries, a model's
+	// description.
+	"internal/workspace": true, "internal/graph": true, "internal/provider": true,
 }
 
 func TestImportDirection(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Kind is the provider kind of protocol.md ProviderConfig.kind.
@@ -172,12 +174,7 @@ func (r *Result) ReportedUsage() *Usage {
 // ModelInfo is protocol.md ModelInfo. ContextWindow is 0 when unknown.
 // Capabilities holds any of "tools", "vision", "thinking", "embedding", in
 // that order. Details is an Ollama "8.2B · Q4_K_M" string.
-type ModelInfo struct {
-	ID            string   `json:"id"`
-	ContextWindow int      `json:"contextWindow,omitempty"`
-	Capabilities  []string `json:"capabilities"`
-	Details       string   `json:"details,omitempty"`
-}
+type ModelInfo = protocol.ModelInfo
 
 // Capabilities describe what a provider kind supports (initialize providers[].capabilities).
 type Capabilities struct {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Built-in context-window estimates in tokens (protocol.md Context
@@ -19,12 +21,15 @@ const (
 	WindowLocal         = 32_768 // Ollama and OpenAI-compatible endpoints
 )
 
+// Capability is one entry of ModelInfo.capabilities.
+type Capability = protocol.ModelCapability
+
 // Capability names of protocol.md ModelInfo.capabilities, in their order.
 const (
-	CapTools     = "tools"
-	CapVision    = "vision"
-	CapThinking  = "thinking"
-	CapEmbedding = "embedding"
+	CapTools     = protocol.CapabilityTools
+	CapVision    = protocol.CapabilityVision
+	CapThinking  = protocol.CapabilityThinking
+	CapEmbedding = protocol.CapabilityEmbedding
 )
 
 // EstimateWindow is the built-in context-window estimate for model on a
@@ -135,14 +140,14 @@ func openAIModelName(model string) string {
 // (o1, o3, o4) tools, vision and thinking, except o1-mini/o1-preview
 // (thinking only) and o3-mini (tools, thinking); gpt-4o*, gpt-4.1* and
 // gpt-4-turbo* tools and vision; gpt-4 and gpt-3.5-turbo tools.
-func FamilyCapabilities(kind Kind, model string) []string {
+func FamilyCapabilities(kind Kind, model string) []Capability {
 	switch kind {
 	case Anthropic:
 		v, ok := ClaudeVersion(model)
 		if !ok || v.Major < 3 {
 			return nil
 		}
-		caps := []string{CapTools, CapVision}
+		caps := []Capability{CapTools, CapVision}
 		if v.AtLeast(3, 7) {
 			caps = append(caps, CapThinking)
 		}
@@ -151,17 +156,17 @@ func FamilyCapabilities(kind Kind, model string) []string {
 		m := openAIModelName(model)
 		switch {
 		case strings.HasPrefix(m, "text-embedding-"):
-			return []string{CapEmbedding}
+			return []Capability{CapEmbedding}
 		case strings.HasPrefix(m, "o1-mini"), strings.HasPrefix(m, "o1-preview"):
-			return []string{CapThinking}
+			return []Capability{CapThinking}
 		case strings.HasPrefix(m, "o3-mini"):
-			return []string{CapTools, CapThinking}
+			return []Capability{CapTools, CapThinking}
 		case strings.HasPrefix(m, "gpt-5"), isOSeries(m):
-			return []string{CapTools, CapVision, CapThinking}
+			return []Capability{CapTools, CapVision, CapThinking}
 		case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "gpt-4.1"), strings.HasPrefix(m, "gpt-4-turbo"):
-			return []string{CapTools, CapVision}
+			return []Capability{CapTools, CapVision}
 		case m == "gpt-4" || strings.HasPrefix(m, "gpt-4-0") || strings.HasPrefix(m, "gpt-3.5-turbo"):
-			return []string{CapTools}
+			return []Capability{CapTools}
 		}
 	}
 	return nil

@@ -76,22 +76,22 @@ func TestFamilyCapabilities(t *testing.T) {
 	cases := []struct {
 		kind  Kind
 		model string
-		want  []string
+		want  []Capability
 	}{
-		{Anthropic, "claude-opus-4-6", []string{"tools", "vision", "thinking"}},
-		{Anthropic, "claude-3-7-sonnet-latest", []string{"tools", "vision", "thinking"}},
-		{Anthropic, "claude-3-5-sonnet-20241022", []string{"tools", "vision"}},
+		{Anthropic, "claude-opus-4-6", []Capability{"tools", "vision", "thinking"}},
+		{Anthropic, "claude-3-7-sonnet-latest", []Capability{"tools", "vision", "thinking"}},
+		{Anthropic, "claude-3-5-sonnet-20241022", []Capability{"tools", "vision"}},
 		{Anthropic, "claude-2.1", nil},
 		{Anthropic, "unknown", nil},
-		{OpenAI, "text-embedding-3-small", []string{"embedding"}},
-		{OpenAI, "gpt-5-mini", []string{"tools", "vision", "thinking"}},
-		{OpenAI, "o3", []string{"tools", "vision", "thinking"}},
-		{OpenAI, "o4-mini", []string{"tools", "vision", "thinking"}},
-		{OpenAI, "o3-mini", []string{"tools", "thinking"}},
-		{OpenAI, "o1-mini", []string{"thinking"}},
-		{OpenAI, "gpt-4o-mini", []string{"tools", "vision"}},
-		{OpenAI, "gpt-4.1-nano", []string{"tools", "vision"}},
-		{OpenAI, "gpt-3.5-turbo", []string{"tools"}},
+		{OpenAI, "text-embedding-3-small", []Capability{"embedding"}},
+		{OpenAI, "gpt-5-mini", []Capability{"tools", "vision", "thinking"}},
+		{OpenAI, "o3", []Capability{"tools", "vision", "thinking"}},
+		{OpenAI, "o4-mini", []Capability{"tools", "vision", "thinking"}},
+		{OpenAI, "o3-mini", []Capability{"tools", "thinking"}},
+		{OpenAI, "o1-mini", []Capability{"thinking"}},
+		{OpenAI, "gpt-4o-mini", []Capability{"tools", "vision"}},
+		{OpenAI, "gpt-4.1-nano", []Capability{"tools", "vision"}},
+		{OpenAI, "gpt-3.5-turbo", []Capability{"tools"}},
 		{OpenAI, "omni-moderation-latest", nil},
 		{OpenAI, "dall-e-3", nil},
 		{Ollama, "llava", nil},

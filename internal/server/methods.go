@@ -78,9 +78,9 @@ func (s *Server) table() map[string]methodInfo {
 			ids, err := ss.ModelIDs(ctx, p.Provider)
 			return protocol.ListModelsResult{Models: ids}, err
 		}),
-		protocol.MethodModels: method(func(ctx context.Context, p *providerParams) (models, error) {
+		protocol.MethodModels: method(func(ctx context.Context, p *providerParams) (protocol.ModelsResult, error) {
 			list, err := ss.Models(ctx, p.Provider)
-			return models{Models: list}, err
+			return protocol.ModelsResult{Models: list}, err
 		}),
 		protocol.MethodContextWindow: method(func(ctx context.Context, p *providerParams) (protocol.ContextWindowResult, error) {
 			return ss.ContextWindow(ctx, p.Provider)
@@ -283,9 +283,6 @@ type (
 // Results that wrap what the session answers (fields in the key order the
 // wire has always had).
 type (
-	models struct {
-		Models []session.ModelInfo `json:"models"`
-	}
 	toolsResult struct {
 		Tools []session.ToolSpec `json:"tools"`
 	}

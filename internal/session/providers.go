@@ -50,7 +50,7 @@ func sortedModels(models []provider.ModelInfo) []provider.ModelInfo {
 	}
 	for i := range models {
 		if models[i].Capabilities == nil {
-			models[i].Capabilities = []string{}
+			models[i].Capabilities = []protocol.ModelCapability{}
 		}
 	}
 	return models
@@ -151,7 +151,7 @@ func (s *Session) TestProvider(ctx context.Context, raw json.RawMessage) (protoc
 
 	// Capabilities of the configured model: what the endpoint says about it
 	// (Ollama /api/show), else the listing's entry, else the model family.
-	var caps []string
+	var caps []protocol.ModelCapability
 	if info, err := p.Describe(ctx); err == nil && len(info.Capabilities) > 0 {
 		caps = info.Capabilities
 	} else {
@@ -169,10 +169,10 @@ func (s *Session) TestProvider(ctx context.Context, raw json.RawMessage) (protoc
 		Models:         ids,
 		ModelAvailable: available,
 		Capabilities: protocol.ModelCapabilityFlags{
-			Tools:     slices.Contains(caps, "tools"),
-			Vision:    slices.Contains(caps, "vision"),
-			Thinking:  slices.Contains(caps, "thinking"),
-			Embedding: slices.Contains(caps, "embedding"),
+			Tools:     slices.Contains(caps, protocol.CapabilityTools),
+			Vision:    slices.Contains(caps, protocol.CapabilityVision),
+			Thinking:  slices.Contains(caps, protocol.CapabilityThinking),
+			Embedding: slices.Contains(caps, protocol.CapabilityEmbedding),
 		},
 	}, nil
 }

@@ -13,7 +13,6 @@ import (
 // answer them, so a front end names them here and imports no part below
 // the session.
 type (
-	ModelInfo      = provider.ModelInfo   // provider/models
 	ChatResult     = provider.Result      // chat/send
 	PendingFile    = editlog.Pending      // edits/pending
 	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)

@@ -529,8 +529,8 @@ func TestListModelsPaging(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []provider.ModelInfo{
-		{ID: "claude-opus-4-6", ContextWindow: 1_000_000, Capabilities: []string{"tools", "vision", "thinking"}},
-		{ID: "claude-3-5-haiku-20241022", ContextWindow: 200_000, Capabilities: []string{"tools", "vision"}},
+		{ID: "claude-opus-4-6", ContextWindow: 1_000_000, Capabilities: []provider.Capability{"tools", "vision", "thinking"}},
+		{ID: "claude-3-5-haiku-20241022", ContextWindow: 200_000, Capabilities: []provider.Capability{"tools", "vision"}},
 	}
 	if !reflect.DeepEqual(models, want) {
 		t.Fatalf("models %+v", models)

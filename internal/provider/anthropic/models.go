@@ -53,7 +53,7 @@ func modelInfo(m apiModel) provider.ModelInfo {
 		info.ContextWindow = provider.EstimateWindow(provider.Anthropic, m.ID)
 	}
 	if c := m.Capabilities; c != nil {
-		caps := []string{provider.CapTools}
+		caps := []provider.Capability{provider.CapTools}
 		if c.ImageInput != nil && c.ImageInput.Supported {
 			caps = append(caps, provider.CapVision)
 		}
@@ -65,7 +65,7 @@ func modelInfo(m apiModel) provider.ModelInfo {
 		info.Capabilities = provider.FamilyCapabilities(provider.Anthropic, m.ID)
 	}
 	if info.Capabilities == nil {
-		info.Capabilities = []string{}
+		info.Capabilities = []provider.Capability{}
 	}
 	return info
 }

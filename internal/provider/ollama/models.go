@@ -36,7 +36,7 @@ type showResponse struct {
 
 // capabilityOrder is protocol.md ModelInfo.capabilities, in its order.
 // Ollama's "completion" (and anything unknown) has no counterpart.
-var capabilityOrder = []string{"tools", "vision", "thinking", "embedding"}
+var capabilityOrder = []provider.Capability{provider.CapTools, provider.CapVision, provider.CapThinking, provider.CapEmbedding}
 
 // ListModels implements provider.Provider: every model of /api/tags, with
 // Details from its details; the first 100 are then completed from /api/show,
@@ -63,7 +63,7 @@ func (c *client) ListModels(ctx context.Context) ([]provider.ModelInfo, error) {
 		}
 		models = append(models, provider.ModelInfo{
 			ID:           id,
-			Capabilities: []string{},
+			Capabilities: []provider.Capability{},
 			Details:      formatDetails(m.Details),
 		})
 	}
@@ -165,11 +165,11 @@ func positiveInt(raw json.RawMessage) int {
 
 // mapCapabilities keeps Ollama's tools, vision, thinking and embedding, in
 // protocol.md order; never nil.
-func mapCapabilities(caps []string) []string {
-	out := []string{}
+func mapCapabilities(caps []string) []provider.Capability {
+	out := []provider.Capability{}
 	for _, want := range capabilityOrder {
 		for _, c := range caps {
-			if c == want {
+			if provider.Capability(c) == want {
 				out = append(out, want)
 				break
 			}

@@ -139,12 +139,12 @@ func TestListModelsFanOut(t *testing.T) {
 	}
 	first := models[7]
 	want := provider.ModelInfo{ID: "m007:latest", ContextWindow: 8199,
-		Capabilities: []string{"tools", "vision", "thinking"}, Details: "7.5B · Q4_K_M"}
+		Capabilities: []provider.Capability{"tools", "vision", "thinking"}, Details: "7.5B · Q4_K_M"}
 	if !reflect.DeepEqual(first, want) {
 		t.Fatalf("model 7 = %+v, want %+v", first, want)
 	}
 	late := models[120]
-	wantLate := provider.ModelInfo{ID: "m120:latest", Capabilities: []string{}, Details: "120B · Q4_0"}
+	wantLate := provider.ModelInfo{ID: "m120:latest", Capabilities: []provider.Capability{}, Details: "120B · Q4_0"}
 	if !reflect.DeepEqual(late, wantLate) {
 		t.Fatalf("model 120 = %+v, want %+v (tags details only)", late, wantLate)
 	}
@@ -158,9 +158,9 @@ func TestListModelsFailingShow(t *testing.T) {
 		t.Fatalf("a failed show failed the list: %v", err)
 	}
 	want := []provider.ModelInfo{
-		{ID: "m000:latest", ContextWindow: 8192, Capabilities: []string{"tools", "vision", "thinking"}, Details: "0.5B · Q4_K_M"},
-		{ID: "m001:latest", Capabilities: []string{}, Details: "1B · Q4_0"},
-		{ID: "m002:latest", ContextWindow: 8194, Capabilities: []string{"tools", "vision", "thinking"}, Details: "2.5B · Q4_K_M"},
+		{ID: "m000:latest", ContextWindow: 8192, Capabilities: []provider.Capability{"tools", "vision", "thinking"}, Details: "0.5B · Q4_K_M"},
+		{ID: "m001:latest", Capabilities: []provider.Capability{}, Details: "1B · Q4_0"},
+		{ID: "m002:latest", ContextWindow: 8194, Capabilities: []provider.Capability{"tools", "vision", "thinking"}, Details: "2.5B · Q4_K_M"},
 	}
 	if !reflect.DeepEqual(models, want) {
 		t.Fatalf("models = %+v\nwant %+v", models, want)
@@ -205,7 +205,7 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := provider.ModelInfo{ID: "m004:latest", ContextWindow: 8196,
-		Capabilities: []string{"tools", "vision", "thinking"}, Details: "4.5B · Q4_K_M"}
+		Capabilities: []provider.Capability{"tools", "vision", "thinking"}, Details: "4.5B · Q4_K_M"}
 	if !reflect.DeepEqual(info, want) {
 		t.Fatalf("info = %+v", info)
 	}
@@ -242,7 +242,7 @@ func TestContextLength(t *testing.T) {
 }
 
 func TestCapabilitiesAndDetails(t *testing.T) {
-	if got := mapCapabilities([]string{"embedding", "completion", "thinking", "insert", "tools"}); !reflect.DeepEqual(got, []string{"tools", "thinking", "embedding"}) {
+	if got := mapCapabilities([]string{"embedding", "completion", "thinking", "insert", "tools"}); !reflect.DeepEqual(got, []provider.Capability{"tools", "thinking", "embedding"}) {
 		t.Errorf("capabilities = %v", got)
 	}
 	if got := mapCapabilities(nil); got == nil || len(got) != 0 {

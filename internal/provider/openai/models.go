@@ -189,10 +189,10 @@ func (c *Client) modelInfo(e modelEntry) provider.ModelInfo {
 	if strings.Contains(strings.ToLower(e.ID), "embed") {
 		embedding = true
 	}
-	info.Capabilities = []string{}
+	info.Capabilities = []provider.Capability{}
 	for _, cp := range []struct {
 		on   bool
-		name string
+		name provider.Capability
 	}{{tools, provider.CapTools}, {vision, provider.CapVision}, {thinking, provider.CapThinking}, {embedding, provider.CapEmbedding}} {
 		if cp.on {
 			info.Capabilities = append(info.Capabilities, cp.name)

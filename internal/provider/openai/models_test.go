@@ -40,15 +40,15 @@ func TestListModelsCompatibleContextFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []provider.ModelInfo{
-		{ID: "or/model", ContextWindow: 131072, Capabilities: []string{"tools", "vision", "thinking"}},
-		{ID: "or/top-only", ContextWindow: 65536, Capabilities: []string{}},
-		{ID: "lmstudio/qwen", ContextWindow: 8192, Capabilities: []string{"tools", "vision"}},
-		{ID: "lmstudio/unloaded", ContextWindow: 32768, Capabilities: []string{}},
-		{ID: "vllm/llama", ContextWindow: 16384, Capabilities: []string{}},
-		{ID: "x/window", ContextWindow: 200000, Capabilities: []string{}},
-		{ID: "x/token-size", ContextWindow: 4096, Capabilities: []string{}},
-		{ID: "nomic-embed-text", Capabilities: []string{"embedding"}},
-		{ID: "plain", Capabilities: []string{}},
+		{ID: "or/model", ContextWindow: 131072, Capabilities: []provider.Capability{"tools", "vision", "thinking"}},
+		{ID: "or/top-only", ContextWindow: 65536, Capabilities: []provider.Capability{}},
+		{ID: "lmstudio/qwen", ContextWindow: 8192, Capabilities: []provider.Capability{"tools", "vision"}},
+		{ID: "lmstudio/unloaded", ContextWindow: 32768, Capabilities: []provider.Capability{}},
+		{ID: "vllm/llama", ContextWindow: 16384, Capabilities: []provider.Capability{}},
+		{ID: "x/window", ContextWindow: 200000, Capabilities: []provider.Capability{}},
+		{ID: "x/token-size", ContextWindow: 4096, Capabilities: []provider.Capability{}},
+		{ID: "nomic-embed-text", Capabilities: []provider.Capability{"embedding"}},
+		{ID: "plain", Capabilities: []provider.Capability{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("models:\n got %+v\nwant %+v", got, want)
@@ -72,11 +72,11 @@ func TestListModelsOfficialUsesEstimatesAndFamilies(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []provider.ModelInfo{
-		{ID: "gpt-4.1-mini", ContextWindow: 1_000_000, Capabilities: []string{"tools", "vision"}},
-		{ID: "gpt-5", ContextWindow: 272_000, Capabilities: []string{"tools", "vision", "thinking"}},
-		{ID: "gpt-4o", ContextWindow: 128_000, Capabilities: []string{"tools", "vision"}},
-		{ID: "text-embedding-3-small", ContextWindow: 128_000, Capabilities: []string{"embedding"}},
-		{ID: "dall-e-3", ContextWindow: 128_000, Capabilities: []string{}},
+		{ID: "gpt-4.1-mini", ContextWindow: 1_000_000, Capabilities: []provider.Capability{"tools", "vision"}},
+		{ID: "gpt-5", ContextWindow: 272_000, Capabilities: []provider.Capability{"tools", "vision", "thinking"}},
+		{ID: "gpt-4o", ContextWindow: 128_000, Capabilities: []provider.Capability{"tools", "vision"}},
+		{ID: "text-embedding-3-small", ContextWindow: 128_000, Capabilities: []provider.Capability{"embedding"}},
+		{ID: "dall-e-3", ContextWindow: 128_000, Capabilities: []provider.Capability{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("models:\n got %+v\nwant %+v", got, want)
