@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"bufio"
 	"encoding/json"
 	"fmt"
@@ -56,22 +58,17 @@ type approval struct {
 // and asks allow once / allow for the session / deny on stderr, reading
 // the answer from stdin (one-shot mode).
 func (p *printer) approve(params json.RawMessage, a *answers) approval {
-	var req struct {
-		Tool       string          `json:"tool"`
-		Permission string          `json:"permission"`
-		Input      json.RawMessage `json:"input"`
-		Preview    string          `json:"preview"`
-	}
+	var req protocol.RequestApprovalParams
 	json.Unmarshal(params, &req)
 	p.spin.setPaused(true)
 	defer p.spin.setPaused(false)
 	p.mu.Lock()
 	p.flushText()
-	fmt.Fprint(p.ew, "\n"+p.st.warn.Render(fmt.Sprintf("%s wants to run %s", req.Permission, req.Tool))+"\n")
+	fmt.Fprint(p.ew, "\n"+p.st.warn.Render(approvalTitle(req))+"\n")
 	fmt.Fprint(p.ew, approvalBody(p.st, req.Tool, req.Input, req.Preview))
 	p.mu.Unlock()
 	for {
-		ans, res := a.line(p.ew, "allow? [y] once / [a] for this session / [n] no, tell it what to do instead: ")
+		ans, res := a.line(p.ew, "allow? [y] once / [a] for the rest of this task / [n] no, tell it what to do instead: ")
 		switch res {
 		case lineEOF:
 			return approval{decision: "deny", unasked: true}
@@ -89,6 +86,33 @@ func (p *printer) approve(params json.RawMessage, a *answers) approval {
 			return approval{decision: "deny", message: strings.TrimSpace(msg)}
 		}
 	}
+}
+
+// approvalTitle says what the agent asks to do: "the agent wants to edit
+// README.md (replace_text)", "… to run a command (run_command)".
+func approvalTitle(req protocol.RequestApprovalParams) string {
+	var in struct {
+		Path string `json:"path"`
+	}
+	json.Unmarshal(req.Input, &in)
+	on := ""
+	if in.Path != "" {
+		on = " " + in.Path
+	}
+	switch req.Permission {
+	case protocol.PermissionEdit:
+		if on == "" {
+			on = " files"
+		}
+		return fmt.Sprintf("the agent wants to edit%s (%s)", on, req.Tool)
+	case protocol.PermissionCommand:
+		return fmt.Sprintf("the agent wants to run a command (%s)", req.Tool)
+	case protocol.PermissionDestructive:
+		return fmt.Sprintf("the agent wants to use %s%s (destructive)", req.Tool, on)
+	case protocol.PermissionMCP:
+		return fmt.Sprintf("the agent wants to call the MCP tool %s", req.Tool)
+	}
+	return fmt.Sprintf("the agent wants to use %s%s", req.Tool, on)
 }
 
 // approvalBody is the preview: a diff coloured line by line, else the

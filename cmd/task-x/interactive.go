@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,7 +18,7 @@ Ctrl-O expands or collapses the last command's output; PgUp/PgDn scroll the tran
   /undo          undo the agent's last edit operation (edits/undo)
   /diff          the agent's pending changes, as a diff (edits/pending)
   /keep          keep every pending change (edits/keep)
-  /revert        revert every pending change (edits/revert)
+  /revert        revert every pending change, after you confirm (edits/revert)
   /tasks         the saved tasks
   /mode [MODE]   show or set the chat mode: agent, ask, plan or team
   /model [ID]    show or set the model
@@ -128,22 +130,22 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 			fmt.Fprintln(w, "nothing left to undo in this task")
 		}
 	case "/diff":
-		var pend struct {
-			Files []struct {
-				Path     string  `json:"path"`
-				Original *string `json:"original"`
-				Current  *string `json:"current"`
-			} `json:"files"`
-		}
+		var pend protocol.EditsPendingResult
 		if err := r.s.call(ctx, "edits/pending", map[string]any{}, &pend); err != nil {
 			fail(err)
 			break
 		}
-		if len(pend.Files) == 0 {
-			fmt.Fprintln(w, "no pending changes")
-		}
+		shown := 0
 		for _, f := range pend.Files {
-			fmt.Fprint(w, renderDiff(st, fileDiff(f.Path, f.Original, f.Current), 0))
+			d := fileDiff(f.Path, f.Original, f.Current)
+			if strings.TrimSpace(d) == "" {
+				continue // back as it was (an edit undone)
+			}
+			shown++
+			fmt.Fprint(w, renderDiff(st, d, 0))
+		}
+		if shown == 0 {
+			fmt.Fprintln(w, "no pending changes: the agent's edits were kept, reverted or undone, or it made none")
 		}
 	case "/keep":
 		var res json.RawMessage
@@ -153,22 +155,53 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 		}
 		fmt.Fprintln(w, "kept the pending changes")
 	case "/revert":
-		var res struct {
-			Reverted  []string `json:"reverted"`
-			Conflicts []string `json:"conflicts"`
-		}
-		if err := r.s.call(ctx, "edits/revert", map[string]any{}, &res); err != nil {
-			fail(err)
-			break
-		}
-		fmt.Fprintf(w, "reverted %d files\n", len(res.Reverted))
-		if len(res.Conflicts) > 0 {
-			fmt.Fprintf(w, "%s changed since and were left as they are: %s\n", st.warn.Render("conflicts:"), strings.Join(res.Conflicts, ", "))
-		}
+		// The session asks first (revertAsk); this reverts what it listed.
+		revertFiles(r, fields[1:], w, st)
 	default:
 		fmt.Fprintf(w, "unknown command %s; /help lists them\n", fields[0])
 	}
 	return false
+}
+
+// plural is "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// pendingPaths are the files with pending changes that differ from their
+// original.
+func pendingPaths(r *runner) ([]string, error) {
+	var pend protocol.EditsPendingResult
+	if err := r.s.call(context.Background(), "edits/pending", map[string]any{}, &pend); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, f := range pend.Files {
+		if strings.TrimSpace(fileDiff(f.Path, f.Original, f.Current)) != "" {
+			paths = append(paths, f.Path)
+		}
+	}
+	return paths, nil
+}
+
+// revertFiles reverts the pending changes of paths (edits/revert).
+func revertFiles(r *runner, paths []string, w io.Writer, st styles) {
+	var res protocol.RevertResult
+	if err := r.s.call(context.Background(), "edits/revert", protocol.PathsParams{Paths: paths}, &res); err != nil {
+		fmt.Fprintln(w, st.bad.Render("error:"), friendly(err))
+		return
+	}
+	if len(res.Reverted) > 0 {
+		fmt.Fprintf(w, "reverted %s: %s\n", plural(len(res.Reverted), "file"), strings.Join(res.Reverted, ", "))
+	} else if len(res.Conflicts) == 0 {
+		fmt.Fprintln(w, "nothing to revert: no pending changes")
+	}
+	if len(res.Conflicts) > 0 {
+		fmt.Fprintf(w, "%s %s changed since and left as it is: %s\n", st.warn.Render("conflict:"), plural(len(res.Conflicts), "file"), strings.Join(res.Conflicts, ", "))
+	}
 }
 
 // fileDiff is the unified diff of one pending file (nil: absent).

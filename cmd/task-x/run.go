@@ -41,6 +41,7 @@ type runFlags struct {
 	prompt, format, cd             string
 	acceptEdits, noSandbox, trust  bool
 	noValidate                     bool
+	contextWindow                  int
 }
 
 func addRunFlags(c *cobra.Command, f *runFlags) {
@@ -55,6 +56,7 @@ func addRunFlags(c *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.acceptEdits, "accept-edits", false, "run file edits without asking (policy mode acceptEdits)")
 	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands without the kernel sandbox (initialize sandbox: false)")
 	fl.BoolVar(&f.noValidate, "no-validate", false, "do not run the project's checks after the task changed files (validation.enabled: false)")
+	fl.IntVar(&f.contextWindow, "context-window", 0, "the model's context window in tokens, when the provider reports none or a wrong one (limits.contextWindowTokens)")
 	fl.BoolVar(&f.trust, "trust", false, "trust this folder from now on: its .mcp.json and hooks are used")
 }
 
@@ -256,6 +258,12 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	}
 	if f.noValidate {
 		r.validation = map[string]any{"enabled": false}
+	}
+	if f.contextWindow < 0 {
+		return usageError(c, "--context-window must be a number of tokens, not %d", f.contextWindow)
+	}
+	if f.contextWindow > 0 {
+		r.limits = &protocol.Limits{ContextWindowTokens: f.contextWindow}
 	}
 	unasked := "" // the advice for the last approval no one could answer
 	ctx := context.Background()

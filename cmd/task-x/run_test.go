@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/task-x/task-x-runtime/internal/protocol"
+
 	"fmt"
 	"strings"
 
@@ -114,5 +116,17 @@ func TestFriendly(t *testing.T) {
 		if v := friendly(tc.err); !strings.HasPrefix(v, tc.want) || !strings.Contains(v, fmt.Sprintf("code %d", tc.err.(*jsonrpc.Error).Code)) {
 			t.Errorf("--verbose: %q", v)
 		}
+	}
+}
+
+// TestWarningNamesFlag: the runtime's hint names limits.contextWindowTokens,
+// which task-x sets with --context-window (issue 38 item 8).
+func TestWarningNamesFlag(t *testing.T) {
+	got := warningText("it may have cut the prompt. Set limits.contextWindowTokens to the model's real window")
+	if !strings.Contains(got, "--context-window") || strings.Contains(got, "limits.") {
+		t.Errorf("warningText = %q", got)
+	}
+	if approvalTitle(protocol.RequestApprovalParams{Tool: "replace_text", Permission: "edit", Input: []byte(`{"path":"a.go"}`)}) != "the agent wants to edit a.go (replace_text)" {
+		t.Error("approvalTitle for an edit")
 	}
 }

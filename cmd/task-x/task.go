@@ -83,6 +83,7 @@ type runner struct {
 	prov       defaults
 	policy     map[string]any
 	validation map[string]any
+	limits     *protocol.Limits
 	taskID     string
 	// undoSkipped: operations /undo could not undo (their files changed
 	// since); the next /undo goes to the one before.
@@ -121,6 +122,9 @@ func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) 
 	}
 	if r.validation != nil {
 		params["validation"] = r.validation
+	}
+	if r.limits != nil {
+		params["limits"] = r.limits
 	}
 	r.p.mu.Lock()
 	r.p.prov = r.prov
@@ -322,6 +326,13 @@ func parseEvent(params json.RawMessage) (agentEvent, error) {
 	return ev, nil
 }
 
+// warningText is a warning as task-x says it: a setting of agent/run the
+// runtime names is given as the flag that sets it.
+func warningText(msg string) string {
+	return strings.ReplaceAll(msg, "Set limits.contextWindowTokens to the model's real window",
+		"Pass the model's real window with --context-window TOKENS")
+}
+
 // errorLine is the text of an `error` event: a provider error as one
 // sentence naming the fix (the details with --verbose).
 func errorLine(ev agentEvent, prov defaults) string {
@@ -402,7 +413,7 @@ func (p *printer) event(params json.RawMessage) {
 	case "warning":
 		p.flushText()
 		p.spin.clearLine()
-		fmt.Fprintf(p.ew, "%s %s\n", p.st.warn.Render("warning:"), wrapText(e.Message, p.ewWidth, "  "))
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.warn.Render("warning:"), wrapText(warningText(e.Message), p.ewWidth, "  "))
 	case "error":
 		p.flushText()
 		p.spin.clearLine()

@@ -22,6 +22,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // The interactive session is a bubbletea program on the alternate screen:
@@ -151,6 +153,11 @@ type (
 		leave bool
 	}
 	goneCheckMsg struct{}
+	// revertAskMsg: the files /revert would revert, to confirm.
+	revertAskMsg struct {
+		paths []string
+		err   error
+	}
 )
 
 // asking is the approval or question open below the transcript.
@@ -193,6 +200,8 @@ type tuiModel struct {
 
 	pastes []pasted    // large pastes shown as their tag in the prompt
 	store  *pasteStore // the texts of the pastes pasteFilter took out
+
+	confirmRevert []string // /revert asked: y reverts these files
 
 	interrupts int
 	hint       string
@@ -326,6 +335,19 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		return m.checkGone()
 	case turnDoneMsg:
 		return m.turnDone(msg)
+	case revertAskMsg:
+		switch {
+		case msg.err != nil:
+			m.note("%s %s", m.st.bad.Render("error:"), friendly(msg.err))
+		case len(msg.paths) == 0:
+			m.note("nothing to revert: no pending changes")
+		default:
+			m.confirmRevert = msg.paths
+			m.note("%s %s? %s", m.st.warn.Render("revert "+plural(len(msg.paths), "file")), strings.Join(msg.paths, ", "),
+				m.st.dim.Render("y reverts them, any other key keeps them"))
+			m.hint = "y to revert, any other key to keep"
+		}
+		return nil
 	case slashDoneMsg:
 		if msg.text != "" {
 			m.note("%s", strings.TrimRight(msg.text, "\n"))
@@ -384,6 +406,19 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.ask != nil {
 		return m.askKey(k)
+	}
+	if paths := m.confirmRevert; paths != nil {
+		m.confirmRevert, m.hint = nil, ""
+		if k.String() != "y" && k.String() != "Y" {
+			m.note("%s", m.st.dim.Render("kept: nothing reverted"))
+			return nil
+		}
+		r, st := m.r, m.st
+		return func() tea.Msg {
+			var b bytes.Buffer
+			revertFiles(r, paths, &b, st)
+			return slashDoneMsg{text: b.String()}
+		}
 	}
 	switch k.String() {
 	case "ctrl+c":
@@ -526,6 +561,13 @@ func (m *tuiModel) submit() tea.Cmd {
 			leave := slashCommand(r, line, &b, st, width)
 			return func() tea.Msg { return slashDoneMsg{text: b.String(), leave: leave} }
 		}
+		if line == "/revert" {
+			// Asked first: the files it would revert, then y.
+			return func() tea.Msg {
+				paths, err := pendingPaths(r)
+				return revertAskMsg{paths: paths, err: err}
+			}
+		}
 		// The others are calls to the runtime: off the program's goroutine.
 		return func() tea.Msg {
 			var b bytes.Buffer
@@ -637,7 +679,7 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 		m.turnFiles[e.Path] = true
 		m.note("  %s %s", m.st.dim.Render(e.Kind), e.Path)
 	case "warning":
-		m.note("%s %s", m.st.warn.Render("warning:"), e.Message)
+		m.note("%s %s", m.st.warn.Render("warning:"), warningText(e.Message))
 	case "error":
 		m.errShown = true
 		m.note("%s %s", m.st.bad.Render("error:"), errorLine(ev, m.r.prov))
@@ -811,16 +853,10 @@ func (m *tuiModel) newForm(fields ...huh.Field) *huh.Form {
 }
 
 func (m *tuiModel) openApproval(msg *approvalMsg) tea.Cmd {
-	var req struct {
-		Tool       string          `json:"tool"`
-		Permission string          `json:"permission"`
-		Input      json.RawMessage `json:"input"`
-		Preview    string          `json:"preview"`
-		CallID     string          `json:"callId"`
-	}
+	var req protocol.RequestApprovalParams
 	json.Unmarshal(msg.params, &req)
 	m.ta.Blur()
-	text := m.st.warn.Render(fmt.Sprintf("%s wants to run %s", req.Permission, req.Tool)) + "\n" +
+	text := m.st.warn.Render(approvalTitle(req)) + "\n" +
 		strings.TrimRight(approvalBody(m.st, req.Tool, req.Input, req.Preview), "\n")
 	// Shown under its tool call when that is in the transcript.
 	it := m.toolItem(req.CallID)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,5 +57,58 @@ func TestProviderErrors(t *testing.T) {
 	tail := screen[strings.LastIndex(screen, "› hi"):]
 	if n := strings.Count(tail, "error:"); n != 1 {
 		t.Errorf("the transcript shows %d error lines, want 1:\n%s", n, tail)
+	}
+}
+
+// TestSessionSmallFixes: an approval says what the agent wants to do and
+// offers "for the rest of this task" in the session and in one-shot mode;
+// a note longer than the screen wraps instead of being cut; /revert lists
+// the files and asks first, says "1 file", and /diff with nothing pending
+// says so (issue 38, item 8).
+func TestSessionSmallFixes(t *testing.T) {
+	long := strings.Repeat("deeply-nested-folder/", 6) + "zz-tail-marker.md"
+	script := []step{
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "NOTES.md", "content": "notes\n"}}}},
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": long, "content": "deep\n"}}}},
+		{text: "Done."},
+	}
+	pt, _, _, repo := tuiWithModel(t, script)
+	pt.send("write the notes\r")
+	pt.expect("the agent wants to edit NOTES.md (write_file)")
+	pt.expect("Yes, for the rest of this task (a)")
+	pt.send("y")
+	pt.expect("the agent wants to edit " + long[:40])
+	pt.send("y")
+	pt.expect("completed")
+	pt.expect("zz-tail-marker.md") // the changed-files line wraps
+	pt.send("/revert\r")
+	pt.expect("revert 2 files")
+	pt.expect("y reverts them")
+	pt.send("n")
+	pt.expect("kept: nothing reverted")
+	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err != nil {
+		t.Fatal("NOTES.md went although the revert was declined")
+	}
+	pt.send("/revert\r")
+	pt.expect("y reverts them")
+	pt.send("y")
+	pt.expect("reverted 2 files")
+	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err == nil {
+		t.Error("NOTES.md is still there after /revert y")
+	}
+	pt.send("/diff\r")
+	pt.expect("no pending changes")
+	pt.send("/revert\r")
+	pt.expect("nothing to revert")
+	pt.send("\x04")
+	pt.cmd.Wait()
+
+	// One-shot approvals use the same words.
+	_, srv := newScriptedModel(t, "openai", script[:1:1])
+	dir := t.TempDir()
+	_, errs, _ := runOneShot(t, "y\n", "run", "-C", dir, "-p", "write the notes", "--provider", "openaiCompatible",
+		"--base-url", srv.URL+"/v1", "--model", "fake", "--no-sandbox", "--data-dir", t.TempDir())
+	if !strings.Contains(errs, "the agent wants to edit NOTES.md (write_file)") || !strings.Contains(errs, "[a] for the rest of this task") {
+		t.Errorf("the one-shot approval reads:\n%s", errs)
 	}
 }
