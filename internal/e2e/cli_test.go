@@ -57,7 +57,7 @@ func TestCLIRun(t *testing.T) {
 		t.Errorf("stdout: %s", out.String())
 	}
 	e := errb.String()
-	for _, want := range []string{"wants to run replace_text", "wants to run run_command", "changed files:", "README.md (+1 -1)", "completed"} {
+	for _, want := range []string{"wants to edit README.md (replace_text)", "wants to run a command (run_command)", "changed files:", "README.md (+1 -1)", "completed"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e)
 		}

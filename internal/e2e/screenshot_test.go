@@ -71,7 +71,7 @@ func TestSessionScreenshot(t *testing.T) {
 	}
 	capture("approval.ansi")
 	tmux("send-keys", "-t", "shot", "-l", "y")
-	waitFor("wants to run run_command")
+	waitFor("wants to run a command (run_command)")
 	tmux("send-keys", "-t", "shot", "-l", "a")
 	waitFor("completed")
 	waitFor("Type a prompt")

@@ -214,7 +214,7 @@ func TestTUISession(t *testing.T) {
 		"--data-dir", t.TempDir())
 	pt.expect("/help for commands")
 	pt.send("rename the heading\r")
-	pt.expect("wants to run replace_text")
+	pt.expect("wants to edit README.md (replace_text)")
 	pt.expect("-# demo")
 	pt.expect("+# demo, renamed")
 	pt.mu.Lock()
@@ -234,7 +234,7 @@ func TestTUISession(t *testing.T) {
 
 	// Deny, and tell the model what to do instead: it reads the message.
 	pt.send("delete the readme\r")
-	pt.expect("wants to run delete_path")
+	pt.expect("wants to use delete_path")
 	pt.expect("No, and tell it what to do instead (n)")
 	pt.send("n")
 	pt.expect("What should it do instead?")
@@ -256,7 +256,7 @@ func TestTUISession(t *testing.T) {
 	// A command's output is collapsed to its last lines; Ctrl-O expands it
 	// in place.
 	pt.send("count to twelve\r")
-	pt.expect("wants to run run_command")
+	pt.expect("wants to run a command (run_command)")
 	pt.send("a")
 	pt.expect("allowed for the rest of this task")
 	pt.expect("… 7 earlier lines (ctrl+o expands)")
@@ -321,7 +321,7 @@ func TestTUINoColor(t *testing.T) {
 		"--data-dir", t.TempDir())
 	pt.expect("/help for commands")
 	pt.send("write notes\r")
-	pt.expect("wants to run write_file")
+	pt.expect("wants to edit NOTES.md (write_file)")
 	pt.expect("+notes")
 	pt.send("y")
 	pt.expect("Wrote the notes.")
