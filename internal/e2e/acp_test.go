@@ -68,6 +68,18 @@ var acpScenarios = map[string][]step{
 		{calls: []scriptedCall{{"read_file", map[string]any{"path": "README.md"}}}},
 		{hang: true},
 	},
+	"scenario:team": {
+		{calls: []scriptedCall{{"run_plan", map[string]any{"steps": []any{
+			map[string]any{"id": "r", "role": "research", "objective": "scenario:team-research Look around."},
+			map[string]any{"id": "i", "role": "implementation", "objective": "scenario:team-implement Write team.txt.", "dependsOn": []string{"r"}},
+		}}}}},
+		{text: "Team done."},
+	},
+	"scenario:team-research": {{text: "Nothing special."}},
+	"scenario:team-implement": {
+		{calls: []scriptedCall{{"write_file", map[string]any{"path": "team.txt", "content": "made by the team\n"}}}},
+		{text: "Implemented."},
+	},
 	"scenario:ask-mode": {{text: "Asked."}},
 	"scenario:continue": {{text: "Continued."}},
 }
@@ -107,7 +119,8 @@ func acpPick(offsets map[string]int, lens map[string]int) func(req map[string]an
 // diff, cancel mid-turn (an open permission request and a model call;
 // session/cancel and the SDK's $/cancel_request),
 // the client's fs methods (an unsaved buffer edited, the result written
-// back), set mode, then a second runtime loads the saved session and continues
+// back), team mode (its plan and subagents as plan and tool call
+// updates, a subagent's permission request), set mode, then a second runtime loads the saved session and continues
 // it. The client validates every message both ways against the SDK's
 // schema/v1/schema.json with ajv. Skips only when TASK_X_ACP_NPM is unset.
 func TestACPClient(t *testing.T) {
@@ -188,7 +201,7 @@ func TestACPClient(t *testing.T) {
 	for rel, want := range map[string]string{
 		"perm/allow-once.txt": "allowed once\n", "perm/allow-always-1.txt": "one\n", "perm/allow-always-2.txt": "two\n",
 		"perm/allow-always-3.txt": "three\n", "src/app.txt": "goodbye world\nsecond line\n",
-		"src/buffer.txt": "edited buffer text\n",
+		"src/buffer.txt": "edited buffer text\n", "team.txt": "made by the team\n",
 	} {
 		if b, err := os.ReadFile(filepath.Join(repo, rel)); err != nil || string(b) != want {
 			t.Errorf("%s = %q, %v; want %q", rel, b, err, want)

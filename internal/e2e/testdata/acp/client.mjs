@@ -292,6 +292,30 @@ await app.connectWith(first.stream, async (agent) => {
   r = await pending;
   assert(r.stopReason === "cancelled", `cancel while the model answers: ${r.stopReason}`);
 
+  // Team mode: the plan is a plan update, each subagent a tool call, a
+  // subagent's write asks permission in the lead's session; the merge
+  // writes team.txt.
+  const st = await newSession();
+  await agent.request(methods.agent.session.setMode, { sessionId: st.sessionId, modeId: "team" });
+  onPermission = option("allow_once");
+  const permsBefore = permissions.length;
+  mark = updates.length;
+  r = await agent.request(methods.agent.session.prompt, say(st.sessionId, "scenario:team"));
+  assert(r.stopReason === "end_turn", `team: ${r.stopReason}`);
+  const teamPlans = since(mark, st.sessionId, "plan").map((u) => u.update.entries);
+  assert(teamPlans.length >= 3, `team plan updates: ${JSON.stringify(teamPlans)}`);
+  const first = teamPlans[0].map((e) => e.content + ":" + e.status).join("|");
+  const last = teamPlans[teamPlans.length - 1].map((e) => e.status).join("|");
+  assert(first === "research: scenario:team-research Look around.:pending|implementation: scenario:team-implement Write team.txt.:pending", `the first team plan: ${first}`);
+  assert(last === "completed|completed", `the last team plan: ${last}`);
+  const subs = since(mark, st.sessionId, "tool_call").filter((u) => u.update.toolCallId.startsWith("subagent/"));
+  assert(subs.length === 2 && subs.every((u) => u.update.kind === "think"), `subagent tool calls: ${JSON.stringify(subs)}`);
+  const subDone = since(mark, st.sessionId, "tool_call_update").filter((u) => u.update.toolCallId.startsWith("subagent/") && u.update.status === "completed");
+  assert(subDone.length === 2, `subagents completed: ${subDone.length}`);
+  const subPerm = permissions.slice(permsBefore).find((p) => p.toolCall.title.includes("team.txt"));
+  assert(subPerm && subPerm.sessionId === st.sessionId && subPerm.toolCall.toolCallId.includes("/"), `a subagent's permission request: ${JSON.stringify(permissions.slice(permsBefore))}`);
+  assert(text(since(mark, st.sessionId, "agent_message_chunk")).endsWith("Team done."), "the lead's answer");
+
   // $/cancel_request: the SDK cancels the prompt request itself; it
   // answers -32800.
   const sr = await newSession();
