@@ -237,6 +237,13 @@ func (a *Agent) initialize(raw json.RawMessage) (any, error) {
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
+	a.mu.Lock()
+	again := a.inited
+	a.mu.Unlock()
+	if again {
+		// A second Init would mark this runtime's running tasks failed.
+		return nil, jsonrpc.NewError(jsonrpc.ErrInvalidRequest.Code, "initialize was already received")
+	}
 	cfg, err := a.opts.LoadConfig()
 	if err != nil {
 		return nil, invalid("task-x configuration: %v", err)
@@ -245,10 +252,6 @@ func (a *Agent) initialize(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	a.mu.Lock()
-	if a.inited {
-		a.mu.Unlock()
-		return nil, jsonrpc.NewError(jsonrpc.ErrInvalidRequest.Code, "initialize was already received")
-	}
 	a.inited, a.client, a.cfg = true, p.ClientCapabilities, cfg
 	a.mu.Unlock()
 	var caps agentCapabilities

@@ -68,6 +68,9 @@ func TestSessionLifecycle(t *testing.T) {
 		!init.AgentCapabilities.PromptCapabilities.EmbeddedContext || len(init.AuthMethods) != 0 {
 		t.Fatalf("initialize: %s", res)
 	}
+	if _, m := p.reply(p.send("initialize", map[string]any{"protocolVersion": 1})); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("a second initialize: %+v", m.Error)
+	}
 	dir := workspace(t)
 	os.MkdirAll(filepath.Join(dir, ".task-x/skills/deploy"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".task-x/skills/deploy/SKILL.md"), []byte("---\nname: deploy\ndescription: Deploy the service\nparams:\n  - env\n---\nDeploy to {{env}}.\n"), 0o644)
