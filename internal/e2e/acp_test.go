@@ -80,6 +80,10 @@ var acpScenarios = map[string][]step{
 		{calls: []scriptedCall{{"write_file", map[string]any{"path": "team.txt", "content": "made by the team\n"}}}},
 		{text: "Implemented."},
 	},
+	"scenario:command": {
+		{calls: []scriptedCall{{"run_command", map[string]any{"command": "echo first-line; echo second-line"}}}},
+		{text: "Ran."},
+	},
 	"scenario:ask-mode": {{text: "Asked."}},
 	"scenario:continue": {{text: "Continued."}},
 }
@@ -115,6 +119,7 @@ func acpPick(offsets map[string]int, lens map[string]int) func(req map[string]an
 // TestACPClient drives `task-x-runtime --acp` with the official ACP SDK
 // client from npm (testdata/acp/client.mjs) against the scripted fake
 // model on a git repository: initialize, new session, a streamed answer,
+// thinking and update_plan, a command with its output as it comes,
 // a permission request answered each of the four ways, an edit with its
 // diff, cancel mid-turn (an open permission request and a model call;
 // session/cancel and the SDK's $/cancel_request),
@@ -153,6 +158,12 @@ func TestACPClient(t *testing.T) {
 		"main.go":        "package main\n\nfunc main() {}\n",
 	})
 	home := t.TempDir()
+	// The config file (docs/acp.md): commands run unsandboxed here, as in
+	// the other e2e tests that run commands.
+	os.MkdirAll(filepath.Join(home, ".task-x"), 0o755)
+	if err := os.WriteFile(filepath.Join(home, ".task-x", "acp.json"), []byte(`{"sandbox": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "acp", "client.mjs"))

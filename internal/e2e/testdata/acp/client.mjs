@@ -292,6 +292,21 @@ await app.connectWith(first.stream, async (agent) => {
   r = await pending;
   assert(r.stopReason === "cancelled", `cancel while the model answers: ${r.stopReason}`);
 
+  // A command: kind execute, its output as it comes (in_progress), then
+  // completed with it.
+  const sx = await newSession();
+  onPermission = option("allow_once");
+  mark = updates.length;
+  r = await agent.request(methods.agent.session.prompt, say(sx.sessionId, "scenario:command"));
+  assert(r.stopReason === "end_turn", `command: ${r.stopReason}`);
+  const cmd = since(mark, sx.sessionId, "tool_call").map((u) => u.update);
+  assert(cmd.length === 1 && cmd[0].kind === "execute" && cmd[0].title === "Run echo first-line; echo second-line", `command call: ${JSON.stringify(cmd)}`);
+  const cmdUps = since(mark, sx.sessionId, "tool_call_update").map((u) => u.update).filter((u) => u.toolCallId === cmd[0]?.toolCallId);
+  const body = (u) => (u.content ?? []).map((c) => c.content?.text ?? "").join("");
+  const live = cmdUps.findIndex((u) => u.status === "in_progress" && body(u).includes("first-line"));
+  const done = cmdUps.findIndex((u) => u.status === "completed" && body(u).includes("second-line"));
+  assert(live >= 0 && done > live, `command updates: ${JSON.stringify(cmdUps)}`);
+
   // Team mode: the plan is a plan update, each subagent a tool call, a
   // subagent's write asks permission in the lead's session; the merge
   // writes team.txt.
