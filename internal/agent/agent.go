@@ -600,27 +600,8 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 // the question a stopped ask_user withdraws, and a command's live output.
 func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.Result) *toolcall.Pipeline {
 	mw := []toolcall.Middleware{
-		toolcall.WithHooks(toolcall.Hooks{
-			Pre: func(ctx context.Context, _ string, _ json.RawMessage) (bool, string) { return r.preToolUse(ctx, c) },
-			Post: func(ctx context.Context, _ string, _ json.RawMessage, content string, data any) string {
-				return r.postToolUse(ctx, c, content, data)
-			},
-		}),
-		toolcall.WithGate(toolcall.Gate{
-			Env: r.env,
-			Decide: func(*toolcall.Call) (policy.Decision, string) {
-				decision, reason := r.p.Policy.Decide(spec, c.Input)
-				if !isOffered && decision != policy.Deny {
-					// A tool the mode does not offer (the model called it anyway).
-					decision, reason = policy.Deny, fmt.Sprintf("%s tools are not available in %s mode", spec.Permission, r.chatModeLabel())
-				}
-				return decision, reason
-			},
-			Covered: func(*toolcall.Call) bool { return r.grants.covers(c.Name, c.Input) },
-			Approve: func(ctx context.Context, _ *toolcall.Call, preview string) bool {
-				return r.approve(ctx, c, spec, preview)
-			},
-		}),
+		r.withHooks(c),
+		toolcall.WithGate(r.gate(c, spec, isOffered)),
 		toolcall.WithChanges(func(_ context.Context, _ *toolcall.Call, res tool.Result) {
 			if res.Background != nil {
 				return
@@ -655,17 +636,55 @@ func (r *run) pipeline(c pendingCall, spec tool.Spec, isOffered bool, bg *tool.R
 		})
 	}
 	if spec.Permission == tool.ClassCommand {
-		mw = append(mw, func(next toolcall.Handler) toolcall.Handler {
-			return func(ctx context.Context, call *toolcall.Call) toolcall.Outcome {
-				res, err := r.runLive(ctx, c.ID, func(ctx context.Context) (tool.Result, error) {
-					out := next(ctx, call)
-					return out.Result, out.Err
-				})
-				return toolcall.Outcome{Result: res, Err: err}
-			}
-		})
+		mw = append(mw, r.withLiveOutput(c.ID))
 	}
 	return &toolcall.Pipeline{Tools: r.opts.Tools, Env: r.env, Middleware: mw}
+}
+
+// withHooks is the task's PreToolUse and PostToolUse hooks around call c.
+func (r *run) withHooks(c pendingCall) toolcall.Middleware {
+	return toolcall.WithHooks(toolcall.Hooks{
+		Pre: func(ctx context.Context, _ string, _ json.RawMessage) (bool, string) { return r.preToolUse(ctx, c) },
+		Post: func(ctx context.Context, _ string, _ json.RawMessage, content string, data any) string {
+			return r.postToolUse(ctx, c, content, data)
+		},
+	})
+}
+
+// gate is the policy and approval of call c: the policy's decision (a
+// tool the mode does not offer is refused), an allowSession grant, and
+// the user asked with the preview (r.approve). The loop's calls and the
+// validation checks (checkGate) are judged by it.
+func (r *run) gate(c pendingCall, spec tool.Spec, isOffered bool) toolcall.Gate {
+	return toolcall.Gate{
+		Env: r.env,
+		Decide: func(*toolcall.Call) (policy.Decision, string) {
+			decision, reason := r.p.Policy.Decide(spec, c.Input)
+			if !isOffered && decision != policy.Deny {
+				// A tool the mode does not offer (the model called it anyway).
+				decision, reason = policy.Deny, fmt.Sprintf("%s tools are not available in %s mode", spec.Permission, r.chatModeLabel())
+			}
+			return decision, reason
+		},
+		Covered: func(*toolcall.Call) bool { return r.grants.covers(c.Name, c.Input) },
+		Approve: func(ctx context.Context, _ *toolcall.Call, preview string) bool {
+			return r.approve(ctx, c, spec, preview)
+		},
+	}
+}
+
+// withLiveOutput streams a command's output as toolOutput events of
+// callID while it runs (runLive).
+func (r *run) withLiveOutput(callID string) toolcall.Middleware {
+	return func(next toolcall.Handler) toolcall.Handler {
+		return func(ctx context.Context, call *toolcall.Call) toolcall.Outcome {
+			res, err := r.runLive(ctx, callID, func(ctx context.Context) (tool.Result, error) {
+				out := next(ctx, call)
+				return out.Result, out.Err
+			})
+			return toolcall.Outcome{Result: res, Err: err}
+		}
+	}
 }
 
 func (r *run) chatModeLabel() string {
@@ -706,18 +725,6 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 		r.grants.remember(c.Name, c.Input)
 	}
 	return d != task.DecisionDeny
-}
-
-// runTool runs t, or applies plan when the call was planned before its
-// approval, turning a panic into a runtime error (a broken tool must not
-// take the runtime down).
-func (r *run) runTool(ctx context.Context, t tool.Tool, input json.RawMessage) (res tool.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("tool panicked: %v", p)
-		}
-	}()
-	return t.Run(ctx, r.env, input)
 }
 
 // finish stops what the task left running, emits done and returns the

@@ -63,9 +63,10 @@ func (r *run) validate(ctx context.Context) bool {
 }
 
 // checkGate is the policy and approval of one check command, as a
-// run_command call with { command } would get them: deny rules refuse it
-// without asking, allowAll, allow rules and allowSession grants let it run,
-// anything else asks once (the Session remembers the answer).
+// run_command call with { command } gets them in the loop (r.gate, the
+// same Gate): deny rules refuse it without asking, allowAll, allow rules
+// and allowSession grants let it run, anything else asks once (the
+// Session remembers the answer).
 func (r *run) checkGate(ctx context.Context, command string) (bool, string) {
 	t, ok := r.opts.Tools.Get("run_command")
 	if !ok {
@@ -73,19 +74,19 @@ func (r *run) checkGate(ctx context.Context, command string) (bool, string) {
 	}
 	spec := t.Spec()
 	input, _ := json.Marshal(map[string]string{"command": command})
-	decision, reason := r.p.Policy.Decide(spec, input)
-	switch decision {
-	case policy.Deny:
+	c := pendingCall{ToolCall: provider.ToolCall{Name: spec.Name, Input: input}}
+	g := r.gate(c, spec, true)
+	call := &toolcall.Call{Name: spec.Name, Input: input, Tool: t, Env: r.env}
+	decision, reason := g.Decide(call)
+	switch {
+	case decision == policy.Deny:
 		return false, "refused by the policy: " + reason
-	case policy.Allow:
-		return true, ""
-	}
-	if r.grants.covers(spec.Name, input) {
+	case decision == policy.Allow, g.Covered(call):
 		return true, ""
 	}
 	r.validationAsks++
-	c := pendingCall{ToolCall: provider.ToolCall{ID: fmt.Sprintf("validation_%d", r.validationAsks), Name: spec.Name, Input: input}}
-	if !r.approve(ctx, c, spec, toolcall.Preview(spec.Name, input)) {
+	c.ID = fmt.Sprintf("validation_%d", r.validationAsks)
+	if !r.gate(c, spec, true).Approve(ctx, call, toolcall.Preview(spec.Name, input)) {
 		return false, validate.ReasonDenied
 	}
 	return true, ""
@@ -109,9 +110,14 @@ func (r *run) checkExec(ctx context.Context, command string, timeout time.Durati
 		return validate.ExecResult{}, errors.New("run_command is not available to this task")
 	}
 	input, _ := json.Marshal(map[string]any{"command": command, "timeoutMs": timeout.Milliseconds()})
-	res, err := r.runLive(ctx, "validation:"+r.checkName, func(ctx context.Context) (tool.Result, error) {
-		return r.runTool(ctx, t, input)
-	})
+	// Through the tool-call pipeline as a run_command call of the task:
+	// its PreToolUse and PostToolUse hooks (a blocking hook skips the
+	// check with its message), its live output as toolOutput events of
+	// validation:<name>. The gate was checkGate's, asked once.
+	c := pendingCall{ToolCall: provider.ToolCall{ID: "validation:" + r.checkName, Name: t.Spec().Name, Input: input}}
+	p := &toolcall.Pipeline{Tools: r.opts.Tools, Env: r.env, Middleware: []toolcall.Middleware{r.withHooks(c), r.withLiveOutput(c.ID)}}
+	out := p.Invoke(ctx, toolcall.Call{Name: c.Name, Input: input})
+	res, err := out.Result, out.Err
 	if err != nil {
 		if te, ok := tool.AsError(err); ok {
 			switch te.Kind {

@@ -153,3 +153,32 @@ func TestValidationLiveOutput(t *testing.T) {
 		t.Fatalf("events\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestValidationChecksRunTheHooks: a check is a run_command call of the
+// task in the tool-call pipeline: a PreToolUse hook that blocks it skips
+// the check with the hook's message (the command never runs), and a
+// check it lets through runs and reports its hook event.
+func TestValidationChecksRunTheHooks(t *testing.T) {
+	ts := tools()
+	failingChecks(ts)
+	h := newHarness(t, ts,
+		turn{calls: []provider.ToolCall{call("c1", "write_file", `{"path":"a.go","content":"x"}`)}},
+		turn{text: "done"},
+	)
+	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"PreToolUse": [{"matcher": "run_command", "hooks": [
+		{"type": "command", "command": "grep -q 'make t\"' && { echo 'no tests today' >&2; exit 2; }; exit 0"}]}]}`)
+	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(), Validation: twoChecks})
+	if sum.Status != task.StatusCompleted || len(sum.Validations) != 1 || sum.Validations[0].Name != "ok" || !sum.Validations[0].Passed {
+		t.Fatalf("summary %+v", sum)
+	}
+	if len(sum.SkippedChecks) != 1 || sum.SkippedChecks[0].Name != "t" || !strings.Contains(sum.SkippedChecks[0].Reason, "no tests today") {
+		t.Fatalf("skipped %+v", sum.SkippedChecks)
+	}
+	if n := ts["run_command"].count(); n != 1 {
+		t.Errorf("run_command ran %d times, want once (make ok)", n)
+	}
+	evs := of[protocol.HookEvent](h.rec)
+	if len(evs) != 2 || !evs[0].Blocked || evs[1].Blocked {
+		t.Errorf("hook events %+v, want the blocked check's and the passing check's", evs)
+	}
+}
