@@ -15,6 +15,8 @@ import (
 const sessionHelp = `Type a prompt and Enter (Ctrl-J or Alt-Enter for a new line). Esc or Ctrl-C interrupts the
 running turn; Ctrl-C twice at the prompt (or Ctrl-D) leaves. Follow-ups continue the same task.
 Ctrl-O expands or collapses the last command's output; PgUp/PgDn scroll the transcript.
+Up/Ctrl-P and Down/Ctrl-N recall earlier prompts of this folder; Esc Esc picks a message of
+this session to edit and send again.
   /undo          undo the agent's last edit operation (edits/undo)
   /diff          the agent's pending changes, as a diff (edits/pending)
   /keep          keep every pending change (edits/keep)

@@ -160,6 +160,20 @@ type (
 	}
 )
 
+// sentEntry is a prompt sent in this session, as typed with its pastes.
+type sentEntry struct {
+	line   string
+	pastes []pasted
+}
+
+// picker is a choice from a list (a huh Select) open in place of the
+// prompt; done acts on the value picked.
+type picker struct {
+	form  *huh.Form
+	value *string
+	done  func(v string) tea.Cmd
+}
+
 // asking is the approval or question open below the transcript.
 type asking struct {
 	form     *huh.Form
@@ -203,6 +217,11 @@ type tuiModel struct {
 
 	confirmRevert []string // /revert asked: y reverts these files
 
+	hist     *history    // the folder's prompt history (Up / Ctrl-P)
+	sentLog  []sentEntry // this session's prompts, for Esc Esc
+	escArmed bool        // Esc was pressed at the idle prompt: Esc again edits an earlier message
+	pick     *picker     // a choice open below the transcript (Esc Esc, /resume, /model)
+
 	interrupts int
 	hint       string
 	exitCode   int
@@ -226,6 +245,11 @@ func newTUIModel(r *runner, st styles) *tuiModel {
 	m := &tuiModel{r: r, st: st, ta: ta, spin: sp, vp: viewport.New(80, 20),
 		waitFrom: map[string]time.Time{}, waited: map[string]time.Duration{}}
 	m.vp.KeyMap = viewport.KeyMap{} // keys go to the prompt; PgUp/PgDn are handled here
+	if r.s != nil {
+		m.hist = loadHistory(r.s.dataDir, r.s.root)
+	} else {
+		m.hist = &history{}
+	}
 	m.add(&item{kind: itemNote, text: fmt.Sprintf("%s %s · %s/%s · %s mode · /help for commands",
 		st.prompt.Render("task-x"), r.s.root, r.prov.Provider, r.prov.Model, r.prov.Mode)})
 	return m
@@ -285,6 +309,8 @@ func (m *tuiModel) bottomView() string {
 	rule := m.st.dim.Render(strings.Repeat("─", max(10, m.width)))
 	if m.ask != nil {
 		b.WriteString(rule + "\n" + strings.TrimRight(m.ask.form.View(), "\n") + "\n")
+	} else if m.pick != nil {
+		b.WriteString(rule + "\n" + strings.TrimRight(m.pick.form.View(), "\n") + "\n" + m.st.dim.Render("enter picks · esc closes") + "\n")
 	} else {
 		b.WriteString(rule + "\n" + m.ta.View() + "\n")
 	}
@@ -382,6 +408,9 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 	if m.ask != nil {
 		return m.formUpdate(msg)
 	}
+	if m.pick != nil {
+		return m.pickUpdate(msg)
+	}
 	var cmd tea.Cmd
 	m.ta, cmd = m.ta.Update(msg)
 	return cmd
@@ -406,6 +435,37 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.ask != nil {
 		return m.askKey(k)
+	}
+	if m.pick != nil {
+		return m.pickKey(k)
+	}
+	if k.String() == "esc" && !m.busy {
+		if m.escArmed {
+			m.escArmed, m.hint = false, ""
+			return m.pickEarlier()
+		}
+		m.escArmed, m.hint = true, escHint
+		return nil
+	}
+	m.escArmed = false
+	if m.hint == escHint {
+		m.hint = ""
+	}
+	switch k.String() {
+	case "up", "ctrl+p":
+		if m.ta.Line() == 0 {
+			if s, ok := m.hist.prev(m.ta.Value()); ok {
+				m.setPrompt(s)
+			}
+			return nil
+		}
+	case "down", "ctrl+n":
+		if m.ta.Line() >= m.ta.LineCount()-1 {
+			if s, ok := m.hist.next(); ok {
+				m.setPrompt(s)
+			}
+			return nil
+		}
 	}
 	if paths := m.confirmRevert; paths != nil {
 		m.confirmRevert, m.hint = nil, ""
@@ -457,6 +517,74 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 }
 
 const ctrlCHint = "(Ctrl-C again to leave)"
+
+const escHint = "(Esc again to edit and resend an earlier message)"
+
+// setPrompt replaces the prompt's text (a history entry), the cursor at
+// its end.
+func (m *tuiModel) setPrompt(s string) {
+	m.ta.Reset()
+	m.pastes = nil
+	m.ta.SetValue(s)
+	m.ta.CursorEnd()
+}
+
+// pickEarlier opens the list of this session's prompts, newest first: the
+// one picked goes into the prompt with its pastes, to edit and send again.
+func (m *tuiModel) pickEarlier() tea.Cmd {
+	if len(m.sentLog) == 0 {
+		m.hint = "no earlier message in this session yet (Up recalls the folder's history)"
+		return nil
+	}
+	var opts []huh.Option[string]
+	for i := len(m.sentLog) - 1; i >= 0; i-- {
+		opts = append(opts, huh.NewOption(truncate(m.sentLog[i].line, max(20, m.width-8)), fmt.Sprint(i)))
+	}
+	return m.openPicker("Edit and resend an earlier message", opts, func(v string) tea.Cmd {
+		var i int
+		fmt.Sscan(v, &i)
+		if i < 0 || i >= len(m.sentLog) {
+			return nil
+		}
+		e := m.sentLog[i]
+		m.setPrompt(e.line)
+		m.pastes = append([]pasted(nil), e.pastes...)
+		m.hint = "edit it and press Enter to send it again (as a follow-up in this task)"
+		return nil
+	})
+}
+
+// openPicker shows a choice in place of the prompt.
+func (m *tuiModel) openPicker(title string, opts []huh.Option[string], done func(string) tea.Cmd) tea.Cmd {
+	v := new(string)
+	m.ta.Blur()
+	m.pick = &picker{value: v, done: done,
+		form: m.newForm(huh.NewSelect[string]().Title(title).Options(opts...).Height(min(len(opts)+2, 12)).Value(v))}
+	return m.pick.form.Init()
+}
+
+// pickKey passes a key to the open picker; Esc or Ctrl-C closes it.
+func (m *tuiModel) pickKey(k tea.KeyMsg) tea.Cmd {
+	if s := k.String(); s == "esc" || s == "ctrl+c" {
+		m.pick = nil
+		return m.ta.Focus()
+	}
+	return m.pickUpdate(k)
+}
+
+// pickUpdate passes msg to the open picker and acts when it is complete.
+func (m *tuiModel) pickUpdate(msg tea.Msg) tea.Cmd {
+	p := m.pick
+	model, cmd := p.form.Update(msg)
+	if f, ok := model.(*huh.Form); ok {
+		p.form = f
+	}
+	if p.form.State != huh.StateCompleted {
+		return cmd
+	}
+	m.pick = nil
+	return tea.Batch(m.ta.Focus(), p.done(*p.value))
+}
 
 // typed forgets a first Ctrl-C: a key other than Ctrl-C was pressed.
 func (m *tuiModel) typed() {
@@ -548,6 +676,10 @@ func (m *tuiModel) submit() tea.Cmd {
 		return nil
 	}
 	sent := expandPastes(line, m.pastes)
+	m.hist.add(line, sent)
+	if !strings.HasPrefix(line, "/") {
+		m.sentLog = append(m.sentLog, sentEntry{line: line, pastes: m.pastes})
+	}
 	m.clearPrompt()
 	m.hint = ""
 	if strings.HasPrefix(line, "/") {
