@@ -9,6 +9,7 @@ import { ChatViewProvider } from './chatView';
 import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
 import { BestOf } from './bestOf';
 import { describeError } from './errors';
+import { DependenciesTree, GraphPanel } from './graphView';
 import { FindingsDiagnostics } from './findings';
 import { settings } from './config';
 import { findClaude, Integrations, McpTree } from './integrations';
@@ -31,6 +32,8 @@ export interface TaskXApi {
   findings: FindingsDiagnostics;
   integrations: Integrations;
   bestOf: BestOf;
+  graph: GraphPanel;
+  dependencies: DependenciesTree;
   output: vscode.OutputChannel;
   /** Date.now() when activate began. */
   activatedAtMs: number;
@@ -56,6 +59,9 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const history = new TasksView(rt, tasks, chat);
   const findings = new FindingsDiagnostics(tasks, workspace);
   const integrations = new Integrations(rt, workspace, log);
+  const graph = new GraphPanel(context, rt, workspace);
+  const dependencies = new DependenciesTree(rt, workspace);
+  context.subscriptions.push(graph, dependencies);
   const bestOf = new BestOf(rt, tasks, providers, changes, previews, () => workspace.folder?.uri.fsPath);
   // The Claude Code engine: offered in the chat when its CLI is found.
   let claudePath = findClaude(settings.claudePath());
@@ -93,6 +99,9 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
         return undefined;
       }
     }),
+    vscode.commands.registerCommand('taskX.showGraph', () => graph.show()),
+    vscode.window.registerTreeDataProvider('taskX.dependencies', dependencies),
+    vscode.commands.registerCommand('taskX.dependencies.refresh', () => dependencies.refresh()),
     vscode.commands.registerCommand('taskX.worktrees.cleanUp', () => bestOf.cleanUp()),
     vscode.commands.registerCommand('taskX.mcp.refresh', () => integrations.refreshStatus()),
     vscode.commands.registerCommand('taskX.mcp.reconfigure', () => integrations.sync()),
@@ -180,7 +189,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     log(`[task-x] ${err.message}`);
     void vscode.window.showErrorMessage(err.message);
   });
-  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, output, activatedAtMs: started };
+  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, graph, dependencies, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {

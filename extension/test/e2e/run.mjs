@@ -237,6 +237,14 @@ async function main() {
     TASK_X_E2E_WORKSPACE: workspace,
     // The npm MCP servers .ci/run installs (the MCP test skips without them, as the Go tests do).
     TASK_X_MCP_NPM: process.env.TASK_X_MCP_NPM || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'task-x-mcp'),
+    // GOROOT's sources: the graph test draws a graph of their size.
+    TASK_X_E2E_GOROOT: (() => {
+      try {
+        return execFileSync('go', ['env', 'GOROOT'], { encoding: 'utf8' }).trim();
+      } catch {
+        return '';
+      }
+    })(),
     TASK_X_RUNTIME_GOCACHE: process.env.GOCACHE || '',
   };
   const serverOut = [];

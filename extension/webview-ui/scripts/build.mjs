@@ -14,7 +14,7 @@ mkdirSync(out, { recursive: true });
 
 const t0 = Date.now();
 const result = await build({
-  entryPoints: { chat: join(root, "src", "main.ts"), "chat-style": join(root, "src", "styles.css") },
+  entryPoints: { chat: join(root, "src", "main.ts"), "chat-style": join(root, "src", "styles.css"), graph: join(root, "src", "graph.ts"), "graph-style": join(root, "src", "graph.css") },
   outdir: out,
   entryNames: "[name]",
   bundle: true,
@@ -27,9 +27,25 @@ const result = await build({
   metafile: true,
   logLevel: "warning",
 });
+// The graph's layout worker: a classic script (the page starts it from a blob).
+const worker = await build({
+  entryPoints: { "graph-layout": join(root, "src", "graphLayout.ts") },
+  outdir: out,
+  entryNames: "[name]",
+  bundle: true,
+  format: "iife",
+  platform: "browser",
+  target: ["chrome120"],
+  minify: !dev,
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+});
+Object.assign(result.metafile.outputs, worker.metafile.outputs);
 // esbuild names the CSS entry chat-style.css; the host links chat.css.
 const { renameSync } = await import("node:fs");
 renameSync(join(out, "chat-style.css"), join(out, "chat.css"));
+renameSync(join(out, "graph-style.css"), join(out, "graph.css"));
 const codicons = join(root, "node_modules", "@vscode", "codicons", "dist");
 copyFileSync(join(codicons, "codicon.css"), join(out, "codicon.css"));
 copyFileSync(join(codicons, "codicon.ttf"), join(out, "codicon.ttf"));

@@ -7,6 +7,7 @@ export type {
   AgentSummary,
   AskUserParams,
   ChatMode,
+  GraphProjectResult,
   ImageInput,
   ModelInfo,
   RequestApprovalParams,

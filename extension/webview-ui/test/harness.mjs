@@ -27,20 +27,21 @@ document.addEventListener("securitypolicyviolation", (e) => {
 });
 `;
 
-function html(csp) {
+function html(csp, entry = "chat") {
   const policy =
     // The extension's policy: no nonce for styles (ext-to-extui.md).
     `default-src 'none'; script-src 'nonce-${NONCE}'; style-src ${ORIGIN}; ` +
-    `img-src ${ORIGIN} data:; font-src ${ORIGIN}`;
+    `img-src ${ORIGIN} data:; font-src ${ORIGIN}` +
+    (entry === "graph" ? `; worker-src blob:; connect-src ${ORIGIN}` : "");
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 ${csp ? `<meta http-equiv="Content-Security-Policy" content="${policy}">` : ""}
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${ORIGIN}/codicon.css" id="vscode-codicon-stylesheet">
-<link rel="stylesheet" href="${ORIGIN}/chat.css">
+<link rel="stylesheet" href="${ORIGIN}/${entry}.css">
 <script nonce="${NONCE}" src="${ORIGIN}/stub.js"></script>
-</head><body><div id="root"></div>
-<script type="module" nonce="${NONCE}" src="${ORIGIN}/chat.js"></script>
+</head><body><div id="root" data-layout="${ORIGIN}/graph-layout.js"></div>
+<script type="module" nonce="${NONCE}" src="${ORIGIN}/${entry}.js"></script>
 </body></html>`;
 }
 
@@ -65,8 +66,8 @@ export async function launch() {
 }
 
 /** Opens the webview page; resolves once it posted "ready". */
-export async function openPage(browser, { csp = true, init } = {}) {
-  const context = await browser.newContext({ viewport: { width: 420, height: 800 } });
+export async function openPage(browser, { csp = true, init, entry = "chat", viewport = { width: 420, height: 800 } } = {}) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   if (init) await page.addInitScript(init);
   const errors = [];
@@ -78,7 +79,7 @@ export async function openPage(browser, { csp = true, init } = {}) {
     const url = new URL(route.request().url());
     if (url.origin !== ORIGIN) return route.abort();
     const name = url.pathname.slice(1) || "index.html";
-    if (name === "index.html") return route.fulfill({ contentType: types.html, body: html(csp) });
+    if (name === "index.html") return route.fulfill({ contentType: types.html, body: html(csp, entry) });
     if (name === "stub.js") return route.fulfill({ contentType: types.js, body: STUB });
     const file = join(mediaDir, name);
     if (!/^[\w.-]+$/.test(name) || !existsSync(file)) return route.fulfill({ status: 404, body: "" });

@@ -639,6 +639,80 @@ test("team mode: the plan is a live view of each step (running, done, skipped, m
   assert.deepEqual(errors, []);
 });
 
+/** A GOROOT-sized graph/project answer: 600 files (the runtime's cap) in 60 packages, import and reference edges, a cycle, hubs. */
+function bigGraph() {
+  const nodes = [];
+  for (let p = 0; p < 60; p++) for (let f = 0; f < 10; f++) nodes.push({ id: `src/pkg${p}/file${f}.go`, language: "go", symbols: 20, files: 1, degree: 0, inCycle: p === 7 });
+  const edges = [];
+  let seed = 7;
+  const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  for (let i = 0; i < nodes.length; i++) {
+    for (let k = 0; k < 3; k++) edges.push({ from: i, to: rnd(40), weight: 1 + rnd(5), kind: "import" });
+    for (let k = 0; k < 2; k++) edges.push({ from: i, to: rnd(nodes.length), weight: 1, kind: "reference" });
+  }
+  edges.push({ from: 70, to: 71, weight: 1, kind: "import" }, { from: 71, to: 70, weight: 1, kind: "import" });
+  for (const e of edges) { nodes[e.from].degree++; nodes[e.to].degree++; }
+  return {
+    nodes, edges, total: 9300,
+    stats: { files: 9300, edges: 40000, importEdges: 30000, referenceEdges: 10000, modules: 600, cycles: 1, orphans: 12, hubs: [{ path: "src/pkg0/file0.go", dependents: 400 }], importCycles: [["src/pkg7/file0.go", "src/pkg7/file1.go"]], buildMs: 900, version: "1", unresolvedImports: 0 },
+  };
+}
+
+test("graph: draws a GOROOT-sized graph (600 files, 3 000 edges), cycles, hubs and edge kinds marked, a click opens the file", async (ctx) => {
+  const p = await open(ctx, { entry: "graph", viewport: { width: 1200, height: 800 } });
+  const { page } = p;
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "query"));
+  assert.deepEqual((await posted(page)).find((m) => m.type === "query"), { type: "query", level: "file", focus: null, depth: 1, importsOnly: false });
+  const longTasks = await page.evaluate(() => {
+    window.__long = [];
+    new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => Math.round(e.duration)))).observe({ type: "longtask", buffered: false });
+  });
+  void longTasks;
+  const t0 = Date.now();
+  await page.evaluate((result) => window.postMessage({ type: "graph", result, query: { type: "query", level: "file", focus: null, depth: 1, importsOnly: false } }, "*"), bigGraph());
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "rendered"), null, { timeout: 120000 });
+  const wall = Date.now() - t0;
+  const r = (await posted(page)).find((m) => m.type === "rendered");
+  assert.equal(r.nodes, 600);
+  assert.ok(r.edges > 2900, `edges ${r.edges}`);
+  const long = await page.evaluate(() => window.__long);
+  console.log(`      [graph] ${JSON.stringify(r)}, wall ${wall} ms; long tasks ${JSON.stringify(long)}`);
+  assert.match(await text(page, '[data-testid="graph-stats"]'), /600 of 9300 files · \d+ edges · 1 import cycles · 1 hubs/);
+  assert.match(await text(page, '[data-testid="graph-cycles"]'), /src\/pkg7\/file0\.go → src\/pkg7\/file1\.go/);
+  assert.deepEqual(await page.evaluate(() => window.taskxGraph.classes("src/pkg7/file0.go")), ["cycle"]);
+  assert.deepEqual(await page.evaluate(() => window.taskxGraph.classes("src/pkg0/file0.go")), ["hub"]);
+  assert.deepEqual(await page.evaluate(() => window.taskxGraph.edgeClasses()), ["import", "reference"]);
+  await clearPosted(page);
+  const at = await page.evaluate(() => window.taskxGraph.nodePosition("src/pkg0/file0.go"));
+  await page.mouse.click(at.x, at.y);
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "openNode"));
+  assert.deepEqual((await posted(page)).find((m) => m.type === "openNode"), { type: "openNode", id: "src/pkg0/file0.go", level: "file" });
+  assert.match(await text(page, '[data-testid="graph-picked"]'), /src\/pkg0\/file0\.go/);
+  // Module level and focus with depth ask the host again.
+  await page.evaluate(() => window.postMessage({ type: "activeFile", path: "src/pkg3/file1.go" }, "*"));
+  await page.locator('[data-testid="graph-focus"]').check();
+  await page.locator('[data-testid="graph-depth"]').selectOption("2");
+  await page.locator('[data-testid="graph-level"]').selectOption("module");
+  const qs = (await posted(page)).filter((m) => m.type === "query");
+  assert.deepEqual(qs.at(-1), { type: "query", level: "module", focus: "src/pkg3/file1.go", depth: 2, importsOnly: false });
+  assert.deepEqual(p.errors, []);
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+});
+
+test("graph: node names are drawn as text, never markup", async (ctx) => {
+  const p = await open(ctx, { entry: "graph", viewport: { width: 800, height: 600 } });
+  const { page } = p;
+  await page.evaluate(() => (window.__xss = []));
+  const evil = `<img src=x onerror="window.__xss.push(1)">.go`;
+  const result = { nodes: [{ id: evil, language: "go", symbols: 1, files: 1, degree: 1, inCycle: true }, { id: "a.go", language: "go", symbols: 1, files: 1, degree: 1, inCycle: true }], edges: [{ from: 0, to: 1, weight: 1, kind: "import" }], total: 2, stats: { hubs: [{ path: evil, dependents: 1 }], importCycles: [[evil, "a.go"]], cycles: 1 } };
+  await page.evaluate((r) => window.postMessage({ type: "graph", result: r, query: { type: "query", level: "file", focus: null, depth: 1, importsOnly: false } }, "*"), result);
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "rendered"));
+  assert.deepEqual(await page.evaluate(() => window.__xss), []);
+  assert.equal(await page.locator("#root img").count(), 0);
+  assert.match(await text(page, '[data-testid="graph-cycles"]'), /<img src=x/);
+  assert.deepEqual(p.errors, []);
+});
+
 test("malformed and unknown events are ignored without errors", async (ctx) => {
   const p = await open(ctx);
   await send(

@@ -1,0 +1,4 @@
+declare module "cytoscape-fcose" {
+  const ext: cytoscape.Ext;
+  export default ext;
+}
