@@ -197,9 +197,27 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 	default:
 		return usageError(c, "--mode must be %s, not %q", chatModes, f.mode)
 	}
+	stdin := bufio.NewReader(os.Stdin)
+	piped := false // stdin's text went into the prompt
+	if !isTerminal(os.Stdin) {
+		wait := time.Duration(0) // no prompt: stdin is the prompt, however long it takes
+		if prompt != "" {
+			wait = stdinWait
+		}
+		text, rest, isAnswers, err := pipedText(stdin, wait)
+		if err != nil {
+			return usageError(c, "%s", err)
+		}
+		switch {
+		case isAnswers:
+			stdin = rest
+		case strings.TrimSpace(text) != "":
+			prompt, piped = withPiped(prompt, text), true
+		}
+	}
 	interactive := prompt == ""
 	if interactive && !isTerminal(os.Stdin) {
-		return usageError(c, `no prompt: pass -p "prompt", or run in a terminal for an interactive session`)
+		return usageError(c, `no prompt: pass -p "prompt", pipe one on stdin, or run in a terminal for an interactive session`)
 	}
 	if interactive && f.format != "text" {
 		return usageError(c, "--output-format %s needs a prompt (-p)", f.format)
@@ -250,7 +268,10 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		format = "tui" // the session's program shows the events
 	}
 	p := newPrinter(format, useColor(os.Stderr))
-	ans := &answers{r: bufio.NewReader(os.Stdin)}
+	ans := &answers{r: stdin}
+	if piped {
+		ans.eof = true // stdin was the text: no answers on it
+	}
 	var prog atomic.Pointer[tea.Program]
 	r := &runner{p: p, prov: d}
 	if f.acceptEdits {

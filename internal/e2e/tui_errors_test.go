@@ -112,3 +112,24 @@ func TestSessionSmallFixes(t *testing.T) {
 		t.Errorf("the one-shot approval reads:\n%s", errs)
 	}
 }
+
+// TestPipedStdin: `cat log | task-x run -p "explain"` sends the text with
+// the prompt; piped text with no prompt is the prompt; approval answers on
+// stdin still answer (issue 38, item 13).
+func TestPipedStdin(t *testing.T) {
+	model, srv := newScriptedModel(t, "openai", []step{{text: "It ran out of disk."}})
+	dir := t.TempDir()
+	flags := []string{"--provider", "openaiCompatible", "--base-url", srv.URL + "/v1", "--model", "fake", "--no-sandbox", "--data-dir", t.TempDir()}
+	out, errs, code := runOneShot(t, "ERROR: disk full at line 42\nretrying\n", append([]string{"run", "-C", dir, "-p", "explain this log"}, flags...)...)
+	if code != 0 || !strings.Contains(out, "It ran out of disk.") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	u := lastUserText(model.bodies()[0])
+	if !strings.Contains(u, "explain this log") || !strings.Contains(u, "ERROR: disk full at line 42") || !strings.Contains(u, "retrying") {
+		t.Errorf("the model got %s", u)
+	}
+	_, errs, code = runOneShot(t, "say hi from stdin\n", append([]string{"run", "-C", dir}, flags...)...)
+	if code != 0 || !strings.Contains(lastUserText(model.bodies()[1]), "say hi from stdin") {
+		t.Errorf("stdin as the prompt: exit %d\n%s", code, errs)
+	}
+}
