@@ -55,6 +55,7 @@ type item struct {
 	status   string // tool: "" while it runs, else the styled status line
 	output   string // run_command output, whole
 	expanded bool
+	tag      string // user: "queued", "joined", …
 
 	cache  string
 	cacheW int
@@ -82,7 +83,11 @@ func renderItem(st styles, it *item, width int) string {
 	case itemNote:
 		s = wrapLines(strings.TrimRight(it.text, "\n"), width) + "\n"
 	case itemUser:
-		s = "\n" + st.prompt.Render("› ") + strings.ReplaceAll(strings.TrimRight(it.text, "\n"), "\n", "\n  ") + "\n"
+		s = "\n" + st.prompt.Render("› ") + strings.ReplaceAll(strings.TrimRight(it.text, "\n"), "\n", "\n  ")
+		if it.tag != "" {
+			s += " " + st.dim.Render("("+it.tag+")")
+		}
+		s = wrapLines(s, width) + "\n"
 	case itemAnswer:
 		if it.done {
 			s = strings.TrimRight(renderMarkdown(it.text, st.color, width), "\n") + "\n"
@@ -153,12 +158,25 @@ type (
 		leave bool
 	}
 	goneCheckMsg struct{}
+	// steerDoneMsg: agent/steer answered for a queued message.
+	steerDoneMsg struct {
+		q      *queuedMsg
+		queued bool
+	}
 	// revertAskMsg: the files /revert would revert, to confirm.
 	revertAskMsg struct {
 		paths []string
 		err   error
 	}
 )
+
+// queuedMsg is a message typed while a turn ran: sent with agent/steer,
+// shown "queued" until its `steered` event ("joined"); one the turn did not
+// take is sent as the next prompt when it ends.
+type queuedMsg struct {
+	it   *item
+	sent string
+}
 
 // sentEntry is a prompt sent in this session, as typed with its pastes.
 type sentEntry struct {
@@ -217,10 +235,11 @@ type tuiModel struct {
 
 	confirmRevert []string // /revert asked: y reverts these files
 
-	hist     *history    // the folder's prompt history (Up / Ctrl-P)
-	sentLog  []sentEntry // this session's prompts, for Esc Esc
-	escArmed bool        // Esc was pressed at the idle prompt: Esc again edits an earlier message
-	pick     *picker     // a choice open below the transcript (Esc Esc, /resume, /model)
+	queued   []*queuedMsg // typed while the turn ran, not joined yet
+	hist     *history     // the folder's prompt history (Up / Ctrl-P)
+	sentLog  []sentEntry  // this session's prompts, for Esc Esc
+	escArmed bool         // Esc was pressed at the idle prompt: Esc again edits an earlier message
+	pick     *picker      // a choice open below the transcript (Esc Esc, /resume, /model)
 
 	interrupts int
 	hint       string
@@ -361,6 +380,12 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		return m.checkGone()
 	case turnDoneMsg:
 		return m.turnDone(msg)
+	case steerDoneMsg:
+		if !msg.queued && msg.q.it.tag == "queued" {
+			msg.q.it.tag = "queued: sent when this turn ends"
+			msg.q.it.changed()
+		}
+		return nil
 	case revertAskMsg:
 		switch {
 		case msg.err != nil:
@@ -671,11 +696,31 @@ func (m *tuiModel) submit() tea.Cmd {
 	if line == "" {
 		return nil
 	}
-	if m.busy {
-		m.hint = "a turn is running: wait for it, or Esc to interrupt it"
+	if m.busy && strings.HasPrefix(line, "/") {
+		m.hint = "a turn is running: slash commands wait for it (Esc interrupts it)"
 		return nil
 	}
 	sent := expandPastes(line, m.pastes)
+	if m.busy {
+		// Queued: the running task takes it before its next model call.
+		m.hist.add(line, sent)
+		m.sentLog = append(m.sentLog, sentEntry{line: line, pastes: m.pastes})
+		m.clearPrompt()
+		q := &queuedMsg{it: m.add(&item{kind: itemUser, text: line, tag: "queued"}), sent: sent}
+		m.queued = append(m.queued, q)
+		r := m.r
+		return func() tea.Msg {
+			id := r.taskID
+			if id == "" {
+				id = r.p.currentTask()
+			}
+			ok := false
+			if id != "" {
+				r.s.call(context.Background(), protocol.MethodAgentSteer, protocol.SteerParams{TaskID: id, Text: q.sent}, &ok)
+			}
+			return steerDoneMsg{q: q, queued: ok}
+		}
+	}
 	m.hist.add(line, sent)
 	if !strings.HasPrefix(line, "/") {
 		m.sentLog = append(m.sentLog, sentEntry{line: line, pastes: m.pastes})
@@ -708,6 +753,11 @@ func (m *tuiModel) submit() tea.Cmd {
 		}
 	}
 	m.add(&item{kind: itemUser, text: line})
+	return m.startTurn(sent)
+}
+
+// startTurn runs a turn of the task with the prompt sent.
+func (m *tuiModel) startTurn(sent string) tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.busy, m.stopping, m.cancel = true, false, cancel
 	m.turnStart, m.turnTools, m.turnFiles, m.tokens = time.Now(), 0, map[string]bool{}, 0
@@ -737,15 +787,43 @@ func (m *tuiModel) turnDone(d turnDoneMsg) tea.Cmd {
 	}
 	m.endAnswer()
 	m.closeAsk(approval{decision: "deny"})
+	interrupted := d.err != nil && errors.Is(d.err, context.Canceled)
 	switch {
-	case d.err != nil && errors.Is(d.err, context.Canceled):
+	case interrupted:
 		m.note("%s", interruptedSummary(m.st, d.elapsed, m.turnTools, m.tokens, m.turnFiles))
 	case d.err != nil:
 		m.note("%s %s", m.st.bad.Render("error:"), friendly(d.err))
 	default:
 		m.note("\n%s", strings.TrimRight(formatSummary(m.st, d.sum, d.elapsed, m.r.prov, m.errShown, 0), "\n"))
 	}
-	return nil
+	return m.flushQueued(interrupted)
+}
+
+// flushQueued deals with the messages typed during the turn that it did
+// not take: after an interrupt they go back into the prompt, else they are
+// sent together as the next prompt.
+func (m *tuiModel) flushQueued(interrupted bool) tea.Cmd {
+	q := m.queued
+	m.queued = nil
+	if len(q) == 0 {
+		return nil
+	}
+	var lines, sent []string
+	for _, x := range q {
+		lines = append(lines, x.it.text)
+		sent = append(sent, x.sent)
+		x.it.tag = "not sent: the turn was interrupted"
+		if !interrupted {
+			x.it.tag = "sent as the next prompt"
+		}
+		x.it.changed()
+	}
+	if interrupted {
+		m.setPrompt(strings.Join(lines, "\n"))
+		m.hint = "the messages typed during the turn are back in the prompt"
+		return nil
+	}
+	return m.startTurn(strings.Join(sent, "\n\n"))
 }
 
 // interruptedSummary is what an interrupted turn did before it stopped.
@@ -807,6 +885,15 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 			it.output = *r.Output
 		}
 		it.changed()
+	case "steered":
+		for i, q := range m.queued {
+			if strings.TrimSpace(q.sent) == e.Text {
+				q.it.tag = "joined"
+				q.it.changed()
+				m.queued = append(m.queued[:i], m.queued[i+1:]...)
+				break
+			}
+		}
 	case "fileChanged":
 		m.turnFiles[e.Path] = true
 		m.note("  %s %s", m.st.dim.Render(e.Kind), e.Path)
