@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -109,7 +108,7 @@ func (p *Permissions) ask(ctx context.Context, name, callID string, input json.R
 	p.event(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: protocol.Permission(class), Input: input, Preview: preview})
 	dec := task.DecisionDeny
 	if p.h.Approve != nil {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		actx, cancel := context.WithTimeout(ctx, task.ApprovalTimeout)
 		d, err := p.h.Approve(actx, task.ApprovalRequest{TaskID: p.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
 		if actx.Err() != nil {
 			// The run ended or the wait timed out with the request still
