@@ -529,7 +529,7 @@ func (a *Agent) setMode(ctx context.Context, raw json.RawMessage) (any, error) {
 
 // sendCommands sends the skills as available commands (/name).
 func (a *Agent) sendCommands(s *acpSession) {
-	list, _ := a.sess.Skills()
+	list := a.sess.Skills().Skills
 	cmds := make([]command, 0, len(list))
 	for _, sk := range list {
 		c := command{Name: sk.Name, Description: sk.Description}

@@ -62,8 +62,8 @@ var protocolUsers = map[string]bool{
 	"internal/store": true,
 	// Parts whose results are wire shapes as they are name protocol's types
 	// (one definition): the workspace summary, the graph queries, a model's
-	// description.
-	"internal/workspace": true, "internal/graph": true, "internal/provider": true,
+	// description, a skill.
+	"internal/workspace": true, "internal/graph": true, "internal/provider": true, "internal/skills": true,
 }
 
 func TestImportDirection(t *testing.T) {

@@ -188,13 +188,11 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodConfigHooks: method(func(ctx context.Context, p *hooksParams) (session.HooksResult, error) {
 			return ss.ConfigureHooks(p.Hooks, p.WorkspaceTrusted)
 		}),
-		protocol.MethodSkillsList: method(func(ctx context.Context, _ *none) (skillsResult, error) {
-			list, errs := ss.Skills()
-			return skillsResult{Skills: list, Errors: errs}, nil
+		protocol.MethodSkillsList: method(func(ctx context.Context, _ *none) (protocol.SkillsListResult, error) {
+			return ss.Skills(), nil
 		}),
-		protocol.MethodSkillsResolve: method(func(ctx context.Context, p *protocol.SkillsResolveParams) (activeSkills, error) {
-			active, err := ss.ResolveSkills(p.Prompt, p.Paths)
-			return activeSkills{Active: active}, err
+		protocol.MethodSkillsResolve: method(func(ctx context.Context, p *protocol.SkillsResolveParams) (protocol.SkillsResolveResult, error) {
+			return ss.ResolveSkills(p.Prompt, p.Paths)
 		}),
 
 		protocol.MethodWorktreesApply: method(func(ctx context.Context, p *protocol.WorktreeNameParams) (session.WorktreeResult, error) {
@@ -291,12 +289,5 @@ type (
 	}
 	pendingFiles struct {
 		Files []session.PendingFile `json:"files"`
-	}
-	skillsResult struct {
-		Errors []session.SkillError `json:"errors"`
-		Skills []*session.Skill     `json:"skills"`
-	}
-	activeSkills struct {
-		Active []session.ActiveSkill `json:"active"`
 	}
 )

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/skills"
 )
 
@@ -23,24 +24,23 @@ func (s *Session) loadSkills() *skills.Set {
 
 // Skills is skills/list: every skill of the workspace and the user's home
 // and the files that failed to load. Works without a workspace.
-func (s *Session) Skills() ([]*skills.Skill, []skills.LoadError) {
+func (s *Session) Skills() protocol.SkillsListResult {
 	set := s.loadSkills()
-	list := set.Skills
-	if list == nil {
-		list = []*skills.Skill{}
+	out := protocol.SkillsListResult{Errors: set.Errors, Skills: make([]protocol.Skill, len(set.Skills))}
+	for i, sk := range set.Skills {
+		out.Skills[i] = sk.Skill
 	}
-	errs := set.Errors
-	if errs == nil {
-		errs = []skills.LoadError{}
+	if out.Errors == nil {
+		out.Errors = []protocol.SkillError{}
 	}
-	return list, errs
+	return out
 }
 
 // ResolveSkills is skills/resolve: the skills active for prompt and the
 // editor's paths; an empty prompt is invalid params.
-func (s *Session) ResolveSkills(prompt string, paths []string) ([]skills.Active, error) {
+func (s *Session) ResolveSkills(prompt string, paths []string) (protocol.SkillsResolveResult, error) {
 	if strings.TrimSpace(prompt) == "" {
-		return nil, Invalid("prompt is required")
+		return protocol.SkillsResolveResult{}, Invalid("prompt is required")
 	}
-	return s.loadSkills().Resolve(prompt, paths), nil
+	return protocol.SkillsResolveResult{Active: s.loadSkills().Resolve(prompt, paths)}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/provider"
-	"github.com/task-x/task-x-runtime/internal/skills"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/worktree"
 )
@@ -18,9 +17,6 @@ type (
 	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)
 	Editor         = tool.Editor          // Options.Editor (ACP fs methods)
 	ToolSpec       = tool.Spec            // tools/list
-	Skill          = skills.Skill         // skills/list
-	SkillError     = skills.LoadError     // skills/list
-	ActiveSkill    = skills.Active        // skills/resolve
 	MCPServers     = mcp.Status           // mcp/configure, mcp/status
 	WorktreeResult = worktree.ApplyResult // worktrees/apply
 )

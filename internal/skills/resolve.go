@@ -6,16 +6,13 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Active is a skill that applies to a prompt (skills/resolve): why it
 // applies, where it comes from, and its body with {{param}} filled.
-type Active struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-	Source string `json:"source"`
-	Text   string `json:"text"`
-}
+type Active = protocol.ActiveSkill
 
 // Resolve returns the skills that apply to prompt and paths (root-relative,
 // "/"), each once, in this order: the skill named by a leading /name, then

@@ -22,6 +22,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Sources of a skill.
@@ -38,33 +40,21 @@ const MaxFileBytes = 256 << 10
 
 // Param is one declared {{param}}: its name, a description, and the value
 // used when the caller gives none ("" when no default).
-type Param struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Default     string `json:"default"`
-}
+type Param = protocol.SkillParam
 
-// Skill is one parsed SKILL.md. Path is the file, relative to the root for
-// workspace skills and absolute for user skills. Body is the text after the
-// front matter.
+// Skill is one parsed SKILL.md: what skills/list shows of it
+// (protocol.Skill; Path is the file, relative to the root for workspace
+// skills and absolute for user skills), and Body, the text after the front
+// matter, which only the prompt gets.
 type Skill struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Source      string   `json:"source"`
-	Path        string   `json:"path"`
-	Triggers    []string `json:"triggers"`
-	Paths       []string `json:"paths"`
-	Params      []Param  `json:"params"`
-	Body        string   `json:"-"`
+	protocol.Skill
+	Body string `json:"-"`
 
 	triggers []*regexp.Regexp
 }
 
 // LoadError is a SKILL.md that could not be used.
-type LoadError struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+type LoadError = protocol.SkillError
 
 // Set is the skills found, in precedence order, with one skill per name.
 type Set struct {
@@ -110,17 +100,17 @@ func Load(root, home string) *Set {
 				continue
 			}
 			if fi.Size() > MaxFileBytes {
-				set.Errors = append(set.Errors, LoadError{shown, fmt.Sprintf("larger than %d bytes", MaxFileBytes)})
+				set.Errors = append(set.Errors, LoadError{Path: shown, Message: fmt.Sprintf("larger than %d bytes", MaxFileBytes)})
 				continue
 			}
 			raw, err := os.ReadFile(file)
 			if err != nil {
-				set.Errors = append(set.Errors, LoadError{shown, err.Error()})
+				set.Errors = append(set.Errors, LoadError{Path: shown, Message: err.Error()})
 				continue
 			}
 			sk, err := Parse(raw, e.Name())
 			if err != nil {
-				set.Errors = append(set.Errors, LoadError{shown, err.Error()})
+				set.Errors = append(set.Errors, LoadError{Path: shown, Message: err.Error()})
 				continue
 			}
 			sk.Source, sk.Path = pl.source, shown
@@ -167,7 +157,7 @@ func Parse(raw []byte, fallbackName string) (*Skill, error) {
 	if err := yaml.Unmarshal([]byte(head), &fm); err != nil {
 		return nil, fmt.Errorf("front matter: %v", err)
 	}
-	sk := &Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Body: strings.TrimSpace(body)}
+	sk := &Skill{Skill: protocol.Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description)}, Body: strings.TrimSpace(body)}
 	if sk.Name == "" {
 		sk.Name = fallbackName
 	}
