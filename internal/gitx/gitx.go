@@ -78,6 +78,9 @@ var Overrides = []string{
 	// appended to a file outside); the runtime writes its refs itself
 	// (write.go).
 	"core.logAllRefUpdates=false",
+	// The runtime's git writes an index whole: a split index's shared
+	// file would have to be moved into the repository too (write.go).
+	"core.splitIndex=false",
 	"maintenance.auto=false",
 	"safe.bareRepository=explicit",
 	"core.sshCommand=false",

@@ -194,9 +194,52 @@ func (r *Repo) copyIndexIn(dst string) error {
 		return fmt.Errorf("gitx: index: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is not a regular file", ErrOutside, filepath.Join(r.GitDir, "index"))
 	}
+	if err := copyOut(f, dst, fi); err != nil {
+		return err
+	}
+	// A split index (git update-index --split-index) names a
+	// sharedindex.<id> file next to it, which git looks for in GIT_DIR:
+	// those come too (git then writes the index whole: core.splitIndex
+	// is false for the runtime's git).
+	dir, err := root.Open(filepath.Join(filepath.FromSlash(rel), "."))
+	if err != nil {
+		return fmt.Errorf("gitx: index: %w", err)
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return fmt.Errorf("gitx: index: %w", err)
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, "sharedindex.") || !hexID.MatchString(strings.TrimPrefix(n, "sharedindex.")) {
+			continue
+		}
+		sf, err := root.OpenFile(filepath.Join(filepath.FromSlash(rel), n), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue // a link or gone: git reports the index as broken if it needed it
+		}
+		sfi, err := sf.Stat()
+		if err == nil && sfi.Mode().IsRegular() {
+			err = copyOut(sf, filepath.Join(filepath.Dir(dst), n), sfi)
+		}
+		sf.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyOut copies f (whose FileInfo is fi) to the new file dst with f's
+// modification time: git takes an entry whose file changed in the same
+// second the index was written as racily clean and reads the file again;
+// a copy stamped now would make git trust the stat data of a file
+// rewritten with the same size in that second (a task's change lost).
+func copyOut(f io.Reader, dst string, fi fs.FileInfo) error {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("gitx: index: %w", err)
@@ -205,7 +248,13 @@ func (r *Repo) copyIndexIn(dst string) error {
 		out.Close()
 		return fmt.Errorf("gitx: index: %w", err)
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("gitx: index: %w", err)
+	}
+	if err := os.Chtimes(dst, fi.ModTime(), fi.ModTime()); err != nil {
+		return fmt.Errorf("gitx: index: %w", err)
+	}
+	return nil
 }
 
 // Publish moves what git wrote in the private store into the repository:

@@ -593,3 +593,28 @@ func TestOpenOfALinkedWorktreeProject(t *testing.T) {
 		t.Fatal("a .git file naming another worktree's git folder was accepted")
 	}
 }
+
+// TestCommitAfterTheAgentSplitTheIndex: an agent may run `git
+// update-index --split-index` in its worktree; the runtime's commit reads
+// that index through its private copy (the shared index file with it).
+func TestCommitAfterTheAgentSplitTheIndex(t *testing.T) {
+	ctx := context.Background()
+	root := repo(t, map[string]string{"a.txt": "one\n"})
+	m := open(t, root, t.TempDir())
+	w, err := m.Create(ctx, "split", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, w.Dir, "update-index", "--split-index")
+	write(t, w.Dir, "b.txt", "bee\n")
+	c, err := m.Commit(ctx, "split", "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Files) != 1 || c.Files[0].Path != "b.txt" {
+		t.Fatalf("change %+v", c.Files)
+	}
+	if out := git(t, w.Dir, "status", "--porcelain"); out != "" {
+		t.Fatalf("worktree not clean after the commit:\n%s", out)
+	}
+}
