@@ -62,8 +62,9 @@ var protocolUsers = map[string]bool{
 	"internal/store": true,
 	// Parts whose results are wire shapes as they are name protocol's types
 	// (one definition): the workspace summary, the graph queries, a model's
-	// description, a skill.
+	// description, a skill, a pending file, the MCP servers' status.
 	"internal/workspace": true, "internal/graph": true, "internal/provider": true, "internal/skills": true,
+	"internal/editlog": true, "internal/mcp": true,
 }
 
 func TestImportDirection(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Options configure a Log. A nil *Options is valid.
@@ -559,19 +561,7 @@ func (l *Log) TaskOperations(taskID string) []string {
 // true when the disk no longer holds the agent's last write of the file
 // (the user or another program changed it since); revert and undo then
 // report the file as a conflict.
-type Pending struct {
-	Path           string   `json:"path"`
-	Original       *string  `json:"original"`
-	Current        *string  `json:"current"`
-	Added          int      `json:"added"`
-	Removed        int      `json:"removed"`
-	Operations     []string `json:"operations"`
-	ChangedOutside bool     `json:"changedOutside"`
-	// Truncated: Original or Current was cut (see CutText) to keep the
-	// edits/pending reply under the 32 MiB message cap; the file on disk and
-	// Added/Removed are whole.
-	Truncated bool `json:"truncated,omitempty"`
-}
+type Pending = protocol.PendingFile
 
 // pendingFile gathers the unsettled edits of one path.
 type pendingFile struct {

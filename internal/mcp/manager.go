@@ -16,6 +16,8 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/version"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Defaults of Options.
@@ -149,23 +151,11 @@ func NewManager(opts *Options) *Manager {
 // running, tools, error } (protocol.md; addendum §11), plus the additive
 // type, state (one of the State constants) and workspace (the server came
 // from a workspace file).
-type ServerStatus struct {
-	Name      string   `json:"name"`
-	Command   string   `json:"command"`
-	Disabled  bool     `json:"disabled"`
-	Running   bool     `json:"running"`
-	Tools     []string `json:"tools"`
-	Error     *string  `json:"error"`
-	Type      string   `json:"type"`
-	State     string   `json:"state"`
-	Workspace bool     `json:"workspace"`
-}
+type ServerStatus = protocol.MCPServerStatus
 
 // Status is the result of mcp/configure and mcp/status: servers sorted by
 // name.
-type Status struct {
-	Servers []ServerStatus `json:"servers"`
-}
+type Status = protocol.MCPStatus
 
 // Configure replaces the configuration. servers are the client's; when
 // workspaceTrusted, the workspace's .mcp.json and .vscode/mcp.json servers

@@ -162,9 +162,9 @@ func (s *Server) table() map[string]methodInfo {
 			ops, err := ss.EditsList()
 			return operations{Operations: ops}, err
 		}),
-		protocol.MethodEditsPending: method(func(ctx context.Context, _ *none) (pendingFiles, error) {
+		protocol.MethodEditsPending: method(func(ctx context.Context, _ *none) (protocol.EditsPendingResult, error) {
 			files, err := ss.EditsPending()
-			return pendingFiles{Files: files}, err
+			return protocol.EditsPendingResult{Files: files}, err
 		}),
 		protocol.MethodEditsKeep: method(func(ctx context.Context, p *protocol.PathsParams) (protocol.KeepResult, error) {
 			paths, err := ss.Keep(p.Paths)
@@ -179,10 +179,10 @@ func (s *Server) table() map[string]methodInfo {
 			return protocol.UndoResult{Restored: paths, Conflicts: conflicts}, err
 		}),
 
-		protocol.MethodMCPConfigure: method(func(ctx context.Context, p *mcpParams) (session.MCPServers, error) {
+		protocol.MethodMCPConfigure: method(func(ctx context.Context, p *mcpParams) (protocol.MCPStatus, error) {
 			return ss.ConfigureMCP(ctx, p.Servers, p.WorkspaceTrusted)
 		}),
-		protocol.MethodMCPStatus: method(func(ctx context.Context, _ *none) (session.MCPServers, error) {
+		protocol.MethodMCPStatus: method(func(ctx context.Context, _ *none) (protocol.MCPStatus, error) {
 			return ss.MCPStatus(), nil
 		}),
 		protocol.MethodConfigHooks: method(func(ctx context.Context, p *hooksParams) (session.HooksResult, error) {
@@ -286,8 +286,5 @@ type (
 	}
 	operations struct {
 		Operations []session.Operation `json:"operations"`
-	}
-	pendingFiles struct {
-		Files []session.PendingFile `json:"files"`
 	}
 )

@@ -2,7 +2,6 @@ package session
 
 import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
-	"github.com/task-x/task-x-runtime/internal/mcp"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/worktree"
@@ -13,10 +12,8 @@ import (
 // the session.
 type (
 	ChatResult     = provider.Result      // chat/send
-	PendingFile    = editlog.Pending      // edits/pending
 	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)
 	Editor         = tool.Editor          // Options.Editor (ACP fs methods)
 	ToolSpec       = tool.Spec            // tools/list
-	MCPServers     = mcp.Status           // mcp/configure, mcp/status
 	WorktreeResult = worktree.ApplyResult // worktrees/apply
 )
