@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -76,4 +77,27 @@ func TestMCPServerPolicyAndHooks(t *testing.T) {
 			t.Errorf("%v: %v\n%s", args, err, out)
 		}
 	}
+}
+
+// TestToolsCallRunsTheHooks: a client's tools/call runs the hooks of
+// config/hooks: a blocking PreToolUse hook answers -32005 with kind
+// denied and the hook's message, and the tool does not run; a call the
+// hook lets through runs.
+func TestToolsCallRunsTheHooks(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644)
+	p := start(t)
+	p.initialize(nil)
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	p.mustCall("config/hooks", map[string]any{"workspaceTrusted": false, "hooks": map[string]any{"PreToolUse": []any{map[string]any{
+		"matcher": "delete_path", "hooks": []any{map[string]any{"type": "command", "command": "echo 'no deletes here' >&2; exit 2"}}}}}})
+	_, rerr := p.call("tools/call", map[string]any{"name": "delete_path", "input": map[string]any{"path": "a.txt"}})
+	var data struct{ Kind, Message string }
+	if rerr == nil || rerr.Code != -32005 || json.Unmarshal(rerr.Data, &data) != nil || data.Kind != "denied" || !strings.Contains(data.Message, "no deletes here") {
+		t.Fatalf("tools/call delete_path: %v", rerr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a.txt")); err != nil {
+		t.Fatalf("a.txt deleted: %v", err)
+	}
+	p.mustCall("tools/call", map[string]any{"name": "read_file", "input": map[string]any{"path": "a.txt"}})
 }

@@ -26,7 +26,7 @@ type ToolResult struct {
 // CallTool runs one tool directly for the client in the open workspace,
 // through the tool-call pipeline with the session's hooks (config/hooks,
 // and the workspace's when trusted: a PreToolUse hook that blocks is a
-// *tool.Error of kind blocked) and no approval (the user asked for it;
+// *tool.Error of kind denied with the hook's message) and no approval (the user asked for it;
 // Options.ToolMiddleware adds a front end's own). A tool failure is a
 // *tool.Error (the protocol's -32005). The result comes back with every
 // key the session holds redacted (a tool can read or print one: a file,
@@ -53,6 +53,12 @@ func (s *Session) CallTool(ctx context.Context, name string, input json.RawMessa
 	p := &toolcall.Pipeline{Tools: s.tools, Env: env, Middleware: mw}
 	out := p.Invoke(ctx, toolcall.Call{Name: name, Input: input})
 	if out.Err != nil {
+		if te, ok := tool.AsError(out.Err); ok && te.Kind == toolcall.KindBlocked {
+			// A hook's refusal is the documented kind denied on the wire
+			// (docs/tools.md: the kinds are a closed set), its message
+			// the hook's.
+			return nil, &tool.Error{Kind: tool.ErrDenied, Message: te.Message}
+		}
 		return nil, out.Err
 	}
 	res := out.Result

@@ -378,3 +378,19 @@ func TestServedToolsWithoutApprover(t *testing.T) {
 		t.Errorf("delete_path without a policy: %q", text)
 	}
 }
+
+// TestToolsCallHookBlockIsDenied: through tools/call a PreToolUse hook's
+// block is a tool error of the documented kind denied (the protocol's
+// kinds are a closed set), with the hook's message; the tool does not run.
+func TestToolsCallHookBlockIsDenied(t *testing.T) {
+	f := newFixture(t)
+	sess := f.session(t)
+	_, err := sess.CallTool(context.Background(), "delete_path", json.RawMessage(`{"path":"a.txt"}`))
+	te, ok := tool.AsError(err)
+	if !ok || te.Kind != tool.ErrDenied || !strings.Contains(te.Message, "no deletes here") {
+		t.Fatalf("error %#v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "a.txt")); err != nil {
+		t.Fatalf("a.txt deleted: %v", err)
+	}
+}
