@@ -15,7 +15,7 @@ import type { Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskEvent, TaskService } from './taskService';
 import type { WorkspaceManager } from './workspace';
-import type { Diagnostic, EditorContext, AgentEvent as WireEvent, ModelInfo as WireModelInfo, RequestApprovalParams as WireApproval } from './protocol';
+import type { AgentSummary, Diagnostic, EditorContext, AgentEvent as WireEvent, ModelInfo as WireModelInfo, RequestApprovalParams as WireApproval } from './protocol';
 import {
   parseWebviewMessage,
   type AgentEvent,
@@ -87,6 +87,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       tasks.onRequestClosed((id) => this.post({ type: 'requestClosed', id })),
       tasks.onDidChangeRunning(() => this.postState()),
       tasks.onDidFinish(({ taskId, summary, error }) => {
+        if (summary) this.summaries.set(taskId, summary);
         if (taskId !== this.shownTask) return;
         this.flushLive();
         if (summary) this.post({ type: 'runResult', taskId, summary: toPage(summary) });
@@ -245,6 +246,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'openWorktree':
         await this.openWorktree(m.path);
         return;
+      case 'openCheckOutput':
+        await this.openCheckOutput(m.taskId, m.name);
+        return;
       case 'approvalAnswer': {
         const decision = m.decision === 'allowOnce' ? 'allow' : m.decision === 'allowTask' ? 'allowSession' : 'deny';
         const p = this.tasks.pending.get(m.id);
@@ -383,6 +387,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       return;
     }
     for (const p of this.tasks.pending.forTask(taskId)) this.postRequest(p.id);
+  }
+
+  /** The last summary of each task this window ran (its validations open from the page). */
+  private readonly summaries = new Map<string, AgentSummary>();
+
+  /** Opens a check of a task's summary (its command, result and whole output) in an editor. */
+  async openCheckOutput(taskId: string, name: string): Promise<boolean> {
+    const v = this.summaries.get(taskId)?.validations?.find((c) => c.name === name);
+    if (!v) return false;
+    const head = `# ${v.name}: ${v.command}\n# ${v.timedOut ? 'timed out' : v.passed ? 'passed' : `failed (exit ${v.exitCode})`} in ${v.durationMs} ms\n\n`;
+    const doc = await vscode.workspace.openTextDocument({ content: head + v.output, language: 'log' });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return true;
   }
 
   /** Opens a subagent's worktree in a new window: only a folder a runtime event named. */

@@ -219,6 +219,7 @@ async function main() {
   await new Promise((r) => driver.listen(0, '127.0.0.1', r));
   const driverUrl = `http://127.0.0.1:${driver.address().port}`;
   const port = await freePort();
+  const anthropicPort = await freePort();
   const args = [
     join(vscodeDir, 'out/server-main.js'),
     '--host', '127.0.0.1', '--port', String(port),
@@ -245,6 +246,12 @@ async function main() {
         return '';
       }
     })(),
+    // The real Claude Code CLI (.ci/run installs it) talks to the test's fake Anthropic API on this port.
+    TASK_X_CLAUDE_BIN: process.env.TASK_X_CLAUDE_BIN || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'task-x-claude/node_modules/.bin/claude'),
+    TASK_X_E2E_ANTHROPIC_PORT: String(anthropicPort),
+    ANTHROPIC_BASE_URL: `http://127.0.0.1:${anthropicPort}`,
+    ANTHROPIC_API_KEY: 'sk-ant-test-not-a-real-key',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     TASK_X_RUNTIME_GOCACHE: process.env.GOCACHE || '',
   };
   const serverOut = [];

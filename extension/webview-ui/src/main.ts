@@ -274,6 +274,12 @@ document.addEventListener("click", (e) => {
       if (card && !card.finished) post({ type: "cancelTool", taskId: card.taskId, callId: card.callId });
       break;
     }
+    case "open-check": {
+      const taskId = b.dataset.task;
+      const name = b.dataset.name;
+      if (taskId && name) post({ type: "openCheckOutput", taskId, name });
+      break;
+    }
     case "open-worktree": {
       const path = b.dataset.path;
       if (path) post({ type: "openWorktree", path });

@@ -184,6 +184,8 @@ export type WebviewToHost =
   | { type: "cancelTool"; taskId: string; callId: string }
   /** agent/cancelSubagent. */
   | { type: "cancelSubagent"; taskId: string }
+  /** Open a check's output (a validation of the task's summary) in an editor. */
+  | { type: "openCheckOutput"; taskId: string; name: string }
   /** Open a subagent's worktree folder (the host opens only a folder a subagentStarted/Finished event named). */
   | { type: "openWorktree"; path: string }
   /**
@@ -317,6 +319,8 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | undefined {
       if (typeof m.message === "string" && m.message.trim() !== "" && m.decision === "deny") out.message = m.message;
       return out;
     }
+    case "openCheckOutput":
+      return str(m.taskId, MAX_ID) && str(m.name, 200) && m.name !== "" ? { type: "openCheckOutput", taskId: m.taskId, name: m.name } : undefined;
     case "openWorktree":
       return str(m.path, MAX_PATH) && m.path !== "" ? { type: "openWorktree", path: m.path } : undefined;
     case "openApprovalDiff":

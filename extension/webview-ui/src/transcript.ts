@@ -1064,9 +1064,10 @@ export class Transcript {
       const rows = validations.map((v) => {
         const passed = bool(v.passed);
         const why = bool(v.timedOut) ? "timed out" : passed ? "passed" : `failed (exit ${num(v.exitCode)})`;
-        const row = el("details", { class: `check ${passed ? "check-ok" : "check-fail"}` },
+        const row = el("details", { class: `check ${passed ? "check-ok" : "check-fail"}`, "data-testid": "check" },
           el("summary", null, icon(passed ? "pass" : "error"), ` ${str(v.name)} `, el("code", null, clip(str(v.command), 200)), ` ${why} in ${duration(num(v.durationMs))}`),
-          str(v.output) ? el("pre", { class: "tool-pre" }, str(v.output)) : null);
+          str(v.output) ? el("pre", { class: "tool-pre" }, str(v.output)) : null,
+          passed ? null : el("button", { class: "link-button", type: "button", "data-action": "open-check", "data-task": taskId, "data-name": str(v.name), "data-testid": "open-check" }, icon("go-to-file"), " Open the output in an editor"));
         return row;
       });
       extra.push(el("div", { class: "muted" }, "Checks:"), ...rows);

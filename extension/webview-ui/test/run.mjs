@@ -389,6 +389,12 @@ test("final summary with changed files, validations from the run result, open a 
   await clearPosted(page);
   await page.locator('.summary [data-path="src/new.ts"]').click();
   assert.deepEqual(await posted(page), [{ type: "openFileDiff", path: "src/new.ts" }]);
+  // A failed check opens in an editor; a passed one has no button.
+  await clearPosted(page);
+  await page.locator('.summary [data-testid="check"] summary').first().click();
+  await page.locator('[data-testid="open-check"]').click();
+  assert.deepEqual(await posted(page), [{ type: "openCheckOutput", taskId: T, name: "test" }]);
+  assert.equal(await page.locator('[data-testid="open-check"]').count(), 1);
 });
 
 test("send: mode, model, @ mention completion, @selection, editor-context switch", async (ctx) => {
