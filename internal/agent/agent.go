@@ -490,7 +490,7 @@ func (r *run) recordAssistant(res *provider.Result) []pendingCall {
 	}
 	wire := make([]protocol.ToolCall, len(calls))
 	for i, c := range calls {
-		wire[i] = protocol.ToolCall(c.ToolCall)
+		wire[i] = c.ToolCall
 	}
 	r.emit(protocol.AssistantMessageEvent{Text: res.Text, ToolCalls: wire})
 	if !res.UsageReported {
@@ -539,7 +539,7 @@ func (r *run) runCall(ctx context.Context, c pendingCall, offered map[string]too
 	} else if !isOffered {
 		spec = t.Spec()
 	}
-	r.emit(protocol.ToolStartedEvent{CallID: c.ID, Tool: c.Name, Input: c.Input, Permission: protocol.Permission(spec.Permission)})
+	r.emit(protocol.ToolStartedEvent{CallID: c.ID, Tool: c.Name, Input: c.Input, Permission: spec.Permission})
 	start := time.Now()
 	finish := func(content string, ok bool, result any) (string, bool) {
 		ev := protocol.ToolFinishedEvent{CallID: c.ID, Tool: c.Name, OK: ok, Result: result, DurationMs: time.Since(start).Milliseconds()}
@@ -700,7 +700,7 @@ func (r *run) chatModeLabel() string {
 func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) bool {
 	req := task.ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
 		Input: c.Input, Preview: toolcall.CutPreview(preview)}
-	r.emit(protocol.ApprovalRequestedEvent{CallID: c.ID, Tool: c.Name, Permission: protocol.Permission(spec.Permission), Input: c.Input, Preview: req.Preview})
+	r.emit(protocol.ApprovalRequestedEvent{CallID: c.ID, Tool: c.Name, Permission: spec.Permission, Input: c.Input, Preview: req.Preview})
 	d := task.DecisionDeny
 	if r.opts.Approve != nil {
 		actx, stop := context.WithTimeout(ctx, r.opts.ApprovalTimeout)

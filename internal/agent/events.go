@@ -11,9 +11,5 @@ import (
 
 // planEvent is the plan event of an update_plan call.
 func planEvent(p tool.PlanUpdate) protocol.PlanEvent {
-	steps := make([]protocol.PlanItem, len(p.Plan))
-	for i, s := range p.Plan {
-		steps[i] = protocol.PlanItem(s)
-	}
-	return protocol.PlanEvent{Explanation: p.Explanation, Steps: steps}
+	return protocol.PlanEvent{Explanation: p.Explanation, Steps: p.Plan}
 }

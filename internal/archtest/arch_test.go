@@ -62,9 +62,10 @@ var protocolUsers = map[string]bool{
 	"internal/store": true,
 	// Parts whose results are wire shapes as they are name protocol's types
 	// (one definition): the workspace summary, the graph queries, a model's
-	// description, a skill, a pending file, the MCP servers' status.
+	// description, a skill, a pending file, the MCP servers' status, a
+	// tool's spec and changes, a worktree's apply result.
 	"internal/workspace": true, "internal/graph": true, "internal/provider": true, "internal/skills": true,
-	"internal/editlog": true, "internal/mcp": true,
+	"internal/editlog": true, "internal/mcp": true, "internal/tool": true, "internal/tool/builtin": true, "internal/worktree": true,
 }
 
 func TestImportDirection(t *testing.T) {
@@ -103,7 +104,7 @@ var layerRules = []struct {
 	banned   []string
 }{
 	{"internal/tool", "tools take everything from tool.Env, never from a front end or the layers above them",
-		[]string{"internal/server", "internal/mcp", "internal/project", "internal/task", "internal/agent", "internal/protocol", "internal/jsonrpc"}},
+		[]string{"internal/server", "internal/mcp", "internal/project", "internal/task", "internal/agent", "internal/jsonrpc"}},
 	{"internal/task", "the task layer knows no front end and no engine (the agent loop imports it: task.Summary, approvals and the events are the shared vocabulary)",
 		[]string{"internal/server", "internal/mcp", "internal/jsonrpc", "internal/agent", "internal/claudecode", "internal/team"}},
 	{"internal/claudecode", "the Claude Code engine speaks the task layer's vocabulary, never the agent loop's or a front end's",
@@ -113,7 +114,7 @@ var layerRules = []struct {
 	{"internal/team", "the team layer runs subagents through the task layer and knows no front end nor the agent loop",
 		[]string{"internal/server", "internal/mcp", "internal/jsonrpc", "internal/agent", "internal/claudecode"}},
 	{"internal/worktree", "worktrees are a part: git (through gitx) and the edit log, below the task and project layers",
-		[]string{"internal/server", "internal/mcp", "internal/task", "internal/project", "internal/agent", "internal/team", "internal/protocol", "internal/jsonrpc", "internal/tool"}},
+		[]string{"internal/server", "internal/mcp", "internal/task", "internal/project", "internal/agent", "internal/team", "internal/jsonrpc", "internal/tool"}},
 	{"internal/acp", "a front end never imports another front end",
 		[]string{"internal/server", "internal/mcp"}},
 	{"internal/mcp", "a front end never imports another front end",

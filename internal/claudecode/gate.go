@@ -105,7 +105,7 @@ func (p *Permissions) allowed(callID string, d task.Decision) task.Decision {
 func (p *Permissions) ask(ctx context.Context, name, callID string, input json.RawMessage, preview string) task.Decision {
 	class := p.classOf(name)
 	preview = toolcall.CutPreview(preview)
-	p.event(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: protocol.Permission(class), Input: input, Preview: preview})
+	p.event(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
 	dec := task.DecisionDeny
 	if p.h.Approve != nil {
 		actx, cancel := context.WithTimeout(ctx, task.ApprovalTimeout)

@@ -609,7 +609,7 @@ func (r *Run) handle(l *line, st *readState) {
 				r.calls[b.ID] = callInfo{name: name, input: in, start: time.Now()}
 				r.mu.Unlock()
 				r.sum.ToolCalls++
-				r.emit(protocol.ToolStartedEvent{CallID: b.ID, Tool: name, Input: in, Permission: protocol.Permission(r.classOf(name))})
+				r.emit(protocol.ToolStartedEvent{CallID: b.ID, Tool: name, Input: in, Permission: r.classOf(name)})
 			}
 		}
 	case "user":

@@ -103,18 +103,11 @@ const (
 )
 
 // Usage is token counts of one model call.
-type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
-}
+type Usage = protocol.Usage
 
 // ToolCall is one complete tool call; Input is a JSON object (never empty:
 // a parameterless call has "{}").
-type ToolCall struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-}
+type ToolCall = protocol.ToolCall
 
 // EventType names a streamed event (protocol.md chat/event types, plus the
 // additive thinkingDelta of addendum §10).

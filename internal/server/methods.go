@@ -151,8 +151,8 @@ func (s *Server) table() map[string]methodInfo {
 			return ss.Refine(ctx, p)
 		}),
 
-		protocol.MethodToolsList: method(func(ctx context.Context, _ *none) (toolsResult, error) {
-			return toolsResult{Tools: ss.Tools()}, nil
+		protocol.MethodToolsList: method(func(ctx context.Context, _ *none) (protocol.ToolsListResult, error) {
+			return protocol.ToolsListResult{Tools: ss.Tools()}, nil
 		}),
 		protocol.MethodToolsCall: method(func(ctx context.Context, p *protocol.ToolsCallParams) (json.RawMessage, error) {
 			return ss.CallTool(ctx, p.Name, p.Input)
@@ -195,7 +195,7 @@ func (s *Server) table() map[string]methodInfo {
 			return ss.ResolveSkills(p.Prompt, p.Paths)
 		}),
 
-		protocol.MethodWorktreesApply: method(func(ctx context.Context, p *protocol.WorktreeNameParams) (session.WorktreeResult, error) {
+		protocol.MethodWorktreesApply: method(func(ctx context.Context, p *protocol.WorktreeNameParams) (protocol.WorktreeApplyResult, error) {
 			return ss.ApplyWorktree(ctx, p.Name)
 		}),
 		protocol.MethodWorktreesDiscard: method(func(ctx context.Context, p *protocol.WorktreeNameParams) (protocol.WorktreeDiscardResult, error) {
@@ -281,9 +281,6 @@ type (
 // Results that wrap what the session answers (fields in the key order the
 // wire has always had).
 type (
-	toolsResult struct {
-		Tools []session.ToolSpec `json:"tools"`
-	}
 	operations struct {
 		Operations []session.Operation `json:"operations"`
 	}

@@ -37,7 +37,7 @@ func (s *Session) approver() task.Approver {
 	return func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
 		raw, err := s.client.Call(ctx, protocol.MethodRequestApproval, protocol.RequestApprovalParams{
 			TaskID: req.TaskID, CallID: req.CallID, Tool: req.Tool,
-			Permission: protocol.Permission(req.Permission), Input: s.secrets.RedactJSON(req.Input), Preview: s.secrets.Redact(req.Preview),
+			Permission: req.Permission, Input: s.secrets.RedactJSON(req.Input), Preview: s.secrets.Redact(req.Preview),
 		})
 		if err != nil {
 			return task.DecisionDeny, err

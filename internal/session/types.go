@@ -4,16 +4,13 @@ import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/worktree"
 )
 
 // The domain types a front end encodes as they are: the session's methods
 // answer them, so a front end names them here and imports no part below
 // the session.
 type (
-	ChatResult     = provider.Result      // chat/send
-	CallChange     = editlog.CallChange   // CallChanges (ACP diffs)
-	Editor         = tool.Editor          // Options.Editor (ACP fs methods)
-	ToolSpec       = tool.Spec            // tools/list
-	WorktreeResult = worktree.ApplyResult // worktrees/apply
+	ChatResult = provider.Result    // chat/send
+	CallChange = editlog.CallChange // CallChanges (ACP diffs)
+	Editor     = tool.Editor        // Options.Editor (ACP fs methods)
 )

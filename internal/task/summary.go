@@ -14,7 +14,7 @@ import (
 
 // The shared vocabulary of every engine (the agent loop, Claude Code, team
 // mode) and front end: a task's Summary, its approvals, and the events
-// (protocol.AgentEvent) built from domain values.
+// (protocol.AgentEvent) built from them.
 
 // Task statuses of a Summary (addendum §10).
 const (
@@ -133,37 +133,19 @@ type Approver func(ctx context.Context, req ApprovalRequest) (Decision, error)
 
 // ApprovalRequested is the approvalRequested event of req.
 func ApprovalRequested(req ApprovalRequest) protocol.ApprovalRequestedEvent {
-	return protocol.ApprovalRequestedEvent{CallID: req.CallID, Tool: req.Tool, Permission: protocol.Permission(req.Permission),
+	return protocol.ApprovalRequestedEvent{CallID: req.CallID, Tool: req.Tool, Permission: req.Permission,
 		Input: req.Input, Preview: req.Preview}
-}
-
-// WireToolCalls is calls as an assistantMessage carries them.
-func WireToolCalls(calls []provider.ToolCall) []protocol.ToolCall {
-	out := make([]protocol.ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = protocol.ToolCall(c)
-	}
-	return out
-}
-
-// WireFileChanges is files as done carries them.
-func WireFileChanges(files []tool.FileChange) []protocol.FileChange {
-	out := make([]protocol.FileChange, len(files))
-	for i, c := range files {
-		out[i] = protocol.FileChange{Path: c.Path, Kind: protocol.FileChangeKind(c.Kind), Added: c.Added, Removed: c.Removed}
-	}
-	return out
 }
 
 // FileChanged is the fileChanged event of one change of call callID.
 func FileChanged(callID string, c tool.FileChange) protocol.FileChangedEvent {
-	return protocol.FileChangedEvent{CallID: callID, Path: c.Path, Kind: protocol.FileChangeKind(c.Kind), Added: c.Added, Removed: c.Removed}
+	return protocol.FileChangedEvent{CallID: callID, Path: c.Path, Kind: c.Kind, Added: c.Added, Removed: c.Removed}
 }
 
 // Done is the done event of a summary.
 func Done(sum Summary) protocol.DoneEvent {
 	return protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status), Error: sum.Error, Text: sum.Text,
-		ChangedFiles: WireFileChanges(sum.ChangedFiles), Usage: protocol.Usage(sum.Usage), Model: sum.Model,
+		ChangedFiles: sum.ChangedFiles, Usage: sum.Usage, Model: sum.Model,
 		Iterations: sum.Iterations, ToolCalls: sum.ToolCalls}
 }
 

@@ -169,7 +169,7 @@ func (s *session) operationChanges(id string) []tool.FileChange {
 		out := make([]tool.FileChange, 0, len(op.Files))
 		for i := range op.Files {
 			f := &op.Files[i]
-			out = append(out, tool.FileChange{Path: f.Path, Kind: f.Kind(), Added: f.Added, Removed: f.Removed})
+			out = append(out, tool.FileChange{Path: f.Path, Kind: protocol.FileChangeKind(f.Kind()), Added: f.Added, Removed: f.Removed})
 		}
 		return out
 	}

@@ -14,38 +14,31 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Class is a permission class (addendum §4).
-type Class string
+type Class = protocol.Permission
 
+// The permission classes.
 const (
-	ClassRead        Class = "read"
-	ClassEdit        Class = "edit"
-	ClassCommand     Class = "command"
-	ClassDestructive Class = "destructive"
-	ClassMCP         Class = "mcp"
-	ClassInteractive Class = "interactive"
+	ClassRead        = protocol.PermissionRead
+	ClassEdit        = protocol.PermissionEdit
+	ClassCommand     = protocol.PermissionCommand
+	ClassDestructive = protocol.PermissionDestructive
+	ClassMCP         = protocol.PermissionMCP
+	ClassInteractive = protocol.PermissionInteractive
 )
 
 // Spec is what tools/list reports for a tool: { name, description,
 // inputSchema, permission }.
-type Spec struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Permission  Class           `json:"permission"`
-}
+type Spec = protocol.ToolSpec
 
 // FileChange records one file a tool changed, for fileChanged events and the
 // summary's changedFiles. Path is relative to the root with "/". Kind is
 // "created", "modified" or "deleted". Added and Removed count lines.
-type FileChange struct {
-	Path    string `json:"path"`
-	Kind    string `json:"kind"`
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-}
+type FileChange = protocol.FileChange
 
 // ChangedPaths is the paths of changes, in order (what an index is told
 // after a call).
@@ -238,10 +231,7 @@ func (r *Registry) Specs() []Spec {
 
 // PlanStep is one step of an update_plan plan: its text and status
 // (pending, inProgress or completed).
-type PlanStep struct {
-	Step   string `json:"step"`
-	Status string `json:"status"`
-}
+type PlanStep = protocol.PlanItem
 
 // PlanUpdate is update_plan's result Data: the whole plan as it stands
 // (the agent loop sends it as a `plan` event).

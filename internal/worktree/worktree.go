@@ -46,6 +46,8 @@ import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
 	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/gitx"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Errors. Match them with errors.Is.
@@ -775,14 +777,7 @@ func (m *Manager) Seed(ctx context.Context, name string, from []string) error {
 // written; Files the number of files of the change; Changed the paths
 // written; Operation the edit-log operation (undo it with edits/undo);
 // Conflicts the paths that kept it from applying (nothing is written then).
-type ApplyResult struct {
-	Applied   bool     `json:"applied"`
-	Files     int      `json:"files"`
-	Changed   []string `json:"changed"`
-	Operation *string  `json:"operation"`
-	Conflicts []string `json:"conflicts,omitempty"`
-	Error     *string  `json:"error,omitempty"`
-}
+type ApplyResult = protocol.WorktreeApplyResult
 
 // Apply merges the worktree's own change (Start..Head, committed) into
 // the main tree as one edit-log operation of taskID (tool

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -172,7 +173,7 @@ func (t *applyPatch) Plan(ctx context.Context, env *tool.Env, input json.RawMess
 		}
 		df := diffFiles(rel, tg.enc.decode(tg.before), tg.content, tg.existed, tg.exists)
 		diff.WriteString(df.Text)
-		changes = append(changes, tool.FileChange{Path: rel, Kind: kind, Added: df.Added, Removed: df.Removed})
+		changes = append(changes, tool.FileChange{Path: rel, Kind: protocol.FileChangeKind(kind), Added: df.Added, Removed: df.Removed})
 	}
 	if len(files) == 0 {
 		return nil, tool.Errorf(tool.ErrInvalidInput, "the patch changes nothing")

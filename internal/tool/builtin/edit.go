@@ -11,6 +11,7 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/fsx"
 	"github.com/task-x/task-x-runtime/internal/logx"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -156,5 +157,5 @@ func (e *plannedEdit) commit(ctx context.Context, env *tool.Env, write writeFunc
 		kind = "created"
 	}
 	d := editData{Path: p.Rel, Kind: kind, Added: e.diff.Added, Removed: e.diff.Removed, Diff: e.diff.Text, Operation: opID}
-	return d, tool.FileChange{Path: p.Rel, Kind: kind, Added: e.diff.Added, Removed: e.diff.Removed}, opID, nil
+	return d, tool.FileChange{Path: p.Rel, Kind: protocol.FileChangeKind(kind), Added: e.diff.Added, Removed: e.diff.Removed}, opID, nil
 }
