@@ -1,14 +1,16 @@
 // Package archtest checks that imports point one way, from the front ends
 // down through the task layer and the project layer to the parts (README
 // "Layout", docs/layers.md): the wire packages depend on the standard
-// library only, only the front ends, the session, the commands and the
-// schema generator (internal/protocol/schema) see the wire vocabulary, the
-// engines and the task layer emit the protocol's events (protocol.AgentEvent
-// is their shared vocabulary), the
-// JSON-RPC server imports only the wire packages and the session, provider
-// adapters never import each other, no part imports the server, tools
-// never import a front end or the layers above them, the task layer knows
-// no front end, and a front end never imports another front end.
+// library only and internal/protocol on nothing of this module, so it is a
+// leaf vocabulary; the packages that name it are listed (protocolUsers: the
+// front ends, the session and the schema generator; the engines and the
+// task layer, which emit its events; the parts whose results are its types
+// as they are, one definition each); the JSON-RPC server imports only the
+// wire packages and the session, provider adapters never import each other,
+// no part imports the server, tools never import a front end or the layers
+// above them, the task layer knows no front end and no engine, Claude Code
+// and team mode never import the agent loop, and a front end never imports
+// another front end.
 package archtest
 
 import (
@@ -50,11 +52,12 @@ func internal(path string) (string, bool) {
 	return rest, ok
 }
 
-// protocolUsers may import internal/protocol besides cmd/: the front end,
+// protocolUsers may import internal/protocol besides cmd/: the front ends,
 // the session and the schema generator map wire shapes; the task layer and
 // the engines (the agent loop, Claude Code, team mode) emit its events
 // (protocol.AgentEvent, a closed set), the one vocabulary of a task's
-// stream from the engine to the client.
+// stream from the engine to the client. A package not listed here that
+// means to name a wire type joins the list with its reason.
 var protocolUsers = map[string]bool{
 	"internal/server": true, "internal/acp": true, "internal/session": true, "internal/protocol/schema": true,
 	"internal/task": true, "internal/agent": true, "internal/claudecode": true, "internal/team": true,
@@ -83,10 +86,12 @@ func TestImportDirection(t *testing.T) {
 				continue
 			}
 			switch {
+			case self == "internal/protocol":
+				t.Errorf("internal/protocol imports %s: the wire vocabulary imports nothing of this module (every layer may name it)", dep)
 			case dep == "internal/server" && !strings.HasPrefix(self, "cmd/"):
 				t.Errorf("%s imports the server: parts never import it", self)
 			case dep == "internal/protocol" && !protocolUsers[self] && !strings.HasPrefix(self, "cmd/"):
-				t.Errorf("%s imports internal/protocol: only the front ends, the session below them, the schema generator and the engines and task layer (for the events they emit) see wire shapes", self)
+				t.Errorf("%s imports internal/protocol: it is not in protocolUsers (front ends, session, schema generator, engines and task layer, and the parts whose results are wire types)", self)
 			case strings.HasPrefix(self, "internal/provider/") && strings.HasPrefix(dep, "internal/provider/") &&
 				self != "internal/provider/all" && !strings.HasSuffix(dep, "test"):
 				t.Errorf("provider adapter %s imports %s: adapters never import each other", self, dep)
