@@ -522,3 +522,51 @@ func TestKeysNotSent(t *testing.T) {
 		t.Fatalf("asked %v, fs/write_text_file %d times", asked, writes)
 	}
 }
+
+// An edited file that is not UTF-8 never goes to the editor with
+// fs/write_text_file: JSON would carry U+FFFD for its invalid bytes and a
+// buffer the user saved would lose them. The disk has the exact edit.
+func TestClientFSKeepsBytes(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		if n == 0 {
+			return turn{calls: []call{{"replace_text", map[string]any{"path": "latin1.txt", "oldText": "old", "newText": "new"}}}}
+		}
+		return turn{text: "done"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	dir := workspace(t)
+	file := filepath.Join(dir, "latin1.txt")
+	if err := os.WriteFile(file, []byte("caf\xe9 old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var writes []string
+	p.answer = func(method string, params json.RawMessage) any {
+		switch method {
+		case "fs/read_text_file":
+			return map[string]any{"content": "unexpected"}
+		case "fs/write_text_file":
+			mu.Lock()
+			writes = append(writes, string(params))
+			mu.Unlock()
+			return map[string]any{}
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}})
+	_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	_, res = p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "edit it"}}})
+	if !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("prompt: %s", res)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "caf\xe9 new\n" {
+		t.Fatalf("disk: %q", b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(writes) != 0 {
+		t.Fatalf("fs/write_text_file sent for a file that is not UTF-8: %v", writes)
+	}
+}

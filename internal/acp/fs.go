@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 )
 
 // editorFS is the session's view of the client editor's files, used when
@@ -22,6 +25,11 @@ type editorFS struct{ a *Agent }
 // fsWait bounds one fs request: a client that does not answer leaves the
 // tool on the disk's content.
 const fsWait = 10 * time.Second
+
+// maxWriteParams bounds fs/write_text_file's params so the whole request
+// stays under the message cap (protocol.md "Framing") with room for its
+// envelope; a larger content is never cut to fit.
+const maxWriteParams = jsonrpc.DefaultMaxMessageBytes - 4096
 
 type readTextFileParams struct {
 	SessionID string `json:"sessionId"`
@@ -86,9 +94,21 @@ func (e editorFS) Wrote(ctx context.Context, taskID, abs string, content []byte)
 		// file from the disk instead.
 		return
 	}
+	if !utf8.Valid(content) {
+		// JSON would carry it with U+FFFD for the invalid bytes: a buffer
+		// the user saved would lose them. The editor reloads it instead.
+		return
+	}
+	params := writeTextFileParams{SessionID: s.id, Path: abs, Content: string(content)}
+	if raw, err := json.Marshal(params); err != nil || len(raw) > maxWriteParams {
+		// The connection would cut the message's longest string to fit the
+		// cap: the editor would hold a truncated buffer. It reloads the
+		// file from the disk instead.
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsWait)
 	defer cancel()
-	if _, err := e.a.conn.Call(ctx, methodWriteTextFile, writeTextFileParams{SessionID: s.id, Path: abs, Content: string(content)}); err != nil {
+	if _, err := e.a.conn.Call(ctx, methodWriteTextFile, params); err != nil {
 		e.a.log.Debug("acp: fs/write_text_file failed; the file on disk has the edit", "err", err)
 	}
 }
