@@ -246,6 +246,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'openWorktree':
         await this.openWorktree(m.path);
         return;
+      case 'refine': {
+        try {
+          const p = this.providers.active();
+          const r = await this.runtime.request('prompt/refine', { prompt: m.text, ...(p ? { provider: await this.providers.wire(p, this.model ?? undefined) } : {}) });
+          this.post({ type: 'refined', requestId: m.requestId, text: r.text, note: `Rewritten by ${r.model} as a ${r.kind} task.` });
+        } catch (err) {
+          this.post({ type: 'refined', requestId: m.requestId, text: null, note: `Could not refine the prompt: ${describeError(err)}` });
+        }
+        return;
+      }
       case 'openCheckOutput':
         await this.openCheckOutput(m.taskId, m.name);
         return;

@@ -7,12 +7,14 @@ import * as vscode from 'vscode';
 import { ChangesView } from './changes';
 import { ChatViewProvider } from './chatView';
 import { PREVIEW_SCHEME, PreviewDocuments } from './diffs';
+import { createApi, type TaskXExtensionApi } from './api';
 import { BestOf } from './bestOf';
 import { describeError } from './errors';
 import { DependenciesTree, GraphPanel } from './graphView';
 import { FindingsDiagnostics } from './findings';
 import { settings } from './config';
 import { findClaude, Integrations, McpTree } from './integrations';
+import { findCode } from './retrieve';
 import { pickReviewTarget, repositoryOf, reviewDiff, reviewPrompt, type ReviewTarget } from './review';
 import { Providers } from './providers';
 import { RuntimeClient } from './runtimeClient';
@@ -20,8 +22,13 @@ import { TaskService } from './taskService';
 import { TasksView } from './tasksView';
 import { ContextTree, WorkspaceManager } from './workspace';
 
-/** What activate returns: the tests drive the extension through it, as a user would through the UI. */
+/**
+ * What activate returns. `api` is the documented API for other extensions
+ * (src/api.ts, docs/extension.md); the rest is internal (the tests drive the
+ * extension through it, as a user would through the UI) and may change.
+ */
 export interface TaskXApi {
+  api: TaskXExtensionApi;
   runtime: RuntimeClient;
   workspace: WorkspaceManager;
   providers: Providers;
@@ -94,6 +101,14 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     vscode.commands.registerCommand('taskX.bestOf', async (prompt?: string, names?: string[]) => {
       try {
         return await bestOf.command(prompt, names);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`task-x: ${describeError(err)}`);
+        return undefined;
+      }
+    }),
+    vscode.commands.registerCommand('taskX.findCode', async (query?: string) => {
+      try {
+        return await findCode(rt, workspace.folder?.uri.fsPath, query);
       } catch (err) {
         void vscode.window.showErrorMessage(`task-x: ${describeError(err)}`);
         return undefined;
@@ -189,7 +204,9 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     log(`[task-x] ${err.message}`);
     void vscode.window.showErrorMessage(err.message);
   });
-  return { runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, graph, dependencies, output, activatedAtMs: started };
+  const publicApi = createApi(tasks, (prompt, mode) => chat.runPrompt(prompt, mode));
+  context.subscriptions.push(publicApi);
+  return { api: publicApi, runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, graph, dependencies, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {

@@ -61,6 +61,8 @@ for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['-c', 'user.na
   execFileSync('git', args, { cwd: workspace, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
 }
 for (const d of ['server', 'user', 'ext', 'data', 'home']) mkdirSync(join(work, d));
+// A second extension that uses task-x's API (issue 36 item 14), installed as a user's would be.
+cpSync(join(here, 'fixtures', 'api-client'), join(work, 'ext', 'task-x-tests.api-client-0.0.1'), { recursive: true });
 // What the tests read and write outside the workspace.
 const screenshotsDir = process.env.TASK_X_E2E_SCREENSHOTS || resolve(extRoot, '..', 'docs', 'images');
 

@@ -49,6 +49,10 @@ export class Composer {
   private readonly contextButton: HTMLButtonElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
+  private readonly refineButton: HTMLButtonElement;
+  private refineReq = 0;
+  /** The text before the last refine, to put it back. */
+  private beforeRefine: string | null = null;
   private readonly statusLine: HTMLElement;
   private readonly meter: HTMLElement;
   private readonly hint: HTMLElement;
@@ -115,6 +119,7 @@ export class Composer {
     this.contextButton = el("button", { class: "context-toggle", type: "button", "aria-pressed": "true", "data-action": "toggle-context" });
     this.fileInput = el("input", { type: "file", accept: IMAGE_TYPES.join(","), multiple: true, hidden: true, "aria-hidden": "true" });
     const attach = el("button", { class: "icon-button", type: "button", title: "Attach images", "aria-label": "Attach images", "data-action": "attach-image" }, icon("file-media"));
+    this.refineButton = el("button", { class: "icon-button", type: "button", title: "Refine the prompt: the model rewrites it so an agent can act on it", "aria-label": "Refine the prompt", "data-action": "refine", "data-testid": "refine" }, icon("sparkle"));
     this.sendButton = el("button", { class: "icon-button send", type: "button", title: "Send (Enter)", "aria-label": "Send", "data-action": "send", "data-testid": "send" }, icon("send"));
     this.stopButton = el("button", { class: "icon-button stop", type: "button", title: "Stop the task", "aria-label": "Stop the task", "data-action": "stop", "data-testid": "stop", hidden: true }, icon("debug-stop"));
     this.statusLine = el("div", { class: "status-line", "aria-live": "off" });
@@ -135,6 +140,7 @@ export class Composer {
         this.modelSelect,
         this.contextButton,
         el("span", { class: "spacer" }),
+        this.refineButton,
         attach,
         this.fileInput,
         this.stopButton,
@@ -569,6 +575,42 @@ export class Composer {
     let v = this.input.value;
     for (const p of this.pastes) v = v.split(p.token).join(p.text);
     return v;
+  }
+
+  /** Asks the host to rewrite the prompt (prompt/refine); "refined" comes back. */
+  refine(): void {
+    const text = this.expanded().trim();
+    if (!text) {
+      this.hint.textContent = "Type a prompt first, then refine it.";
+      return;
+    }
+    this.refineReq++;
+    this.refineButton.disabled = true;
+    this.hint.textContent = "Refining the prompt…";
+    this.post({ type: "refine", requestId: this.refineReq, text });
+  }
+
+  /** The rewritten prompt (or why there is none); the old text can be put back. */
+  refined(requestId: number, text: string | null, note: string): void {
+    if (requestId !== this.refineReq) return;
+    this.refineButton.disabled = false;
+    if (text) {
+      this.beforeRefine = this.input.value;
+      this.input.value = text;
+      this.pastes = [];
+      this.renderChips();
+      this.hint.replaceChildren(note, " ", el("button", { class: "link-button", type: "button", "data-action": "undo-refine", "data-testid": "undo-refine" }, "Undo"));
+      this.saveDraft(text);
+      this.input.focus();
+    } else this.hint.textContent = note;
+  }
+
+  undoRefine(): void {
+    if (this.beforeRefine === null) return;
+    this.input.value = this.beforeRefine;
+    this.beforeRefine = null;
+    this.hint.textContent = "";
+    this.input.focus();
   }
 
   submit(): void {

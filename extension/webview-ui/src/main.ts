@@ -222,6 +222,9 @@ function handle(m: HostToWebview): void {
     case "focusInput":
       composer.focus();
       break;
+    case "refined":
+      composer.refined(m.requestId, typeof m.text === "string" ? m.text : null, str(m.note));
+      break;
     case "error":
       transcript.notice("error", str(m.message) + (m.detail ? ` (${str(m.detail)})` : ""), "notice-error");
       break;
@@ -332,6 +335,12 @@ document.addEventListener("click", (e) => {
       break;
     case "attach-image":
       composer.pickImages();
+      break;
+    case "refine":
+      composer.refine();
+      break;
+    case "undo-refine":
+      composer.undoRefine();
       break;
   }
 });

@@ -127,6 +127,8 @@ export type HostToWebview =
   | { type: "insertMention"; mention: Mention }
   /** Put the focus in the input. */
   | { type: "focusInput" }
+  /** Answer to "refine": the rewritten prompt (null when it failed) and a note in plain words. */
+  | { type: "refined"; requestId: number; text: string | null; note: string }
   /** A problem to show in the chat in plain words (runtime crash, bad settings, refused request). */
   | { type: "error"; message: string; detail?: string }
   /** A notice in plain words (runtime restarted, workspace picked from several). */
@@ -184,6 +186,8 @@ export type WebviewToHost =
   | { type: "cancelTool"; taskId: string; callId: string }
   /** agent/cancelSubagent. */
   | { type: "cancelSubagent"; taskId: string }
+  /** prompt/refine of the text in the input; the host answers "refined" with the same requestId. */
+  | { type: "refine"; requestId: number; text: string }
   /** Open a check's output (a validation of the task's summary) in an editor. */
   | { type: "openCheckOutput"; taskId: string; name: string }
   /** Open a subagent's worktree folder (the host opens only a folder a subagentStarted/Finished event named). */
@@ -319,6 +323,8 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | undefined {
       if (typeof m.message === "string" && m.message.trim() !== "" && m.decision === "deny") out.message = m.message;
       return out;
     }
+    case "refine":
+      return Number.isSafeInteger(m.requestId) && str(m.text, MAX_TEXT) && m.text.trim() !== "" ? { type: "refine", requestId: m.requestId as number, text: m.text } : undefined;
     case "openCheckOutput":
       return str(m.taskId, MAX_ID) && str(m.name, 200) && m.name !== "" ? { type: "openCheckOutput", taskId: m.taskId, name: m.name } : undefined;
     case "openWorktree":

@@ -474,6 +474,24 @@ test("/ completes skills at the start of a prompt; Claude Code is a mode only wh
   assert.equal(sent.text, "/docs for the API");
 });
 
+test("refine: the prompt goes to the host, the rewritten one replaces it, Undo puts it back", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: null, running: false, mode: "agent", includeEditorContext: false } });
+  const input = page.locator("textarea.prompt");
+  await input.fill("fix the port thing");
+  await clearPosted(page);
+  await page.locator('[data-testid="refine"]').click();
+  const req = (await posted(page)).find((m) => m.type === "refine");
+  assert.deepEqual(req, { type: "refine", requestId: req.requestId, text: "fix the port thing" });
+  await send(page, { type: "refined", requestId: req.requestId + 1, text: "stale", note: "old" });
+  assert.equal(await input.inputValue(), "fix the port thing", "an answer to another request is ignored");
+  await send(page, { type: "refined", requestId: req.requestId, text: "Change the port in src/app.ts from 3000 to 8080.", note: "Rewritten by m as a codeModification task." });
+  assert.equal(await input.inputValue(), "Change the port in src/app.ts from 3000 to 8080.");
+  assert.match(await text(page, ".hint"), /Rewritten by m/);
+  await page.locator('[data-testid="undo-refine"]').click();
+  assert.equal(await input.inputValue(), "fix the port thing");
+});
+
 test("while a task runs: Enter steers it, Stop stops it", async (ctx) => {
   const { page } = await open(ctx);
   await send(page, { type: "state", state: { runtime: { state: "ready" }, taskId: T, running: true } });
