@@ -66,9 +66,11 @@ var protocolUsers = map[string]bool{
 	// Parts whose results are wire shapes as they are name protocol's types
 	// (one definition): the workspace summary, the graph queries, a model's
 	// description, a skill, a pending file, the MCP servers' status, a
-	// tool's spec and changes, a worktree's apply result.
+	// tool's spec and changes, a worktree's apply result, a check's result,
+	// a retrieval.
 	"internal/workspace": true, "internal/graph": true, "internal/provider": true, "internal/skills": true,
 	"internal/editlog": true, "internal/mcp": true, "internal/tool": true, "internal/tool/builtin": true, "internal/worktree": true,
+	"internal/validate": true, "internal/retrieve": true,
 }
 
 func TestImportDirection(t *testing.T) {

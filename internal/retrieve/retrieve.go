@@ -25,6 +25,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/syntax"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Budget limits of context/retrieve (protocol.md; addendum §3).
@@ -116,25 +118,12 @@ type Query struct {
 // Snippet is one retrieved piece of a file: lines StartLine..EndLine
 // (1-based, inclusive) of Path (root-relative, "/"), the text of those
 // lines, the file's score and why it was chosen.
-type Snippet struct {
-	Path      string  `json:"path"`
-	StartLine int     `json:"startLine"`
-	EndLine   int     `json:"endLine"`
-	Text      string  `json:"text"`
-	Score     float64 `json:"score"`
-	Reason    string  `json:"reason"`
-}
+type Snippet = protocol.Snippet
 
 // Result is context/retrieve's retrieval object. FilesConsidered counts
 // files that matched at least one term (or were pointed at); UsedTokens is
 // the snippets' text length / 4, never above BudgetTokens.
-type Result struct {
-	Terms           []string  `json:"terms"`
-	Snippets        []Snippet `json:"snippets"`
-	FilesConsidered int       `json:"filesConsidered"`
-	BudgetTokens    int       `json:"budgetTokens"`
-	UsedTokens      int       `json:"usedTokens"`
-}
+type Result = protocol.Retrieval
 
 // Tokens is the protocol's token estimate of text: characters / 4,
 // rounded up.

@@ -106,7 +106,7 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodContextInspect: method(func(ctx context.Context, _ *none) (protocol.WorkspaceSummary, error) {
 			return ss.Summary()
 		}),
-		protocol.MethodContextRetrieve: method(func(ctx context.Context, p *retrieveParams) (session.RetrieveResult, error) {
+		protocol.MethodContextRetrieve: method(func(ctx context.Context, p *retrieveParams) (protocol.RetrieveResult, error) {
 			return ss.Retrieve(ctx, p.Query, p.BudgetTokens, p.FocusPaths)
 		}),
 		protocol.MethodGraphProject: method(func(ctx context.Context, p *protocol.GraphProjectParams) (protocol.GraphProjectResult, error) {
@@ -158,9 +158,9 @@ func (s *Server) table() map[string]methodInfo {
 			return ss.CallTool(ctx, p.Name, p.Input)
 		}),
 
-		protocol.MethodEditsList: method(func(ctx context.Context, _ *none) (operations, error) {
+		protocol.MethodEditsList: method(func(ctx context.Context, _ *none) (protocol.EditsListResult, error) {
 			ops, err := ss.EditsList()
-			return operations{Operations: ops}, err
+			return protocol.EditsListResult{Operations: ops}, err
 		}),
 		protocol.MethodEditsPending: method(func(ctx context.Context, _ *none) (protocol.EditsPendingResult, error) {
 			files, err := ss.EditsPending()
@@ -275,13 +275,5 @@ type (
 	hooksParams struct {
 		Hooks            json.RawMessage `json:"hooks"`
 		WorkspaceTrusted bool            `json:"workspaceTrusted"`
-	}
-)
-
-// Results that wrap what the session answers (fields in the key order the
-// wire has always had).
-type (
-	operations struct {
-		Operations []session.Operation `json:"operations"`
 	}
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/task-x/task-x-runtime/internal/editlog"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // editLog returns the open project's edit log, ErrNoWorkspace without
@@ -19,49 +20,22 @@ func (s *Session) editLog() (*editlog.Log, error) {
 	return proj.Edits(), nil
 }
 
-// OperationFile is one file of an operation in edits/list.
-type OperationFile struct {
-	Path       string `json:"path"`
-	Kind       string `json:"kind"`
-	BeforeHash string `json:"beforeHash"`
-	AfterHash  string `json:"afterHash"`
-	Added      int    `json:"added"`
-	Removed    int    `json:"removed"`
-	Settled    bool   `json:"settled"`
-}
-
-// Operation is an operation in edits/list (contents left out).
-type Operation struct {
-	ID       string          `json:"id"`
-	TaskID   string          `json:"taskId,omitempty"`
-	CallID   string          `json:"callId,omitempty"`
-	Tool     string          `json:"tool"`
-	Time     string          `json:"time"`
-	Files    []OperationFile `json:"files"`
-	Diff     string          `json:"diff"`
-	Settled  bool            `json:"settled"`
-	Undone   bool            `json:"undone"`
-	Undoable bool            `json:"undoable"`
-	// DiffTruncated: Diff was cut to keep the reply under the message cap.
-	DiffTruncated bool `json:"diffTruncated,omitempty"`
-}
-
 // EditsList is the edit log's operations, oldest first (edits/list).
-func (s *Session) EditsList() ([]Operation, error) {
+func (s *Session) EditsList() ([]protocol.EditOperation, error) {
 	l, err := s.editLog()
 	if err != nil {
 		return nil, err
 	}
 	ops := l.List()
-	out := make([]Operation, 0, len(ops))
+	out := make([]protocol.EditOperation, 0, len(ops))
 	var budget editlog.Budget // the diffs stay under the message cap (protocol.md Framing)
 	for _, op := range ops {
 		diff, cut := budget.Cut(s.secrets.Redact(op.Diff))
-		w := Operation{ID: op.ID, TaskID: op.TaskID, CallID: op.CallID, Tool: op.Tool,
+		w := protocol.EditOperation{ID: op.ID, TaskID: op.TaskID, CallID: op.CallID, Tool: op.Tool,
 			Time: op.Time.Format("2006-01-02T15:04:05.000Z07:00"), Diff: diff, DiffTruncated: cut, Settled: op.Settled(),
-			Undone: op.Undone, Undoable: !op.Undone && !op.Dropped, Files: make([]OperationFile, len(op.Files))}
+			Undone: op.Undone, Undoable: !op.Undone && !op.Dropped, Files: make([]protocol.EditFile, len(op.Files))}
 		for i, f := range op.Files {
-			w.Files[i] = OperationFile{Path: f.Path, Kind: f.Kind(), BeforeHash: f.BeforeHash, AfterHash: f.AfterHash,
+			w.Files[i] = protocol.EditFile{Path: f.Path, Kind: protocol.FileChangeKind(f.Kind()), BeforeHash: f.BeforeHash, AfterHash: f.AfterHash,
 				Added: f.Added, Removed: f.Removed, Settled: f.Settled}
 		}
 		out = append(out, w)

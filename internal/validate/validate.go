@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/workspace"
+
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // Defaults and bounds of Config (addendum §12).
@@ -54,10 +56,7 @@ type Config struct {
 }
 
 // Check is one command to run, named (lint, build, test, or the client's).
-type Check struct {
-	Name    string `json:"name"`
-	Command string `json:"command"`
-}
+type Check = protocol.ValidationCheck
 
 // Validate reports the first field out of its range.
 func (c Config) Validate() error {
@@ -126,21 +125,10 @@ func (c Config) Plan(dir string) ([]Check, []Skipped) {
 // Result is one check that ran: summary `validations[]` { name, command,
 // passed, exitCode, timedOut, durationMs, output }. ExitCode is -1 when the
 // command was killed (timeout, cancel).
-type Result struct {
-	Name       string `json:"name"`
-	Command    string `json:"command"`
-	Passed     bool   `json:"passed"`
-	ExitCode   int    `json:"exitCode"`
-	TimedOut   bool   `json:"timedOut"`
-	DurationMs int64  `json:"durationMs"`
-	Output     string `json:"output"`
-}
+type Result = protocol.ValidationResult
 
 // Skipped is summary `skippedChecks[]` { name, reason }.
-type Skipped struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
+type Skipped = protocol.SkippedCheck
 
 // Gate decides whether a command may run: the policy (deny rules,
 // readOnly), grants, and else one approval. It returns ok, or the reason
@@ -228,11 +216,11 @@ func (s *Session) Run(ctx context.Context, dir string) Outcome {
 	buildFailed := false
 	for _, ch := range checks {
 		if ctx.Err() != nil {
-			out.Skipped = append(out.Skipped, Skipped{ch.Name, ReasonCancelled})
+			out.Skipped = append(out.Skipped, Skipped{Name: ch.Name, Reason: ReasonCancelled})
 			continue
 		}
 		if ch.Name == "test" && buildFailed {
-			out.Skipped = append(out.Skipped, Skipped{ch.Name, ReasonBuildFailed})
+			out.Skipped = append(out.Skipped, Skipped{Name: ch.Name, Reason: ReasonBuildFailed})
 			continue
 		}
 		ans, seen := s.decided[ch.Command]
@@ -240,13 +228,13 @@ func (s *Session) Run(ctx context.Context, dir string) Outcome {
 			ok, reason := s.gate(ctx, ch.Command)
 			ans = gateAnswer{ok, reason}
 			if ctx.Err() != nil {
-				out.Skipped = append(out.Skipped, Skipped{ch.Name, ReasonCancelled})
+				out.Skipped = append(out.Skipped, Skipped{Name: ch.Name, Reason: ReasonCancelled})
 				continue
 			}
 			s.decided[ch.Command] = ans
 		}
 		if !ans.ok {
-			out.Skipped = append(out.Skipped, Skipped{ch.Name, ans.reason})
+			out.Skipped = append(out.Skipped, Skipped{Name: ch.Name, Reason: ans.reason})
 			continue
 		}
 		if s.hooks.Started != nil {
@@ -270,7 +258,7 @@ func (s *Session) Run(ctx context.Context, dir string) Outcome {
 			if s.hooks.Finished != nil {
 				s.hooks.Finished(res)
 			}
-			out.Skipped = append(out.Skipped, Skipped{ch.Name, reason})
+			out.Skipped = append(out.Skipped, Skipped{Name: ch.Name, Reason: reason})
 			if ch.Name == "build" {
 				buildFailed = true
 			}

@@ -55,13 +55,13 @@ func TestPlan(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"scripts":{"test":"jest","lint":"eslint ."}}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "pnpm-lock.yaml"), nil, 0o644)
 	checks, skipped := Config{}.Plan(dir)
-	if len(checks) != 2 || checks[0] != (Check{"lint", "pnpm run lint"}) || checks[1] != (Check{"test", "pnpm test"}) {
+	if len(checks) != 2 || checks[0] != (Check{Name: "lint", Command: "pnpm run lint"}) || checks[1] != (Check{Name: "test", Command: "pnpm test"}) {
 		t.Errorf("checks %v", checks)
 	}
-	if len(skipped) != 1 || skipped[0] != (Skipped{"build", ReasonNoCommand}) {
+	if len(skipped) != 1 || skipped[0] != (Skipped{Name: "build", Reason: ReasonNoCommand}) {
 		t.Errorf("skipped %v", skipped)
 	}
-	own := []Check{{"x", "make x"}}
+	own := []Check{{Name: "x", Command: "make x"}}
 	if checks, skipped := (Config{Checks: own}).Plan(dir); len(checks) != 1 || checks[0] != own[0] || len(skipped) != 0 {
 		t.Errorf("own checks: %v %v", checks, skipped)
 	}
@@ -91,7 +91,7 @@ func TestSessionGateOncePerCommand(t *testing.T) {
 	}
 	var started, finished int
 	ms := int64(2000)
-	s := NewSession(Config{TimeoutMs: &ms, Checks: []Check{{"lint", "ok"}, {"deny", "no"}, {"build", "fail build"}, {"test", "ok"}}},
+	s := NewSession(Config{TimeoutMs: &ms, Checks: []Check{{Name: "lint", Command: "ok"}, {Name: "deny", Command: "no"}, {Name: "build", Command: "fail build"}, {Name: "test", Command: "ok"}}},
 		gate, exec, Hooks{Started: func(string, string) { started++ }, Finished: func(Result) { finished++ },
 			Redact: func(s string) string { return strings.ReplaceAll(s, "sk-123", "[redacted]") }})
 	for round := 0; round < 2; round++ {
@@ -102,7 +102,7 @@ func TestSessionGateOncePerCommand(t *testing.T) {
 		if out.Results[1].Output != "key [redacted] in fail build" {
 			t.Errorf("output %q", out.Results[1].Output)
 		}
-		if len(out.Skipped) != 2 || out.Skipped[0] != (Skipped{"deny", ReasonDenied}) || out.Skipped[1] != (Skipped{"test", ReasonBuildFailed}) {
+		if len(out.Skipped) != 2 || out.Skipped[0] != (Skipped{Name: "deny", Reason: ReasonDenied}) || out.Skipped[1] != (Skipped{Name: "test", Reason: ReasonBuildFailed}) {
 			t.Errorf("skipped %+v", out.Skipped)
 		}
 		if got := s.FixRound(out); got != (round == 0) {
@@ -126,9 +126,9 @@ func TestSessionCancelled(t *testing.T) {
 		cancel()
 		return ExecResult{ExitCode: -1, Cancelled: true}, nil
 	}
-	s := NewSession(Config{Checks: []Check{{"a", "x"}, {"b", "y"}}}, func(context.Context, string) (bool, string) { return true, "" }, exec, Hooks{})
+	s := NewSession(Config{Checks: []Check{{Name: "a", Command: "x"}, {Name: "b", Command: "y"}}}, func(context.Context, string) (bool, string) { return true, "" }, exec, Hooks{})
 	out := s.Run(ctx, t.TempDir())
-	if out.Ran || len(out.Results) != 0 || len(out.Skipped) != 2 || out.Skipped[0] != (Skipped{"a", ReasonCancelled}) || out.Skipped[1] != (Skipped{"b", ReasonCancelled}) {
+	if out.Ran || len(out.Results) != 0 || len(out.Skipped) != 2 || out.Skipped[0] != (Skipped{Name: "a", Reason: ReasonCancelled}) || out.Skipped[1] != (Skipped{Name: "b", Reason: ReasonCancelled}) {
 		t.Errorf("outcome %+v", out)
 	}
 }
