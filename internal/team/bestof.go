@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"unicode/utf8"
 
@@ -38,51 +37,11 @@ type BestOfRequest struct {
 	Emit func(protocol.AgentEvent)
 }
 
-// Candidate is one best-of candidate (protocol.md "Best of N"). A failed
-// one is { name: null, kind, model, status: "failed", error } and its
-// worktree is gone; PatchTruncated (additive) says Patch was cut.
-type Candidate struct {
-	Name           *string           `json:"name"`
-	Kind           string            `json:"kind"`
-	Model          string            `json:"model"`
-	Status         string            `json:"status"`
-	Report         string            `json:"report,omitempty"`
-	Files          int               `json:"files"`
-	Added          int               `json:"added"`
-	Removed        int               `json:"removed"`
-	Validations    []validate.Result `json:"validations"`
-	CostUSD        float64           `json:"costUsd"`
-	Tokens         int               `json:"tokens"`
-	Dir            *string           `json:"dir"`
-	Patch          string            `json:"patch"`
-	PatchTruncated bool              `json:"patchTruncated,omitempty"`
-	TaskID         string            `json:"taskId,omitempty"`
-	Error          *string           `json:"error,omitempty"`
-}
-
-// MarshalJSON writes a failed candidate with the five fields protocol.md
-// gives it.
-func (c Candidate) MarshalJSON() ([]byte, error) {
-	type plain Candidate
-	if c.Status == "failed" {
-		return json.Marshal(struct {
-			Name   *string `json:"name"`
-			Kind   string  `json:"kind"`
-			Model  string  `json:"model"`
-			Status string  `json:"status"`
-			Error  *string `json:"error"`
-		}{nil, c.Kind, c.Model, c.Status, c.Error})
-	}
-	return json.Marshal(plain(c))
-}
-
 // BestOfResult is agent/bestOf's answer: { taskId, candidates, costUsd }
-// (costUsd sums every candidate's, failed ones included).
-type BestOfResult struct {
-	TaskID     string      `json:"taskId"`
-	Candidates []Candidate `json:"candidates"`
-	CostUSD    float64     `json:"costUsd"`
-}
+// (costUsd sums every candidate's, failed ones included); a candidate is a
+// protocol.FinishedCandidate, or a protocol.FailedCandidate (name null,
+// the five members of protocol.md) whose worktree is gone.
+type BestOfResult = protocol.BestOfResult
 
 // BestOf runs req.Prompt as an implementation subagent on every
 // contender at once, each in its own worktree, and merges nothing: the
@@ -91,7 +50,7 @@ type BestOfResult struct {
 // discarded. When ctx ends first every worktree is discarded and ctx's
 // error returned.
 func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, error) {
-	out := BestOfResult{TaskID: req.TaskID, Candidates: make([]Candidate, len(req.Contenders))}
+	out := BestOfResult{TaskID: req.TaskID, Candidates: make([]protocol.Candidate, len(req.Contenders))}
 	if out.TaskID == "" {
 		out.TaskID = task.NewID()
 	}
@@ -111,32 +70,31 @@ func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, e
 	for i, res := range results {
 		c := req.Contenders[i]
 		out.CostUSD += res.CostUSD
-		cand := Candidate{Kind: c.Kind, Model: c.Model, Status: res.Status, CostUSD: res.CostUSD, Tokens: res.Tokens, TaskID: res.TaskID}
-		if res.Status != "completed" || ctx.Err() != nil {
+		if res.Status != task.StatusCompleted || ctx.Err() != nil {
 			if res.Dir != "" && r.Worktrees != nil {
 				if err := r.Worktrees.Discard(cleanup, res.Name); err != nil {
 					r.log().Warn("team: discarding a failed candidate's worktree", "name", res.Name, "err", err)
 				}
 			}
-			cand.Status = "failed"
-			cand.Error = res.Error
-			if cand.Error == nil {
-				msg := "the candidate did not complete"
-				cand.Error = &msg
+			msg := res.Error
+			if msg == nil {
+				m := "the candidate did not complete"
+				msg = &m
 			}
-		} else {
-			name, dir := res.Name, res.Dir
-			cand.Name, cand.Dir = &name, &dir
-			cand.Report = res.Report
-			cand.Files, cand.Added, cand.Removed = len(res.Change.Files), res.Change.Added, res.Change.Removed
-			cand.Validations = res.Summary.Validations
-			cand.Patch, cand.PatchTruncated = cutPatch(res.Change.Patch, PatchLimit)
+			out.Candidates[i] = protocol.FailedCandidate{Kind: c.Kind, Model: c.Model, Status: protocol.TaskFailed, Error: msg}
+			done.Candidates = append(done.Candidates, protocol.CandidateSummary{Kind: c.Kind, Model: c.Model, Status: protocol.TaskFailed})
+			continue
 		}
+		name, dir := res.Name, res.Dir
+		cand := protocol.FinishedCandidate{Name: &name, Kind: c.Kind, Model: c.Model, Status: protocol.TaskStatus(res.Status),
+			Report: res.Report, Files: len(res.Change.Files), Added: res.Change.Added, Removed: res.Change.Removed,
+			Validations: res.Summary.Validations, CostUSD: res.CostUSD, Tokens: res.Tokens, Dir: &dir, TaskID: res.TaskID}
+		cand.Patch, cand.PatchTruncated = cutPatch(res.Change.Patch, PatchLimit)
 		if cand.Validations == nil {
 			cand.Validations = []validate.Result{}
 		}
 		out.Candidates[i] = cand
-		done.Candidates = append(done.Candidates, protocol.CandidateSummary{Name: cand.Name, Kind: cand.Kind, Model: cand.Model, Status: protocol.TaskStatus(cand.Status)})
+		done.Candidates = append(done.Candidates, protocol.CandidateSummary{Name: cand.Name, Kind: cand.Kind, Model: cand.Model, Status: cand.Status})
 	}
 	if err := ctx.Err(); err != nil {
 		return out, err

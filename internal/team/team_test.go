@@ -284,7 +284,12 @@ func TestBestOf(t *testing.T) {
 	if len(out.Candidates) != 3 || out.CostUSD != 0.75 || out.TaskID == "" {
 		t.Fatalf("result %+v", out)
 	}
-	c0, c1, c2 := out.Candidates[0], out.Candidates[1], out.Candidates[2]
+	c0, ok0 := out.Candidates[0].(protocol.FinishedCandidate)
+	c1, ok1 := out.Candidates[1].(protocol.FailedCandidate)
+	c2, ok2 := out.Candidates[2].(protocol.FinishedCandidate)
+	if !ok0 || !ok1 || !ok2 {
+		t.Fatalf("candidates %+v: want finished, failed, finished", out.Candidates)
+	}
 	if c0.Status != "completed" || c0.Name == nil || c0.Files != 1 || !strings.Contains(c0.Patch, "+one") || c0.PatchTruncated {
 		t.Fatalf("candidate 0 %+v", c0)
 	}
@@ -302,7 +307,7 @@ func TestBestOf(t *testing.T) {
 	if last := js[len(js)-1]; last["type"] != "bestOfDone" {
 		t.Fatalf("last event %v", last)
 	}
-	for _, c := range []Candidate{c0, c2} {
+	for _, c := range []protocol.FinishedCandidate{c0, c2} {
 		if err := r.Worktrees.Discard(context.Background(), *c.Name); err != nil {
 			t.Fatal(err)
 		}
