@@ -379,6 +379,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     return run;
   }
 
+  /** Continues a saved task with a prompt in a mode (Run this plan), shown in the chat. */
+  async continueTask(taskId: string, prompt: string, mode: ChatMode, shown: string): Promise<void> {
+    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    if (this.shownTask !== taskId) await this.openTask(taskId, this.title);
+    this.mode = mode;
+    this.tasks.start({ prompt, taskId, mode });
+    this.post({ type: 'userPrompt', taskId, text: shown, images: 0, mentions: [] });
+    this.postState();
+  }
+
   // ---- events ------------------------------------------------------------------------
 
   /** Shows a saved (or running) task: agent/replay rebuilds its transcript, live events follow. */

@@ -14,6 +14,8 @@ import { DependenciesTree, GraphPanel } from './graphView';
 import { FindingsDiagnostics } from './findings';
 import { settings } from './config';
 import { findClaude, Integrations, McpTree } from './integrations';
+import { CostsView } from './costs';
+import { PlanReview } from './planReview';
 import { findCode } from './retrieve';
 import { pickReviewTarget, repositoryOf, reviewDiff, reviewPrompt, type ReviewTarget } from './review';
 import { Providers } from './providers';
@@ -41,6 +43,8 @@ export interface TaskXApi {
   bestOf: BestOf;
   graph: GraphPanel;
   dependencies: DependenciesTree;
+  plans: PlanReview;
+  costs: CostsView;
   output: vscode.OutputChannel;
   /** Date.now() when activate began. */
   activatedAtMs: number;
@@ -66,6 +70,10 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const history = new TasksView(rt, tasks, chat);
   const findings = new FindingsDiagnostics(tasks, workspace);
   const integrations = new Integrations(rt, workspace, log);
+  const costs = new CostsView(context.globalState, tasks);
+  context.subscriptions.push(costs);
+  const plans = new PlanReview(tasks, chat);
+  context.subscriptions.push(plans);
   const graph = new GraphPanel(context, rt, workspace);
   const dependencies = new DependenciesTree(rt, workspace);
   context.subscriptions.push(graph, dependencies);
@@ -106,6 +114,9 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
         return undefined;
       }
     }),
+    vscode.window.registerTreeDataProvider('taskX.costs', costs),
+    vscode.commands.registerCommand('taskX.editPrices', () => vscode.commands.executeCommand('workbench.action.openSettings', 'taskX.prices')),
+    vscode.commands.registerCommand('taskX.runPlan', (uri?: vscode.Uri) => plans.run(uri)),
     vscode.commands.registerCommand('taskX.findCode', async (query?: string) => {
       try {
         return await findCode(rt, workspace.folder?.uri.fsPath, query);
@@ -206,7 +217,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   });
   const publicApi = createApi(tasks, (prompt, mode) => chat.runPrompt(prompt, mode));
   context.subscriptions.push(publicApi);
-  return { api: publicApi, runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, graph, dependencies, output, activatedAtMs: started };
+  return { api: publicApi, runtime: rt, workspace, providers, tasks, chat, changes, history, findings, integrations, bestOf, graph, dependencies, plans, costs, output, activatedAtMs: started };
 }
 
 export async function deactivate(): Promise<void> {
