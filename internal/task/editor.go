@@ -38,34 +38,11 @@ const (
 	maxEditorPathLen     = 4096    // one path, in bytes
 )
 
-// Editor is protocol.md EditorContext. Unknown fields are ignored
-// (editors send more than the runtime reads).
-type Editor struct {
-	ActiveFile  string             `json:"activeFile"`
-	Selection   *editorSelection   `json:"selection"`
-	OpenFiles   []string           `json:"openFiles"`
-	Diagnostics []editorDiagnostic `json:"diagnostics"`
-	Mentions    []string           `json:"mentions"`
-}
-
-// editorSelection is EditorContext.selection; lines are 1-based, inclusive.
-type editorSelection struct {
-	Path      string `json:"path"`
-	StartLine int    `json:"startLine"`
-	EndLine   int    `json:"endLine"`
-	Text      string `json:"text"`
-}
-
-// editorDiagnostic is one EditorContext.diagnostics entry. protocol.md does
-// not fix its shape; the runtime reads { path, line, severity, message,
-// source? } (line 1-based), the fields VS Code's Diagnostic maps to.
-type editorDiagnostic struct {
-	Path     string `json:"path"`
-	Line     int    `json:"line"`
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-	Source   string `json:"source"`
-}
+// Editor is protocol.md EditorContext (selection lines 1-based, inclusive;
+// diagnostics { path, line, severity, message, source? }, the fields VS
+// Code's Diagnostic maps to). Unknown fields are ignored (editors send more
+// than the runtime reads).
+type Editor = protocol.EditorContext
 
 // ParseEditor decodes agent/run `editor`; absent or null gives nil. A wrong
 // shape, more than 10 mentions, a mention outside the workspace root or a
