@@ -91,15 +91,16 @@ type Request struct {
 }
 
 // StopReason is protocol.md chat/send stopReason.
-type StopReason string
+type StopReason = protocol.StopReason
 
+// The stop reasons.
 const (
-	StopEndTurn       StopReason = "endTurn"
-	StopMaxTokens     StopReason = "maxTokens"
-	StopToolUse       StopReason = "toolUse"
-	StopStopSequence  StopReason = "stopSequence"
-	StopContentFilter StopReason = "contentFilter"
-	StopUnknown       StopReason = "unknown"
+	StopEndTurn       = protocol.StopEndTurn
+	StopMaxTokens     = protocol.StopMaxTokens
+	StopToolUse       = protocol.StopToolUse
+	StopStopSequence  = protocol.StopStopSequence
+	StopContentFilter = protocol.StopContentFilter
+	StopUnknown       = protocol.StopUnknown
 )
 
 // Usage is token counts of one model call.

@@ -28,7 +28,7 @@ func (s *Session) Chat(ctx context.Context, requestID protocol.ID, cfg, request 
 	}
 	detach(ctx)
 	out := newChatRelay(func(ev provider.Event) {
-		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: requestID, Event: protocol.RawEvent(mustJSON(wireChatEvent(ev)))})
+		s.notify(ctx, protocol.MethodChatEvent, protocol.ChatEventParams{RequestID: requestID, Event: wireChatEvent(ev)})
 	})
 	// Every key the runtime holds is redacted from what it emits (addendum
 	// §11), also when the model streams one in pieces.
@@ -60,19 +60,21 @@ func (s *Session) Chat(ctx context.Context, requestID protocol.ID, cfg, request 
 	return res, nil
 }
 
-// wireChatEvent renders a provider.Event as a protocol.md chat/event event.
-func wireChatEvent(ev provider.Event) any {
+// wireChatEvent is a provider.Event as a protocol.md chat/event event.
+func wireChatEvent(ev provider.Event) protocol.ChatEvent {
 	switch ev.Type {
-	case provider.EventTextDelta, provider.EventThinkingDelta:
-		return map[string]any{"type": ev.Type, "text": ev.Text}
+	case provider.EventTextDelta:
+		return protocol.ChatTextDeltaEvent{Text: ev.Text}
+	case provider.EventThinkingDelta:
+		return protocol.ChatThinkingDeltaEvent{Text: ev.Text}
 	case provider.EventToolCall:
-		return map[string]any{"type": ev.Type, "id": ev.ToolCall.ID, "name": ev.ToolCall.Name, "input": ev.ToolCall.Input}
+		return protocol.ChatToolCallEvent{ID: ev.ToolCall.ID, Input: ev.ToolCall.Input, Name: ev.ToolCall.Name}
 	case provider.EventUsage:
-		return map[string]any{"type": ev.Type, "usage": ev.Usage}
+		return protocol.ChatUsageEvent{Usage: ev.Usage}
 	case provider.EventDone:
-		return map[string]any{"type": ev.Type, "stopReason": ev.StopReason}
+		return protocol.ChatDoneEvent{StopReason: ev.StopReason}
 	}
-	return map[string]any{"type": ev.Type}
+	return protocol.RawEvent(mustJSON(map[string]any{"type": ev.Type}))
 }
 
 // newChatRelay relays provider events, merging text (and thinking) deltas
