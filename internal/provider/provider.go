@@ -132,28 +132,18 @@ type Event struct {
 	StopReason StopReason
 }
 
-// Result is the fold of every event of one call (protocol.md chat/send result).
+// Result is the fold of every event of one call (chat/send answers it as
+// protocol.ChatResult).
 //
 // UsageReported says the provider reported token counts; without them Usage
-// is {0, 0}, which is no measurement, and the JSON form leaves usage out.
+// is {0, 0}, which is no measurement (ReportedUsage is nil, and chat/send
+// leaves usage out).
 type Result struct {
-	Text          string     `json:"text"`
-	ToolCalls     []ToolCall `json:"toolCalls"`
-	StopReason    StopReason `json:"stopReason"`
-	Usage         Usage      `json:"usage"`
-	UsageReported bool       `json:"-"`
-}
-
-// MarshalJSON encodes r with usage only when the provider reported it.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
-	if r.UsageReported {
-		return json.Marshal(plain(r))
-	}
-	return json.Marshal(struct {
-		plain
-		Usage *Usage `json:"usage,omitempty"`
-	}{plain: plain(r)})
+	Text          string
+	ToolCalls     []ToolCall
+	StopReason    StopReason
+	Usage         Usage
+	UsageReported bool
 }
 
 // ReportedUsage returns r's usage, or nil when the provider reported none.

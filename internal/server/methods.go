@@ -88,7 +88,7 @@ func (s *Server) table() map[string]methodInfo {
 		protocol.MethodProviderTest: method(func(ctx context.Context, p *providerParams) (protocol.ProviderTestResult, error) {
 			return ss.TestProvider(ctx, p.Provider)
 		}),
-		protocol.MethodChatSend: method(func(ctx context.Context, p *chatParams) (*session.ChatResult, error) {
+		protocol.MethodChatSend: method(func(ctx context.Context, p *chatParams) (*protocol.ChatResult, error) {
 			id, _ := jsonrpc.RequestID(ctx)
 			raw, err := json.Marshal(id)
 			if err != nil {

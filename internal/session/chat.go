@@ -14,7 +14,7 @@ import (
 // their own goroutine (text deltas merged while the client is written to,
 // keys redacted across deltas), answering their fold {text, toolCalls,
 // stopReason, usage}. It never retries (protocol.md chat/send, Errors).
-func (s *Session) Chat(ctx context.Context, requestID protocol.ID, cfg, request json.RawMessage) (*provider.Result, error) {
+func (s *Session) Chat(ctx context.Context, requestID protocol.ID, cfg, request json.RawMessage) (*protocol.ChatResult, error) {
 	prov, err := s.parseProvider(cfg)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func (s *Session) Chat(ctx context.Context, requestID protocol.ID, cfg, request 
 	for i := range res.ToolCalls {
 		res.ToolCalls[i].Input = json.RawMessage(s.secrets.Redact(string(res.ToolCalls[i].Input)))
 	}
-	return res, nil
+	return &protocol.ChatResult{Text: res.Text, ToolCalls: res.ToolCalls, StopReason: res.StopReason, Usage: res.ReportedUsage()}, nil
 }
 
 // wireChatEvent is a provider.Event as a protocol.md chat/event event.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"github.com/task-x/task-x-runtime/internal/editlog"
-	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 )
 
@@ -10,7 +9,6 @@ import (
 // answer them, so a front end names them here and imports no part below
 // the session.
 type (
-	ChatResult = provider.Result    // chat/send
 	CallChange = editlog.CallChange // CallChanges (ACP diffs)
 	Editor     = tool.Editor        // Options.Editor (ACP fs methods)
 )
