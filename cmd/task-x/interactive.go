@@ -22,6 +22,7 @@ this session to edit and send again.
   /keep          keep every pending change (edits/keep)
   /revert        revert every pending change, after you confirm (edits/revert)
   /tasks         the saved tasks
+  /resume        pick a task of this folder to continue (its transcript is shown)
   /mode [MODE]   show or set the chat mode: agent, ask, plan or team
   /model [ID]    show or set the model
   /new           start a new task

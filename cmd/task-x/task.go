@@ -308,6 +308,8 @@ type agentEvent struct {
 		ExitCode     int             `json:"exitCode"`
 		TimedOut     bool            `json:"timedOut"`
 	} `json:"event"`
+	// Replay: agent/replay sent it again (an earlier turn's event).
+	Replay bool `json:"replay"`
 	// typed is the event decoded as its protocol type (nil when it was
 	// not decoded by parseEvent).
 	typed protocol.AgentEvent
@@ -353,6 +355,9 @@ func (p *printer) event(params json.RawMessage) {
 		return
 	}
 	e := ev.Event
+	if ev.Replay {
+		return // an earlier turn's event: the session shows it, nothing here counts it
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.TaskID != "" && p.task == "" {
@@ -497,9 +502,13 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defa
 	if sum.Usage != nil {
 		usage = *sum.Usage
 	}
-	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens, %s\n",
+	took := "" // a replayed turn's time is not known
+	if elapsed >= 0 {
+		took = ", " + formatDuration(elapsed)
+	}
+	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens%s\n",
 		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,
-		usage.InputTokens, usage.OutputTokens, formatDuration(elapsed))
+		usage.InputTokens, usage.OutputTokens, took)
 	if sum.Error != nil && sum.Status != "cancelled" && !errShown {
 		fmt.Fprintln(&b, st.bad.Render("error:"), wrapText(summaryError(*sum.Error, prov), width, "  "))
 	}

@@ -158,6 +158,17 @@ type (
 		leave bool
 	}
 	goneCheckMsg struct{}
+	// resumeListMsg: this folder's tasks, for /resume.
+	resumeListMsg struct {
+		tasks []taskMeta
+		err   error
+	}
+	// replayDoneMsg: agent/replay answered (its events came before).
+	replayDoneMsg struct {
+		taskID string
+		res    protocol.ReplayResult
+		err    error
+	}
 	// steerDoneMsg: agent/steer answered for a queued message.
 	steerDoneMsg struct {
 		q      *queuedMsg
@@ -235,11 +246,12 @@ type tuiModel struct {
 
 	confirmRevert []string // /revert asked: y reverts these files
 
-	queued   []*queuedMsg // typed while the turn ran, not joined yet
-	hist     *history     // the folder's prompt history (Up / Ctrl-P)
-	sentLog  []sentEntry  // this session's prompts, for Esc Esc
-	escArmed bool         // Esc was pressed at the idle prompt: Esc again edits an earlier message
-	pick     *picker      // a choice open below the transcript (Esc Esc, /resume, /model)
+	queued    []*queuedMsg // typed while the turn ran, not joined yet
+	replaying bool         // agent/replay's events are coming
+	hist      *history     // the folder's prompt history (Up / Ctrl-P)
+	sentLog   []sentEntry  // this session's prompts, for Esc Esc
+	escArmed  bool         // Esc was pressed at the idle prompt: Esc again edits an earlier message
+	pick      *picker      // a choice open below the transcript (Esc Esc, /resume, /model)
 
 	interrupts int
 	hint       string
@@ -274,7 +286,27 @@ func newTUIModel(r *runner, st styles) *tuiModel {
 	return m
 }
 
-func (m *tuiModel) Init() tea.Cmd { return textarea.Blink }
+func (m *tuiModel) Init() tea.Cmd {
+	if m.r.taskID != "" {
+		// task-x resume: the earlier transcript first.
+		return tea.Batch(textarea.Blink, m.replay(m.r.taskID))
+	}
+	return textarea.Blink
+}
+
+// replay asks the runtime for the task's recorded events (agent/replay);
+// they arrive as agent/event notifications marked replay and are shown as
+// the live ones were.
+func (m *tuiModel) replay(taskID string) tea.Cmd {
+	m.replaying = true
+	m.note("%s", m.st.dim.Render("── the earlier transcript of "+taskID+" ──"))
+	r := m.r
+	return func() tea.Msg {
+		var res protocol.ReplayResult
+		err := r.s.call(context.Background(), protocol.MethodAgentReplay, protocol.TaskIDParams{TaskID: taskID}, &res)
+		return replayDoneMsg{taskID: taskID, res: res, err: err}
+	}
+}
 
 // add appends an entry and ends a streamed answer before it.
 func (m *tuiModel) add(it *item) *item {
@@ -380,6 +412,16 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		return m.checkGone()
 	case turnDoneMsg:
 		return m.turnDone(msg)
+	case resumeListMsg:
+		return m.pickTask(msg)
+	case replayDoneMsg:
+		m.replaying = false
+		m.endAnswer()
+		if msg.err != nil {
+			m.note("%s %s", m.st.bad.Render("error:"), friendly(msg.err))
+			return nil
+		}
+		return nil // the replayed marker event ends the transcript
 	case steerDoneMsg:
 		if !msg.queued && msg.q.it.tag == "queued" {
 			msg.q.it.tag = "queued: sent when this turn ends"
@@ -579,6 +621,35 @@ func (m *tuiModel) pickEarlier() tea.Cmd {
 	})
 }
 
+// pickTask opens the /resume list of this folder's tasks, newest first;
+// the one picked becomes the session's task and its transcript is shown.
+func (m *tuiModel) pickTask(msg resumeListMsg) tea.Cmd {
+	if msg.err != nil {
+		m.note("%s %s", m.st.bad.Render("error:"), friendly(msg.err))
+		return nil
+	}
+	if len(msg.tasks) == 0 {
+		m.note("no saved task in this folder yet")
+		return nil
+	}
+	var opts []huh.Option[string]
+	for _, t := range msg.tasks {
+		label := fmt.Sprintf("%s  %-9s %s  %s", t.TaskID, t.Status, t.UpdatedAt.Local().Format("01-02 15:04"), t.Title)
+		opts = append(opts, huh.NewOption(truncate(label, max(20, m.width-8)), t.TaskID))
+	}
+	return m.openPicker("Resume a task of this folder", opts, func(id string) tea.Cmd {
+		if m.busy {
+			return nil
+		}
+		m.r.taskID = id
+		m.r.undoSkipped = nil
+		m.r.p.mu.Lock()
+		m.r.p.task = id
+		m.r.p.mu.Unlock()
+		return m.replay(id)
+	})
+}
+
 // openPicker shows a choice in place of the prompt.
 func (m *tuiModel) openPicker(title string, opts []huh.Option[string], done func(string) tea.Cmd) tea.Cmd {
 	v := new(string)
@@ -738,6 +809,12 @@ func (m *tuiModel) submit() tea.Cmd {
 			leave := slashCommand(r, line, &b, st, width)
 			return func() tea.Msg { return slashDoneMsg{text: b.String(), leave: leave} }
 		}
+		if line == "/resume" {
+			return func() tea.Msg {
+				tasks, err := listTasks(r.s)
+				return resumeListMsg{tasks: tasks, err: err}
+			}
+		}
 		if line == "/revert" {
 			// Asked first: the files it would revert, then y.
 			return func() tea.Msg {
@@ -843,6 +920,9 @@ func interruptedSummary(st styles, elapsed time.Duration, tools, tokens int, fil
 // event shows one agent/event in the transcript.
 func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 	e := ev.Event
+	if ev.Replay {
+		return m.replayed(ev)
+	}
 	switch e.Type {
 	case "usage":
 		m.tokens = e.InputTokens + e.OutputTokens
@@ -921,6 +1001,38 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 		it.status = outcome + " " + m.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")")
 		it.callID = ""
 		it.changed()
+	}
+	return nil
+}
+
+// replayed shows an event of agent/replay: the prompts, answers, tool
+// calls and each turn's outcome; approvals were answered long ago.
+func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
+	switch e := ev.typed.(type) {
+	case protocol.UserMessageEvent:
+		m.add(&item{kind: itemUser, text: e.Text})
+	case protocol.DoneEvent:
+		sum := &taskSummary{TaskID: ev.TaskID, Status: e.Status, Error: e.Error, ChangedFiles: e.ChangedFiles,
+			Usage: &e.Usage, Model: e.Model, Iterations: e.Iterations, ToolCalls: e.ToolCalls}
+		m.note("\n%s", strings.TrimRight(formatSummary(m.st, sum, -1, m.r.prov, true, 0), "\n"))
+	case protocol.AssistantMessageEvent:
+		// textDelta is not recorded: the whole turn's text is.
+		if strings.TrimSpace(e.Text) != "" {
+			m.add(&item{kind: itemAnswer, text: e.Text, done: true})
+		}
+	case protocol.ReplayedEvent:
+		m.replaying = false
+		m.endAnswer()
+		m.note("%s", m.st.dim.Render(fmt.Sprintf("── resumed %s (%s, %d events): type a follow-up ──", ev.TaskID, e.Status, e.Events)))
+	default:
+		switch ev.Event.Type {
+		case "toolStarted", "toolFinished", "fileChanged", "warning", "error", "validationStarted", "validationFinished", "steered":
+			ev.Replay = false
+			tools, files, tokens, errShown := m.turnTools, m.turnFiles, m.tokens, m.errShown
+			m.turnFiles = map[string]bool{}
+			m.event(ev)
+			m.turnTools, m.turnFiles, m.tokens, m.errShown = tools, files, tokens, errShown
+		}
 	}
 	return nil
 }
