@@ -88,8 +88,8 @@ type acpSession struct {
 
 	mu      sync.Mutex
 	mode    string
-	cancel  context.CancelFunc // the running prompt's, nil when idle
-	always  map[string]string  // tool → "allow" or "deny" (allow_always, reject_always)
+	cancel  context.CancelFunc         // the running prompt's, nil when idle
+	rejects map[string]*session.Grants // task id → its reject_always answers (permission.go)
 	updates *translator
 }
 
@@ -417,7 +417,7 @@ func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error
 }
 
 func (a *Agent) addSession(id, cwd, mode string) *acpSession {
-	s := &acpSession{id: id, cwd: cwd, mode: mode, always: map[string]string{}}
+	s := &acpSession{id: id, cwd: cwd, mode: mode, rejects: map[string]*session.Grants{}}
 	s.updates = newTranslator(a, s)
 	a.mu.Lock()
 	a.sessions[id] = s

@@ -122,6 +122,7 @@ type msg struct {
 // answers permission requests with answer.
 type peer struct {
 	t      *testing.T
+	agent  *Agent
 	in     io.WriteCloser
 	mu     sync.Mutex
 	msgs   []msg
@@ -136,7 +137,7 @@ func startAgent(t *testing.T, cfg *Config) *peer {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	a := New(&Options{Home: t.TempDir(), LoadConfig: func() (*Config, error) { c := *cfg; return &c, nil }})
-	p := &peer{t: t, in: inW, wake: make(chan struct{}, 1), done: make(chan error, 1)}
+	p := &peer{t: t, agent: a, in: inW, wake: make(chan struct{}, 1), done: make(chan error, 1)}
 	go func() { p.done <- a.Serve(context.Background(), inR, outW); outW.Close() }()
 	go func() {
 		sc := bufio.NewScanner(outR)

@@ -145,7 +145,7 @@ type run struct {
 	opts     Options
 	log      *slog.Logger
 	env      *tool.Env
-	grants   *grants
+	grants   *Grants
 	messages []provider.Message
 	sum      task.Summary
 	errMsg   string

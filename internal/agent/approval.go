@@ -9,19 +9,28 @@ import (
 	"github.com/task-x/task-x-runtime/internal/toolcall"
 )
 
-// grants are the allowSession answers of one task (addendum §11): a tool name
-// for any tool but run_command; for run_command, program names.
-type grants struct {
+// Grants are the allowSession answers of one task (addendum §11): a tool name
+// for any tool but run_command; for run_command, program names. A front end
+// that remembers another answer for a session (ACP's reject_always) keeps it
+// in a Grants of its own (NewGrants) so that it has exactly allowSession's
+// scope. Not safe for concurrent use.
+type Grants struct {
 	tools    map[string]bool
 	programs map[string]bool
 }
 
-func newGrants() *grants {
-	return &grants{tools: map[string]bool{}, programs: map[string]bool{}}
+// NewGrants returns an empty set of answers.
+func NewGrants() *Grants { return newGrants() }
+
+func newGrants() *Grants {
+	return &Grants{tools: map[string]bool{}, programs: map[string]bool{}}
 }
 
+// Remember records an answer for the call (allowSession's scope).
+func (g *Grants) Remember(name string, input json.RawMessage) { g.remember(name, input) }
+
 // remember records an allowSession answer for the call.
-func (g *grants) remember(name string, input json.RawMessage) {
+func (g *Grants) remember(name string, input json.RawMessage) {
 	if name != "run_command" {
 		g.tools[name] = true
 		return
@@ -39,10 +48,13 @@ func (g *grants) remember(name string, input json.RawMessage) {
 	}
 }
 
+// Covers reports whether a remembered answer covers the call.
+func (g *Grants) Covers(name string, input json.RawMessage) bool { return g.covers(name, input) }
+
 // covers reports whether an earlier allowSession answer covers the call: for
 // run_command, every program of a simple command was remembered (the
 // shell-parser issue replaces policy.CommandPrograms later).
-func (g *grants) covers(name string, input json.RawMessage) bool {
+func (g *Grants) covers(name string, input json.RawMessage) bool {
 	if name != "run_command" {
 		return g.tools[name]
 	}

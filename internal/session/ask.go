@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
@@ -53,3 +54,13 @@ func (s *Session) approver() task.Approver {
 		return task.DecisionDeny, fmt.Errorf("unknown approval decision %q", r.Decision)
 	}
 }
+
+// Grants remember approval answers with allowSession's scope: a tool for
+// any tool but run_command, the programs of the command shown for
+// run_command (agent.Grants, docs/events.md). A front end that keeps an
+// answer for a session the runtime does not (ACP's reject_always) keeps
+// it in one of these so that it covers exactly what was shown.
+type Grants = agent.Grants
+
+// NewGrants returns an empty set of answers.
+func NewGrants() *Grants { return agent.NewGrants() }
