@@ -126,6 +126,11 @@ func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) 
 	if r.limits != nil {
 		params["limits"] = r.limits
 	}
+	if r.s != nil {
+		if ms := mentions(r.s.root, prompt); len(ms) > 0 {
+			params["editor"] = protocol.EditorContext{Mentions: ms}
+		}
+	}
 	r.p.mu.Lock()
 	r.p.prov = r.prov
 	r.p.mu.Unlock()

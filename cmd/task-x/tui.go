@@ -519,6 +519,9 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 		m.hint = ""
 	}
 	switch k.String() {
+	case "tab":
+		m.tabComplete()
+		return nil
 	case "up", "ctrl+p":
 		if m.ta.Line() == 0 {
 			if s, ok := m.hist.prev(m.ta.Value()); ok {
@@ -586,6 +589,29 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 const ctrlCHint = "(Ctrl-C again to leave)"
 
 const escHint = "(Esc again to edit and resend an earlier message)"
+
+// tabComplete completes the word at the end of the prompt: a slash
+// command, an @mention or a path; several candidates are listed in the
+// hint.
+func (m *tuiModel) tabComplete() {
+	v := m.ta.Value()
+	if m.ta.Line() != m.ta.LineCount()-1 {
+		return
+	}
+	done, cands := complete(m.r.s.root, v, slashCommands)
+	if done != v {
+		m.ta.SetValue(done)
+		m.ta.CursorEnd()
+	}
+	switch {
+	case len(cands) > 1:
+		m.hint = truncate(strings.Join(cands, "  "), max(20, m.width))
+	case done == v:
+		m.hint = "nothing to complete"
+	default:
+		m.hint = ""
+	}
+}
 
 // setPrompt replaces the prompt's text (a history entry), the cursor at
 // its end.
