@@ -78,7 +78,10 @@ type Agent struct {
 	root     string                 // the project open in the session ("" none)
 	sessions map[string]*acpSession // by ACP session id (= task id)
 	tasks    map[string]*acpSession // subagent task id → its session
-	opening  sync.Mutex             // one project open at a time
+	// queued are the session/prompt requests read but not yet started
+	// (onAccept), so that a session/cancel that overtakes one still ends it.
+	queued  map[*jsonrpc.Request]*acpSession
+	opening sync.Mutex // one project open at a time
 }
 
 // acpSession is one ACP session: a task and what the client chose for it.
@@ -86,11 +89,14 @@ type acpSession struct {
 	id  string
 	cwd string
 
-	mu      sync.Mutex
-	mode    string
-	cancel  context.CancelFunc         // the running prompt's, nil when idle
-	rejects map[string]*session.Grants // task id → its reject_always answers (permission.go)
-	updates *translator
+	mu     sync.Mutex
+	mode   string
+	cancel context.CancelFunc // the running prompt's, nil when idle
+	// cancelQueued: a session/cancel came while a prompt of this session
+	// was read but not started; that prompt ends cancelled at once.
+	cancelQueued bool
+	rejects      map[string]*session.Grants // task id → its reject_always answers (permission.go)
+	updates      *translator
 }
 
 // New returns an Agent.
@@ -112,7 +118,8 @@ func New(opts *Options) *Agent {
 		home := o.Home
 		o.LoadConfig = func() (*Config, error) { return LoadConfig(home, nil) }
 	}
-	a := &Agent{opts: o, log: o.Logger, secrets: o.Secrets, sessions: map[string]*acpSession{}, tasks: map[string]*acpSession{}}
+	a := &Agent{opts: o, log: o.Logger, secrets: o.Secrets, sessions: map[string]*acpSession{}, tasks: map[string]*acpSession{},
+		queued: map[*jsonrpc.Request]*acpSession{}}
 	var so session.Options
 	if o.Session != nil {
 		so = *o.Session
@@ -129,6 +136,7 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	a.conn = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(a.handle), &jsonrpc.ConnOptions{
 		Logger:        a.log,
 		Preempt:       map[string]bool{methodSessionCancel: true},
+		OnAccept:      a.onAccept,
 		CancelMethod:  cancelRequestMethod,
 		CancelIDField: "requestId",
 		CancelOnDone:  true,
@@ -175,7 +183,7 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	case methodSessionList:
 		res, err = a.listSessions(req.Params)
 	case methodSessionPrompt:
-		res, err = a.prompt(ctx, req.Params)
+		res, err = a.prompt(ctx, req)
 	case methodSessionSetMode:
 		res, err = a.setMode(ctx, req.Params)
 	default:
@@ -318,7 +326,7 @@ func (a *Agent) config() (*Config, error) {
 
 // open makes cwd the session's project (the saved index makes a second
 // open fast) unless it is open already.
-func (a *Agent) open(ctx context.Context, cwd string) error {
+func (a *Agent) open(ctx context.Context, cwd string, self *acpSession) error {
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		return invalid("cwd must be an absolute path, got %q", cwd)
 	}
@@ -331,7 +339,7 @@ func (a *Agent) open(ctx context.Context, cwd string) error {
 	if prev == cwd {
 		return nil
 	}
-	if a.running() {
+	if a.running(self) {
 		return invalid("a prompt runs in %s: %s opens when it ends (one folder at a time)", prev, cwd)
 	}
 	if _, err := a.sess.Open(ctx, cwd, nil); err != nil {
@@ -343,10 +351,13 @@ func (a *Agent) open(ctx context.Context, cwd string) error {
 	return nil
 }
 
-func (a *Agent) running() bool {
+func (a *Agent) running(except *acpSession) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, s := range a.sessions {
+		if s == except {
+			continue
+		}
 		s.mu.Lock()
 		busy := s.cancel != nil
 		s.mu.Unlock()
@@ -405,7 +416,7 @@ func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error
 	if _, err := a.config(); err != nil {
 		return nil, err
 	}
-	if err := a.open(ctx, p.Cwd); err != nil {
+	if err := a.open(ctx, p.Cwd, nil); err != nil {
 		return nil, err
 	}
 	if err := a.configureMCP(ctx, p.MCPServers); err != nil {
@@ -470,7 +481,7 @@ func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, erro
 			return nil, invalid("session %s has a prompt running", p.SessionID)
 		}
 	}
-	if err := a.open(ctx, p.Cwd); err != nil {
+	if err := a.open(ctx, p.Cwd, nil); err != nil {
 		return nil, err
 	}
 	if err := a.configureMCP(ctx, p.MCPServers); err != nil {
@@ -554,68 +565,135 @@ func (a *Agent) update(sessionID string, u any) {
 
 // cancel is session/cancel: the running prompt stops (its open permission
 // requests are withdrawn) and answers stopReason cancelled.
+// A prompt read before the cancel but not started yet ends cancelled as
+// soon as it starts.
 func (a *Agent) cancel(id string) {
-	s, err := a.session(id)
-	if err != nil {
+	a.mu.Lock()
+	s := a.sessions[id]
+	if s == nil {
+		a.mu.Unlock()
 		return
+	}
+	queued := false
+	for _, q := range a.queued {
+		queued = queued || q == s
 	}
 	s.mu.Lock()
 	c := s.cancel
+	if c == nil && queued {
+		s.cancelQueued = true
+	}
 	s.mu.Unlock()
+	a.mu.Unlock()
 	if c != nil {
 		c()
 	}
 }
 
+// onAccept notes a session/prompt as it is read, before the queue starts
+// it (jsonrpc.ConnOptions.OnAccept).
+func (a *Agent) onAccept(req *jsonrpc.Request) {
+	if req.Method != methodSessionPrompt || !req.IsCall {
+		return
+	}
+	var p sessionIDParams
+	if decode(req.Params, &p) != nil {
+		return
+	}
+	a.mu.Lock()
+	if s := a.sessions[p.SessionID]; s != nil {
+		a.queued[req] = s
+	}
+	a.mu.Unlock()
+}
+
+// start makes cancel the running prompt's of s (the prompt req is no
+// longer queued); a session/cancel that came while it was queued cancels
+// it at once. An error when s has a prompt running.
+func (a *Agent) start(req *jsonrpc.Request, s *acpSession, cancel context.CancelFunc) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.queued, req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		return invalid("session %s already has a prompt running", s.id)
+	}
+	s.cancel = cancel
+	if s.cancelQueued {
+		s.cancelQueued = false
+		cancel()
+	}
+	return nil
+}
+
+func (a *Agent) dequeue(req *jsonrpc.Request) {
+	a.mu.Lock()
+	delete(a.queued, req)
+	a.mu.Unlock()
+}
+
 // prompt runs the session's task with the prompt: its events stream as
 // session/update, the end of the task is the stop reason.
-func (a *Agent) prompt(ctx context.Context, raw json.RawMessage) (any, error) {
+// The prompt's cancel function is registered first, so a session/cancel
+// at any point (even one read while the prompt was queued) ends the turn
+// with stopReason cancelled.
+func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	defer a.dequeue(req)
 	var p promptParams
-	if err := decode(raw, &p); err != nil {
+	if err := decode(req.Params, &p); err != nil {
 		return nil, err
 	}
 	s, err := a.session(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := a.start(req, s, cancel); err != nil {
+		return nil, err
+	}
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+	}()
+	// ended is the answer to an error: cancelled when the turn was.
+	ended := func(err error) (any, error) {
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return promptResult{StopReason: "cancelled"}, nil
+		}
+		return nil, err
+	}
+	if rctx.Err() != nil {
+		return ended(rctx.Err())
+	}
 	cfg, err := a.config()
 	if err != nil {
-		return nil, err
+		return ended(err)
 	}
 	text, images, mentions, err := promptInput(p.Prompt, s.cwd)
 	if err != nil {
-		return nil, err
+		return ended(err)
 	}
-	if err := a.open(ctx, s.cwd); err != nil {
-		return nil, err
+	if err := a.open(rctx, s.cwd, s); err != nil {
+		return ended(err)
+	}
+	if rctx.Err() != nil {
+		return ended(rctx.Err())
 	}
 	run := cfg.Run // a copy: the prompt's fields are set below
 	run.Prompt, run.Images, run.TaskID = text, images, s.id
 	if len(mentions) > 0 {
 		run.Editor, _ = json.Marshal(map[string]any{"mentions": mentions, "openFiles": []string{}, "diagnostics": []any{}})
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	s.mu.Lock()
-	if s.cancel != nil {
-		s.mu.Unlock()
-		return nil, invalid("session %s already has a prompt running", s.id)
-	}
-	s.cancel = cancel
 	run.ChatMode = s.mode
 	s.mu.Unlock()
 	s.updates.begin()
-	defer func() {
-		s.mu.Lock()
-		s.cancel = nil
-		s.mu.Unlock()
-	}()
 	res, err := a.sess.Run(rctx, &run)
 	if err != nil {
-		if rctx.Err() != nil && ctx.Err() == nil {
-			return promptResult{StopReason: "cancelled"}, nil
-		}
-		return nil, err
+		return ended(err)
 	}
 	var sum struct {
 		Status string  `json:"status"`

@@ -1,12 +1,15 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 )
 
 func testConfig(t *testing.T, url string) *Config {
@@ -568,5 +571,57 @@ func TestClientFSKeepsBytes(t *testing.T) {
 	defer mu.Unlock()
 	if len(writes) != 0 {
 		t.Fatalf("fs/write_text_file sent for a file that is not UTF-8: %v", writes)
+	}
+}
+
+// session/cancel written right behind session/prompt (one write, the
+// prompt still queued or setting up): the turn ends cancelled, each time.
+func TestCancelRightAfterPrompt(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn { return turn{hang: true} })
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	for i := range 3 {
+		p.mu.Lock()
+		p.nextID++
+		id := p.nextID
+		p.mu.Unlock()
+		prompt, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+			"params": map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "take long"}}}})
+		cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": ns.SessionID}})
+		p.in.Write([]byte(string(prompt) + "\n" + string(cancel) + "\n"))
+		if _, r := p.reply(id); r.Error != nil || !strings.Contains(string(r.Result), `"cancelled"`) {
+			t.Fatalf("prompt %d: %s %+v", i, r.Result, r.Error)
+		}
+	}
+}
+
+// The order the reading goroutine sees (the prompt read, then the cancel,
+// then the prompt's handler starts) ends the prompt cancelled; a cancel
+// with no prompt read or running cancels nothing later.
+func TestCancelQueuedPrompt(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn { return turn{text: "fine"} })
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	a := p.agent
+	params, _ := json.Marshal(map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	req := &jsonrpc.Request{IsCall: true, Method: "session/prompt", Params: params}
+	a.onAccept(req)
+	a.cancel(ns.SessionID)
+	r, err := a.prompt(context.Background(), req)
+	if err != nil || r.(promptResult).StopReason != "cancelled" {
+		t.Fatalf("queued prompt after a cancel: %v %v", r, err)
+	}
+	a.cancel(ns.SessionID) // idle: nothing is queued
+	req = &jsonrpc.Request{IsCall: true, Method: "session/prompt", Params: params}
+	a.onAccept(req)
+	r, err = a.prompt(context.Background(), req)
+	if err != nil || r.(promptResult).StopReason != "end_turn" {
+		t.Fatalf("a prompt after an idle cancel: %v %v", r, err)
 	}
 }

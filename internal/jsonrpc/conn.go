@@ -47,6 +47,12 @@ type ConnOptions struct {
 	// Preempt names methods handled at once in their own goroutine, without waiting
 	// behind the ordered queue (e.g. "agent/steer", "agent/cancelTool").
 	Preempt map[string]bool
+	// OnAccept, when set, is told of each request and notification the
+	// Handler will get (the same *Request), in arrival order, on the reading
+	// goroutine before it is queued or started: a front end can note that a
+	// request is on its way before a preempted message overtakes it (ACP's
+	// session/cancel of a session/prompt still queued). It must not block.
+	OnAccept func(*Request)
 	// Logger receives diagnostics (method names, ids, codes; never params or
 	// results). Default: discard.
 	Logger *slog.Logger
@@ -338,6 +344,9 @@ func (c *Conn) accept(ctx context.Context, req *Request) {
 			c.writeError(req.ID, errDuplicateID)
 			return
 		}
+	}
+	if c.opts.OnAccept != nil {
+		c.opts.OnAccept(req)
 	}
 	f := &inflight{req: req, released: make(chan struct{})}
 	var hctx context.Context
