@@ -17,7 +17,8 @@ running turn; Ctrl-C twice at the prompt (or Ctrl-D) leaves. Follow-ups continue
 Ctrl-O expands or collapses the last command's output; PgUp/PgDn scroll the transcript.
 Up/Ctrl-P and Down/Ctrl-N recall earlier prompts of this folder; Esc Esc picks a message of
 this session to edit and send again. @path mentions a file or folder (its content goes with
-the prompt); Tab completes slash commands, @paths and paths.
+the prompt); Tab completes slash commands, @paths and paths. !command runs a shell command in
+the sandbox; its output goes with your next prompt.
   /undo          undo the agent's last edit operation (edits/undo)
   /diff          the agent's pending changes, as a diff (edits/pending)
   /keep          keep every pending change (edits/keep)

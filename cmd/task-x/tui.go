@@ -169,6 +169,14 @@ type (
 		res    protocol.ReplayResult
 		err    error
 	}
+	// shellDoneMsg: a !command ran (tools/call run_command).
+	shellDoneMsg struct {
+		it      *item
+		command string
+		res     protocol.ToolsCallResult
+		err     error
+		elapsed time.Duration
+	}
 	// steerDoneMsg: agent/steer answered for a queued message.
 	steerDoneMsg struct {
 		q      *queuedMsg
@@ -248,6 +256,7 @@ type tuiModel struct {
 
 	queued    []*queuedMsg // typed while the turn ran, not joined yet
 	replaying bool         // agent/replay's events are coming
+	shellCtx  []string     // !command outputs that go with the next prompt
 	hist      *history     // the folder's prompt history (Up / Ctrl-P)
 	sentLog   []sentEntry  // this session's prompts, for Esc Esc
 	escArmed  bool         // Esc was pressed at the idle prompt: Esc again edits an earlier message
@@ -422,6 +431,8 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return nil // the replayed marker event ends the transcript
+	case shellDoneMsg:
+		return m.shellDone(msg)
 	case steerDoneMsg:
 		if !msg.queued && msg.q.it.tag == "queued" {
 			msg.q.it.tag = "queued: sent when this turn ends"
@@ -793,9 +804,14 @@ func (m *tuiModel) submit() tea.Cmd {
 	if line == "" {
 		return nil
 	}
-	if m.busy && strings.HasPrefix(line, "/") {
-		m.hint = "a turn is running: slash commands wait for it (Esc interrupts it)"
+	if m.busy && (strings.HasPrefix(line, "/") || strings.HasPrefix(line, "!")) {
+		m.hint = "a turn is running: slash and ! commands wait for it (Esc interrupts it)"
 		return nil
+	}
+	if strings.HasPrefix(line, "!") {
+		m.hist.add(line, line)
+		m.clearPrompt()
+		return m.shell(strings.TrimSpace(line[1:]))
 	}
 	sent := expandPastes(line, m.pastes)
 	if m.busy {
@@ -856,7 +872,57 @@ func (m *tuiModel) submit() tea.Cmd {
 		}
 	}
 	m.add(&item{kind: itemUser, text: line})
+	if len(m.shellCtx) > 0 {
+		// The !commands run since the last prompt go with this one.
+		sent = strings.Join(m.shellCtx, "\n\n") + "\n\n" + sent
+		m.shellCtx = nil
+	}
 	return m.startTurn(sent)
+}
+
+// shell runs a !command with run_command through tools/call: in the
+// runtime's sandbox, in the folder, as the agent's commands run.
+func (m *tuiModel) shell(command string) tea.Cmd {
+	if command == "" {
+		m.hint = "!command runs a shell command in the sandbox, e.g. !git status"
+		return nil
+	}
+	it := m.add(&item{kind: itemTool, head: m.st.tool.Render("● !") + " " + command})
+	r := m.r
+	return func() tea.Msg {
+		start := time.Now()
+		input, _ := json.Marshal(map[string]any{"command": command})
+		var res protocol.ToolsCallResult
+		err := r.s.call(context.Background(), protocol.MethodToolsCall, protocol.ToolsCallParams{Name: "run_command", Input: input}, &res)
+		return shellDoneMsg{it: it, command: command, res: res, err: err, elapsed: time.Since(start)}
+	}
+}
+
+// shellDone shows a !command's outcome and keeps it for the next prompt.
+func (m *tuiModel) shellDone(d shellDoneMsg) tea.Cmd {
+	if d.err != nil {
+		d.it.status = m.st.bad.Render("failed: " + friendly(d.err))
+		d.it.changed()
+		return nil
+	}
+	raw, _ := json.Marshal(d.res.Data)
+	var out struct {
+		Output   string `json:"output"`
+		ExitCode int    `json:"exitCode"`
+		TimedOut bool   `json:"timedOut"`
+	}
+	json.Unmarshal(raw, &out)
+	ok := true
+	d.it.status = toolStatus(m.st, &ok, nil, raw, d.elapsed, m.width)
+	d.it.output = out.Output
+	d.it.changed()
+	outcome := fmt.Sprintf("exit code %d", out.ExitCode)
+	if out.TimedOut {
+		outcome = "timed out"
+	}
+	m.shellCtx = append(m.shellCtx, fmt.Sprintf("I ran `%s` in the workspace (%s); its output:\n```\n%s\n```", d.command, outcome, strings.TrimRight(out.Output, "\n")))
+	m.hint = "the output goes with your next prompt"
+	return nil
 }
 
 // startTurn runs a turn of the task with the prompt sent.
