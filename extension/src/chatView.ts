@@ -33,7 +33,18 @@ const REPLAY_BATCH = 500;
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = 'taskX.chat';
-  private view: vscode.WebviewView | undefined;
+  /** The sidebar view, or an editor tab's panel (openInTab). */
+  private view: { readonly webview: vscode.Webview; readonly visible: boolean } | undefined;
+  /** Every chat open: the sidebar's and each tab's; each shows its own task. */
+  static readonly all = new Set<ChatViewProvider>();
+  /** The sidebar's chat (the one that tells about a task no chat shows). */
+  primary = true;
+  /** Brings this chat to the front. */
+  private reveal: () => Promise<void> = async () => {
+    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+  };
+  /** A name the page's body carries (an editor tab's chat), for the tests' page driver. */
+  private instance = 'sidebar';
   private shownTask: string | null = null;
   private title: string | null = null;
   private mode: ChatMode;
@@ -62,7 +73,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** A subagent's task id → the task that started it (from subagentStarted). */
   private readonly parents = new Map<string, string>();
   /** The approval each open "proposed" preview belongs to (its URI → the approval id). */
-  private readonly diffApprovals = new Map<string, string>();
+  private static readonly diffApprovals = new Map<string, string>();
+  private get diffApprovals(): Map<string, string> {
+    return ChatViewProvider.diffApprovals;
+  }
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -77,12 +91,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const m = context.globalState.get<string>('taskX.chat.mode') ?? settings.chatMode();
     this.mode = (['ask', 'plan', 'agent', 'team', 'claudeCode'].includes(m) ? m : 'agent') as ChatMode;
     this.includeEditor = context.globalState.get<boolean>('taskX.chat.includeEditorContext') ?? settings.includeEditorContext();
+    ChatViewProvider.all.add(this);
     this.disposables.push(
       tasks.onEvent((e) => this.onTaskEvent(e)),
       tasks.onRequest((p) => {
-        // A subagent's question belongs to the task that started it.
-        if (p.taskId === this.shownTask || (this.shownTask && this.parents.get(p.taskId) === this.shownTask)) this.postRequest(p.id);
-        else this.notifyElsewhere(p.taskId, p.kind);
+        if (this.shows(p.taskId)) this.postRequest(p.id);
+        else if (this.primary && ![...ChatViewProvider.all].some((c) => c.shows(p.taskId))) this.notifyElsewhere(p.taskId, p.kind);
       }),
       tasks.onRequestClosed((id) => this.post({ type: 'requestClosed', id })),
       tasks.onDidChangeRunning(() => this.postState()),
@@ -120,6 +134,32 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     );
   }
 
+  /** Opens this chat in an editor tab (a panel of its own, beside the sidebar's). */
+  attachPanel(panel: vscode.WebviewPanel, instance: string): void {
+    this.primary = false;
+    this.instance = instance;
+    this.view = panel;
+    this.reveal = async () => panel.reveal();
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'media');
+    panel.webview.options = { enableScripts: true, localResourceRoots: [media] };
+    panel.webview.html = this.html(panel.webview);
+    this.disposables.push(panel.webview.onDidReceiveMessage((m) => void this.receive(m)));
+    panel.onDidDispose(() => this.dispose());
+  }
+
+  /** Whether this chat shows a task (or the subagent of the task it shows: its questions belong there). */
+  shows(taskId: string): boolean {
+    return !!this.shownTask && (taskId === this.shownTask || this.parents.get(taskId) === this.shownTask);
+  }
+
+  get instanceName(): string {
+    return this.instance;
+  }
+
+  get taskShown(): string | null {
+    return this.shownTask;
+  }
+
   get visible(): boolean {
     return this.view?.visible ?? false;
   }
@@ -144,7 +184,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <link rel="stylesheet" href="${uri('chat.css')}">
 <title>task-x</title>
 </head>
-<body>
+<body data-instance="${this.instance}">
 <div id="root"></div>
 <script type="module" nonce="${nonce}" src="${uri('chat.js')}"></script>
 </body>
@@ -369,7 +409,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    */
   async runPrompt(prompt: string, mode: ChatMode, shown = prompt): Promise<{ taskId: string; done: Promise<unknown> }> {
     if (this.workspace.phase === 'none') throw new Error('Open a folder first: task-x works on a workspace folder.');
-    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    await this.reveal();
     this.newTask();
     const run = this.tasks.start({ prompt, mode });
     this.shownTask = run.taskId;
@@ -381,7 +421,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   /** Continues a saved task with a prompt in a mode (Run this plan), shown in the chat. */
   async continueTask(taskId: string, prompt: string, mode: ChatMode, shown: string): Promise<void> {
-    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    await this.reveal();
     if (this.shownTask !== taskId) await this.openTask(taskId, this.title);
     this.mode = mode;
     this.tasks.start({ prompt, taskId, mode });
@@ -478,7 +518,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.flushLive();
     if (p.kind === 'approval') this.post({ type: 'approval', id, params: toPage<unknown, RequestApprovalParams>(p.params) });
     else this.post({ type: 'askUser', id, params: toPage<unknown, Extract<HostToWebview, { type: 'askUser' }>['params']>(p.params) });
-    if (!this.visible) void vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    if (!this.visible) void this.reveal();
   }
 
   private notifyElsewhere(taskId: string, kind: string): void {
@@ -660,6 +700,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   dispose(): void {
+    ChatViewProvider.all.delete(this);
+    this.view = undefined;
     if (this.liveTimer) clearTimeout(this.liveTimer);
     if (this.editorTimer) clearTimeout(this.editorTimer);
     for (const d of this.disposables) d.dispose();

@@ -83,9 +83,23 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   tasks.claudePath = () => claudePath;
   tasks.skillAllowed = (source) => integrations.trusted || source !== 'workspace';
   const syncChat = () => {
-    chat.claudeCode = claudePath !== '';
-    chat.skills = integrations.skills.map((s) => ({ name: s.name, description: s.description }));
-    chat.postState();
+    for (const c of ChatViewProvider.all) {
+      c.claudeCode = claudePath !== '';
+      c.skills = integrations.skills.map((s) => ({ name: s.name, description: s.description }));
+      c.postState();
+    }
+  };
+  // Several conversations at once: a chat in an editor tab, with its own task.
+  let tabs = 0;
+  const openChatInTab = async (taskId?: string): Promise<ChatViewProvider> => {
+    const n = ++tabs;
+    const title = taskId ? (history.list.find((t) => t.taskId === taskId)?.title ?? taskId) : 'New task';
+    const panel = vscode.window.createWebviewPanel('taskX.chatTab', `task-x: ${title.slice(0, 40)}`, vscode.ViewColumn.Active, { enableScripts: true });
+    const tab = new ChatViewProvider(context, rt, tasks, providers, workspace, previews, (p) => changes.openDiff(p), log);
+    tab.attachPanel(panel, `tab-${n}`);
+    syncChat();
+    if (taskId) await tab.openTask(taskId, title);
+    return tab;
   };
   syncChat();
   integrations.onDidChange(syncChat);
@@ -116,6 +130,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
     }),
     vscode.window.registerTreeDataProvider('taskX.costs', costs),
     vscode.commands.registerCommand('taskX.editPrices', () => vscode.commands.executeCommand('workbench.action.openSettings', 'taskX.prices')),
+    vscode.commands.registerCommand('taskX.openChatInTab', (t?: string | { taskId: string }) => openChatInTab(typeof t === 'string' ? t : t?.taskId)),
     vscode.commands.registerCommand('taskX.runPlan', (uri?: vscode.Uri) => plans.run(uri)),
     vscode.commands.registerCommand('taskX.findCode', async (query?: string) => {
       try {

@@ -77,6 +77,7 @@ export class Integrations implements vscode.Disposable {
   private syncing: Promise<void> | undefined;
   private again = false;
   private opened = false;
+  private skillsTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly runtime: RuntimeClient,
@@ -97,6 +98,16 @@ export class Integrations implements vscode.Disposable {
         }
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => void this.sync()),
+      // A skill added, changed or removed in the workspace: list them again.
+      workspace.onDidChangeFiles((paths) => {
+        // A new folder may be reported alone (its files not one by one): any path in or of .task-x or .claude counts.
+        if (!paths.some((p) => /[\\/]\.(task-x|claude)([\\/]|$)/.test(p))) return;
+        if (this.skillsTimer) clearTimeout(this.skillsTimer);
+        this.skillsTimer = setTimeout(() => {
+          this.skillsTimer = undefined;
+          void this.refreshSkills().then(() => this.changed.fire());
+        }, 100);
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('taskX.hooks') || e.affectsConfiguration('taskX.mcp')) void this.sync();
       }),
@@ -168,6 +179,7 @@ export class Integrations implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.skillsTimer) clearTimeout(this.skillsTimer);
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -148,6 +148,10 @@ export class WorkspaceManager implements vscode.Disposable {
     this.watcher = w;
   }
 
+  private readonly filesEmitter = new vscode.EventEmitter<string[]>();
+  /** Files of the workspace changed (absolute paths, after the debounce). */
+  readonly onDidChangeFiles = this.filesEmitter.event;
+
   /** Collects changed paths and sends them in one workspace/filesChanged after a quiet moment. */
   queue(uri: vscode.Uri): void {
     if (!this.opened || uri.scheme !== 'file') return;
@@ -165,6 +169,7 @@ export class WorkspaceManager implements vscode.Disposable {
     const paths = [...this.pending];
     this.pending.clear();
     this.runtime.notify('workspace/filesChanged', { paths });
+    this.filesEmitter.fire(paths);
   }
 
   /** context/inspect, for the Context view. */

@@ -3,7 +3,7 @@
 const url = process.env.TASK_X_E2E_DRIVER;
 
 /** The CSS selector of an element only the chat webview's page has. */
-export const CHAT_FRAME = '[data-testid="chat-root"]';
+export const CHAT_FRAME = '[data-instance="sidebar"] [data-testid="chat-root"]';
 
 export async function drive<T = unknown>(action: string, params: Record<string, unknown> = {}): Promise<T> {
   if (!url) throw new Error('TASK_X_E2E_DRIVER is not set: the suite runs only under test/e2e/run.mjs');
