@@ -25,7 +25,11 @@ function tsFiles(dir) {
 
 const webviewUi = join(root, 'webview-ui');
 if (existsSync(join(webviewUi, 'scripts', 'build.mjs')) && !process.argv.includes('--no-webview')) {
-  if (!existsSync(join(webviewUi, 'node_modules'))) {
+  // npm ci when webview-ui's packages are missing or older than its lock
+  // file (a pull that adds a package must not leave a stale tree behind;
+  // npm writes node_modules/.package-lock.json on every install).
+  const installed = join(webviewUi, 'node_modules', '.package-lock.json');
+  if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(join(webviewUi, 'package-lock.json')).mtimeMs) {
     execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: webviewUi, stdio: 'inherit' });
   }
   execFileSync('npm', ['run', 'build'], { cwd: webviewUi, stdio: 'inherit' });
