@@ -19,7 +19,7 @@ import type { Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskService } from './taskService';
 
-const ACTIONS = ['apply', 'discard', 'discardOthers', 'undo', 'openPatch', 'openFile'] as const;
+const ACTIONS = ['apply', 'discard', 'discardOthers', 'undo', 'openPatch', 'openFile', 'stop'] as const;
 type Action = (typeof ACTIONS)[number];
 
 export class BestOf implements vscode.Disposable {
@@ -37,7 +37,27 @@ export class BestOf implements vscode.Disposable {
     private readonly changes: ChangesView,
     private readonly previews: PreviewDocuments,
     private readonly root: () => string | undefined,
-  ) {}
+  ) {
+    // Each candidate's progress while the run goes: its subagent's start and end.
+    this.disposables.push(
+      tasks.onEvent(({ taskId, event, replay }) => {
+        const st = this.state;
+        if (replay || !st?.running || taskId !== this.taskId) return;
+        const ev = event as unknown as { type: string; kind?: unknown; model?: unknown; status?: unknown; taskId?: unknown };
+        if (ev.type === 'subagentStarted' && typeof ev.kind === 'string' && typeof ev.model === 'string') {
+          st.progress = { ...st.progress, [`${ev.kind}/${ev.model}`]: 'running' };
+          if (typeof ev.taskId === 'string') this.subKeys.set(ev.taskId, `${ev.kind}/${ev.model}`);
+          this.render();
+        } else if (ev.type === 'subagentFinished' && typeof ev.taskId === 'string' && this.subKeys.has(ev.taskId)) {
+          st.progress = { ...st.progress, [this.subKeys.get(ev.taskId)!]: typeof ev.status === 'string' ? ev.status : 'ended' };
+          this.render();
+        }
+      }),
+    );
+  }
+
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly subKeys = new Map<string, string>();
 
   /** The Best of N command: asks for 2-4 providers and the prompt when not given. */
   async command(prompt?: string, names?: string[]): Promise<BestOfResult | undefined> {
@@ -105,8 +125,12 @@ export class BestOf implements vscode.Disposable {
   /** A message from the panel: untrusted; it must name a candidate of the shown run. */
   async receive(raw: unknown): Promise<void> {
     const m = raw as { type?: unknown; name?: unknown; path?: unknown } | null;
-    if (!m || typeof m.type !== 'string' || !(ACTIONS as readonly string[]).includes(m.type) || !this.state || this.state.running) return;
+    if (!m || typeof m.type !== 'string' || !(ACTIONS as readonly string[]).includes(m.type) || !this.state) return;
     const action = m.type as Action;
+    if (this.state.running) {
+      if (action === 'stop' && this.taskId) this.tasks.stop(this.taskId);
+      return;
+    }
     try {
       if (action === 'discardOthers') {
         for (const c of this.state.candidates) if (c.name && (this.state.states[c.name] ?? 'open') === 'open') await this.discard(c.name);
@@ -215,5 +239,6 @@ export class BestOf implements vscode.Disposable {
 
   dispose(): void {
     this.panel?.dispose();
+    for (const d of this.disposables) d.dispose();
   }
 }

@@ -31,6 +31,8 @@ export interface ViewState {
   running: boolean;
   /** Providers asked (kind/model), shown while running. */
   asked: string[];
+  /** While running: each candidate's state by kind/model (waiting, running, completed, failed…), from its subagent's events. */
+  progress?: Record<string, string>;
   candidates: Candidate[];
   costUsd: number;
   states: Record<string, CandidateState>;
@@ -94,7 +96,9 @@ export function renderBestOf(st: ViewState, nonce: string, cspSource: string): s
   const open = st.candidates.filter((c) => c.name && (st.states[c.name] ?? 'open') === 'open').length;
   const applied = Object.values(st.states).includes('applied');
   const body = st.running
-    ? `<div class="running" data-testid="bestof-running">Running ${st.asked.length} candidates: ${st.asked.map(escapeHtml).join(', ')}…</div>`
+    ? `<div class="running" data-testid="bestof-running">Running ${st.asked.length} candidates… <button data-action="stop" data-testid="bestof-stop">Stop</button></div><ul>${st.asked
+        .map((a) => `<li data-testid="bestof-progress">${escapeHtml(a)}: ${escapeHtml(st.progress?.[a] ?? 'waiting')}</li>`)
+        .join('')}</ul>`
     : `<div class="bar">${st.candidates.length} candidates · ${money(st.costUsd)} in all${applied && open > 0 ? ` <button data-action="discardOthers" data-testid="discard-others">Discard the other ${open}</button>` : ''}</div>
 <div class="grid">${st.candidates.map((c, i) => column(c, st, i)).join('')}</div>`;
   return `<!DOCTYPE html>
