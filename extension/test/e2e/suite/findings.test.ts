@@ -1,4 +1,5 @@
 import * as assert from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -74,6 +75,39 @@ describe('review findings', () => {
       await page.waitFor(`${tid('message-user')} >> text=/Review the uncommitted changes/`, CHAT_FRAME);
     } finally {
       writeFileSync(appUri().fsPath, original);
+    }
+  });
+
+  it('reviews a branch against its base with the Review command', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    // The test's own git: a branch with one commit on top of main.
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@task-x.invalid', ...args], { cwd: root(), encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
+    git('stash', '--include-untracked');
+    git('checkout', '-q', '-b', 'feature');
+    writeFileSync(join(root(), 'src/feature.ts'), 'export const feature = eval("1 + 1");\n');
+    git('add', 'src/feature.ts');
+    git('commit', '-q', '-m', 'feature');
+    try {
+      fake.play({ text: `eval is risky.\n\n${block([{ path: 'src/feature.ts', line: 1, severity: 'error', message: 'eval runs arbitrary code' }])}` });
+      const before = fake.requests.length;
+      const taskId = await vscode.commands.executeCommand<string | undefined>('taskX.review', { kind: 'branch', base: 'main' });
+      assert.ok(taskId, 'the review started a task');
+      const f = await finished(taskId);
+      assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+      const sent = fake.requests.slice(before).map(transcript).find((t) => t.includes('this branch against main')) ?? '';
+      assert.match(sent, /eval\(/, `the model got the branch's diff: ${sent.slice(0, 2000)}`);
+      const uri = vscode.Uri.file(join(root(), 'src/feature.ts'));
+      const diags = await until(x.findings.onDidChange, () => (ours(uri).length > 0 ? ours(uri) : undefined), 'the branch review finding');
+      assert.strictEqual(diags[0].message, 'eval runs arbitrary code');
+    } finally {
+      git('checkout', '-q', 'main');
+      git('branch', '-q', '-D', 'feature');
+      try {
+        git('stash', 'pop');
+      } catch {
+        /* nothing was stashed */
+      }
     }
   });
 });
