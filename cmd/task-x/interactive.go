@@ -26,7 +26,8 @@ the sandbox; its output goes with your next prompt.
   /tasks         the saved tasks
   /resume        pick a task of this folder to continue (its transcript is shown)
   /mode [MODE]   show or set the chat mode: agent, ask, plan or team
-  /model [ID]    show or set the model
+  /model [ID]    pick or set the model (checked against the provider's list)
+  /provider [KIND [BASE-URL]]  show or set the provider (anthropic, openai, openaiCompatible, ollama)
   /new           start a new task
   /help          this text
   /exit          leave`
@@ -63,10 +64,6 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 			fmt.Fprintln(w, "the mode is "+chatModes)
 		}
 	case "/model":
-		if arg != "" {
-			r.prov.Model = arg
-			saveDefaults(r.s.dataDir, r.prov)
-		}
 		fmt.Fprintf(w, "model: %s/%s\n", r.prov.Provider, r.prov.Model)
 	case "/tasks":
 		tasks, err := listTasks(r.s)

@@ -261,7 +261,8 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		fmt.Fprintf(os.Stderr, "task-x: no API key for %s: set %s (export %s=...)\n", d.Provider, keyVar(d.Provider), keyVar(d.Provider))
 		return exitCode(exitFailed)
 	}
-	saveDefaults(dataDir, d)
+	// Remembered once a turn reached the model with them (runner.remember):
+	// a refused --base-url is not kept for later runs.
 
 	format := f.format
 	if interactive {

@@ -106,6 +106,18 @@ func (r *runner) providerConfig() map[string]any {
 	return prov
 }
 
+// remember keeps the provider settings in DATA/config.json for later
+// runs, once a turn reached the model with them (a refused --base-url or
+// an unknown model is not kept).
+func (r *runner) remember() {
+	if r.s == nil || r.s.dataDir == "" {
+		return
+	}
+	if loadDefaults(r.s.dataDir) != (defaults{Provider: r.prov.Provider, Model: r.prov.Model, BaseURL: r.prov.BaseURL}) {
+		saveDefaults(r.s.dataDir, r.prov)
+	}
+}
+
 // keylessPlaceholder is the apiKey sent to an OpenAI-compatible server
 // when no key variable is set.
 const keylessPlaceholder = "no-key"
@@ -160,6 +172,12 @@ func (r *runner) turn(ctx context.Context, prompt string) (*taskSummary, error) 
 		r.p.endTurn("")
 		return nil, err
 	}
+	r.p.mu.Lock()
+	provErr := r.p.provErr
+	r.p.mu.Unlock()
+	if !provErr {
+		r.remember()
+	}
 	r.taskID = sum.TaskID
 	// The response can overtake the task's last agent/event notifications;
 	// wait for `done` so the answer is shown in full before the summary.
@@ -205,6 +223,7 @@ type printer struct {
 	ewWidth     int      // the width to wrap stderr's lines at, 0 when it is not a terminal
 	prov        defaults // the provider of the running turn
 	errShown    bool     // an error event was shown in this turn
+	provErr     bool     // an error event came in this turn (every format)
 }
 
 // currentTask is the task id the events of this session carried.
@@ -252,7 +271,7 @@ func (p *printer) startTurn() {
 	p.turnStart = time.Now()
 	p.tokens = 0
 	p.turnTools, p.turnFiles = 0, map[string]bool{}
-	p.errShown = false
+	p.errShown, p.provErr = false, false
 	p.mu.Unlock()
 	if p.spin != nil {
 		p.spin.start()
@@ -377,6 +396,8 @@ func (p *printer) event(params json.RawMessage) {
 		}
 	}
 	switch e.Type {
+	case "error":
+		p.provErr = true
 	case "usage":
 		p.tokens = e.InputTokens + e.OutputTokens
 	case "toolFinished":

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -167,6 +168,13 @@ type (
 	replayDoneMsg struct {
 		taskID string
 		res    protocol.ReplayResult
+		err    error
+	}
+	// modelsMsg: provider/models answered for /model (want: the id asked
+	// for, "" to pick one).
+	modelsMsg struct {
+		want   string
+		models []protocol.ModelInfo
 		err    error
 	}
 	// shellDoneMsg: a !command ran (tools/call run_command).
@@ -431,6 +439,8 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		return nil // the replayed marker event ends the transcript
+	case modelsMsg:
+		return m.modelsListed(msg)
 	case shellDoneMsg:
 		return m.shellDone(msg)
 	case steerDoneMsg:
@@ -658,6 +668,112 @@ func (m *tuiModel) pickEarlier() tea.Cmd {
 	})
 }
 
+// modelsListed acts on /model: with an id, sets it when the provider
+// lists it (or lists nothing); without, opens the list to pick from.
+func (m *tuiModel) modelsListed(msg modelsMsg) tea.Cmd {
+	ids := make([]string, 0, len(msg.models))
+	for _, x := range msg.models {
+		ids = append(ids, x.ID)
+	}
+	unlisted := msg.err != nil || len(ids) == 0
+	why := "the provider lists no models"
+	if msg.err != nil {
+		why = "the provider's models could not be listed: " + friendly(msg.err)
+	}
+	if msg.want != "" {
+		switch {
+		case unlisted:
+			m.setModel(msg.want)
+			m.note("model: %s/%s %s", m.r.prov.Provider, msg.want, m.st.dim.Render("(not checked: "+why+")"))
+		case slices.Contains(ids, msg.want):
+			m.setModel(msg.want)
+			m.note("model: %s/%s", m.r.prov.Provider, msg.want)
+		default:
+			var near []string
+			for _, id := range ids {
+				if strings.Contains(strings.ToLower(id), strings.ToLower(msg.want)) && len(near) < 8 {
+					near = append(near, id)
+				}
+			}
+			s := fmt.Sprintf("%s %s has no model %q; the model stays %s", m.st.warn.Render("not changed:"), m.r.prov.Provider, msg.want, m.r.prov.Model)
+			if len(near) > 0 {
+				s += "; did you mean " + strings.Join(near, ", ") + "?"
+			}
+			m.note("%s (/model lists them)", s)
+		}
+		return nil
+	}
+	if unlisted {
+		m.note("model: %s/%s (%s; /model ID sets one)", m.r.prov.Provider, m.r.prov.Model, why)
+		return nil
+	}
+	var opts []huh.Option[string]
+	for _, x := range msg.models {
+		label := x.ID
+		if x.ContextWindow > 0 {
+			label += fmt.Sprintf("  %dk", x.ContextWindow/1000)
+		}
+		if x.Details != "" {
+			label += "  " + x.Details
+		}
+		if x.ID == m.r.prov.Model {
+			label += "  (current)"
+		}
+		opts = append(opts, huh.NewOption(label, x.ID))
+	}
+	return m.openPicker(fmt.Sprintf("Model of %s", m.r.prov.Provider), opts, func(id string) tea.Cmd {
+		m.setModel(id)
+		m.note("model: %s/%s", m.r.prov.Provider, id)
+		return nil
+	})
+}
+
+// setModel changes the model of the following turns; it is remembered
+// once a turn reached it.
+func (m *tuiModel) setModel(id string) {
+	m.r.prov.Model = id
+}
+
+// setProvider is /provider [KIND [BASE-URL]]: the provider of the
+// following turns, checked as the flags are.
+func (m *tuiModel) setProvider(args []string) {
+	p := m.r.prov
+	if len(args) == 0 {
+		s := fmt.Sprintf("provider: %s, model %s", p.Provider, p.Model)
+		if p.BaseURL != "" {
+			s += ", base URL " + p.BaseURL
+		}
+		m.note("%s (/provider KIND [BASE-URL] changes it)", s)
+		return
+	}
+	kind := args[0]
+	if !slices.Contains(providerKinds, kind) {
+		m.note("%s %q is not a provider kind: anthropic, openai, openaiCompatible or ollama", m.st.warn.Render("not changed:"), kind)
+		return
+	}
+	if kind != p.Provider {
+		p.BaseURL = ""
+	}
+	p.Provider = kind
+	if len(args) > 1 {
+		p.BaseURL = args[1]
+	}
+	switch {
+	case kind == "openaiCompatible" && p.BaseURL == "":
+		m.note("%s openaiCompatible needs a base URL: /provider openaiCompatible http://127.0.0.1:8000/v1", m.st.warn.Render("not changed:"))
+		return
+	case (kind == "anthropic" || kind == "openai") && apiKey(kind) == "":
+		m.note("%s no API key for %s: set %s before starting task-x", m.st.warn.Render("not changed:"), kind, keyVar(kind))
+		return
+	}
+	m.r.prov = p
+	s := fmt.Sprintf("provider: %s, model %s", p.Provider, p.Model)
+	if p.BaseURL != "" {
+		s += ", base URL " + p.BaseURL
+	}
+	m.note("%s; /model lists this provider's models", s)
+}
+
 // pickTask opens the /resume list of this folder's tasks, newest first;
 // the one picked becomes the session's task and its transcript is shown.
 func (m *tuiModel) pickTask(msg resumeListMsg) tea.Cmd {
@@ -844,7 +960,24 @@ func (m *tuiModel) submit() tea.Cmd {
 		m.add(&item{kind: itemUser, text: line})
 		r, st, width := m.r, m.st, m.width
 		switch strings.Fields(line)[0] {
-		case "/mode", "/model", "/new", "/help", "/?", "/exit", "/quit":
+		case "/model":
+			if m.busy {
+				break
+			}
+			want := ""
+			if f := strings.Fields(line); len(f) > 1 {
+				want = f[1]
+			}
+			cfg := r.providerConfig()
+			return func() tea.Msg {
+				var res protocol.ModelsResult
+				err := r.s.call(context.Background(), protocol.MethodModels, map[string]any{"provider": cfg}, &res)
+				return modelsMsg{want: want, models: res.Models, err: err}
+			}
+		case "/provider":
+			m.setProvider(strings.Fields(line)[1:])
+			return nil
+		case "/mode", "/new", "/help", "/?", "/exit", "/quit":
 			// These change the runner's settings, which the view reads:
 			// run here, on the program's goroutine.
 			var b bytes.Buffer

@@ -44,6 +44,9 @@ type scriptedModel struct {
 	// count of assistant messages.
 	pick func(req map[string]any) int
 
+	// models, when set, is what GET /v1/models lists (openai format).
+	models []string
+
 	mu       sync.Mutex
 	requests []map[string]any
 }
@@ -66,6 +69,15 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req map[string]any
 	if err := json.Unmarshal(body, &req); err != nil && r.Method == http.MethodPost {
 		http.Error(w, `{"error":{"message":"bad json"}}`, 400)
+		return
+	}
+	if m.format == "openai" && r.URL.Path == "/v1/models" && r.Method == http.MethodGet && m.models != nil {
+		var data []map[string]any
+		for _, id := range m.models {
+			data = append(data, map[string]any{"id": id, "object": "model"})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, mustJSON(map[string]any{"object": "list", "data": data}))
 		return
 	}
 	switch {
