@@ -38,9 +38,14 @@ func runACP(ctx context.Context, home, dataDir string, logger *slog.Logger, secr
 		}
 		return cfg, nil
 	}
-	if _, err := load(); err != nil {
+	cfg, err := load()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "task-x-runtime --acp:", err)
 		return 2
+	}
+	// The keys are redacted before anything is sent or logged.
+	for _, k := range cfg.Keys() {
+		secrets.Add(k)
 	}
 	a := acp.New(&acp.Options{Version: version, Logger: logger, Secrets: secrets, Home: home, LoadConfig: load})
 	if err := a.Serve(ctx, os.Stdin, os.Stdout); err != nil {

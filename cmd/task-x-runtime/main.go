@@ -203,7 +203,7 @@ func run() int {
 		logger.Warn(lerr.Error())
 	}
 	// Keys the runtime itself holds are redacted from logs too.
-	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"} {
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "TASK_X_API_KEY"} {
 		secrets.Add(os.Getenv(k))
 	}
 

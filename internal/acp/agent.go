@@ -256,6 +256,7 @@ func (a *Agent) initialize(raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, invalid("task-x configuration: %v", err)
 	}
+	a.addKeys(cfg)
 	if _, _, err := a.sess.Init(cfg.DataDir, cfg.Sandbox); err != nil {
 		return nil, err
 	}
@@ -274,6 +275,13 @@ func (a *Agent) initialize(raw json.RawMessage) (any, error) {
 		AuthMethods:       authMethods(cfg),
 		AgentInfo:         implementation{Name: "task-x-runtime", Title: "task-x", Version: a.opts.Version},
 	}, nil
+}
+
+// addKeys adds the settings' keys to the redaction set.
+func (a *Agent) addKeys(cfg *Config) {
+	for _, k := range cfg.Keys() {
+		a.secrets.Add(k)
+	}
 }
 
 // authMethods offers the one way to authenticate: a key in the
@@ -300,6 +308,7 @@ func (a *Agent) authenticate(raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, invalid("task-x configuration: %v", err)
 	}
+	a.addKeys(cfg)
 	if m := cfg.missingKey(); m != "" {
 		return nil, jsonrpc.NewError(codeAuthRequired, "no API key: set "+m)
 	}
@@ -393,7 +402,14 @@ func (a *Agent) configureMCP(ctx context.Context, servers []mcpServer) error {
 			h := map[string]string{}
 			for _, e := range s.Headers {
 				h[e.Name] = e.Value
+				// A header's value is a credential (Authorization:
+				// Bearer …), and so is its last word.
+				a.secrets.Add(e.Value)
+				if f := strings.Fields(e.Value); len(f) > 1 {
+					a.secrets.Add(f[len(f)-1])
+				}
 			}
+			a.addURLSecrets(s.URL)
 			c["type"], c["url"], c["headers"] = s.Type, s.URL, h
 		default:
 			return invalid("mcpServers[%d]: unknown type %q", i, s.Type)
@@ -406,6 +422,27 @@ func (a *Agent) configureMCP(ctx context.Context, servers []mcpServer) error {
 	raw, _ := json.Marshal(obj)
 	_, err := a.sess.ConfigureMCP(ctx, raw, false) // the repository's own .mcp.json never starts
 	return err
+}
+
+// addURLSecrets adds the credentials an MCP server's URL carries (its
+// password, query values of 8 bytes or more) to the redaction set.
+func (a *Agent) addURLSecrets(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			a.secrets.Add(p)
+		}
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			if len(v) >= 8 {
+				a.secrets.Add(v)
+			}
+		}
+	}
 }
 
 func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/session"
 )
 
 func testConfig(t *testing.T, url string) *Config {
@@ -623,5 +624,54 @@ func TestCancelQueuedPrompt(t *testing.T) {
 	r, err = a.prompt(context.Background(), req)
 	if err != nil || r.(promptResult).StopReason != "end_turn" {
 		t.Fatalf("a prompt after an idle cancel: %v %v", r, err)
+	}
+}
+
+// After a restart, session/load replays a saved task before any prompt
+// runs: the configured key is already redacted (it joins the redaction set
+// when the settings are read, at initialize).
+func TestKeysRedactedOnLoad(t *testing.T) {
+	const key = "sk-acp-test-key-123"
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		if n == 0 {
+			return turn{calls: []call{{"write_file", map[string]any{"path": "key.txt", "content": "token=" + key + "\n"}}}}
+		}
+		return turn{text: "wrote " + key}
+	})
+	cfg := testConfig(t, url)
+	dir := workspace(t)
+	p := startAgent(t, cfg)
+	p.answer = func(string, json.RawMessage) any {
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "write the key " + key}}})
+
+	q := startAgent(t, cfg)
+	q.call("initialize", map[string]any{"protocolVersion": 1})
+	i, _ := q.call("session/load", map[string]any{"sessionId": ns.SessionID, "cwd": dir, "mcpServers": []any{}})
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if i < 3 {
+		t.Fatalf("the replay sent %d messages", i)
+	}
+	for _, m := range q.msgs[:i+1] {
+		if strings.Contains(string(m.Params), key) || strings.Contains(string(m.Result), key) {
+			t.Errorf("%s sent the key: %s", m.Method, m.Params)
+		}
+	}
+}
+
+// The settings' keys: every apiKey member, however deep.
+func TestConfigKeys(t *testing.T) {
+	cfg := &Config{}
+	cfg.Run.Provider = json.RawMessage(`{"kind":"openai","apiKey":"sk-one-1234"}`)
+	cfg.Run.RoleProviders = []session.RoleProvider{{Role: "review", Provider: json.RawMessage(`{"kind":"anthropic","apiKey":"sk-two-5678"}`)}}
+	got := strings.Join(cfg.Keys(), ",")
+	if !strings.Contains(got, "sk-one-1234") || !strings.Contains(got, "sk-two-5678") {
+		t.Fatalf("keys: %q", got)
 	}
 }

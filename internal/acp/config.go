@@ -126,3 +126,38 @@ func (c *Config) missingKey() string {
 	}
 	return ""
 }
+
+// Keys are the API keys the settings hold: every apiKey member of the
+// provider, the role providers, the fallbacks and the routes. They join
+// the redaction set as soon as the settings are read, before anything is
+// sent (a session/load replays a saved task before any prompt runs).
+func (c *Config) Keys() []string {
+	raw, err := json.Marshal(c.Run)
+	if err != nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var keys []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if s, ok := e.(string); ok && strings.EqualFold(k, "apiKey") && strings.TrimSpace(s) != "" {
+					keys = append(keys, strings.TrimSpace(s), s)
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return keys
+}

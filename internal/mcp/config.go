@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -97,7 +98,7 @@ func (c ServerConfig) display() string {
 	if c.kind() == TypeStdio {
 		return c.Command
 	}
-	return c.URL
+	return redactedURL(c.URL)
 }
 
 // equal reports whether two configs start the same server.
@@ -213,4 +214,65 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// redactedURL is a remote server's URL as shown in status and logs: its
+// user information and every query value replaced (a URL often carries
+// the server's token: ?token=…, https://user:token@host).
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i]
+		}
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			raw = raw[:strings.Index(raw, "//")+2] + "redacted" + raw[i:]
+		}
+		return raw
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+	}
+	if u.RawQuery != "" {
+		var parts []string
+		for _, kv := range strings.Split(u.RawQuery, "&") {
+			k, _, _ := strings.Cut(kv, "=")
+			parts = append(parts, k+"=redacted")
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// scrub takes the secret parts of a remote server's URL out of msg (an
+// error of its transport names the URL): the URL as configured, then
+// each user-information and query value left, raw and escaped.
+func (c ServerConfig) scrub(msg string) string {
+	if c.URL == "" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, c.URL, redactedURL(c.URL))
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return msg
+	}
+	var parts []string
+	if u.User != nil {
+		parts = append(parts, u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			parts = append(parts, p)
+		}
+	}
+	for _, vs := range u.Query() {
+		parts = append(parts, vs...)
+	}
+	for _, p := range parts {
+		if len(p) < 4 {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, p, "redacted")
+		msg = strings.ReplaceAll(msg, url.QueryEscape(p), "redacted")
+	}
+	return msg
 }

@@ -374,9 +374,10 @@ func (m *Manager) start(s *server, done chan struct{}) {
 	}
 	s.starting = nil
 	if err != nil {
-		s.state, s.err, s.tools = StateFailed, err.Error(), nil
+		msg := s.cfg.scrub(err.Error()) // a remote's error names its URL
+		s.state, s.err, s.tools = StateFailed, msg, nil
 		m.mu.Unlock()
-		m.log.Warn("mcp server did not start", "server", s.name, "err", err)
+		m.log.Warn("mcp server did not start", "server", s.name, "err", msg)
 		m.changed()
 		return
 	}
@@ -694,7 +695,7 @@ func (m *Manager) Call(ctx context.Context, serverName, toolName string, args js
 		if gone || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return tool.Result{}, tool.Errorf(ErrUnavailable, "mcp server %q stopped during the call to %s; it restarts on next use", serverName, toolName)
 		}
-		return tool.Result{}, tool.Errorf(ErrServerError, "mcp server %q: %s: %v", serverName, toolName, err)
+		return tool.Result{}, tool.Errorf(ErrServerError, "mcp server %q: %s: %s", serverName, toolName, s.cfg.scrub(err.Error()))
 	}
 	text := resultText(res)
 	if res.IsError {

@@ -3,13 +3,16 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -396,4 +399,51 @@ func TestWaitStarting(t *testing.T) {
 	if !listed {
 		t.Fatal("the slow server's tools are not listed after WaitStarting")
 	}
+}
+
+// A remote server's URL carries its token: the status, the error and the
+// log show it redacted.
+func TestRemoteURLRedacted(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens: the start fails with the URL in its error
+	const token = "sk-mcp-url-token-4242"
+	var logs strings.Builder
+	var mu sync.Mutex
+	m := newTestManager(t, &Options{Logger: slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	st := m.Configure(context.Background(), map[string]ServerConfig{
+		"q": {Type: TypeHTTP, URL: "http://" + addr + "/mcp?token=" + token + "&v=1"},
+		"u": {Type: TypeSSE, URL: "http://user:" + token + "@" + addr + "/sse"},
+	}, false)
+	for _, n := range []string{"q", "u"} {
+		s := statusOf(t, st, n)
+		if s.Error == nil || s.State != StateFailed {
+			t.Fatalf("%s: %+v", n, s)
+		}
+		if strings.Contains(s.Command, token) || strings.Contains(*s.Error, token) || !strings.Contains(s.Command, addr) {
+			t.Fatalf("%s shows the token: %q %q", n, s.Command, *s.Error)
+		}
+	}
+	if _, err := call(t, m, "q", "x", "{}"); err == nil || strings.Contains(err.Error(), token) {
+		t.Fatalf("call: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "did not start") || strings.Contains(logs.String(), token) {
+		t.Fatalf("log: %s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
