@@ -82,6 +82,10 @@ type Agent struct {
 	// (onAccept), so that a session/cancel that overtakes one still ends it.
 	queued  map[*jsonrpc.Request]*acpSession
 	opening sync.Mutex // one project open at a time
+	// mcpApplied is the MCP configuration last given to the session layer
+	// (applyMCP; "{}" none); mcpMu serialises applying it.
+	mcpApplied string
+	mcpMu      sync.Mutex
 }
 
 // acpSession is one ACP session: a task and what the client chose for it.
@@ -96,6 +100,7 @@ type acpSession struct {
 	// was read but not started; that prompt ends cancelled at once.
 	cancelQueued bool
 	rejects      map[string]*session.Grants // task id → its reject_always answers (permission.go)
+	mcp          map[string]json.RawMessage // the client's MCP servers for this session, by name
 	updates      *translator
 }
 
@@ -119,7 +124,7 @@ func New(opts *Options) *Agent {
 		o.LoadConfig = func() (*Config, error) { return LoadConfig(home, nil) }
 	}
 	a := &Agent{opts: o, log: o.Logger, secrets: o.Secrets, sessions: map[string]*acpSession{}, tasks: map[string]*acpSession{},
-		queued: map[*jsonrpc.Request]*acpSession{}}
+		queued: map[*jsonrpc.Request]*acpSession{}, mcpApplied: "{}"}
 	var so session.Options
 	if o.Session != nil {
 		so = *o.Session
@@ -377,18 +382,17 @@ func (a *Agent) running(except *acpSession) bool {
 	return false
 }
 
-// configureMCP gives the session the client's MCP servers (they replace
-// the ones configured before). The repository's .mcp.json files are
-// not read: a repository plants nothing that runs.
-func (a *Agent) configureMCP(ctx context.Context, servers []mcpServer) error {
+// mcpConfig checks an ACP session's mcpServers and returns them as the
+// session layer's MCP configuration, by name.
+func (a *Agent) mcpConfig(servers []mcpServer) (map[string]json.RawMessage, error) {
 	obj := map[string]map[string]any{}
 	for i, s := range servers {
 		name := strings.TrimSpace(s.Name)
 		if name == "" {
-			return invalid("mcpServers[%d]: name is required", i)
+			return nil, invalid("mcpServers[%d]: name is required", i)
 		}
 		if _, dup := obj[name]; dup {
-			return invalid("mcpServers[%d]: duplicate name %q", i, name)
+			return nil, invalid("mcpServers[%d]: duplicate name %q", i, name)
 		}
 		c := map[string]any{}
 		switch s.Type {
@@ -412,16 +416,61 @@ func (a *Agent) configureMCP(ctx context.Context, servers []mcpServer) error {
 			a.addURLSecrets(s.URL)
 			c["type"], c["url"], c["headers"] = s.Type, s.URL, h
 		default:
-			return invalid("mcpServers[%d]: unknown type %q", i, s.Type)
+			return nil, invalid("mcpServers[%d]: unknown type %q", i, s.Type)
 		}
 		obj[name] = c
 	}
-	if len(obj) == 0 && len(a.sess.MCPStatus().Servers) == 0 {
+	out := make(map[string]json.RawMessage, len(obj))
+	for name, c := range obj {
+		out[name], _ = json.Marshal(c)
+	}
+	return out, nil
+}
+
+// applyMCP gives the session layer the MCP servers of s and of every other
+// session with a prompt running. MCP servers are per ACP session, but the
+// session layer holds one set: a session's set is applied when it is
+// created or loaded and again when its prompt runs, so another session
+// created in between removes nothing from it; while prompts of several
+// sessions run, their sets are joined, and a name two of them configure
+// differently is invalid params for the later prompt (docs/acp.md). The
+// repository's .mcp.json files are not read: a repository plants nothing
+// that runs.
+func (a *Agent) applyMCP(ctx context.Context, s *acpSession) error {
+	a.mcpMu.Lock()
+	defer a.mcpMu.Unlock()
+	want := map[string]json.RawMessage{}
+	a.mu.Lock()
+	list := []*acpSession{s}
+	for _, o := range a.sessions {
+		o.mu.Lock()
+		busy := o.cancel != nil
+		o.mu.Unlock()
+		if o != s && busy {
+			list = append(list, o)
+		}
+	}
+	a.mu.Unlock()
+	for _, o := range list {
+		o.mu.Lock()
+		for name, c := range o.mcp {
+			if prev, ok := want[name]; ok && string(prev) != string(c) {
+				o.mu.Unlock()
+				return invalid("MCP server %q is configured differently in session %s, which has a prompt running", name, o.id)
+			}
+			want[name] = c
+		}
+		o.mu.Unlock()
+	}
+	raw, _ := json.Marshal(want)
+	if string(raw) == a.mcpApplied {
 		return nil
 	}
-	raw, _ := json.Marshal(obj)
-	_, err := a.sess.ConfigureMCP(ctx, raw, false) // the repository's own .mcp.json never starts
-	return err
+	if _, err := a.sess.ConfigureMCP(ctx, raw, false); err != nil {
+		return err
+	}
+	a.mcpApplied = string(raw)
+	return nil
 }
 
 // addURLSecrets adds the credentials an MCP server's URL carries (its
@@ -453,24 +502,32 @@ func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error
 	if _, err := a.config(); err != nil {
 		return nil, err
 	}
+	servers, err := a.mcpConfig(p.MCPServers)
+	if err != nil {
+		return nil, err
+	}
 	if err := a.open(ctx, p.Cwd, nil); err != nil {
 		return nil, err
 	}
-	if err := a.configureMCP(ctx, p.MCPServers); err != nil {
+	s := a.newACPSession(session.NewTaskID(), filepath.Clean(p.Cwd), defaultMode, servers)
+	if err := a.applyMCP(ctx, s); err != nil {
 		return nil, err
 	}
-	s := a.addSession(session.NewTaskID(), filepath.Clean(p.Cwd), defaultMode)
+	a.addSession(s)
 	jsonrpc.AfterReply(ctx, func() { a.sendCommands(s) })
 	return sessionResult{SessionID: s.id, Modes: modeState{CurrentModeID: s.mode, AvailableModes: modes}}, nil
 }
 
-func (a *Agent) addSession(id, cwd, mode string) *acpSession {
-	s := &acpSession{id: id, cwd: cwd, mode: mode, rejects: map[string]*session.Grants{}}
+func (a *Agent) newACPSession(id, cwd, mode string, servers map[string]json.RawMessage) *acpSession {
+	s := &acpSession{id: id, cwd: cwd, mode: mode, rejects: map[string]*session.Grants{}, mcp: servers}
 	s.updates = newTranslator(a, s)
-	a.mu.Lock()
-	a.sessions[id] = s
-	a.mu.Unlock()
 	return s
+}
+
+func (a *Agent) addSession(s *acpSession) {
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
 }
 
 func (a *Agent) session(id string) (*acpSession, error) {
@@ -518,13 +575,18 @@ func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, erro
 			return nil, invalid("session %s has a prompt running", p.SessionID)
 		}
 	}
+	servers, err := a.mcpConfig(p.MCPServers)
+	if err != nil {
+		return nil, err
+	}
 	if err := a.open(ctx, p.Cwd, nil); err != nil {
 		return nil, err
 	}
-	if err := a.configureMCP(ctx, p.MCPServers); err != nil {
+	s := a.newACPSession(p.SessionID, filepath.Clean(p.Cwd), mode, servers)
+	if err := a.applyMCP(ctx, s); err != nil {
 		return nil, err
 	}
-	s := a.addSession(p.SessionID, filepath.Clean(p.Cwd), mode)
+	a.addSession(s)
 	if _, err := a.sess.Replay(ctx, p.SessionID); err != nil {
 		return nil, err
 	}
@@ -714,6 +776,9 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return ended(err)
 	}
 	if err := a.open(rctx, s.cwd, s); err != nil {
+		return ended(err)
+	}
+	if err := a.applyMCP(rctx, s); err != nil {
 		return ended(err)
 	}
 	if rctx.Err() != nil {

@@ -457,11 +457,14 @@ func TestMCPServers(t *testing.T) {
 	a := New(&Options{Home: t.TempDir(), LoadConfig: func() (*Config, error) { return &Config{}, nil }})
 	defer a.sess.Close()
 	ctx := t.Context()
-	err := a.configureMCP(ctx, []mcpServer{
+	servers, err := a.mcpConfig([]mcpServer{
 		{Name: "local", Command: "/nonexistent/mcp-server", Args: []string{"--x"}, Env: []nameVal{{"K", "v"}}},
 		{Type: "http", Name: "remote", URL: "http://127.0.0.1:1/mcp", Headers: []nameVal{{"Authorization", "Bearer t"}}},
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.applyMCP(ctx, a.newACPSession("s", "/x", "agent", servers)); err != nil {
 		t.Fatal(err)
 	}
 	st := asJSON(a.sess.MCPStatus())
@@ -473,7 +476,7 @@ func TestMCPServers(t *testing.T) {
 		{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}},
 		{{Type: "websocket", Name: "w", URL: "ws://x"}},
 	} {
-		if err := a.configureMCP(ctx, bad); err == nil || !strings.Contains(err.Error(), "mcpServers[") {
+		if _, err := a.mcpConfig(bad); err == nil || !strings.Contains(err.Error(), "mcpServers[") {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}
@@ -674,4 +677,61 @@ func TestConfigKeys(t *testing.T) {
 	if !strings.Contains(got, "sk-one-1234") || !strings.Contains(got, "sk-two-5678") {
 		t.Fatalf("keys: %q", got)
 	}
+}
+
+// MCP servers are per ACP session: a session created later does not take
+// the first one's away; its prompt runs with its own set. While a prompt
+// runs, a session whose set names one of its servers differently is
+// refused.
+func TestMCPServersPerSession(t *testing.T) {
+	m, url := newFakeModel(t, func(prompt string, n int) turn {
+		if strings.Contains(prompt, "hang") {
+			return turn{hang: true}
+		}
+		return turn{text: "ok"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	dir := workspace(t)
+	newSession := func(name, cmd string) (string, *msg) {
+		_, r := p.reply(p.send("session/new", map[string]any{"cwd": dir, "mcpServers": []any{map[string]any{"name": name, "command": cmd, "args": []string{}, "env": []any{}}}}))
+		if r.Error != nil {
+			return "", &r
+		}
+		var ns struct{ SessionID string }
+		json.Unmarshal(r.Result, &ns)
+		return ns.SessionID, nil
+	}
+	names := func() string {
+		var out []string
+		for _, s := range p.agent.sess.MCPStatus().Servers {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	a, _ := newSession("a-server", "/nonexistent/a")
+	b, _ := newSession("b-server", "/nonexistent/b")
+	if got := names(); got != "b-server" {
+		t.Fatalf("after the second session/new: %q", got)
+	}
+	p.call("session/prompt", map[string]any{"sessionId": a, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	if got := names(); got != "a-server" {
+		t.Fatalf("the first session's prompt ran with %q, want its own a-server", got)
+	}
+	id := p.send("session/prompt", map[string]any{"sessionId": b, "prompt": []any{map[string]any{"type": "text", "text": "hang"}}})
+	<-m.hung
+	if got := names(); got != "b-server" {
+		t.Fatalf("the second session's prompt runs with %q", got)
+	}
+	if _, r := newSession("b-server", "/nonexistent/other"); r == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "b-server") {
+		t.Fatalf("a clashing set while a prompt runs: %+v", r)
+	}
+	if _, r := newSession("c-server", "/nonexistent/c"); r != nil {
+		t.Fatalf("another set while a prompt runs: %+v", r.Error)
+	}
+	if got := names(); got != "b-server,c-server" {
+		t.Fatalf("the running prompt's servers were replaced: %q", got)
+	}
+	p.notify("session/cancel", map[string]any{"sessionId": b})
+	p.reply(id)
 }
