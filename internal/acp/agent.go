@@ -559,6 +559,11 @@ func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, erro
 	for _, t := range infos {
 		if t.TaskID == p.SessionID {
 			found = true
+			// The task's edits, index and conversation are of its folder:
+			// loaded in another, its tools would act on the wrong files.
+			if t.Root != "" && filepath.IsAbs(p.Cwd) && filepath.Clean(p.Cwd) != filepath.Clean(t.Root) {
+				return nil, invalid("session %s was saved in %s, not %s: load it with that cwd", p.SessionID, t.Root, filepath.Clean(p.Cwd))
+			}
 			if slices.ContainsFunc(modes, func(m sessionMode) bool { return m.ID == string(t.ChatMode) }) {
 				mode = string(t.ChatMode)
 			}

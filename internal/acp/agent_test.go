@@ -293,6 +293,10 @@ func TestLoadSession(t *testing.T) {
 	if last < first+4 { // the first prompt, its call, its result, its answer, then the new prompt
 		t.Fatalf("the continued task sent %d messages, the first request %d: the conversation did not continue", last, first)
 	}
+	other := workspace(t)
+	if _, m := q.reply(q.send("session/load", map[string]any{"sessionId": ns.SessionID, "cwd": other, "mcpServers": []any{}})); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, dir) {
+		t.Fatalf("load in another folder: %+v", m.Error)
+	}
 	if _, m := q.reply(q.send("session/load", map[string]any{"sessionId": "no-such-task", "cwd": dir, "mcpServers": []any{}})); m.Error == nil || m.Error.Code != -32002 {
 		t.Fatalf("unknown session: %+v", m.Error)
 	}
