@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -38,14 +37,16 @@ func runACP(ctx context.Context, home, dataDir string, logger *slog.Logger, secr
 		}
 		return cfg, nil
 	}
-	cfg, err := load()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "task-x-runtime --acp:", err)
-		return 2
-	}
-	// The keys are redacted before anything is sent or logged.
-	for _, k := range cfg.Keys() {
-		secrets.Add(k)
+	// A configuration error does not end the process: the client has not
+	// read anything yet and would show a bare exit. initialize reads the
+	// configuration again and answers the error (-32602, docs/acp.md).
+	if cfg, err := load(); err != nil {
+		logger.Warn("task-x configuration: initialize will fail until it is fixed", "err", err)
+	} else {
+		// The keys are redacted before anything is sent or logged.
+		for _, k := range cfg.Keys() {
+			secrets.Add(k)
+		}
 	}
 	a := acp.New(&acp.Options{Version: version, Logger: logger, Secrets: secrets, Home: home, LoadConfig: load})
 	if err := a.Serve(ctx, os.Stdin, os.Stdout); err != nil {

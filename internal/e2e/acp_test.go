@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -248,4 +249,46 @@ func tailText(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// A configuration error (a missing $TASK_X_ACP_CONFIG file, bad JSON)
+// does not end the runtime before it reads stdin: initialize answers it
+// with -32602 naming the file, and the runtime ends normally when stdin
+// closes.
+func TestACPConfigErrorAtInitialize(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"provider": `), 0o600)
+	for _, path := range []string{filepath.Join(dir, "missing.json"), bad} {
+		cmd := exec.Command(filepath.Join(binDir, "task-x-runtime"), "--acp")
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "TASK_X_ACP_CONFIG="+path)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"))
+		sc := bufio.NewScanner(stdout)
+		var reply struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if !sc.Scan() {
+			cmd.Wait()
+			t.Fatalf("%s: no reply to initialize; stderr:\n%s", path, stderr.String())
+		}
+		json.Unmarshal(sc.Bytes(), &reply)
+		stdin.Close()
+		err := cmd.Wait()
+		if reply.Error == nil || reply.Error.Code != -32602 || !strings.Contains(reply.Error.Message, path) {
+			t.Fatalf("%s: initialize answered %s", path, sc.Text())
+		}
+		if err != nil {
+			t.Fatalf("%s: the runtime ended with %v; stderr:\n%s", path, err, stderr.String())
+		}
+	}
 }
