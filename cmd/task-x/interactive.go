@@ -29,6 +29,10 @@ the sandbox; its output goes with your next prompt.
   /model [ID]    pick or set the model (checked against the provider's list)
   /provider [KIND [BASE-URL]]  show or set the provider (anthropic, openai, openaiCompatible, ollama)
   /new           start a new task
+  /clear         clear the screen and start a new task
+  /compact       summarize this task and go on in a new task with the summary
+  /init          have the agent write AGENTS.md from the project summary
+  /SKILL [ARGS]  a skill of .task-x/skills, .claude/skills or ~/.task-x/skills (Tab lists them)
   /help          this text
   /exit          leave`
 
@@ -48,6 +52,7 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 	case "/exit", "/quit":
 		return true
 	case "/new":
+		r.undoSkipped = nil
 		r.taskID = ""
 		r.p.mu.Lock()
 		r.p.task = ""

@@ -106,6 +106,25 @@ func (r *runner) providerConfig() map[string]any {
 	return prov
 }
 
+// formatCost is "$0.0123" (4 decimals under a dollar).
+func formatCost(usd float64) string {
+	if usd < 1 {
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
+// kTokens is "200k", "1.0M".
+func kTokens(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
 // remember keeps the provider settings in DATA/config.json for later
 // runs, once a turn reached the model with them (a refused --base-url or
 // an unknown model is not kept).
@@ -529,8 +548,11 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defa
 		usage = *sum.Usage
 	}
 	took := "" // a replayed turn's time is not known
+	if sum.Metrics != nil && sum.Metrics.CostUSD > 0 {
+		took += ", " + formatCost(sum.Metrics.CostUSD)
+	}
 	if elapsed >= 0 {
-		took = ", " + formatDuration(elapsed)
+		took += ", " + formatDuration(elapsed)
 	}
 	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens%s\n",
 		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,

@@ -177,6 +177,14 @@ type (
 		models []protocol.ModelInfo
 		err    error
 	}
+	// skillsMsg: skills/list answered (custom slash commands).
+	skillsMsg struct{ skills []protocol.Skill }
+	// compactDoneMsg: /compact's summary turn ended.
+	compactDoneMsg struct {
+		from string
+		sum  *taskSummary
+		err  error
+	}
 	// shellDoneMsg: a !command ran (tools/call run_command).
 	shellDoneMsg struct {
 		it      *item
@@ -262,13 +270,19 @@ type tuiModel struct {
 
 	confirmRevert []string // /revert asked: y reverts these files
 
-	queued    []*queuedMsg // typed while the turn ran, not joined yet
-	replaying bool         // agent/replay's events are coming
-	shellCtx  []string     // !command outputs that go with the next prompt
-	hist      *history     // the folder's prompt history (Up / Ctrl-P)
-	sentLog   []sentEntry  // this session's prompts, for Esc Esc
-	escArmed  bool         // Esc was pressed at the idle prompt: Esc again edits an earlier message
-	pick      *picker      // a choice open below the transcript (Esc Esc, /resume, /model)
+	queued      []*queuedMsg // typed while the turn ran, not joined yet
+	replaying   bool         // agent/replay's events are coming
+	shellCtx    []string     // !command outputs that go with the next prompt
+	carry       string       // /compact's summary, sent with the next prompt (a new task)
+	compactMode string       // the chat mode to go back to after /compact's turn
+	skills      []protocol.Skill
+	costUSD     float64 // the task's cost so far (usage events)
+	ctxUsed     int     // the last model call's context use (context events)
+	ctxWindow   int
+	hist        *history    // the folder's prompt history (Up / Ctrl-P)
+	sentLog     []sentEntry // this session's prompts, for Esc Esc
+	escArmed    bool        // Esc was pressed at the idle prompt: Esc again edits an earlier message
+	pick        *picker     // a choice open below the transcript (Esc Esc, /resume, /model)
 
 	interrupts int
 	hint       string
@@ -304,11 +318,44 @@ func newTUIModel(r *runner, st styles) *tuiModel {
 }
 
 func (m *tuiModel) Init() tea.Cmd {
+	cmds := []tea.Cmd{textarea.Blink, m.listSkills()}
 	if m.r.taskID != "" {
 		// task-x resume: the earlier transcript first.
-		return tea.Batch(textarea.Blink, m.replay(m.r.taskID))
+		cmds = append(cmds, m.replay(m.r.taskID))
 	}
-	return textarea.Blink
+	return tea.Batch(cmds...)
+}
+
+// listSkills asks for the skills: each is a slash command of the session
+// (the runtime activates a skill for a prompt that starts with /name).
+func (m *tuiModel) listSkills() tea.Cmd {
+	r := m.r
+	return func() tea.Msg {
+		var res protocol.SkillsListResult
+		if r.s == nil || r.s.call(context.Background(), protocol.MethodSkillsList, nil, &res) != nil {
+			return nil
+		}
+		return skillsMsg{skills: res.Skills}
+	}
+}
+
+// skillNamed is the skill a /name invokes.
+func (m *tuiModel) skillNamed(cmd string) *protocol.Skill {
+	for i, sk := range m.skills {
+		if strings.EqualFold("/"+sk.Name, cmd) {
+			return &m.skills[i]
+		}
+	}
+	return nil
+}
+
+// commandNames are the slash commands and the skills, for Tab.
+func (m *tuiModel) commandNames() []string {
+	names := append([]string(nil), slashCommands...)
+	for _, sk := range m.skills {
+		names = append(names, "/"+sk.Name)
+	}
+	return names
 }
 
 // replay asks the runtime for the task's recorded events (agent/replay);
@@ -369,9 +416,11 @@ func (m *tuiModel) bottomView() string {
 	case m.stopping:
 		b.WriteString(m.st.warn.Render("■ interrupting…"))
 	case m.busy:
-		fmt.Fprintf(&b, "%s working %s · %d tokens · esc to interrupt", m.spin.View(), formatDuration(time.Since(m.turnStart)), m.tokens)
-	default:
+		fmt.Fprintf(&b, "%s working %s · %d tokens%s · esc to interrupt", m.spin.View(), formatDuration(time.Since(m.turnStart)), m.tokens, m.usage())
+	case m.hint != "":
 		b.WriteString(m.st.dim.Render(m.hint))
+	default:
+		b.WriteString(m.st.dim.Render(strings.TrimPrefix(m.usage(), " · ")))
 	}
 	b.WriteString("\n")
 	rule := m.st.dim.Render(strings.Repeat("─", max(10, m.width)))
@@ -386,6 +435,19 @@ func (m *tuiModel) bottomView() string {
 	b.WriteString(m.st.dim.Render(truncate(fmt.Sprintf("%s mode · %s/%s · ctrl+o expands output · pgup/pgdn scroll · /help",
 		m.r.prov.Mode, m.r.prov.Provider, m.r.prov.Model), max(20, m.width))))
 	return b.String()
+}
+
+// usage is " · context 23% of 200k · $0.0123" for the status line: the
+// last call's context use and the task's cost, each when known.
+func (m *tuiModel) usage() string {
+	s := ""
+	if m.ctxWindow > 0 {
+		s += fmt.Sprintf(" · context %d%% of %s", m.ctxUsed*100/m.ctxWindow, kTokens(m.ctxWindow))
+	}
+	if m.costUSD > 0 {
+		s += " · " + formatCost(m.costUSD)
+	}
+	return s
 }
 
 func (m *tuiModel) View() string {
@@ -441,6 +503,11 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		return nil // the replayed marker event ends the transcript
 	case modelsMsg:
 		return m.modelsListed(msg)
+	case skillsMsg:
+		m.skills = msg.skills
+		return nil
+	case compactDoneMsg:
+		return m.compacted(msg)
 	case shellDoneMsg:
 		return m.shellDone(msg)
 	case steerDoneMsg:
@@ -619,7 +686,7 @@ func (m *tuiModel) tabComplete() {
 	if m.ta.Line() != m.ta.LineCount()-1 {
 		return
 	}
-	done, cands := complete(m.r.s.root, v, slashCommands)
+	done, cands := complete(m.r.s.root, v, m.commandNames())
 	if done != v {
 		m.ta.SetValue(done)
 		m.ta.CursorEnd()
@@ -956,10 +1023,26 @@ func (m *tuiModel) submit() tea.Cmd {
 	}
 	m.clearPrompt()
 	m.hint = ""
-	if strings.HasPrefix(line, "/") {
+	if strings.HasPrefix(line, "/") && m.skillNamed(strings.Fields(line)[0]) == nil {
 		m.add(&item{kind: itemUser, text: line})
 		r, st, width := m.r, m.st, m.width
 		switch strings.Fields(line)[0] {
+		case "/new":
+			m.newTask()
+			m.note("the next prompt starts a new task")
+			return nil
+		case "/clear":
+			m.items = m.items[:1]
+			m.newTask()
+			m.note("%s", m.st.dim.Render("cleared: the next prompt starts a new task (task-x resume or /resume brings the earlier one back)"))
+			return nil
+		case "/compact":
+			return m.compact()
+		case "/init":
+			line = "/init"
+			sent = initPrompt
+			m.add(&item{kind: itemNote, text: m.st.dim.Render("writing AGENTS.md from the project summary…")})
+			return m.startTurn(sent)
 		case "/model":
 			if m.busy {
 				break
@@ -977,7 +1060,7 @@ func (m *tuiModel) submit() tea.Cmd {
 		case "/provider":
 			m.setProvider(strings.Fields(line)[1:])
 			return nil
-		case "/mode", "/new", "/help", "/?", "/exit", "/quit":
+		case "/mode", "/help", "/?", "/exit", "/quit":
 			// These change the runner's settings, which the view reads:
 			// run here, on the program's goroutine.
 			var b bytes.Buffer
@@ -1005,12 +1088,90 @@ func (m *tuiModel) submit() tea.Cmd {
 		}
 	}
 	m.add(&item{kind: itemUser, text: line})
+	if m.carry != "" {
+		sent = m.carry + "\n\n" + sent
+		m.carry = ""
+	}
 	if len(m.shellCtx) > 0 {
 		// The !commands run since the last prompt go with this one.
 		sent = strings.Join(m.shellCtx, "\n\n") + "\n\n" + sent
 		m.shellCtx = nil
 	}
 	return m.startTurn(sent)
+}
+
+// initPrompt is what /init asks: an instructions file from the project
+// summary the runtime gives the model.
+const initPrompt = `Write AGENTS.md at the root of this project: the instructions a coding agent needs to work here. ` +
+	`Use the project summary and the files: what the project is, its layout, the exact build, test and lint commands, ` +
+	`the conventions the code follows, and what to avoid. If AGENTS.md exists, improve it instead. Keep it under 80 lines.`
+
+// compactPrompt asks for the summary /compact carries into a new task.
+const compactPrompt = `Summarize this task so far so that work can go on in a fresh conversation: the goal, ` +
+	`what was done (files changed and why), decisions made, what is left, and anything the next step needs. ` +
+	`Be concise; do not call tools.`
+
+// newTask makes the next prompt start a new task.
+func (m *tuiModel) newTask() {
+	m.r.taskID = ""
+	m.r.undoSkipped = nil
+	m.r.p.mu.Lock()
+	m.r.p.task = ""
+	m.r.p.mu.Unlock()
+	m.costUSD, m.ctxUsed, m.ctxWindow = 0, 0, 0
+}
+
+// compact asks the task for a summary of itself (a turn in ask mode) and
+// starts a new task that gets it with the next prompt: the protocol has no
+// call that compresses a task on demand (the runtime compresses by itself
+// near the window).
+func (m *tuiModel) compact() tea.Cmd {
+	r := m.r
+	from := r.taskID
+	if from == "" {
+		from = r.p.currentTask()
+	}
+	if from == "" {
+		m.note("nothing to compact: this session has no task yet")
+		return nil
+	}
+	m.note("%s", m.st.dim.Render("compacting "+from+": asking it for a summary…"))
+	ctx, cancel := context.WithCancel(context.Background())
+	m.busy, m.stopping, m.cancel = true, false, cancel
+	m.turnStart, m.turnTools, m.turnFiles, m.tokens = time.Now(), 0, map[string]bool{}, 0
+	m.compactMode = r.prov.Mode
+	r.prov.Mode = "ask" // the summary turn calls no tools; compacted puts the mode back
+	return tea.Batch(func() tea.Msg {
+		sum, err := r.turn(ctx, compactPrompt)
+		return compactDoneMsg{from: from, sum: sum, err: err}
+	}, m.spin.Tick)
+}
+
+// compacted starts the new task with the summary.
+func (m *tuiModel) compacted(d compactDoneMsg) tea.Cmd {
+	m.busy, m.stopping = false, false
+	m.r.prov.Mode = m.compactMode
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	m.endAnswer()
+	m.closeAsk(approval{decision: "deny"})
+	switch {
+	case d.err != nil && errors.Is(d.err, context.Canceled):
+		m.note("%s", m.st.warn.Render("■ /compact interrupted: the task goes on as it was"))
+		return nil
+	case d.err != nil:
+		m.note("%s %s", m.st.bad.Render("error:"), friendly(d.err))
+		return nil
+	case d.sum == nil || d.sum.Status != "completed" || strings.TrimSpace(d.sum.Text) == "":
+		m.note("%s", m.st.warn.Render("/compact got no summary: the task goes on as it was"))
+		return nil
+	}
+	m.newTask()
+	m.carry = fmt.Sprintf("This continues the earlier task %s. Its summary:\n\n%s", d.from, strings.TrimSpace(d.sum.Text))
+	m.note("%s", m.st.dim.Render(fmt.Sprintf("── compacted %s: the next prompt starts a new task with its summary (%d characters) ──", d.from, len(m.carry))))
+	return nil
 }
 
 // shell runs a !command with run_command through tools/call: in the
@@ -1151,6 +1312,13 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 	switch e.Type {
 	case "usage":
 		m.tokens = e.InputTokens + e.OutputTokens
+		if u, ok := ev.typed.(protocol.UsageEvent); ok {
+			m.costUSD = u.CostUSD
+		}
+	case "context":
+		if c, ok := ev.typed.(protocol.ContextEvent); ok {
+			m.ctxUsed, m.ctxWindow = c.UsedTokens, c.WindowTokens
+		}
 	case "approvalRequested":
 		m.waitFrom[e.CallID] = time.Now()
 	case "approvalWithdrawn":
