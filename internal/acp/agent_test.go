@@ -739,3 +739,26 @@ func TestMCPServersPerSession(t *testing.T) {
 	p.notify("session/cancel", map[string]any{"sessionId": b})
 	p.reply(id)
 }
+
+// The provider refusing the key (401) is ACP's auth_required (-32000),
+// another provider failure an internal error.
+func TestProviderAuthError(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		if strings.Contains(prompt, "bad key") {
+			return turn{status: 401}
+		}
+		return turn{status: 400}
+	})
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	dir := workspace(t)
+	for text, code := range map[string]int{"bad key": -32000, "bad request": -32603} {
+		_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+		var ns struct{ SessionID string }
+		json.Unmarshal(res, &ns)
+		_, m := p.reply(p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}}))
+		if m.Error == nil || m.Error.Code != code {
+			t.Fatalf("%s: %s %+v, want %d", text, m.Result, m.Error, code)
+		}
+	}
+}

@@ -20,6 +20,8 @@ type turn struct {
 	text  string
 	calls []call
 	hang  bool
+	// status, when set, is the HTTP status of an error answer.
+	status int
 }
 
 type call struct {
@@ -77,6 +79,12 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if st.hang {
 		m.hung <- struct{}{}
 		<-r.Context().Done()
+		return
+	}
+	if st.status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st.status)
+		fmt.Fprintf(w, `{"error":{"message":"scripted error %d","type":"error"}}`, st.status)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -28,6 +28,7 @@ type translator struct {
 	subSteps map[string]string     // subagent task id → its plan step
 	costUSD  float64
 	cut      bool // the answer was cut at the output token limit
+	authFail bool // the lead's model call failed on the provider's auth (401)
 	streamed bool // text deltas came since the last assistant message
 }
 
@@ -55,7 +56,7 @@ func newTranslator(a *Agent, s *acpSession) *translator {
 // forgotten).
 func (t *translator) begin() {
 	t.mu.Lock()
-	t.cut, t.streamed = false, false
+	t.cut, t.streamed, t.authFail = false, false, false
 	clear(t.calls)
 	t.mu.Unlock()
 }
@@ -67,7 +68,7 @@ func (t *translator) begin() {
 // message.
 func (t *translator) stopReason(status string, errText *string) (any, error) {
 	t.mu.Lock()
-	cut := t.cut
+	cut, authFail := t.cut, t.authFail
 	t.mu.Unlock()
 	msg := ""
 	if errText != nil {
@@ -87,6 +88,11 @@ func (t *translator) stopReason(status string, errText *string) (any, error) {
 	}
 	if msg == "" {
 		msg = "the task " + status
+	}
+	if authFail && status == "failed" {
+		// The provider refused the key: ACP's auth_required, so the
+		// client offers authenticate.
+		return nil, jsonrpc.NewError(codeAuthRequired, msg)
 	}
 	return nil, jsonrpc.NewError(jsonrpc.ErrInternal.Code, msg)
 }
@@ -143,6 +149,10 @@ func (t *translator) mapEvent(ev protocol.AgentEvent, taskID, prefix, label stri
 		t.streamed = false
 		if !sub && (replay || !streamed) {
 			return chunk("agent_message_chunk", e.Text)
+		}
+	case protocol.ErrorEvent:
+		if !sub && !replay && e.Kind == protocol.ErrKindAuth {
+			t.authFail = true
 		}
 	case protocol.WarningEvent:
 		if e.Message == cutWarning && !sub {
