@@ -69,6 +69,20 @@ if (only !== 'unit') {
   console.log(`[test] e2e in ${Date.now() - t} ms`);
 }
 
+// The same harness with workspace trust on and the folder untrusted (test/e2e/suite/*.untrusted.ts).
+if (only !== 'unit') {
+  const t = Date.now();
+  const r = spawnSync(process.execPath, [join(root, 'test/e2e/run.mjs')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', env: { ...process.env, TASK_X_E2E_SUITE: 'untrusted' } });
+  process.stdout.write(r.stdout);
+  const m = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout.trim());
+  if (m) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  } else failed++;
+  if (m && r.status !== 0 && Number(m[2]) === 0) failed++;
+  console.log(`[test] e2e untrusted in ${Date.now() - t} ms`);
+}
+
 // A new user's first task from the .vsix, through the UI only (test/e2e/fresh.mjs).
 if (only !== 'unit') {
   const t = Date.now();

@@ -61,6 +61,11 @@ for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['-c', 'user.na
   execFileSync('git', args, { cwd: workspace, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
 }
 for (const d of ['server', 'user', 'ext', 'data', 'home']) mkdirSync(join(work, d));
+const untrusted = process.env.TASK_X_E2E_SUITE === 'untrusted';
+if (untrusted) {
+  mkdirSync(join(work, 'user', 'User'), { recursive: true });
+  writeFileSync(join(work, 'user', 'User', 'settings.json'), JSON.stringify({ 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false }));
+}
 // A second extension that uses task-x's API (issue 36 item 14), installed as a user's would be.
 cpSync(join(here, 'fixtures', 'api-client'), join(work, 'ext', 'task-x-tests.api-client-0.0.1'), { recursive: true });
 // What the tests read and write outside the workspace.
@@ -226,7 +231,9 @@ async function main() {
     join(vscodeDir, 'out/server-main.js'),
     '--host', '127.0.0.1', '--port', String(port),
     '--without-connection-token', '--accept-server-license-terms',
-    '--telemetry-level', 'off', '--enable-smoke-test-driver', '--disable-workspace-trust',
+    '--telemetry-level', 'off', '--enable-smoke-test-driver',
+    // TASK_X_E2E_SUITE=untrusted: workspace trust on, the folder in Restricted Mode (no prompt).
+    ...(untrusted ? [] : ['--disable-workspace-trust']),
     '--server-data-dir', join(work, 'server'), '--user-data-dir', join(work, 'user'),
     '--extensions-dir', join(work, 'ext'),
   ];

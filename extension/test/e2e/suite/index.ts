@@ -12,7 +12,9 @@ export async function run(): Promise<void> {
   const grep = process.env.TASK_X_E2E_GREP;
   if (grep) mocha.grep(grep);
   // TASK_X_E2E_SUITE=bench runs the speed benchmarks (*.bench.js) instead of the tests.
-  const suffix = process.env.TASK_X_E2E_SUITE === 'bench' ? '.bench.js' : '.test.js';
+  // TASK_X_E2E_SUITE=untrusted runs *.untrusted.js in a workbench whose folder is not trusted.
+  const suite = process.env.TASK_X_E2E_SUITE;
+  const suffix = suite === 'bench' ? '.bench.js' : suite === 'untrusted' ? '.untrusted.js' : '.test.js';
   for (const f of readdirSync(__dirname).sort()) {
     if (f.endsWith(suffix)) mocha.addFile(join(__dirname, f));
   }
