@@ -762,3 +762,23 @@ func TestProviderAuthError(t *testing.T) {
 		}
 	}
 }
+
+// A stdio MCP server of an ACP session does not inherit the provider keys
+// nor a variable holding the configured key; its own env is passed.
+func TestMCPServerEnvWithoutKeys(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-parent-openai-1")
+	t.Setenv("SOME_OTHER_NAME", "sk-acp-test-key-123") // the configured key
+	out := filepath.Join(t.TempDir(), "env.txt")
+	p := startAgent(t, testConfig(t, "http://127.0.0.1:1/v1"))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{map[string]any{"name": "dump", "command": "/bin/sh",
+		"args": []string{"-c", `env > "$0"`, out}, "env": []any{map[string]any{"name": "GIVEN", "value": "given-4"}}}}})
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the server did not run: %v", err)
+	}
+	env := string(b)
+	if strings.Contains(env, "sk-parent-openai-1") || strings.Contains(env, "sk-acp-test-key-123") || !strings.Contains(env, "GIVEN=given-4") {
+		t.Fatalf("the server's environment:\n%s", env)
+	}
+}

@@ -148,3 +148,24 @@ func TestMCPConfigureThroughRuntime(t *testing.T) {
 		t.Fatalf("mcp/status = %+v", st)
 	}
 }
+
+// A stdio MCP server the JSON-RPC mode starts (a shell that writes its
+// environment, then the runtime's own MCP server) does not inherit the
+// provider keys of the runtime's environment (run_command's rule).
+func TestMCPServerEnvWithoutProviderKeys(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "env.txt")
+	p := start(t, "OPENAI_API_KEY=sk-e2e-openai-7777", "TASK_X_API_KEY=sk-e2e-taskx-8888", "PLAIN_SETTING=kept")
+	p.initialize(nil)
+	p.mustCall("mcp/configure", map[string]any{"servers": map[string]any{
+		"dump": map[string]any{"command": "/bin/sh", "args": []string{"-c", `env > "$0"; exec "$1" --mcp-server --root "$2"`, out,
+			filepath.Join(binDir, "task-x-runtime"), t.TempDir()}},
+	}})
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the server did not run: %v", err)
+	}
+	env := string(b)
+	if strings.Contains(env, "sk-e2e-") || !strings.Contains(env, "PLAIN_SETTING=kept") {
+		t.Fatalf("the server's environment:\n%s", env)
+	}
+}

@@ -19,7 +19,8 @@ import (
 // set: modes "plain", "junk" (prints non-JSON lines before and between
 // messages), "slow" (waits FAKE_MCP_DELAY_MS before serving), "once-hang"
 // (the first start never answers; later starts do: FAKE_MCP_MARK is a file
-// marking the first start) and "spawn" (starts a setsid grandchild whose
+// marking the first start), "env" (also a getenv {text} tool: the
+// variable's value, "unset" when absent) and "spawn" (starts a setsid grandchild whose
 // pid goes to FAKE_MCP_MARK). Tools: echo {text}, add {a, b}, die (exits
 // the process mid-call), hang (never answers).
 func TestMain(m *testing.M) {
@@ -73,6 +74,15 @@ func fakeServer(mode string) int {
 		os.Exit(3)
 		return nil, nil, nil
 	})
+	if mode == "env" {
+		sdk.AddTool(srv, &sdk.Tool{Name: "getenv", Description: "the value of a variable, unset when absent"}, func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			v, ok := os.LookupEnv(in.Text)
+			if !ok {
+				v = "unset"
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: v}}}, nil, nil
+		})
+	}
 	sdk.AddTool(srv, &sdk.Tool{Name: "hang", Description: "never answers"}, func(ctx context.Context, req *sdk.CallToolRequest, in emptyIn) (*sdk.CallToolResult, any, error) {
 		time.Sleep(time.Hour)
 		return nil, nil, nil

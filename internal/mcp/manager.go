@@ -57,6 +57,10 @@ type Options struct {
 	// Logger receives diagnostics (server names, states, skipped stdout
 	// lines; never tool arguments or results). Default: discard.
 	Logger *slog.Logger
+	// Secrets returns the keys the runtime holds: a variable of the
+	// runtime's environment whose value is one is not passed to a stdio
+	// server (nor are the provider key variables). Optional.
+	Secrets func() []string
 	// Root returns the open workspace root ("" when none): the default cwd
 	// of stdio servers and the folder of .mcp.json and .vscode/mcp.json.
 	Root func() string
@@ -476,7 +480,11 @@ func (m *Manager) connect(s *server, timeout time.Duration) (*sdk.ClientSession,
 			cwd, _ = os.Getwd()
 		}
 		var err error
-		if proc, err = startProcess(s.cfg, cwd, s.name, m.log); err != nil {
+		var secrets []string
+		if m.opts.Secrets != nil {
+			secrets = m.opts.Secrets()
+		}
+		if proc, err = startProcess(s.cfg, cwd, s.name, m.log, secrets); err != nil {
 			return nil, nil, nil, err
 		}
 		transport = &sdk.IOTransport{Reader: newJSONLineReader(proc.stdout, s.name, m.log), Writer: proc.stdin, MaxLineLength: MaxLineBytes + 1}

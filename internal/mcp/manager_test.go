@@ -447,3 +447,24 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(b)
 }
+
+// A stdio server does not inherit the provider keys nor a variable whose
+// value is a key the runtime holds; the env configured for it is passed.
+func TestStdioServerEnvWithoutKeys(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-parent-openai-1")
+	t.Setenv("TASK_X_API_KEY", "sk-parent-taskx-2")
+	t.Setenv("SOME_OTHER_NAME", "sk-held-by-runtime-3")
+	t.Setenv("PLAIN_SETTING", "kept")
+	m := newTestManager(t, &Options{Secrets: func() []string { return []string{"sk-held-by-runtime-3"} }})
+	st := m.Configure(context.Background(), map[string]ServerConfig{"e": fake(t, "env", "GIVEN_API_KEY=given-4")}, false)
+	if s := statusOf(t, st, "e"); !s.Running {
+		t.Fatalf("not running: %+v", s)
+	}
+	for name, want := range map[string]string{"OPENAI_API_KEY": "unset", "TASK_X_API_KEY": "unset", "SOME_OTHER_NAME": "unset",
+		"PLAIN_SETTING": "kept", "GIVEN_API_KEY": "given-4"} {
+		res, err := call(t, m, "e", "getenv", `{"text":"`+name+`"}`)
+		if err != nil || res.Content != want {
+			t.Errorf("%s = %q, %v; want %q", name, res.Content, err, want)
+		}
+	}
+}

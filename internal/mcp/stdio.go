@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/proctree"
+	"github.com/task-x/task-x-runtime/internal/sandbox"
 )
 
 // MaxLineBytes caps one line a stdio server writes: the protocol's 32 MiB
@@ -92,22 +94,41 @@ type process struct {
 	once   sync.Once
 }
 
+// serverEnv is a stdio server's environment: the runtime's without the
+// provider keys (sandbox.IsProviderKeyName) and without any variable whose
+// value is a key the runtime holds (secrets), as run_command's; then the
+// server's own env as configured (what the user gave it explicitly).
+func serverEnv(inherited []string, own map[string]string, secrets []string) []string {
+	held := map[string]bool{}
+	for _, s := range secrets {
+		if s != "" {
+			held[s] = true
+		}
+	}
+	env := make([]string, 0, len(inherited)+len(own))
+	for _, kv := range inherited {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || sandbox.IsProviderKeyName(k) || held[v] {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, k := range sortedNames(own) {
+		env = append(env, k+"="+own[k])
+	}
+	return env
+}
+
 // startProcess starts c as a stdio server in a new process group, with
 // stdout and stdin on pipes the runtime owns (so the exit of the process
 // never closes them under a reader) and stderr logged at debug level.
-func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Logger) (*process, error) {
+func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Logger, secrets []string) (*process, error) {
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Dir = c.Cwd
 	if cmd.Dir == "" {
 		cmd.Dir = defaultCwd
 	}
-	if len(c.Env) > 0 {
-		env := os.Environ()
-		for _, k := range sortedNames(c.Env) {
-			env = append(env, k+"="+c.Env[k])
-		}
-		cmd.Env = env
-	}
+	cmd.Env = serverEnv(os.Environ(), c.Env, secrets)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	if err != nil {

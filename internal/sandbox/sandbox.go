@@ -113,6 +113,13 @@ var secretNames = map[string]bool{
 	"TASK_X_API_KEY": true, "ANTHROPIC_AUTH_TOKEN": true,
 }
 
+// IsProviderKeyName reports whether an environment variable called name
+// holds a model provider's key the runtime reads (ANTHROPIC_API_KEY,
+// OPENAI_API_KEY, OPENROUTER_API_KEY, TASK_X_API_KEY,
+// ANTHROPIC_AUTH_TOKEN; case-insensitive): no process the runtime starts
+// for someone else (a command, an MCP server) inherits them.
+func IsProviderKeyName(name string) bool { return secretNames[strings.ToUpper(name)] }
+
 // Suffixes of variable names removed too: credentials by naming convention.
 var secretSuffixes = []string{"_API_KEY", "_APIKEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY", "_PASSWORD"}
 

@@ -27,6 +27,7 @@ func (s *Session) mcpManager() *mcp.Manager {
 		s.mcp.mgr = mcp.NewManager(&mcp.Options{
 			Logger:  s.log,
 			Version: s.opts.Version,
+			Secrets: s.secrets.List,
 			Root: func() string {
 				if proj, err := s.project(); err == nil {
 					return proj.Root()
