@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -55,7 +57,7 @@ var g globals
 
 func execute(args []string) int {
 	root := newRoot()
-	root.SetArgs(args)
+	root.SetArgs(defaultToRun(root, args))
 	err := root.Execute()
 	if err == nil {
 		return 0
@@ -95,14 +97,41 @@ runtime binary (default: task-x-runtime next to this program, else on PATH).`,
 	pf.BoolVar(&g.noColor, "no-color", false, "no colours (also when NO_COLOR is set or output is not a terminal)")
 	root.AddCommand(newOpenCmd(), newRunCmd(), newResumeCmd(), newTasksCmd(), newRetrieveCmd(), newGraphCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		fmt.Fprintf(os.Stderr, "task-x %s: %v (see task-x %s --help)\n", c.Name(), err, c.Name())
+		fmt.Fprintf(os.Stderr, "%s: %v (see %s --help)\n", c.CommandPath(), err, c.CommandPath())
 		return exitCode(2)
 	})
 	return root
 }
 
+// defaultToRun makes "run" the command when none is named, as claude and
+// codex take a prompt with no command: task-x -p "explain", task-x
+// "prompt", cat log | task-x -p "explain", task-x -C DIR. --help and
+// --version stay the root's.
+func defaultToRun(root *cobra.Command, args []string) []string {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") || slices.Contains(args, "--version") {
+		return args
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--data-dir":
+			i++ // its value
+		case strings.HasPrefix(a, "-"):
+		default:
+			if c, _, err := root.Find([]string{a}); err == nil && c != root {
+				return args // a command
+			}
+			if a == "help" || a == "completion" {
+				return args
+			}
+			return append([]string{"run"}, args...)
+		}
+	}
+	return append([]string{"run"}, args...)
+}
+
 // usageError prints a one-line usage error and returns exit code 2.
 func usageError(c *cobra.Command, format string, a ...any) error {
-	fmt.Fprintf(os.Stderr, "task-x %s: %s (see task-x %s --help)\n", c.Name(), fmt.Sprintf(format, a...), c.Name())
+	fmt.Fprintf(os.Stderr, "%s: %s (see %s --help)\n", c.CommandPath(), fmt.Sprintf(format, a...), c.CommandPath())
 	return exitCode(2)
 }

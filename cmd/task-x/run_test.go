@@ -130,3 +130,25 @@ func TestWarningNamesFlag(t *testing.T) {
 		t.Error("approvalTitle for an edit")
 	}
 }
+
+// TestDefaultToRun: with no command, the arguments are run's (task-x -p
+// "explain", task-x "prompt"); a command, --help and --version are kept.
+func TestDefaultToRun(t *testing.T) {
+	root := newRoot()
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"-p", "explain"}, "run -p explain"},
+		{[]string{"fix the bug"}, "run fix the bug"},
+		{nil, "run"},
+		{[]string{"--data-dir", "/x", "tasks"}, "--data-dir /x tasks"},
+		{[]string{"graph", "."}, "graph ."},
+		{[]string{"--help"}, "--help"},
+		{[]string{"-C", "src", "--version"}, "-C src --version"},
+	} {
+		if got := strings.Join(defaultToRun(root, c.in), " "); got != c.want {
+			t.Errorf("defaultToRun(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

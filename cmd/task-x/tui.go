@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -524,8 +525,8 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 			m.note("nothing to revert: no pending changes")
 		default:
 			m.confirmRevert = msg.paths
-			m.note("%s %s? %s", m.st.warn.Render("revert "+plural(len(msg.paths), "file")), strings.Join(msg.paths, ", "),
-				m.st.dim.Render("y reverts them, any other key keeps them"))
+			m.note("%s (%s)? %s", m.st.warn.Render("revert "+plural(len(msg.paths), "file")), strings.Join(msg.paths, ", "),
+				m.st.dim.Render("y reverts, any other key keeps"))
 			m.hint = "y to revert, any other key to keep"
 		}
 		return nil
@@ -1813,6 +1814,10 @@ func tuiSession(r *runner, st styles, prog *atomic.Pointer[tea.Program]) int {
 	prog.Store(p)
 	_, err = p.Run()
 	prog.Store(nil)
+	// The terminal leaves raw mode before the transcript is printed: in raw
+	// mode a newline does not return the carriage, and the scroll-back
+	// would be a staircase.
+	restore()
 	if m.cancel != nil {
 		m.cancel()
 	}
@@ -1855,5 +1860,6 @@ func filteredInput(m *tuiModel) (*os.File, func(), error) {
 		pasteFilter(os.Stdin, pw, m.store)
 		pw.Close()
 	}()
-	return pr, func() { term.Restore(fd, state); pr.Close() }, nil
+	var once sync.Once
+	return pr, func() { once.Do(func() { term.Restore(fd, state); pr.Close() }) }, nil
 }

@@ -83,14 +83,14 @@ func TestSessionSmallFixes(t *testing.T) {
 	pt.expect("zz-tail-marker.md") // the changed-files line wraps
 	pt.send("/revert\r")
 	pt.expect("revert 2 files")
-	pt.expect("y reverts them")
+	pt.expect("y reverts, any other key keeps")
 	pt.send("n")
 	pt.expect("kept: nothing reverted")
 	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err != nil {
 		t.Fatal("NOTES.md went although the revert was declined")
 	}
 	pt.send("/revert\r")
-	pt.expect("y reverts them")
+	pt.expect("y reverts, any other key keeps")
 	pt.send("y")
 	pt.expect("reverted 2 files")
 	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err == nil {

@@ -22,4 +22,13 @@ func TestShellCommand(t *testing.T) {
 	pt.expect("completed")
 	pt.send("\x04")
 	pt.cmd.Wait()
+	// The transcript printed at exit is on a terminal out of raw mode:
+	// each line starts at the left edge (it was a staircase).
+	pt.mu.Lock()
+	raw := pt.raw.String()
+	pt.mu.Unlock()
+	tail := raw[strings.LastIndex(raw, "\x1b[?1049l")+1:]
+	if strings.Count(tail, "\n") < 3 || strings.Count(tail, "\n") != strings.Count(tail, "\r\n") {
+		t.Errorf("the transcript at exit has bare newlines (the terminal was still raw):\n%q", tail)
+	}
 }
