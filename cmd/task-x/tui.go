@@ -178,6 +178,8 @@ type (
 		models []protocol.ModelInfo
 		err    error
 	}
+	// approvalArmMsg ends an approval's guard.
+	approvalArmMsg struct{ a *asking }
 	// skillsMsg: skills/list answered (custom slash commands).
 	skillsMsg struct{ skills []protocol.Skill }
 	// compactDoneMsg: /compact's summary turn ended.
@@ -236,6 +238,8 @@ type asking struct {
 	item     *item  // the approval's entry in the transcript
 	choice   string // the approval's select
 	instead  bool   // the second step: what should it do instead
+	guard    bool   // opened while the user typed: keys are held back
+	guarded  bool   // it was held back (the line under it says it takes keys now)
 	message  string
 	single   map[string]*string
 	multi    map[string]*[]string
@@ -427,6 +431,12 @@ func (m *tuiModel) bottomView() string {
 	rule := m.st.dim.Render(strings.Repeat("─", max(10, m.width)))
 	if m.ask != nil {
 		b.WriteString(rule + "\n" + strings.TrimRight(m.ask.form.View(), "\n") + "\n")
+		switch {
+		case m.ask.guard:
+			b.WriteString(m.st.warn.Render("⏸ an approval opened while you typed: its keys work in a moment") + "\n")
+		case m.ask.guarded:
+			b.WriteString(m.st.dim.Render("▶ the approval takes keys now (what you typed stays in the prompt)") + "\n")
+		}
 	} else if m.pick != nil {
 		b.WriteString(rule + "\n" + strings.TrimRight(m.pick.form.View(), "\n") + "\n" + m.st.dim.Render("enter picks · esc closes") + "\n")
 	} else {
@@ -504,6 +514,9 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		return nil // the replayed marker event ends the transcript
 	case modelsMsg:
 		return m.modelsListed(msg)
+	case approvalArmMsg:
+		msg.a.guard = false
+		return nil
 	case skillsMsg:
 		m.skills = msg.skills
 		return nil
@@ -676,6 +689,11 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 }
 
 const ctrlCHint = "(Ctrl-C again to leave)"
+
+// approvalGuard: an approval that opens while the prompt holds text (the
+// user is typing a message to queue) ignores keys for this long, so that a
+// letter typed for the prompt (the "a" of "and") does not answer it.
+const approvalGuard = 700 * time.Millisecond
 
 const escHint = "(Esc again to edit and resend an earlier message)"
 
@@ -1598,6 +1616,12 @@ func (m *tuiModel) openApproval(msg *approvalMsg) tea.Cmd {
 		huh.NewOption("No, and tell it what to do instead (n)", "deny"),
 	).Value(&a.choice))
 	m.ask = a
+	if m.ta.Value() != "" {
+		// It opened while the user was typing: the next keys were meant
+		// for the prompt, not for y/a/n. They are held back for a moment.
+		a.guard, a.guarded = true, true
+		return tea.Batch(a.form.Init(), tea.Tick(approvalGuard, func(time.Time) tea.Msg { return approvalArmMsg{a} }))
+	}
 	return a.form.Init()
 }
 
@@ -1643,6 +1667,9 @@ func (m *tuiModel) openQuestion(msg *questionMsg) tea.Cmd {
 // turn; y/a/n pick an approval's choice at once.
 func (m *tuiModel) askKey(k tea.KeyMsg) tea.Cmd {
 	a := m.ask
+	if a.guard && k.String() != "esc" && k.String() != "ctrl+c" {
+		return nil // typed for the prompt, not an answer
+	}
 	switch k.String() {
 	case "esc", "ctrl+c":
 		if a.approval != nil {

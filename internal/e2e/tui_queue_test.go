@@ -35,3 +35,36 @@ func TestQueuedWhileRunning(t *testing.T) {
 	pt.send("\x04")
 	pt.cmd.Wait()
 }
+
+// TestApprovalWhileTyping: an approval that opens while the user is typing
+// a message holds its keys back for a moment (the "a" of "and" would allow
+// for the rest of the task), then answers as usual; the typed text stays.
+func TestApprovalWhileTyping(t *testing.T) {
+	gate := make(chan struct{})
+	script := []step{
+		{gate: gate, calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "NOTES.md", "content": "n\n"}}}},
+		{text: "Wrote it."},
+	}
+	pt, _, got, _ := tuiWithModel(t, script)
+	pt.send("start\r")
+	nextPrompt(t, got)
+	pt.send("check the tests and")
+	pt.expect("check the tests and")
+	close(gate)
+	pt.expect("an approval opened while you typed")
+	pt.send("a") // held back: not "allow for the rest of the task"
+	pt.expect("the approval takes keys now")
+	pt.send("n")
+	pt.expect("What should it do instead?")
+	pt.mu.Lock()
+	screen := pt.plain()
+	pt.mu.Unlock()
+	if strings.Contains(screen, "allowed for the rest of this task") {
+		t.Fatal("a key typed for the prompt answered the approval")
+	}
+	pt.send("\r")
+	pt.expect("completed")
+	pt.expect("check the tests and") // still in the prompt
+	pt.send("\x03\x04")
+	pt.cmd.Wait()
+}

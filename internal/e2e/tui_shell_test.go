@@ -27,7 +27,8 @@ func TestShellCommand(t *testing.T) {
 	pt.mu.Lock()
 	raw := pt.raw.String()
 	pt.mu.Unlock()
-	tail := raw[strings.LastIndex(raw, "\x1b[?1049l")+1:]
+	alt := raw[strings.LastIndex(raw, "\x1b[?1049h")+1:]
+	tail := alt[strings.Index(alt, "\x1b[?1049l")+1:]
 	if strings.Count(tail, "\n") < 3 || strings.Count(tail, "\n") != strings.Count(tail, "\r\n") {
 		t.Errorf("the transcript at exit has bare newlines (the terminal was still raw):\n%q", tail)
 	}
