@@ -152,3 +152,17 @@ func TestDefaultToRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryFailedCheckOutput: a failed check shows why (the last lines
+// of its output) under its name; the fresh pass found "FAILED lint" with
+// nothing to say it could not create the Go build cache.
+func TestSummaryFailedCheckOutput(t *testing.T) {
+	sum := &taskSummary{TaskID: "t1", Status: "completed", Validations: []protocol.ValidationResult{
+		{Name: "lint", Passed: false, ExitCode: 1, Output: "a\nb\nfailed to initialize build cache: permission denied\n"},
+		{Name: "test", Passed: true, Output: "ok\n"},
+	}}
+	got := formatSummary(newStyles(false), sum, time.Second, defaults{}, false, 0)
+	if !strings.Contains(got, "  FAILED lint\n    a\n    b\n    failed to initialize build cache: permission denied\n  passed test\n") {
+		t.Errorf("summary:\n%s", got)
+	}
+}

@@ -574,6 +574,13 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defa
 				outcome = st.bad.Render("FAILED")
 			}
 			fmt.Fprintf(&b, "  %s %s\n", outcome, v.Name)
+			if !v.Passed {
+				// Why it failed: the last lines of its output.
+				lines, _ := lastLines(v.Output, 3)
+				for _, l := range lines {
+					fmt.Fprintf(&b, "    %s\n", st.dim.Render(l))
+				}
+			}
 		}
 		for _, sk := range sum.SkippedChecks {
 			fmt.Fprintf(&b, "  %s %s (%s)\n", st.dim.Render("skip"), sk.Name, sk.Reason)
