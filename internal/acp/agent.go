@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -816,14 +817,18 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 const maxMentions = 10
 
 // promptInput turns ACP content blocks into our prompt: text as it is,
-// images as images, a resource link to a file in the folder as an @
-// mention (other links as their URI in the text), an embedded text
-// resource as a block of the prompt. Audio and blobs are invalid params
-// (initialize offers neither).
+// images as images (checked as agent/run checks them, the error naming
+// prompt[i]), a resource link to a file in the folder as an @ mention
+// (other links as their URI in the text; a link given twice once; a
+// #L10:20 or #L10 fragment as "(lines 10-20)"), an embedded text resource
+// as a fenced block of the prompt (fence: a ``` in the text cannot end
+// it). A prompt of images only gets imageOnlyText. Audio and blobs are
+// invalid params (initialize offers neither).
 func promptInput(blocks []contentBlock, cwd string) (string, []session.Image, []string, error) {
 	var b strings.Builder
 	var images []session.Image
 	var mentions []string
+	linked := map[string]bool{}
 	sep := func() {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
@@ -835,15 +840,27 @@ func promptInput(blocks []contentBlock, cwd string) (string, []session.Image, []
 			sep()
 			b.WriteString(c.Text)
 		case "image":
-			images = append(images, session.Image{MediaType: c.MimeType, Data: c.Data})
+			im := session.Image{MediaType: c.MimeType, Data: c.Data}
+			if err := session.CheckImage(im); err != nil {
+				return "", nil, nil, invalid("prompt[%d]: image %v", i, err)
+			}
+			if len(images) == session.MaxImages {
+				return "", nil, nil, invalid("prompt[%d]: at most %d images per prompt", i, session.MaxImages)
+			}
+			images = append(images, im)
 		case "resource_link":
-			if p, ok := filePath(c.URI, cwd); ok && len(mentions) < maxMentions {
-				mentions = append(mentions, p)
-				sep()
-				b.WriteString("@" + relTo(cwd, p))
+			if linked[c.URI] {
 				continue
 			}
+			linked[c.URI] = true
 			sep()
+			if p, ok := filePath(c.URI, cwd); ok {
+				if !slices.Contains(mentions, p) && len(mentions) < maxMentions {
+					mentions = append(mentions, p)
+				}
+				b.WriteString("@" + relTo(cwd, p) + lineRange(c.URI))
+				continue
+			}
 			b.WriteString("@" + c.URI)
 		case "resource":
 			if c.Resource == nil || c.Resource.Text == nil {
@@ -851,18 +868,59 @@ func promptInput(blocks []contentBlock, cwd string) (string, []session.Image, []
 			}
 			name := c.Resource.URI
 			if p, ok := filePath(c.Resource.URI, cwd); ok {
-				name = relTo(cwd, p)
+				name = relTo(cwd, p) + lineRange(c.Resource.URI)
 			}
 			sep()
-			fmt.Fprintf(&b, "@%s (as the editor holds it):\n```\n%s\n```", name, strings.TrimRight(*c.Resource.Text, "\n"))
+			fmt.Fprintf(&b, "@%s (as the editor holds it):\n%s", name, fence(*c.Resource.Text))
 		default:
 			return "", nil, nil, invalid("prompt[%d]: content type %q is not supported", i, c.Type)
 		}
 	}
 	if strings.TrimSpace(b.String()) == "" {
-		return "", nil, nil, invalid("prompt: no text")
+		if len(images) == 0 {
+			return "", nil, nil, invalid("prompt: no text")
+		}
+		return imageOnlyText(len(images)), images, mentions, nil
 	}
 	return b.String(), images, mentions, nil
+}
+
+// imageOnlyText is the prompt text of a prompt of images only (agent/run
+// needs text).
+func imageOnlyText(n int) string {
+	if n == 1 {
+		return "(The user sent an image without text.)"
+	}
+	return fmt.Sprintf("(The user sent %d images without text.)", n)
+}
+
+// lineRange is " (lines 10-20)" for a URI ending in #L10:20 or #L10-20,
+// " (line 10)" for #L10, "" otherwise.
+func lineRange(uri string) string {
+	_, frag, ok := strings.Cut(uri, "#")
+	if !ok || !strings.HasPrefix(frag, "L") {
+		return ""
+	}
+	from, to, hasTo := strings.Cut(frag[1:], ":")
+	if !hasTo {
+		from, to, hasTo = strings.Cut(frag[1:], "-")
+	}
+	to = strings.TrimPrefix(to, "L")
+	a, err := strconv.Atoi(from)
+	if err != nil || a < 1 {
+		return ""
+	}
+	if !hasTo {
+		return fmt.Sprintf(" (line %d)", a)
+	}
+	z, err := strconv.Atoi(to)
+	if err != nil || z < a {
+		return ""
+	}
+	if z == a {
+		return fmt.Sprintf(" (line %d)", a)
+	}
+	return fmt.Sprintf(" (lines %d-%d)", a, z)
 }
 
 // filePath is the absolute path of a file:// URI inside cwd.

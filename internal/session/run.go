@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -39,6 +40,18 @@ type Image struct {
 
 // maxImages is the image cap of a prompt (protocol.md Images).
 const maxImages = 8
+
+// MaxImages is the image cap of a prompt (protocol.md Images).
+const MaxImages = maxImages
+
+// CheckImage checks one image as agent/run does (protocol.md Images): the
+// error names the field (mediaType or data) and what is wrong with it.
+func CheckImage(im Image) error {
+	if err := provider.ValidateImage(im.MediaType, im.Data); err != nil {
+		return fmt.Errorf("%s: %s", err.Field, err.Message)
+	}
+	return nil
+}
 
 // validateImages checks ImageInput[] as protocol.md Images says.
 func validateImages(images []Image) ([]provider.Part, error) {
