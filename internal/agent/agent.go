@@ -225,17 +225,12 @@ func newRun(p Params, opts Options) *run {
 	r := &run{p: p, opts: opts, env: env, grants: newGrants(), ctl: opts.Control,
 		log: opts.Logger.With("taskId", p.TaskID), chain: chain(opts, p.Kind), maxTokens: opts.MaxTokens}
 	r.bg.init()
-	r.sum = task.Summary{
-		TaskID:        p.TaskID,
-		Status:        task.StatusCompleted,
-		ChangedFiles:  []tool.FileChange{},
-		Operations:    []string{},
-		Validations:   []validate.Result{},
-		SkippedChecks: []validate.Skipped{},
-	}
+	model := ""
 	if len(r.chain) > 0 {
-		r.sum.Model = r.chain[0].Config().Model
+		model = r.chain[0].Config().Model
 	}
+	r.sum = task.NewSummary(p.TaskID, model)
+	r.sum.Status = task.StatusCompleted
 	return r
 }
 

@@ -293,7 +293,7 @@ func (h *harness) run(t *testing.T, ctx context.Context, p Params) (task.Summary
 		t.Errorf("%d done events", n)
 	}
 	done := of[protocol.DoneEvent](h.rec)[0]
-	if string(done.Status) != sum.Status || (done.Error == nil) != (sum.Error == nil) {
+	if done.Status != sum.Status || (done.Error == nil) != (sum.Error == nil) {
 		t.Errorf("done event %+v does not match summary %+v", done, sum)
 	}
 	return sum, msgs
@@ -330,7 +330,7 @@ func TestReadEditCommandTask(t *testing.T) {
 	if sum.Text != "Changed main.go; I could not run the tests." || sum.Iterations != 4 || sum.ToolCalls != 3 || sum.Model != "fake-model" {
 		t.Errorf("summary %+v", sum)
 	}
-	if sum.Usage != (provider.Usage{InputTokens: 540, OutputTokens: 50}) || sum.Metrics.UnpricedTokens != 590 {
+	if *sum.Usage != (provider.Usage{InputTokens: 540, OutputTokens: 50}) || sum.Metrics.UnpricedTokens != 590 {
 		t.Errorf("usage %+v metrics %+v", sum.Usage, sum.Metrics)
 	}
 	if want := []tool.FileChange{{Path: "main.go", Kind: "modified", Added: 1, Removed: 1}}; !slices.Equal(sum.ChangedFiles, want) {
@@ -752,7 +752,7 @@ func TestUnreportedUsageIsNotZero(t *testing.T) {
 	)
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
 	usageEvents := len(of[protocol.UsageEvent](h.rec))
-	if sum.Usage != (provider.Usage{InputTokens: 50, OutputTokens: 5}) || sum.UnreportedUsageCalls != 1 || usageEvents != 1 {
+	if *sum.Usage != (provider.Usage{InputTokens: 50, OutputTokens: 5}) || sum.UnreportedUsageCalls != 1 || usageEvents != 1 {
 		t.Fatalf("usage %+v unreported %d usage events %d", sum.Usage, sum.UnreportedUsageCalls, usageEvents)
 	}
 	b, _ := json.Marshal(sum)

@@ -142,8 +142,9 @@ func (e *Engine) Run(ctx context.Context, job *task.Job) (task.Summary, []provid
 		e.StartErr = err
 		msg := err.Error()
 		job.Emit(protocol.DoneEvent{Status: "failed", Error: &msg})
-		return task.Summary{TaskID: job.TaskID, Status: "failed", Error: &msg, Model: o.Model,
-			ChangedFiles: []tool.FileChange{}, Operations: []string{}}, conv
+		sum := task.NewSummary(job.TaskID, o.Model)
+		sum.Status, sum.Error = task.StatusFailed, &msg
+		return sum, conv
 	}
 	job.Attach(control{ctx: ctx, run: run, tools: tools})
 	sum, _ := run.Wait()

@@ -24,7 +24,6 @@ import (
 	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/task"
 	"github.com/task-x/task-x-runtime/internal/tool"
-	"github.com/task-x/task-x-runtime/internal/validate"
 )
 
 // MinVersion is the oldest CLI this driver accepts: the version
@@ -263,8 +262,8 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		return nil, fmt.Errorf("starting Claude Code CLI %q: %v; install it with `%s`", path, err, InstallHint)
 	}
 	r.cmd, r.stdin = cmd, stdin
-	r.sum = task.Summary{TaskID: h.TaskID, Status: "completed", Model: o.Model,
-		ChangedFiles: []tool.FileChange{}, Operations: []string{}, Validations: []validate.Result{}, SkippedChecks: []validate.Skipped{}}
+	r.sum = task.NewSummary(h.TaskID, o.Model)
+	r.sum.Status = task.StatusCompleted
 	r.mu.Lock()
 	r.sent = 1
 	// A CLI that exited at once fails this write; the reader then reports

@@ -156,7 +156,7 @@ func (r *taskRecorder) finish(sum Summary, messages []provider.Message) {
 		return
 	}
 	t := r.rec
-	t.Status = sum.Status
+	t.Status = string(sum.Status)
 	if sum.Error != nil {
 		t.Error = *sum.Error
 	}

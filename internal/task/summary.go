@@ -7,7 +7,6 @@ import (
 
 	"github.com/task-x/task-x-runtime/internal/hooks"
 	"github.com/task-x/task-x-runtime/internal/protocol"
-	"github.com/task-x/task-x-runtime/internal/provider"
 	"github.com/task-x/task-x-runtime/internal/tool"
 	"github.com/task-x/task-x-runtime/internal/validate"
 )
@@ -23,44 +22,44 @@ const (
 	StatusCancelled = "cancelled"
 )
 
-// Summary is the protocol.md agent/run result: { taskId, status, text,
-// changedFiles, operations, validations, validationRan, skippedChecks, usage,
-// metrics, model, iterations, toolCalls, error }. Slices are never nil, so
-// they reach the wire as [] rather than null. Error is nil (null) unless the
-// task failed or was cancelled.
-type Summary struct {
-	TaskID string `json:"taskId"`
-	Status string `json:"status"`
-	// Text is the last assistant text of the task.
-	Text string `json:"text"`
-	// ChangedFiles holds one entry per path, in first-change order, merged
-	// over the task's calls (MergeChange).
-	ChangedFiles []tool.FileChange `json:"changedFiles"`
-	// Operations are the edit-log operation ids of the task's edits, in
-	// order, from each tool result's Operation.
-	Operations []string `json:"operations"`
-	// Validations are the checks of the last round (addendum §12);
-	// ValidationRan is true when a check ran in any round; SkippedChecks
-	// are the last round's checks considered and not run.
-	Validations   []validate.Result  `json:"validations"`
-	ValidationRan bool               `json:"validationRan"`
-	SkippedChecks []validate.Skipped `json:"skippedChecks"`
-	// Usage sums the token counts the provider reported; UnreportedUsageCalls
-	// counts the model calls it reported none for (they add nothing to Usage),
-	// so {0, 0} with calls unreported is no measurement.
-	Usage                provider.Usage `json:"usage"`
-	UnreportedUsageCalls int            `json:"unreportedUsageCalls,omitempty"`
-	Metrics              Metrics        `json:"metrics"`
-	Model                string         `json:"model"`
-	// Iterations counts model calls; ToolCalls counts the tool calls the model
-	// made (denied and failed ones included).
-	Iterations int     `json:"iterations"`
-	ToolCalls  int     `json:"toolCalls"`
-	Error      *string `json:"error"`
-	// Findings (additive, team mode) are the review findings of the
-	// task's review subagents (protocol.md "Review findings"); nil
-	// outside team mode, so the field is left out then.
-	Findings *[]Finding `json:"findings,omitempty"`
+// Summary is the protocol.md agent/run result (protocol.AgentSummary):
+// { taskId, status, text, changedFiles, operations, validations,
+// validationRan, skippedChecks, usage, metrics, model, iterations,
+// toolCalls, error, findings? }. An engine starts it with NewSummary, so
+// its slices are [] and its Usage and Metrics are there (the Runner fills
+// any an engine left nil: only a crash-swept task's summary, written by the
+// store, has none). Error is nil (null) unless the task failed or was
+// cancelled; Findings is nil outside team mode.
+type Summary = protocol.AgentSummary
+
+// NewSummary is an empty summary of taskID on model: every list [], usage
+// and metrics zero.
+func NewSummary(taskID, model string) Summary {
+	return Summary{TaskID: taskID, Model: model, ChangedFiles: []tool.FileChange{}, Operations: []string{},
+		Validations: []validate.Result{}, SkippedChecks: []validate.Skipped{}, Usage: &protocol.Usage{}, Metrics: &protocol.Metrics{}}
+}
+
+// complete gives sum the members every answered summary has: the lists
+// ([] for nil), usage and metrics.
+func complete(sum *Summary) {
+	if sum.ChangedFiles == nil {
+		sum.ChangedFiles = []tool.FileChange{}
+	}
+	if sum.Operations == nil {
+		sum.Operations = []string{}
+	}
+	if sum.Validations == nil {
+		sum.Validations = []validate.Result{}
+	}
+	if sum.SkippedChecks == nil {
+		sum.SkippedChecks = []validate.Skipped{}
+	}
+	if sum.Usage == nil {
+		sum.Usage = &protocol.Usage{}
+	}
+	if sum.Metrics == nil {
+		sum.Metrics = &protocol.Metrics{}
+	}
 }
 
 // Finding is one entry of a review answer's task-x-findings block (parsed
@@ -144,8 +143,12 @@ func FileChanged(callID string, c tool.FileChange) protocol.FileChangedEvent {
 
 // Done is the done event of a summary.
 func Done(sum Summary) protocol.DoneEvent {
-	return protocol.DoneEvent{Status: protocol.TaskStatus(sum.Status), Error: sum.Error, Text: sum.Text,
-		ChangedFiles: sum.ChangedFiles, Usage: sum.Usage, Model: sum.Model,
+	var usage protocol.Usage
+	if sum.Usage != nil {
+		usage = *sum.Usage
+	}
+	return protocol.DoneEvent{Status: sum.Status, Error: sum.Error, Text: sum.Text,
+		ChangedFiles: sum.ChangedFiles, Usage: usage, Model: sum.Model,
 		Iterations: sum.Iterations, ToolCalls: sum.ToolCalls}
 }
 

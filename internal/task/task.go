@@ -357,6 +357,7 @@ func (r *Runner) Run(ctx context.Context, p *Prepared) (Summary, error) {
 		handle:   h,
 	}
 	sum, messages := req.Engine.Run(ctx, job)
+	complete(&sum)
 	rec.finish(sum, messages)
 	return sum, nil
 }

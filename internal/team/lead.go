@@ -78,7 +78,10 @@ func (l *Lead) Run(ctx context.Context, job *task.Job) (task.Summary, []provider
 	}
 	job.Tools = base.With(&runSubagentTool{s}, &runPlanTool{s}, &worktreeApplyTool{s}, &worktreeDiscardTool{s})
 	sum, msgs := l.Inner.Run(ctx, job)
-	s.tally.Apply(&sum.Metrics)
+	if sum.Metrics == nil {
+		sum.Metrics = &task.Metrics{}
+	}
+	s.tally.Apply(sum.Metrics)
 	s.mu.Lock()
 	f := append([]Finding{}, s.findings...)
 	s.mu.Unlock()

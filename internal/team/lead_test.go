@@ -53,7 +53,7 @@ func (e *roleRun) Run(ctx context.Context, job *task.Job) (task.Summary, []provi
 	w.mu.Unlock()
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: protocol.ChatMode(job.ChatMode)})
 	sum := task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: answer,
-		Usage: provider.Usage{InputTokens: 100, OutputTokens: 20}, Metrics: task.Metrics{CostUSD: 0.5, UnpricedTokens: 3}}
+		Usage: &provider.Usage{InputTokens: 100, OutputTokens: 20}, Metrics: &task.Metrics{CostUSD: 0.5, UnpricedTokens: 3}}
 	if fail {
 		msg := "provider error"
 		sum.Status, sum.Error = task.StatusFailed, &msg
@@ -92,7 +92,7 @@ func (e *planLead) Run(ctx context.Context, job *task.Job) (task.Summary, []prov
 	}
 	e.result, e.err = tl.Run(tool.WithCallID(ctx, "call_plan"), job.Env, json.RawMessage(e.input))
 	return task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: "done",
-		Usage: provider.Usage{InputTokens: 1000, OutputTokens: 100}, Metrics: task.Metrics{CostUSD: 1}}, nil
+		Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 100}, Metrics: &task.Metrics{CostUSD: 1}}, nil
 }
 
 func runLead(t *testing.T, r *Runner, lead *planLead, w *roleWorker, maxPar int) (task.Summary, *events) {
@@ -158,7 +158,7 @@ func TestLeadRunsAPlan(t *testing.T) {
 		t.Errorf("worktrees left: %+v", list)
 	}
 	want := task.Metrics{CostUSD: 1 + 4*0.5, UnpricedTokens: 4 * 3, Subagents: 4, SubagentCostUSD: 2, SubagentTokens: 4 * 120}
-	if sum.Metrics != want {
+	if sum.Metrics == nil || *sum.Metrics != want {
 		t.Errorf("metrics %+v; want %+v", sum.Metrics, want)
 	}
 	if sum.Findings == nil || len(*sum.Findings) != 1 || (*sum.Findings)[0].Message != "say more" {

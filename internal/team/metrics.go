@@ -17,6 +17,9 @@ type Spend struct {
 
 // SpendOf reads a finished subagent's spend from its summary.
 func SpendOf(sum task.Summary) Spend {
+	if sum.Usage == nil || sum.Metrics == nil { // an engine that measured nothing
+		return Spend{}
+	}
 	return Spend{
 		CostUSD:        sum.Metrics.CostUSD,
 		UnpricedTokens: sum.Metrics.UnpricedTokens,

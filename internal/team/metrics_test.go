@@ -11,9 +11,9 @@ import (
 func TestTallyAddsSubagentsToTheLead(t *testing.T) {
 	var tally Tally
 	subs := []task.Summary{
-		{Usage: provider.Usage{InputTokens: 1000, OutputTokens: 200}, Metrics: task.Metrics{CostUSD: 0.25}},
-		{Usage: provider.Usage{InputTokens: 300, OutputTokens: 50}, Metrics: task.Metrics{UnpricedTokens: 350}},
-		{Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: task.Metrics{CostUSD: 0.5, SubagentTokens: 85, SubagentCostUSD: 0.1}},
+		{Usage: &provider.Usage{InputTokens: 1000, OutputTokens: 200}, Metrics: &task.Metrics{CostUSD: 0.25}},
+		{Usage: &provider.Usage{InputTokens: 300, OutputTokens: 50}, Metrics: &task.Metrics{UnpricedTokens: 350}},
+		{Usage: &provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: &task.Metrics{CostUSD: 0.5, SubagentTokens: 85, SubagentCostUSD: 0.1}},
 	}
 	var wg sync.WaitGroup
 	for _, s := range subs {

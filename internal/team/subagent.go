@@ -286,7 +286,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 		return fail(err)
 	}
 	res.Summary = sum
-	res.Status = sum.Status
+	res.Status = string(sum.Status)
 	res.Error = sum.Error
 	res.Report = sum.Text
 	res.CostUSD = sum.Metrics.CostUSD

@@ -101,7 +101,7 @@ func (e *writer) Run(ctx context.Context, job *task.Job) (task.Summary, []provid
 	e.mu.Unlock()
 	job.Emit(protocol.StartedEvent{TaskID: job.TaskID, ChatMode: protocol.ChatMode(job.ChatMode)})
 	sum := task.Summary{TaskID: job.TaskID, Status: task.StatusCompleted, Text: "wrote " + e.path,
-		Usage: provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: task.Metrics{CostUSD: 0.25}}
+		Usage: &provider.Usage{InputTokens: 10, OutputTokens: 5}, Metrics: &task.Metrics{CostUSD: 0.25}}
 	if e.text != "" {
 		sum.Text = e.text
 	}
