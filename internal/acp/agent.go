@@ -100,9 +100,12 @@ type acpSession struct {
 	// cancelQueued: a session/cancel came while a prompt of this session
 	// was read but not started; that prompt ends cancelled at once.
 	cancelQueued bool
-	rejects      map[string]*session.Grants // task id → its reject_always answers (permission.go)
-	mcp          map[string]json.RawMessage // the client's MCP servers for this session, by name
-	updates      *translator
+	// fsSilent: the client left an fs/read_text_file of this turn
+	// unanswered; the rest of the turn reads the disk (fs.go).
+	fsSilent bool
+	rejects  map[string]*session.Grants // task id → its reject_always answers (permission.go)
+	mcp      map[string]json.RawMessage // the client's MCP servers for this session, by name
+	updates  *translator
 }
 
 // New returns an Agent.
@@ -797,6 +800,7 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	}
 	s.mu.Lock()
 	run.ChatMode = s.mode
+	s.fsSilent = false
 	s.mu.Unlock()
 	s.updates.begin()
 	res, err := a.sess.Run(rctx, &run)

@@ -3,11 +3,13 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/session"
@@ -804,5 +806,54 @@ func TestMCPServerEnvWithoutKeys(t *testing.T) {
 	env := string(b)
 	if strings.Contains(env, "sk-parent-openai-1") || strings.Contains(env, "sk-acp-test-key-123") || !strings.Contains(env, "GIVEN=given-4") {
 		t.Fatalf("the server's environment:\n%s", env)
+	}
+}
+
+// A client that leaves fs/read_text_file unanswered is asked once a turn:
+// the read falls back to the disk after fsWait, the turn's later reads go
+// to the disk without asking, and the next turn asks again.
+func TestClientFSUnanswered(t *testing.T) {
+	old := fsWait
+	fsWait = 200 * time.Millisecond // any bound: the test counts requests
+	t.Cleanup(func() { fsWait = old })
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		if n < 2 {
+			return turn{calls: []call{{"read_file", map[string]any{"path": "main.go"}}}}
+		}
+		return turn{text: "read twice"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	var mu sync.Mutex
+	reads := 0
+	p.answer = func(method string, _ json.RawMessage) any {
+		if method == "fs/read_text_file" {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+			return noAnswer
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true}}})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	for turn, want := range []int{1, 2} {
+		i, res := p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": fmt.Sprint("read ", turn)}}})
+		if !strings.Contains(string(res), "end_turn") {
+			t.Fatalf("turn %d: %s", turn, res)
+		}
+		done := 0
+		for _, u := range updatesOf(p.updates(0, i), "tool_call_update") {
+			if u["status"] == "completed" && strings.Contains(asJSON(u), "package main") {
+				done++
+			}
+		}
+		mu.Lock()
+		got := reads
+		mu.Unlock()
+		if got != want || done < 2*(turn+1) {
+			t.Fatalf("turn %d: %d fs/read_text_file requests (want %d), %d reads from the disk", turn, got, want, done)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"time"
@@ -23,8 +24,34 @@ import (
 type editorFS struct{ a *Agent }
 
 // fsWait bounds one fs request: a client that does not answer leaves the
-// tool on the disk's content.
-const fsWait = 10 * time.Second
+// tool on the disk's content (the wait ends then, though the request's
+// $/cancel_request is still waiting for its reply), and, for a read, is
+// not asked again for the rest of the turn. A variable for tests.
+var fsWait = 10 * time.Second
+
+// callBounded is conn.Call bounded by fsWait: it returns at the deadline
+// even while the connection still waits for the cancelled request's reply.
+// timedOut is true when the client did not answer in time (not when ctx
+// ended).
+func (e editorFS) callBounded(ctx context.Context, method string, params any) (raw json.RawMessage, timedOut bool, err error) {
+	cctx, cancel := context.WithTimeout(ctx, fsWait)
+	defer cancel()
+	type reply struct {
+		raw json.RawMessage
+		err error
+	}
+	ch := make(chan reply, 1) // the call may end after we return
+	go func() {
+		raw, err := e.a.conn.Call(cctx, method, params)
+		ch <- reply{raw, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.raw, r.err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil, r.err
+	case <-cctx.Done():
+		return nil, ctx.Err() == nil, cctx.Err()
+	}
+}
 
 // maxWriteParams bounds fs/write_text_file's params so the whole request
 // stays under the message cap (protocol.md "Framing") with room for its
@@ -68,11 +95,20 @@ func (e editorFS) Text(ctx context.Context, taskID, abs string) (string, bool) {
 	if s == nil {
 		return "", false
 	}
-	ctx, cancel := context.WithTimeout(ctx, fsWait)
-	defer cancel()
-	raw, err := e.a.conn.Call(ctx, methodReadTextFile, readTextFileParams{SessionID: s.id, Path: abs})
+	s.mu.Lock()
+	silent := s.fsSilent
+	s.mu.Unlock()
+	if silent {
+		return "", false // it did not answer earlier in this turn
+	}
+	raw, timedOut, err := e.callBounded(ctx, methodReadTextFile, readTextFileParams{SessionID: s.id, Path: abs})
 	if err != nil {
-		e.a.log.Debug("acp: fs/read_text_file failed; reading the disk", "err", err)
+		if timedOut {
+			s.mu.Lock()
+			s.fsSilent = true
+			s.mu.Unlock()
+		}
+		e.a.log.Debug("acp: fs/read_text_file failed; reading the disk", "err", err, "timedOut", timedOut)
 		return "", false
 	}
 	var r struct {
@@ -106,9 +142,7 @@ func (e editorFS) Wrote(ctx context.Context, taskID, abs string, content []byte)
 		// file from the disk instead.
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsWait)
-	defer cancel()
-	if _, err := e.a.conn.Call(ctx, methodWriteTextFile, params); err != nil {
+	if _, _, err := e.callBounded(context.WithoutCancel(ctx), methodWriteTextFile, params); err != nil {
 		e.a.log.Debug("acp: fs/write_text_file failed; the file on disk has the edit", "err", err)
 	}
 }

@@ -140,6 +140,9 @@ type peer struct {
 	done   chan error
 }
 
+// noAnswer is an answer that leaves the request unanswered.
+var noAnswer any = &struct{ none bool }{}
+
 func startAgent(t *testing.T, cfg *Config) *peer {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -157,9 +160,10 @@ func startAgent(t *testing.T, cfg *Config) *peer {
 				continue
 			}
 			if m.Method != "" && m.ID != nil && p.answer != nil {
-				res := p.answer(m.Method, m.Params)
-				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-				p.in.Write(append(b, '\n'))
+				if res := p.answer(m.Method, m.Params); res != noAnswer {
+					b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+					p.in.Write(append(b, '\n'))
+				}
 			}
 			p.mu.Lock()
 			p.msgs = append(p.msgs, m)

@@ -270,7 +270,7 @@ func (t *translator) finished(id string, e protocol.ToolFinishedEvent) []any {
 		c = &callState{tool: e.Tool}
 	}
 	u := toolCall{SessionUpdate: "tool_call_update", ToolCallID: id, Status: "completed"}
-	if !e.OK {
+	if !e.OK || stopped(e.Result) {
 		u.Status = "failed"
 	}
 	if e.Background && !c.done {
@@ -298,6 +298,17 @@ func (t *translator) finished(id string, e protocol.ToolFinishedEvent) []any {
 		}
 	}
 	return []any{u}
+}
+
+// stopped reports whether a command's result says it did not run to its
+// end: cancelled (the turn was) or timed out. Our tool result is ok (the
+// model sees the output and why it stopped), but for the client the call
+// failed.
+func stopped(result any) bool {
+	m, _ := result.(map[string]any)
+	cancelled, _ := m["cancelled"].(bool)
+	timedOut, _ := m["timedOut"].(bool)
+	return cancelled || timedOut
 }
 
 // diffs are a call's file changes as ACP diffs (absolute paths).
@@ -406,9 +417,17 @@ func title(tool string, input json.RawMessage) string {
 	var in map[string]any
 	json.Unmarshal(input, &in)
 	str := func(k string) string { v, _ := in[k].(string); return oneLine(v, 120) }
+	// on is verb and the input's member k, or verb and what when the
+	// input lacks it (a model's bad arguments).
+	on := func(verb, k, what string) string {
+		if v := str(k); v != "" {
+			return verb + " " + v
+		}
+		return verb + " " + what
+	}
 	switch tool {
 	case "read_file":
-		return "Read " + str("path")
+		return on("Read", "path", "a file")
 	case "list_files":
 		if p := str("path"); p != "" {
 			return "List " + p
@@ -421,19 +440,22 @@ func title(tool string, input json.RawMessage) string {
 	case "retrieve_context":
 		return fmt.Sprintf("Retrieve context for %q", str("query"))
 	case "get_dependencies":
-		return "Dependencies of " + str("path")
+		return on("Dependencies of", "path", "a file")
 	case "replace_text":
-		return "Edit " + str("path")
+		return on("Edit", "path", "a file")
 	case "write_file":
-		return "Write " + str("path")
+		return on("Write", "path", "a file")
 	case "apply_patch":
 		return "Apply a patch"
 	case "delete_path":
-		return "Delete " + str("path")
+		return on("Delete", "path", "a path")
 	case "move_path":
+		if str("from") == "" || str("to") == "" {
+			return "Move a path"
+		}
 		return "Move " + str("from") + " to " + str("to")
 	case "run_command":
-		return "Run " + str("command")
+		return on("Run", "command", "a command")
 	case "update_plan":
 		return "Update the plan"
 	case "ask_user":

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,6 +105,15 @@ func TestLeadUpdates(t *testing.T) {
 	if !strings.Contains(asJSON(got), `"status":"completed"`) || !strings.Contains(asJSON(got), "PASS") {
 		t.Fatalf("toolFinished: %s", asJSON(got))
 	}
+	// A command the cancelled turn killed, or one that timed out, failed.
+	for i, res := range []string{`{"output":"hi\n","exitCode":-1,"cancelled":true}`, `{"output":"","exitCode":-1,"timedOut":true}`} {
+		id := fmt.Sprintf("k%d", i)
+		mapJSON(t, tr, "t", `{"type":"toolStarted","callId":"`+id+`","tool":"run_command","input":{"command":"sleep 9"},"permission":"command"}`, false)
+		got = mapJSON(t, tr, "t", `{"type":"toolFinished","callId":"`+id+`","tool":"run_command","ok":true,"result":`+res+`,"error":null,"durationMs":5}`, false)
+		if !strings.Contains(asJSON(got), `"status":"failed"`) {
+			t.Fatalf("a stopped command: %s", asJSON(got))
+		}
+	}
 	mapJSON(t, tr, "t", `{"type":"toolStarted","callId":"b1","tool":"run_command","input":{"command":"sleep 9","background":true},"permission":"command"}`, false)
 	got = mapJSON(t, tr, "t", `{"type":"toolFinished","callId":"b1","tool":"run_command","ok":true,"result":{"background":true,"command":"sleep 9","message":"started"},"error":null,"durationMs":1,"background":true}`, false)
 	if !strings.Contains(asJSON(got), `"status":"in_progress"`) {
@@ -126,5 +136,18 @@ func TestLeadUpdates(t *testing.T) {
 	}
 	if got := mapJSON(t, tr, "t", `{"type":"assistantMessage","text":"Replayed","toolCalls":[]}`, true); len(got) != 1 {
 		t.Fatalf("a replayed message: %s", asJSON(got))
+	}
+}
+
+// A call without the member its title names still has a title.
+func TestTitleWithoutPath(t *testing.T) {
+	for tool, want := range map[string]string{"read_file": "Read a file", "write_file": "Write a file", "run_command": "Run a command",
+		"move_path": "Move a path", "delete_path": "Delete a path"} {
+		if got := title(tool, json.RawMessage(`{"nopath":1}`)); got != want {
+			t.Errorf("%s: %q, want %q", tool, got, want)
+		}
+	}
+	if got := title("read_file", json.RawMessage(`{"path":"a.go"}`)); got != "Read a.go" {
+		t.Errorf("read_file: %q", got)
 	}
 }
