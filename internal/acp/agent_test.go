@@ -857,3 +857,24 @@ func TestClientFSUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// A line over 32 MiB ends the session (docs/acp.md Framing): it is
+// answered with -32600 and Serve returns an error.
+func TestLineCapEndsSession(t *testing.T) {
+	p := startAgent(t, testConfig(t, "http://127.0.0.1:1/v1"))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	line := make([]byte, 0, jsonrpc.DefaultMaxMessageBytes+64)
+	line = append(line, `{"jsonrpc":"2.0","id":77,"method":"session/prompt","params":{"x":"`...)
+	for len(line) < jsonrpc.DefaultMaxMessageBytes+16 {
+		line = append(line, 'a')
+	}
+	line = append(line, "\"}}\n"...)
+	go p.in.Write(line)
+	if _, m := p.reply(77); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "32 MiB") {
+		t.Fatalf("over the cap: %+v", m.Error)
+	}
+	if err := <-p.done; err == nil {
+		t.Fatal("Serve went on after a line over the cap")
+	}
+	p.done <- nil // for the cleanup
+}
