@@ -21,8 +21,10 @@ func TestStatusAndCommands(t *testing.T) {
 		{text: "Hello."},
 		{text: "Wrote AGENTS.md."},
 		{text: "SUMMARY-MARKER: said hello, wrote AGENTS.md."},
+		{text: "Next step done."},
+		{text: "Reviewed main.go."},
 	})
-	model.pick = byPrompt(map[string]int{"Write AGENTS.md": 1, "Summarize this task so far": 2}, 0)
+	model.pick = byPrompt(map[string]int{"Write AGENTS.md": 1, "Summarize this task so far": 2, "go on with it": 3, "SKILL-BODY-MARKER": 4, "main.go": 4}, 0)
 	pt := startPTY(t, []string{"ANTHROPIC_API_KEY=sk-ant-commands-1", "TERM=xterm-256color", "NO_COLOR=1"}, "run", "-C", repo,
 		"--provider", "anthropic", "--base-url", srv.URL, "--model", "claude-sonnet-4-5", "--no-sandbox", "--data-dir", t.TempDir())
 	pt.expect("/help for commands")
@@ -43,11 +45,12 @@ func TestStatusAndCommands(t *testing.T) {
 
 	pt.send("/compact\r")
 	pt.expect("compacted task-")
-	pt.send("next step\r")
+	pt.send("go on with it\r")
+	pt.expect("Next step done.") // unique: "completed" alone can match a repaint of an earlier summary
 	pt.expect("completed")
 	bodies = model.bodies()
 	msgs := mustJSON(bodies[len(bodies)-1]["messages"])
-	if !strings.Contains(msgs, "SUMMARY-MARKER") || !strings.Contains(msgs, "next step") || strings.Contains(msgs, `"hi"`) {
+	if !strings.Contains(msgs, "SUMMARY-MARKER") || !strings.Contains(msgs, "go on with it") || strings.Contains(msgs, `"hi"`) {
 		t.Errorf("the task after /compact got %s", msgs)
 	}
 
@@ -57,6 +60,7 @@ func TestStatusAndCommands(t *testing.T) {
 	pt.send("/revi\t")
 	pt.expect("› /review")
 	pt.send("main.go\r")
+	pt.expect("Reviewed main.go.")
 	pt.expect("completed")
 	bodies = model.bodies()
 	if b := mustJSON(bodies[len(bodies)-1]); !strings.Contains(b, "SKILL-BODY-MARKER: review main.go carefully.") {

@@ -29,12 +29,16 @@ func nextPrompt(t *testing.T, got chan string) string {
 // send again (issue 38, item 9).
 func TestPromptHistory(t *testing.T) {
 	repo, data := t.TempDir(), t.TempDir()
-	script := []step{{text: "Noted."}}
-	always := func(map[string]any) int { return 0 }
+	script := []step{{text: "Noted alpha."}, {text: "Noted bravo."}, {text: "Noted charlie."}, {text: "Noted delta."}, {text: "Noted zz."}}
+	// Each prompt has its own answer: "completed" alone can match a repaint
+	// of an earlier summary.
+	always := byPrompt(map[string]int{"alpha": 0, "bravo": 1, "charlie": 2, "delta": 3, "zz": 4}, 0)
 	pt, _, got, _ := tuiSession(t, repo, data, script, always)
-	pt.send("first prompt\r")
+	pt.send("alpha prompt\r")
+	pt.expect("Noted alpha.")
 	pt.expect("completed")
-	pt.send("second prompt\r")
+	pt.send("bravo prompt\r")
+	pt.expect("Noted bravo.")
 	pt.expect("completed")
 	pt.send("\x04")
 	pt.cmd.Wait()
@@ -44,15 +48,16 @@ func TestPromptHistory(t *testing.T) {
 
 	pt, _, got, _ = tuiSession(t, repo, data, script, always)
 	pt.send("\x1b[A") // Up
-	pt.expect("› second prompt")
+	pt.expect("› bravo prompt")
 	pt.send("\x10") // Ctrl-P
-	pt.expect("› first prompt")
+	pt.expect("› alpha prompt")
 	pt.send("\x0e") // Ctrl-N
-	pt.expect("› second prompt")
-	pt.send(" again\r")
-	if u := nextPrompt(t, got); !strings.Contains(u, "second prompt again") {
+	pt.expect("› bravo prompt")
+	pt.send(" charlie\r")
+	if u := nextPrompt(t, got); !strings.Contains(u, "bravo prompt charlie") {
 		t.Fatalf("the recalled prompt sent is %s", u)
 	}
+	pt.expect("Noted charlie.")
 	pt.expect("completed")
 
 	// Esc Esc: the session's messages, newest first; the one picked is
@@ -63,10 +68,11 @@ func TestPromptHistory(t *testing.T) {
 	pt.expect("Edit and resend an earlier message")
 	pt.send("\r")
 	pt.expect("edit it and press Enter")
-	pt.send(", edited\r")
-	if u := nextPrompt(t, got); !strings.Contains(u, "second prompt again, edited") {
+	pt.send(" delta\r")
+	if u := nextPrompt(t, got); !strings.Contains(u, "bravo prompt charlie delta") {
 		t.Fatalf("the edited message sent is %s", u)
 	}
+	pt.expect("Noted delta.")
 	pt.expect("completed")
 	pt.send("\x04")
 	pt.cmd.Wait()
