@@ -104,6 +104,7 @@ type acpSession struct {
 	// unanswered; the rest of the turn reads the disk (fs.go).
 	fsSilent bool
 	rejects  map[string]*session.Grants // task id → its reject_always answers (permission.go)
+	allows   map[string]*session.Grants // task id → its allow_always answers (permission.go)
 	mcp      map[string]json.RawMessage // the client's MCP servers for this session, by name
 	updates  *translator
 }
@@ -523,7 +524,7 @@ func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error
 }
 
 func (a *Agent) newACPSession(id, cwd, mode string, servers map[string]json.RawMessage) *acpSession {
-	s := &acpSession{id: id, cwd: cwd, mode: mode, rejects: map[string]*session.Grants{}, mcp: servers}
+	s := &acpSession{id: id, cwd: cwd, mode: mode, rejects: map[string]*session.Grants{}, allows: map[string]*session.Grants{}, mcp: servers}
 	s.updates = newTranslator(a, s)
 	return s
 }

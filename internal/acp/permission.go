@@ -25,14 +25,15 @@ func decisionReply(d protocol.Decision) (json.RawMessage, error) {
 
 // requestPermission answers one of our approvals with
 // session/request_permission: allow_once is allow; allow_always is the
-// runtime's allowSession, which the task itself remembers with its own
-// scope (the tool, or for run_command only the programs of the command
-// shown; docs/events.md) and checks before it asks again, so the front
-// end keeps no allow of its own; reject_once is deny; reject_always is
-// deny and is remembered for the rest of the ACP session with that same
-// scope, for the task that asked only (a subagent's answer is its own,
-// not its lead's). A cancelled request, an error or an unknown option is
-// deny. A cancelled turn cancels ctx: the request is withdrawn with
+// runtime's allowSession (the run itself remembers it with its scope: the
+// tool, or for run_command only the programs of the command shown;
+// docs/events.md) and, as an editor's "Always allow" promises, it is
+// remembered for the rest of the ACP session with that same scope, so a
+// later prompt of the session is not asked again either; reject_once is
+// deny; reject_always is deny, remembered the same way. Both memories are
+// the task's that asked only (a subagent's answer is its own, not its
+// lead's). A cancelled request, an error or an unknown option is deny. A
+// cancelled turn cancels ctx: the request is withdrawn with
 // $/cancel_request and counts as deny.
 func (a *Agent) requestPermission(ctx context.Context, params any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
@@ -49,6 +50,9 @@ func (a *Agent) requestPermission(ctx context.Context, params any) (json.RawMess
 	}
 	if s.rejected(p.TaskID, p.Tool, p.Input) {
 		return decisionReply(protocol.DecisionDeny)
+	}
+	if s.allowed(p.TaskID, p.Tool, p.Input) {
+		return decisionReply(protocol.DecisionAllowSession)
 	}
 	// The request carries what the approval does, keys redacted like every
 	// event.
@@ -68,29 +72,42 @@ func (a *Agent) requestPermission(ctx context.Context, params any) (json.RawMess
 			d = protocol.DecisionAllow
 		case "allow_always":
 			d = protocol.DecisionAllowSession
+			s.remember(s.allows, p.TaskID, p.Tool, p.Input)
 		case "reject_always":
-			s.reject(p.TaskID, p.Tool, p.Input)
+			s.remember(s.rejects, p.TaskID, p.Tool, p.Input)
 		}
 	}
 	return decisionReply(d)
 }
 
-// reject remembers a reject_always answer of task for the session.
-func (s *acpSession) reject(task, tool string, input json.RawMessage) {
+// remember keeps an always answer of task for the session in answers
+// (s.allows or s.rejects).
+func (s *acpSession) remember(answers map[string]*session.Grants, task, tool string, input json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.rejects[task]
+	g := answers[task]
 	if g == nil {
 		g = session.NewGrants()
-		s.rejects[task] = g
+		answers[task] = g
 	}
 	g.Remember(tool, input)
 }
 
-// rejected reports whether a reject_always answer of task covers the call.
-func (s *acpSession) rejected(task, tool string, input json.RawMessage) bool {
+// covered reports whether an always answer of task in answers covers the
+// call.
+func (s *acpSession) covered(answers map[string]*session.Grants, task, tool string, input json.RawMessage) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g := s.rejects[task]
+	g := answers[task]
 	return g != nil && g.Covers(tool, input)
+}
+
+// rejected reports whether a reject_always answer of task covers the call.
+func (s *acpSession) rejected(task, tool string, input json.RawMessage) bool {
+	return s.covered(s.rejects, task, tool, input)
+}
+
+// allowed reports whether an allow_always answer of task covers the call.
+func (s *acpSession) allowed(task, tool string, input json.RawMessage) bool {
+	return s.covered(s.allows, task, tool, input)
 }

@@ -12,8 +12,9 @@ import (
 	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
-// allow_always is the runtime's allowSession: it covers only the programs
-// of the command shown (a later `ls pkg` runs unasked, `touch x` asks);
+// allow_always is the runtime's allowSession, kept for the ACP session: it
+// covers only the programs of the command shown (a later `ls pkg` runs
+// unasked, in this prompt and the next; `touch x` asks);
 // reject_always refuses later commands of the programs shown without
 // asking and nothing else; a subagent's reject_always is its own, not its
 // lead's.
@@ -64,6 +65,20 @@ func TestPermissionScope(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s was created", f)
 		}
+	}
+
+	// Both always answers hold for the rest of the ACP session: the next
+	// prompt runs ls unasked and refuses touch unasked; echo (answered
+	// reject_once) is asked again.
+	mu.Lock()
+	asked = nil
+	mu.Unlock()
+	p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "run them"}}})
+	mu.Lock()
+	got = strings.Join(asked, "|")
+	mu.Unlock()
+	if got != "echo hi" {
+		t.Fatalf("second prompt asked about %q, want echo hi (allow_always of ls and reject_always of touch are the session's)", got)
 	}
 
 	// A subagent's reject_always stays its own.

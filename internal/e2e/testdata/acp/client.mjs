@@ -212,9 +212,9 @@ await app.connectWith(first.stream, async (agent) => {
   assert(since(mark, sp.sessionId, "tool_call").some((u) => u.update.kind === "think"), "update_plan as a think tool call");
 
   // A permission request answered each of the four ways, each in its own
-  // session. allow_always is the runtime's allowSession: it covers the rest
-  // of that prompt's run (the second write), and the next prompt asks again;
-  // reject_always is remembered for the session.
+  // session. allow_always is the runtime's allowSession, kept for the ACP
+  // session: it covers the second write and the next prompt's write too;
+  // reject_always is remembered for the session the same way.
   const perm = async (marker, answer, { asked, failed, completed, more }) => {
     const s = await newSession();
     const before = permissions.length;
@@ -241,7 +241,7 @@ await app.connectWith(first.stream, async (agent) => {
   const allowed = await perm("scenario:allow-once", "allow_once", { asked: 1, failed: 0, completed: 1 });
   const diff = allowed.flatMap((u) => u.update.content ?? []).find((c) => c.type === "diff");
   assert(diff && diff.path === path.join(cwd, "perm/allow-once.txt") && diff.newText === "allowed once\n" && diff.oldText == null, `created file's diff ${JSON.stringify(diff)}`);
-  await perm("scenario:allow-always", "allow_always", { asked: 2, failed: 0, completed: 3, more: "scenario:allow-always-again" });
+  await perm("scenario:allow-always", "allow_always", { asked: 1, failed: 0, completed: 3, more: "scenario:allow-always-again" });
   await perm("scenario:reject-once", "reject_once", { asked: 2, failed: 2, completed: 0 });
   await perm("scenario:reject-always", "reject_always", { asked: 1, failed: 2, completed: 0 });
 
