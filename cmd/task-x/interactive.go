@@ -19,7 +19,7 @@ Up/Ctrl-P and Down/Ctrl-N recall earlier prompts of this folder; Esc Esc picks a
 this session to edit and send again. @path mentions a file or folder (its content goes with
 the prompt); Tab completes slash commands, @paths and paths. !command runs a shell command in
 the sandbox; its output goes with your next prompt.
-  /undo          undo the agent's last edit operation (edits/undo)
+  /undo          undo this task's last edit operation (edits/undo)
   /diff          the agent's pending changes, as a diff (edits/pending)
   /keep          keep every pending change (edits/keep)
   /revert        revert every pending change, after you confirm (edits/revert)
@@ -27,7 +27,7 @@ the sandbox; its output goes with your next prompt.
   /resume        pick a task of this folder to continue (its transcript is shown)
   /mode [MODE]   show or set the chat mode: agent, ask, plan or team
   /model [ID]    pick or set the model (checked against the provider's list)
-  /provider [KIND [BASE-URL]]  show or set the provider (anthropic, openai, openaiCompatible, ollama)
+  /provider [KIND [URL]]  show or set the provider kind and base URL
   /new           start a new task
   /clear         clear the screen and start a new task
   /compact       summarize this task and go on in a new task with the summary

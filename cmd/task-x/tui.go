@@ -721,12 +721,19 @@ func (m *tuiModel) tabComplete() {
 }
 
 // setPrompt replaces the prompt's text (a history entry), the cursor at
-// its end.
+// its end. A line sent in this session gets its large pastes back, so its
+// "[pasted N lines]" tags are sent as the text again.
 func (m *tuiModel) setPrompt(s string) {
 	m.ta.Reset()
 	m.pastes = nil
 	m.ta.SetValue(s)
 	m.ta.CursorEnd()
+	for i := len(m.sentLog) - 1; i >= 0; i-- {
+		if e := m.sentLog[i]; e.line == s && len(e.pastes) > 0 {
+			m.pastes = append([]pasted(nil), e.pastes...)
+			break
+		}
+	}
 }
 
 // pickEarlier opens the list of this session's prompts, newest first: the

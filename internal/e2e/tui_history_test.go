@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,10 +30,10 @@ func nextPrompt(t *testing.T, got chan string) string {
 // send again (issue 38, item 9).
 func TestPromptHistory(t *testing.T) {
 	repo, data := t.TempDir(), t.TempDir()
-	script := []step{{text: "Noted alpha."}, {text: "Noted bravo."}, {text: "Noted charlie."}, {text: "Noted delta."}, {text: "Noted zz."}}
+	script := []step{{text: "Noted alpha."}, {text: "Noted bravo."}, {text: "Noted charlie."}, {text: "Noted delta."}, {text: "Noted zz."}, {text: "Noted echo."}}
 	// Each prompt has its own answer: "completed" alone can match a repaint
 	// of an earlier summary.
-	always := byPrompt(map[string]int{"alpha": 0, "bravo": 1, "charlie": 2, "delta": 3, "zz": 4}, 0)
+	always := byPrompt(map[string]int{"alpha": 0, "bravo": 1, "charlie": 2, "delta": 3, "zz": 4, "echo": 5}, 0)
 	pt, _, got, _ := tuiSession(t, repo, data, script, always)
 	pt.send("alpha prompt\r")
 	pt.expect("Noted alpha.")
@@ -73,6 +74,26 @@ func TestPromptHistory(t *testing.T) {
 		t.Fatalf("the edited message sent is %s", u)
 	}
 	pt.expect("Noted delta.")
+	pt.expect("completed")
+
+	// A large paste recalled with Up in the same session is sent whole
+	// again, not as its tag.
+	text, lines := bigPaste(4000)
+	pt.send("zz log: \x1b[200~" + text + "\x1b[201~")
+	pt.expect("[pasted ")
+	pt.send("\r")
+	if u := nextPrompt(t, got); !strings.Contains(u, fmt.Sprintf("line %6d of the pasted log", lines-1)) {
+		t.Fatalf("the paste was not sent: %.200s", u)
+	}
+	pt.expect("Noted zz.")
+	pt.expect("completed")
+	pt.send("\x1b[A")
+	pt.expect("› zz log: [pasted")
+	pt.send(" echo\r")
+	if u := nextPrompt(t, got); !strings.Contains(u, fmt.Sprintf("line %6d of the pasted log", lines-1)) {
+		t.Fatalf("the recalled paste was sent as its tag: %.200s", u)
+	}
+	pt.expect("Noted echo.")
 	pt.expect("completed")
 	pt.send("\x04")
 	pt.cmd.Wait()
