@@ -117,8 +117,8 @@ func sessionTranscript(t *testing.T, color bool) string {
 	m.add(&item{kind: itemUser, text: "rename the heading"})
 	m.turnFiles = map[string]bool{}
 	ev := func(s string) {
-		var e agentEvent
-		if err := json.Unmarshal([]byte(s), &e); err != nil {
+		e, err := parseEvent([]byte(s))
+		if err != nil {
 			t.Fatal(err)
 		}
 		m.update(eventMsg{e})
@@ -232,8 +232,7 @@ func TestSessionWithdraw(t *testing.T) {
 	if m.ask == nil || callOf(m.ask.approval.params) != "c1" || len(m.pending) != 1 {
 		t.Fatalf("c1 should be open and c2 queued")
 	}
-	var withdrawn agentEvent
-	json.Unmarshal([]byte(`{"taskId":"t1","event":{"type":"approvalWithdrawn","callId":"c1"}}`), &withdrawn)
+	withdrawn, _ := parseEvent([]byte(`{"taskId":"t1","event":{"type":"approvalWithdrawn","callId":"c1"}}`))
 	m.update(eventMsg{withdrawn})
 	select {
 	case a := <-first:

@@ -326,49 +326,35 @@ func (p *printer) flushText() {
 	}
 }
 
+// agentEvent is one agent/event notification: its task, whether
+// agent/replay sent it, and the event as its protocol type.
 type agentEvent struct {
-	TaskID string `json:"taskId"`
-	Event  struct {
-		Type         string          `json:"type"`
-		Text         string          `json:"text"`
-		Tool         string          `json:"tool"`
-		CallID       string          `json:"callId"`
-		Input        json.RawMessage `json:"input"`
-		OK           *bool           `json:"ok"`
-		Error        any             `json:"error"`
-		Message      string          `json:"message"`
-		Path         string          `json:"path"`
-		Kind         string          `json:"kind"`
-		Decision     string          `json:"decision"`
-		DurationMs   int64           `json:"durationMs"`
-		Result       json.RawMessage `json:"result"`
-		OutputTokens int             `json:"totalOutputTokens"`
-		InputTokens  int             `json:"totalInputTokens"`
-		Background   bool            `json:"background"`
-		Name         string          `json:"name"`
-		Command      string          `json:"command"`
-		Passed       bool            `json:"passed"`
-		ExitCode     int             `json:"exitCode"`
-		TimedOut     bool            `json:"timedOut"`
-	} `json:"event"`
-	// Replay: agent/replay sent it again (an earlier turn's event).
-	Replay bool `json:"replay"`
-	// typed is the event decoded as its protocol type (nil when it was
-	// not decoded by parseEvent).
-	typed protocol.AgentEvent
+	TaskID string
+	Replay bool
+	E      protocol.AgentEvent
 }
 
 // parseEvent decodes the params of an agent/event notification.
 func parseEvent(params json.RawMessage) (agentEvent, error) {
-	var ev agentEvent
-	if err := json.Unmarshal(params, &ev); err != nil {
-		return ev, err
-	}
 	var p protocol.AgentEventParams
-	if json.Unmarshal(params, &p) == nil {
-		ev.typed = p.Event
+	if err := json.Unmarshal(params, &p); err != nil {
+		return agentEvent{}, err
 	}
-	return ev, nil
+	return agentEvent{TaskID: p.TaskID, Replay: p.Replay, E: p.Event}, nil
+}
+
+// rawJSON is v (a tool's result) encoded again.
+func rawJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // warningText is a warning as task-x says it: a setting of agent/run the
@@ -380,11 +366,8 @@ func warningText(msg string) string {
 
 // errorLine is the text of an `error` event: a provider error as one
 // sentence naming the fix (the details with --verbose).
-func errorLine(ev agentEvent, prov defaults) string {
-	if e, ok := ev.typed.(protocol.ErrorEvent); ok {
-		return showProviderError(e, prov)
-	}
-	return ev.Event.Message
+func errorLine(e protocol.ErrorEvent, prov defaults) string {
+	return showProviderError(e, prov)
 }
 
 func (p *printer) event(params json.RawMessage) {
@@ -394,41 +377,36 @@ func (p *printer) event(params json.RawMessage) {
 		p.mu.Unlock()
 	}
 	ev, err := parseEvent(params)
-	if err != nil {
-		return
-	}
-	e := ev.Event
-	if ev.Replay {
-		return // an earlier turn's event: the session shows it, nothing here counts it
+	if err != nil || ev.Replay {
+		return // a replayed event is an earlier turn's: the session shows it, nothing here counts it
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.TaskID != "" && p.task == "" {
 		p.task = ev.TaskID
 	}
-	if e.Type == "done" {
+	switch e := ev.E.(type) {
+	case protocol.DoneEvent:
 		ch := p.doneChan(ev.TaskID)
 		select {
 		case <-ch:
 		default:
 			close(ch)
 		}
-	}
-	switch e.Type {
-	case "error":
+	case protocol.ErrorEvent:
 		p.provErr = true
-	case "usage":
-		p.tokens = e.InputTokens + e.OutputTokens
-	case "toolFinished":
+	case protocol.UsageEvent:
+		p.tokens = e.TotalInputTokens + e.TotalOutputTokens
+	case protocol.ToolFinishedEvent:
 		p.turnTools++
-	case "fileChanged":
+	case protocol.FileChangedEvent:
 		if p.turnFiles == nil {
 			p.turnFiles = map[string]bool{}
 		}
 		p.turnFiles[e.Path] = true
-	case "approvalRequested":
+	case protocol.ApprovalRequestedEvent:
 		p.waiting[e.CallID] = time.Now()
-	case "approvalResolved":
+	case protocol.ApprovalResolvedEvent:
 		if t, ok := p.waiting[e.CallID]; ok {
 			p.waited[e.CallID] += time.Since(t)
 			delete(p.waiting, e.CallID)
@@ -437,56 +415,57 @@ func (p *printer) event(params json.RawMessage) {
 	if p.format == "json" || p.format == "stream-json" || p.format == "tui" {
 		return
 	}
-	switch e.Type {
-	case "textDelta":
+	switch e := ev.E.(type) {
+	case protocol.TextDeltaEvent:
 		if p.tty {
 			p.text.WriteString(e.Text)
 			return
 		}
 		fmt.Fprint(p.w, e.Text)
 		p.inText = true
-	case "toolStarted":
-		if e.Background && e.Result != nil {
-			return
-		}
+	case protocol.ToolStartedEvent:
 		p.flushText()
 		p.spin.clearLine()
 		fmt.Fprintf(p.ew, "%s %s\n", p.st.tool.Render("● "+e.Tool), truncate(plainJSON(e.Input), max(20, p.width-len(e.Tool)-4)))
-	case "toolFinished":
+	case protocol.ToolFinishedEvent:
 		p.flushText()
 		p.spin.clearLine()
-		p.toolFinished(e.Tool, e.CallID, e.OK, e.Error, e.Result, e.DurationMs)
-	case "fileChanged":
+		p.toolFinished(e.Tool, e.CallID, e.OK, deref(e.Error), rawJSON(e.Result), e.DurationMs)
+	case protocol.FileChangedEvent:
 		p.flushText()
 		p.spin.clearLine()
-		fmt.Fprintf(p.ew, "  %s %s\n", p.st.dim.Render(e.Kind), e.Path)
-	case "warning":
+		fmt.Fprintf(p.ew, "  %s %s\n", p.st.dim.Render(string(e.Kind)), e.Path)
+	case protocol.WarningEvent:
 		p.flushText()
 		p.spin.clearLine()
 		fmt.Fprintf(p.ew, "%s %s\n", p.st.warn.Render("warning:"), wrapText(warningText(e.Message), p.ewWidth, "  "))
-	case "error":
+	case protocol.ErrorEvent:
 		p.flushText()
 		p.spin.clearLine()
 		p.errShown = true
-		fmt.Fprintf(p.ew, "%s %s\n", p.st.bad.Render("error:"), wrapText(errorLine(ev, p.prov), p.ewWidth, "  "))
-	case "validationStarted":
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.bad.Render("error:"), wrapText(errorLine(e, p.prov), p.ewWidth, "  "))
+	case protocol.ValidationStartedEvent:
 		p.flushText()
 		p.spin.clearLine()
 		fmt.Fprintf(p.ew, "%s %s\n", p.st.tool.Render("● check "+e.Name+":"), truncate(e.Command, max(20, p.width-len(e.Name)-10)))
-	case "validationFinished":
+	case protocol.ValidationFinishedEvent:
 		p.flushText()
 		p.spin.clearLine()
-		outcome := p.st.ok.Render("passed")
-		switch {
-		case e.TimedOut:
-			outcome = p.st.bad.Render("FAILED (timed out)")
-		case e.ExitCode < 0:
-			outcome = p.st.warn.Render("stopped")
-		case !e.Passed:
-			outcome = p.st.bad.Render(fmt.Sprintf("FAILED (exit code %d)", e.ExitCode))
-		}
-		fmt.Fprintf(p.ew, "  ⎿ check %s %s %s\n", e.Name, outcome, p.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")"))
+		fmt.Fprintf(p.ew, "  ⎿ check %s %s %s\n", e.Name, checkOutcome(p.st, e), p.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")"))
 	}
+}
+
+// checkOutcome is "passed", "FAILED (exit code 1)", …, styled.
+func checkOutcome(st styles, e protocol.ValidationFinishedEvent) string {
+	switch {
+	case e.TimedOut:
+		return st.bad.Render("FAILED (timed out)")
+	case e.ExitCode < 0:
+		return st.warn.Render("stopped")
+	case !e.Passed:
+		return st.bad.Render(fmt.Sprintf("FAILED (exit code %d)", e.ExitCode))
+	}
+	return st.ok.Render("passed")
 }
 
 // commandLines is how many lines of a command's output are shown.
@@ -494,19 +473,13 @@ const commandLines = 5
 
 // toolFinished prints "⎿ ok (1.2s)" with the duration less the approval
 // wait, and a command's last lines. p.mu held.
-func (p *printer) toolFinished(tool, callID string, ok *bool, errv any, result json.RawMessage, ms int64) {
+func (p *printer) toolFinished(tool, callID string, ok bool, errText string, result json.RawMessage, ms int64) {
 	d := time.Duration(ms)*time.Millisecond - p.waited[callID]
 	delete(p.waited, callID)
 	if d < 0 {
 		d = 0
 	}
-	status := p.st.ok.Render(commandStatus(result))
-	if ok != nil && !*ok {
-		status = p.st.bad.Render("failed: " + truncate(fmt.Sprint(errv), max(20, p.width-20)))
-	} else if s := commandStatus(result); s != "ok" {
-		status = p.st.warn.Render(s)
-	}
-	fmt.Fprintf(p.ew, "  ⎿ %s %s\n", status, p.st.dim.Render("("+formatDuration(d)+")"))
+	fmt.Fprintf(p.ew, "  ⎿ %s\n", toolStatus(p.st, ok, errText, result, d, p.width))
 	var r struct {
 		Output *string `json:"output"`
 	}

@@ -1232,8 +1232,7 @@ func (m *tuiModel) shellDone(d shellDoneMsg) tea.Cmd {
 		TimedOut bool   `json:"timedOut"`
 	}
 	json.Unmarshal(raw, &out)
-	ok := true
-	d.it.status = toolStatus(m.st, &ok, nil, raw, d.elapsed, m.width)
+	d.it.status = toolStatus(m.st, true, "", raw, d.elapsed, m.width)
 	d.it.output = out.Output
 	d.it.changed()
 	outcome := fmt.Sprintf("exit code %d", out.ExitCode)
@@ -1331,44 +1330,36 @@ func interruptedSummary(st styles, elapsed time.Duration, tools, tokens int, fil
 
 // event shows one agent/event in the transcript.
 func (m *tuiModel) event(ev agentEvent) tea.Cmd {
-	e := ev.Event
 	if ev.Replay {
 		return m.replayed(ev)
 	}
-	switch e.Type {
-	case "usage":
-		m.tokens = e.InputTokens + e.OutputTokens
-		if u, ok := ev.typed.(protocol.UsageEvent); ok {
-			m.costUSD = u.CostUSD
-		}
-	case "context":
-		if c, ok := ev.typed.(protocol.ContextEvent); ok {
-			m.ctxUsed, m.ctxWindow = c.UsedTokens, c.WindowTokens
-		}
-	case "approvalRequested":
+	switch e := ev.E.(type) {
+	case protocol.UsageEvent:
+		m.tokens = e.TotalInputTokens + e.TotalOutputTokens
+		m.costUSD = e.CostUSD
+	case protocol.ContextEvent:
+		m.ctxUsed, m.ctxWindow = e.UsedTokens, e.WindowTokens
+	case protocol.ApprovalRequestedEvent:
 		m.waitFrom[e.CallID] = time.Now()
-	case "approvalWithdrawn":
+	case protocol.ApprovalWithdrawnEvent:
 		// The runtime stopped waiting (the turn was cancelled, or the
 		// approval timed out): close it if it is open or queued.
 		return m.withdraw(e.CallID)
-	case "approvalResolved":
+	case protocol.ApprovalResolvedEvent:
 		if t, ok := m.waitFrom[e.CallID]; ok {
 			m.waited[e.CallID] += time.Since(t)
 			delete(m.waitFrom, e.CallID)
 		}
-	case "textDelta":
+	case protocol.TextDeltaEvent:
 		if n := len(m.items); n > 0 && m.items[n-1].kind == itemAnswer && !m.items[n-1].done {
 			m.items[n-1].text += e.Text
 			m.items[n-1].changed()
 			return nil
 		}
 		m.add(&item{kind: itemAnswer, text: e.Text})
-	case "toolStarted":
-		if e.Background && e.Result != nil {
-			return nil
-		}
+	case protocol.ToolStartedEvent:
 		m.add(&item{kind: itemTool, callID: e.CallID, head: m.st.tool.Render("● "+e.Tool) + " " + plainJSON(e.Input)})
-	case "toolFinished":
+	case protocol.ToolFinishedEvent:
 		m.turnTools++
 		it := m.toolItem(e.CallID)
 		if it == nil {
@@ -1376,15 +1367,16 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 		}
 		d := time.Duration(e.DurationMs)*time.Millisecond - m.waited[e.CallID]
 		delete(m.waited, e.CallID)
-		it.status = toolStatus(m.st, e.OK, e.Error, e.Result, max(0, d), m.width)
+		result := rawJSON(e.Result)
+		it.status = toolStatus(m.st, e.OK, deref(e.Error), result, max(0, d), m.width)
 		var r struct {
 			Output *string `json:"output"`
 		}
-		if e.Tool == "run_command" && json.Unmarshal(e.Result, &r) == nil && r.Output != nil {
+		if e.Tool == "run_command" && json.Unmarshal(result, &r) == nil && r.Output != nil {
 			it.output = *r.Output
 		}
 		it.changed()
-	case "steered":
+	case protocol.SteeredEvent:
 		for i, q := range m.queued {
 			if strings.TrimSpace(q.sent) == e.Text {
 				q.it.tag = "joined"
@@ -1393,31 +1385,22 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 				break
 			}
 		}
-	case "fileChanged":
+	case protocol.FileChangedEvent:
 		m.turnFiles[e.Path] = true
-		m.note("  %s %s", m.st.dim.Render(e.Kind), e.Path)
-	case "warning":
+		m.note("  %s %s", m.st.dim.Render(string(e.Kind)), e.Path)
+	case protocol.WarningEvent:
 		m.note("%s %s", m.st.warn.Render("warning:"), warningText(e.Message))
-	case "error":
+	case protocol.ErrorEvent:
 		m.errShown = true
-		m.note("%s %s", m.st.bad.Render("error:"), errorLine(ev, m.r.prov))
-	case "validationStarted":
+		m.note("%s %s", m.st.bad.Render("error:"), errorLine(e, m.r.prov))
+	case protocol.ValidationStartedEvent:
 		m.add(&item{kind: itemTool, callID: "check:" + e.Name, head: m.st.tool.Render("● check "+e.Name+":") + " " + e.Command})
-	case "validationFinished":
+	case protocol.ValidationFinishedEvent:
 		it := m.toolItem("check:" + e.Name)
 		if it == nil {
 			it = m.add(&item{kind: itemTool, head: m.st.tool.Render("● check " + e.Name)})
 		}
-		outcome := m.st.ok.Render("passed")
-		switch {
-		case e.TimedOut:
-			outcome = m.st.bad.Render("FAILED (timed out)")
-		case e.ExitCode < 0:
-			outcome = m.st.warn.Render("stopped")
-		case !e.Passed:
-			outcome = m.st.bad.Render(fmt.Sprintf("FAILED (exit code %d)", e.ExitCode))
-		}
-		it.status = outcome + " " + m.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")")
+		it.status = checkOutcome(m.st, e) + " " + m.st.dim.Render("("+formatDuration(time.Duration(e.DurationMs)*time.Millisecond)+")")
 		it.callID = ""
 		it.changed()
 	}
@@ -1427,7 +1410,7 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 // replayed shows an event of agent/replay: the prompts, answers, tool
 // calls and each turn's outcome; approvals were answered long ago.
 func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
-	switch e := ev.typed.(type) {
+	switch e := ev.E.(type) {
 	case protocol.UserMessageEvent:
 		m.add(&item{kind: itemUser, text: e.Text})
 	case protocol.DoneEvent:
@@ -1443,15 +1426,14 @@ func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 		m.replaying = false
 		m.endAnswer()
 		m.note("%s", m.st.dim.Render(fmt.Sprintf("── resumed %s (%s, %d events): type a follow-up ──", ev.TaskID, e.Status, e.Events)))
-	default:
-		switch ev.Event.Type {
-		case "toolStarted", "toolFinished", "fileChanged", "warning", "error", "validationStarted", "validationFinished", "steered":
-			ev.Replay = false
-			tools, files, tokens, errShown := m.turnTools, m.turnFiles, m.tokens, m.errShown
-			m.turnFiles = map[string]bool{}
-			m.event(ev)
-			m.turnTools, m.turnFiles, m.tokens, m.errShown = tools, files, tokens, errShown
-		}
+	case protocol.ToolStartedEvent, protocol.ToolFinishedEvent, protocol.FileChangedEvent, protocol.WarningEvent,
+		protocol.ErrorEvent, protocol.ValidationStartedEvent, protocol.ValidationFinishedEvent, protocol.SteeredEvent:
+		// Shown as live, leaving the running turn's counters alone.
+		ev.Replay = false
+		tools, files, tokens, errShown := m.turnTools, m.turnFiles, m.tokens, m.errShown
+		m.turnFiles = map[string]bool{}
+		m.event(ev)
+		m.turnTools, m.turnFiles, m.tokens, m.errShown = tools, files, tokens, errShown
 	}
 	return nil
 }
@@ -1466,10 +1448,10 @@ func (m *tuiModel) toolItem(callID string) *item {
 }
 
 // toolStatus is "ok (1.2s)", an exit code, or the failure, styled.
-func toolStatus(st styles, ok *bool, errv any, result json.RawMessage, d time.Duration, width int) string {
+func toolStatus(st styles, ok bool, errText string, result json.RawMessage, d time.Duration, width int) string {
 	status := st.ok.Render(commandStatus(result))
-	if ok != nil && !*ok {
-		status = st.bad.Render("failed: " + truncate(fmt.Sprint(errv), max(20, width-20)))
+	if !ok {
+		status = st.bad.Render("failed: " + truncate(errText, max(20, width-20)))
 	} else if s := commandStatus(result); s != "ok" {
 		status = st.warn.Render(s)
 	}
