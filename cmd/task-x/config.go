@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 // resolveDataDir is --data-dir made absolute, else $XDG_DATA_HOME/task-x,
@@ -131,11 +132,7 @@ func friendly(err error) string {
 	}
 	msg := je.Message
 	low := strings.ToLower(msg)
-	var data struct {
-		Kind    string `json:"kind"`
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	}
+	var data protocol.ProviderError // the data of a provider error
 	if je.Data != nil {
 		if b, err := json.Marshal(je.Data); err == nil {
 			json.Unmarshal(b, &data)

@@ -145,14 +145,7 @@ func indent(s string) string {
 // separated by spaces or commas, for a checkbox question). An empty answer
 // to every question dismisses them (answers: null).
 func (p *printer) askUser(params json.RawMessage, a *answers) map[string][]string {
-	var req struct {
-		Questions []struct {
-			ID      string   `json:"id"`
-			Text    string   `json:"text"`
-			Kind    string   `json:"kind"`
-			Options []string `json:"options"`
-		} `json:"questions"`
-	}
+	var req protocol.AskUserParams
 	if json.Unmarshal(params, &req) != nil {
 		return nil
 	}
@@ -169,7 +162,7 @@ func (p *printer) askUser(params json.RawMessage, a *answers) map[string][]strin
 		}
 		p.mu.Unlock()
 		prompt := "choose one, empty to skip: "
-		if q.Kind == "checkbox" {
+		if q.Kind == protocol.QuestionCheckbox {
 			prompt = "choose any (e.g. 1 3), empty to skip: "
 		}
 		line, _ := a.line(p.ew, prompt)

@@ -80,15 +80,7 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 	case "/undo":
 		// This task's operations, newest first; one that could not be
 		// undone (its files changed since) is skipped from then on.
-		var list struct {
-			Operations []struct {
-				ID       string `json:"id"`
-				TaskID   string `json:"taskId"`
-				Tool     string `json:"tool"`
-				Undone   bool   `json:"undone"`
-				Undoable bool   `json:"undoable"`
-			} `json:"operations"`
-		}
+		var list protocol.EditsListResult
 		if r.taskID == "" {
 			fmt.Fprintln(w, "nothing to undo: this session has no task yet (task-x resume continues an earlier one)")
 			break
@@ -104,11 +96,8 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 				continue
 			}
 			found = true
-			var res struct {
-				Restored  []string `json:"restored"`
-				Conflicts []string `json:"conflicts"`
-			}
-			if err := r.s.call(ctx, "edits/undo", map[string]any{"operation": op.ID}, &res); err != nil {
+			var res protocol.UndoResult
+			if err := r.s.call(ctx, protocol.MethodEditsUndo, protocol.UndoParams{Operation: op.ID}, &res); err != nil {
 				fail(err)
 				break
 			}

@@ -318,21 +318,17 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 					a = p.approve(params, ans)
 				}
 				if a.unasked {
-					var req struct {
-						Permission string `json:"permission"`
-					}
+					var req protocol.RequestApprovalParams
 					json.Unmarshal(params, &req)
-					unasked = unaskedAdvice(req.Permission, f.noValidate)
+					unasked = unaskedAdvice(string(req.Permission), f.noValidate)
 					p.say("%s\n", p.st.bad.Render("denied: no one to ask (stdin is not a terminal); "+unasked))
 				}
 				if a.message != "" {
-					var req struct {
-						TaskID string `json:"taskId"`
-					}
+					var req protocol.RequestApprovalParams
 					json.Unmarshal(params, &req)
 					// Steered before the denial is answered, so the model
 					// reads it in the turn that follows the denial.
-					r.s.call(ctx, "agent/steer", map[string]any{"taskId": req.TaskID, "text": a.message}, nil)
+					r.s.call(ctx, protocol.MethodAgentSteer, protocol.SteerParams{TaskID: req.TaskID, Text: a.message}, nil)
 				}
 				return map[string]string{"decision": a.decision}, nil
 			case "agent/askUser":
@@ -503,10 +499,8 @@ func (s *session) ofThisFolder(all []taskMeta) []taskMeta {
 
 // listAllTasks is agent/tasks, every folder's, newest first.
 func listAllTasks(s *session) ([]taskMeta, error) {
-	var res struct {
-		Tasks []taskMeta `json:"tasks"`
-	}
-	if err := s.call(context.Background(), "agent/tasks", nil, &res); err != nil {
+	var res protocol.TasksResult
+	if err := s.call(context.Background(), protocol.MethodAgentTasks, nil, &res); err != nil {
 		return nil, err
 	}
 	t := res.Tasks

@@ -1564,9 +1564,7 @@ func (m *tuiModel) withdraw(callID string) tea.Cmd {
 
 // callOf is the callId of an approval or question request.
 func callOf(params json.RawMessage) string {
-	var r struct {
-		CallID string `json:"callId"`
-	}
+	var r protocol.RequestApprovalParams // an askUser's callId is at the same place
 	json.Unmarshal(params, &r)
 	return r.CallID
 }
@@ -1615,14 +1613,7 @@ func (m *tuiModel) openApproval(msg *approvalMsg) tea.Cmd {
 }
 
 func (m *tuiModel) openQuestion(msg *questionMsg) tea.Cmd {
-	var req struct {
-		Questions []struct {
-			ID      string   `json:"id"`
-			Text    string   `json:"text"`
-			Kind    string   `json:"kind"`
-			Options []string `json:"options"`
-		} `json:"questions"`
-	}
+	var req protocol.AskUserParams
 	json.Unmarshal(msg.params, &req)
 	m.ta.Blur()
 	a := &asking{question: msg, single: map[string]*string{}, multi: map[string]*[]string{}}
@@ -1631,7 +1622,7 @@ func (m *tuiModel) openQuestion(msg *questionMsg) tea.Cmd {
 	for _, q := range req.Questions {
 		a.order = append(a.order, q.ID)
 		shown = append(shown, q.Text)
-		if q.Kind == "checkbox" {
+		if q.Kind == protocol.QuestionCheckbox {
 			v := &[]string{}
 			a.multi[q.ID] = v
 			fields = append(fields, huh.NewMultiSelect[string]().Title(q.Text).Options(huh.NewOptions(q.Options...)...).Value(v))
