@@ -203,8 +203,11 @@ func writableDirs(spec Spec, tmp string) []string {
 	}
 	home, _ := os.UserHomeDir()
 	var caches []string
+	if d := userCacheDir(home); d != "" {
+		caches = append(caches, d)
+	}
 	if home != "" {
-		caches = append(caches, filepath.Join(home, ".cache"), filepath.Join(home, ".npm"),
+		caches = append(caches, filepath.Join(home, ".npm"),
 			filepath.Join(home, ".cargo", "registry"), filepath.Join(home, ".m2"), filepath.Join(home, ".gradle"))
 		gopath := os.Getenv("GOPATH")
 		if gopath == "" {
@@ -214,6 +217,9 @@ func writableDirs(spec Spec, tmp string) []string {
 	}
 	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
 		if v := os.Getenv(k); filepath.IsAbs(v) {
+			if k == "GOCACHE" {
+				_ = os.MkdirAll(v, 0o700) // as go itself would, first
+			}
 			caches = append(caches, v)
 		}
 	}
@@ -223,6 +229,25 @@ func writableDirs(spec Spec, tmp string) []string {
 		}
 	}
 	return dirs
+}
+
+// userCacheDir is the user's cache folder (os.UserCacheDir's:
+// $XDG_CACHE_HOME, else ~/.cache), made when it is missing: a sandboxed
+// command cannot make it itself (the home folder is not writable), and
+// without it the Go build cache and every tool that caches under it fail
+// on a fresh home. "" without a home.
+func userCacheDir(home string) string {
+	d := os.Getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(d) {
+		if home == "" {
+			return ""
+		}
+		d = filepath.Join(home, ".cache")
+	}
+	if err := os.Mkdir(d, 0o700); err != nil && !os.IsExist(err) {
+		return ""
+	}
+	return d
 }
 
 // devices are the device files a sandboxed command may write. /dev/tty

@@ -150,6 +150,26 @@ func TestSandboxWrites(t *testing.T) {
 	}
 }
 
+// TestSandboxFreshHome: on a home folder without ~/.cache a sandboxed
+// command can still use the user's cache folder (go's build cache lives
+// there): the runtime makes the folder first, private to the user.
+func TestSandboxFreshHome(t *testing.T) {
+	needSandbox(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("GOCACHE", "")
+	r := run(t, Spec{Command: `mkdir -p "$HOME/.cache/go-build" && echo c > "$HOME/.cache/go-build/probe" && echo ok:cache`,
+		Dir: home, Sandboxed: true})
+	if r.ExitCode != 0 || !strings.Contains(r.Output, "ok:cache") {
+		t.Fatalf("exit %d, output:\n%s", r.ExitCode, r.Output)
+	}
+	fi, err := os.Stat(filepath.Join(home, ".cache"))
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("~/.cache: %v %v", fi, err)
+	}
+}
+
 // TestSandboxNetwork: a TCP connection to a loopback listener of the test
 // fails, and the listener sees no connection.
 func TestSandboxNetwork(t *testing.T) {
