@@ -99,17 +99,22 @@ export class Providers {
     return this.runtime.request('provider/test', { provider: p });
   }
 
-  /** The setup flow (command "task-x: Add Provider"): kind, name, address, key, model, test. */
+  /**
+   * The setup flow (command "task-x: Add Provider"): kind, name, address, key, model, test.
+   * Every step keeps its input open when focus leaves it (ignoreFocusOut): the walkthrough
+   * starts the flow and takes focus back, which closed step 2 at once.
+   */
   async setupFlow(): Promise<NamedProvider | undefined> {
     const kindPick = await vscode.window.showQuickPick(
       PROVIDER_KINDS.map((k) => ({ label: KIND_LABELS[k], providerKind: k })),
-      { title: 'task-x: Add a model provider (1/5)', placeHolder: 'Which kind of provider?' },
+      { title: 'task-x: Add a model provider (1/5)', placeHolder: 'Which kind of provider?', ignoreFocusOut: true },
     );
     if (!kindPick) return undefined;
     const kind = kindPick.providerKind;
     const existing = new Set(this.list().map((p) => p.name));
     const name = await vscode.window.showInputBox({
       title: 'task-x: Add a model provider (2/5)',
+      ignoreFocusOut: true,
       prompt: 'A name for this provider (you can set up several)',
       value: existing.has(kind) ? `${kind}-${existing.size + 1}` : kind,
       validateInput: (v) => (v.trim() === '' ? 'A name is required' : undefined),
@@ -119,6 +124,7 @@ export class Providers {
     if (kind === 'openaiCompatible' || kind === 'ollama') {
       baseUrl = await vscode.window.showInputBox({
         title: 'task-x: Add a model provider (3/5)',
+        ignoreFocusOut: true,
         prompt: kind === 'ollama' ? 'Ollama address' : 'Server address with its API prefix, as the OpenAI SDK takes it',
         value: DEFAULT_BASE[kind],
         validateInput: (v) => (/^https?:\/\/[^\s@]+$/.test(v.trim()) ? undefined : 'An http:// or https:// address without credentials'),
@@ -154,11 +160,11 @@ export class Providers {
     if (models.length > 0) {
       const pick = await vscode.window.showQuickPick(
         models.map((m) => ({ label: m.id, description: describeModel(m), id: m.id })),
-        { title: 'task-x: Add a model provider (5/5)', placeHolder: 'Which model?', matchOnDescription: true },
+        { title: 'task-x: Add a model provider (5/5)', placeHolder: 'Which model?', matchOnDescription: true, ignoreFocusOut: true },
       );
       model = pick?.id;
     } else {
-      model = await vscode.window.showInputBox({ title: 'task-x: Add a model provider (5/5)', prompt: 'Model id' });
+      model = await vscode.window.showInputBox({ title: 'task-x: Add a model provider (5/5)', prompt: 'Model id', ignoreFocusOut: true });
     }
     if (!model) return undefined;
     const np: NamedProvider = { name: name.trim(), kind, model };
