@@ -477,3 +477,32 @@ func TestBestOfCancelled(t *testing.T) {
 		t.Fatalf("after a cancel: worktrees/list %v, git worktrees %d", list.Worktrees, worktreeCount(t, root))
 	}
 }
+
+// TestBestOfFindsARepositoryMadeLater: agent/bestOf in a folder that is no
+// git repository fails and says so; after `git init` and a first commit in
+// the same session (no restart, no reopen) it runs.
+func TestBestOfFindsARepositoryMadeLater(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var provs []any
+	for i := 0; i < 2; i++ {
+		_, srv := newScriptedModel(t, "openai", []step{{text: "Nothing to change."}, {text: "Nothing to change."}})
+		provs = append(provs, map[string]any{"kind": "openaiCompatible", "model": fmt.Sprintf("m%d", i), "baseUrl": srv.URL + "/v1", "apiKey": "sk-e2e-bestof-later"})
+	}
+	p := start(t)
+	p.initialize(map[string]any{"dataDir": t.TempDir()})
+	p.mustCall("workspace/open", map[string]any{"root": root})
+	res := bestOfRun(t, p, map[string]any{"prompt": "look", "providers": provs}, nil)
+	if res.Error == nil || !strings.Contains(res.Error.Message, "git") {
+		t.Fatalf("agent/bestOf outside a repository answered %s", res.raw)
+	}
+	gitCmd(t, root, "init", "-q")
+	gitCmd(t, root, "add", "-A")
+	gitCmd(t, root, "commit", "-qm", "first")
+	res = bestOfRun(t, p, map[string]any{"prompt": "look", "providers": provs}, nil)
+	if res.Error != nil {
+		t.Fatalf("agent/bestOf after git init and a commit: %s", res.raw)
+	}
+}

@@ -55,14 +55,23 @@ func (s *Session) teamFor(proj *project.Project) *team.Runner {
 	t := &s.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.proj == proj && t.runner != nil {
+	if t.proj == proj && t.runner != nil && t.mgrErr == nil {
+		return t.runner
+	}
+	if t.proj == proj && t.runner != nil && !t.runner.Idle() {
+		return t.runner // agent/cancelSubagent must reach its subagents
+	}
+	mgr, err := worktree.Open(proj.Root(), &worktree.Options{DataDir: dataDir, Logger: s.log})
+	if t.proj == proj && t.runner != nil && err != nil {
+		// Still no repository to make worktrees in: the same runner (and
+		// its error); a later call looks again, so a `git init` and a
+		// first commit made since are found without a restart.
 		return t.runner
 	}
 	t.proj = proj
-	t.mgr, t.mgrErr = worktree.Open(proj.Root(), &worktree.Options{DataDir: dataDir, Logger: s.log})
-	var mgr *worktree.Manager
-	if t.mgrErr == nil {
-		mgr = t.mgr
+	t.mgr, t.mgrErr = mgr, err
+	if t.mgrErr != nil {
+		mgr = nil
 	}
 	t.runner = &team.Runner{
 		Tasks:     s.runner,

@@ -129,6 +129,13 @@ func (r *Runner) Running(taskID string) bool {
 	return r.running[taskID] != nil
 }
 
+// Idle reports whether no subagent of this runner runs.
+func (r *Runner) Idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.running) == 0
+}
+
 func (r *Runner) track(taskID string, cancel context.CancelFunc) {
 	r.mu.Lock()
 	if r.running == nil {
