@@ -19,7 +19,7 @@ import type { Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskService } from './taskService';
 
-const ACTIONS = ['apply', 'discard', 'discardOthers', 'undo', 'openPatch', 'openFile', 'stop'] as const;
+const ACTIONS = ['apply', 'discard', 'discardOthers', 'undo', 'openPatch', 'openFile', 'stop', 'showRequest'] as const;
 type Action = (typeof ACTIONS)[number];
 
 export class BestOf implements vscode.Disposable {
@@ -29,6 +29,8 @@ export class BestOf implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   /** The comparison changed (a run ended, a candidate applied, discarded or undone). */
   readonly onDidChange = this.changed.event;
+  /** Opens a task's open approvals and questions (the chat, set by activate). */
+  showTask: ((taskId: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly runtime: RuntimeClient,
@@ -38,26 +40,56 @@ export class BestOf implements vscode.Disposable {
     private readonly previews: PreviewDocuments,
     private readonly root: () => string | undefined,
   ) {
-    // Each candidate's progress while the run goes: its subagent's start and end.
+    // Each candidate's progress while the run goes, by its index among the providers asked
+    // (two providers of the same kind and model are two rows): its subagent's start and end.
+    // subagentStarted names kind and model only, so a subagent takes the first row of its
+    // kind and model not yet taken; the result's candidates are in the order asked.
     this.disposables.push(
       tasks.onEvent(({ taskId, event, replay }) => {
         const st = this.state;
         if (replay || !st?.running || taskId !== this.taskId) return;
         const ev = event as unknown as { type: string; kind?: unknown; model?: unknown; status?: unknown; taskId?: unknown };
-        if (ev.type === 'subagentStarted' && typeof ev.kind === 'string' && typeof ev.model === 'string') {
-          st.progress = { ...st.progress, [`${ev.kind}/${ev.model}`]: 'running' };
-          if (typeof ev.taskId === 'string') this.subKeys.set(ev.taskId, `${ev.kind}/${ev.model}`);
+        if (ev.type === 'subagentStarted' && typeof ev.kind === 'string' && typeof ev.model === 'string' && typeof ev.taskId === 'string') {
+          const taken = new Set(this.subs.values());
+          const i = st.asked.findIndex((a, j) => !taken.has(j) && a.kind === ev.kind && a.model === ev.model);
+          if (i < 0) return;
+          this.subs.set(ev.taskId, i);
+          const a = st.asked[i];
+          this.tasks.labels.set(ev.taskId, `Best of N candidate ${i + 1} (${a.name}, ${a.model})`);
+          st.progress = { ...st.progress, [i]: 'running' };
           this.render();
-        } else if (ev.type === 'subagentFinished' && typeof ev.taskId === 'string' && this.subKeys.has(ev.taskId)) {
-          st.progress = { ...st.progress, [this.subKeys.get(ev.taskId)!]: typeof ev.status === 'string' ? ev.status : 'ended' };
+        } else if (ev.type === 'subagentFinished' && typeof ev.taskId === 'string' && this.subs.has(ev.taskId)) {
+          const i = this.subs.get(ev.taskId)!;
+          st.progress = { ...st.progress, [i]: typeof ev.status === 'string' ? ev.status : 'ended' };
           this.render();
         }
       }),
+      // A candidate's approval or question: the panel says so and opens it (the chat shows none of them).
+      tasks.onRequest((p) => {
+        const st = this.state;
+        const i = this.subs.get(p.taskId);
+        if (!st?.running || i === undefined) return;
+        st.waiting = { ...st.waiting, [i]: { id: p.id, kind: p.kind } };
+        this.render();
+      }),
+      tasks.onRequestClosed((id) => this.requestDone(id)),
+      tasks.onDidAnswer((id) => this.requestDone(id)),
     );
   }
 
+  private requestDone(id: string): void {
+    const st = this.state;
+    if (!st?.waiting) return;
+    const i = Object.keys(st.waiting).find((k) => st.waiting![Number(k)]?.id === id);
+    if (i === undefined) return;
+    const { [Number(i)]: _gone, ...rest } = st.waiting;
+    st.waiting = rest;
+    this.render();
+  }
+
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly subKeys = new Map<string, string>();
+  /** A candidate's subagent task id → its index among the providers asked. */
+  private readonly subs = new Map<string, number>();
 
   /** The Best of N command: asks for 2-4 providers and the prompt when not given. */
   async command(prompt?: string, names?: string[]): Promise<BestOfResult | undefined> {
@@ -79,13 +111,21 @@ export class BestOf implements vscode.Disposable {
   }
 
   async run(prompt: string, names: string[]): Promise<BestOfResult | undefined> {
-    const wired = [];
-    for (const n of names) {
-      const w = await this.providers.wireByName(n);
-      if (!w) throw new Error(`No provider named ${n}.`);
-      wired.push(w);
+    // Every provider that needs a key has one, before anything starts: the runtime would
+    // refuse the whole run with "providers[0].apiKey is required", naming no provider.
+    for (const n of await this.providers.missingKeys(names)) {
+      if (!(await this.providers.offerKey(n, 'Best of N did not start. '))) return undefined;
     }
-    this.state = { prompt, running: true, asked: wired.map((w) => `${w.kind}/${w.model}`), candidates: [], costUsd: 0, states: {}, appliedOperation: null, message: null };
+    const wired = [];
+    const asked = [];
+    for (const n of names) {
+      const p = this.providers.list().find((x) => x.name === n);
+      if (!p) throw new Error(`No provider named ${n}.`);
+      wired.push(await this.providers.wire(p));
+      asked.push({ name: p.name, kind: p.kind, model: p.model });
+    }
+    this.subs.clear();
+    this.state = { prompt, running: true, asked, candidates: [], costUsd: 0, states: {}, appliedOperation: null, message: null };
     this.show();
     const run = this.tasks.startBestOf(prompt, wired);
     this.taskId = run.taskId;
@@ -124,11 +164,12 @@ export class BestOf implements vscode.Disposable {
 
   /** A message from the panel: untrusted; it must name a candidate of the shown run. */
   async receive(raw: unknown): Promise<void> {
-    const m = raw as { type?: unknown; name?: unknown; path?: unknown } | null;
+    const m = raw as { type?: unknown; name?: unknown; path?: unknown; index?: unknown } | null;
     if (!m || typeof m.type !== 'string' || !(ACTIONS as readonly string[]).includes(m.type) || !this.state) return;
     const action = m.type as Action;
     if (this.state.running) {
       if (action === 'stop' && this.taskId) this.tasks.stop(this.taskId);
+      if (action === 'showRequest') await this.showRequest(Number(m.index));
       return;
     }
     try {
@@ -161,6 +202,15 @@ export class BestOf implements vscode.Disposable {
       this.state.message = describeError(err);
       this.render();
     }
+  }
+
+  /** Opens the open approval or question of the candidate at `index` (only one the panel shows). */
+  async showRequest(index: number): Promise<boolean> {
+    const w = Number.isInteger(index) ? this.state?.waiting?.[index] : undefined;
+    const p = w ? this.tasks.pending.get(w.id) : undefined;
+    if (!p || !this.showTask) return false;
+    await this.showTask(p.taskId);
+    return true;
   }
 
   /** The working tree's file against the candidate's, in the diff editor; only a file its patch names. */
@@ -240,5 +290,6 @@ export class BestOf implements vscode.Disposable {
   dispose(): void {
     this.panel?.dispose();
     for (const d of this.disposables) d.dispose();
+    this.changed.dispose();
   }
 }

@@ -26,13 +26,22 @@ export function patchFiles(patch: string): string[] {
 
 export type CandidateState = 'open' | 'applied' | 'discarded';
 
+/** A provider a best-of-N run was asked to use, by the name the user gave it. */
+export interface AskedProvider {
+  name: string;
+  kind: string;
+  model: string;
+}
+
 export interface ViewState {
   prompt: string;
   running: boolean;
-  /** Providers asked (kind/model), shown while running. */
-  asked: string[];
-  /** While running: each candidate's state by kind/model (waiting, running, completed, failed…), from its subagent's events. */
-  progress?: Record<string, string>;
+  /** The providers asked, in order: candidate i of the result is asked[i]'s. */
+  asked: AskedProvider[];
+  /** While running: each candidate's state by its index in `asked` (waiting, running, completed, failed…), from its subagent's events. */
+  progress?: Record<number, string>;
+  /** While running: the open approval or question of a candidate, by its index in `asked`. */
+  waiting?: Record<number, { id: string; kind: string }>;
   candidates: Candidate[];
   costUsd: number;
   states: Record<string, CandidateState>;
@@ -62,7 +71,8 @@ function validations(list: ValidationResult[]): string {
 function column(c: Candidate, st: ViewState, index: number): string {
   const name = c.name ?? '';
   const state = name ? (st.states[name] ?? 'open') : 'open';
-  const head = `<div class="head"><strong>${escapeHtml(c.model)}</strong> <span class="muted">${escapeHtml(c.kind)}</span></div>`;
+  const provider = st.asked[index]?.name;
+  const head = `<div class="head" data-testid="candidate-provider">${provider ? `<strong>${escapeHtml(provider)}</strong> <span class="muted">${escapeHtml(c.model)} · ${escapeHtml(c.kind)}</span>` : `<strong>${escapeHtml(c.model)}</strong> <span class="muted">${escapeHtml(c.kind)}</span>`}</div>`;
   const status = `<div class="status status-${escapeHtml(c.status)}" data-testid="candidate-status">${escapeHtml(c.status)}${state !== 'open' ? ` · ${state}` : ''}</div>`;
   if (!finished(c)) {
     return `<section class="candidate failed" data-testid="candidate" data-index="${index}">${head}${status}<div class="error">${escapeHtml(c.error ?? 'failed')}</div></section>`;
@@ -97,7 +107,13 @@ export function renderBestOf(st: ViewState, nonce: string, cspSource: string): s
   const applied = Object.values(st.states).includes('applied');
   const body = st.running
     ? `<div class="running" data-testid="bestof-running">Running ${st.asked.length} candidates… <button data-action="stop" data-testid="bestof-stop">Stop</button></div><ul>${st.asked
-        .map((a) => `<li data-testid="bestof-progress">${escapeHtml(a)}: ${escapeHtml(st.progress?.[a] ?? 'waiting')}</li>`)
+        .map((a, i) => {
+          const w = st.waiting?.[i];
+          const asks = w
+            ? ` · <strong class="asks">${w.kind === 'approval' ? 'waits for your approval' : 'has a question for you'}</strong> <button class="primary" data-action="showRequest" data-index="${i}" data-testid="bestof-show-request">${w.kind === 'approval' ? 'Show approval' : 'Show question'}</button>`
+            : '';
+          return `<li data-testid="bestof-progress" data-index="${i}"><strong>${escapeHtml(a.name)}</strong> <span class="muted">${escapeHtml(a.model)} · ${escapeHtml(a.kind)}</span>: ${escapeHtml(st.progress?.[i] ?? 'waiting')}${asks}</li>`;
+        })
         .join('')}</ul>`
     : `<div class="bar">${st.candidates.length} candidates · ${money(st.costUsd)} in all${applied && open > 0 ? ` <button data-action="discardOthers" data-testid="discard-others">Discard the other ${open}</button>` : ''}</div>
 <div class="grid">${st.candidates.map((c, i) => column(c, st, i)).join('')}</div>`;
@@ -121,6 +137,7 @@ button { font: inherit; color: var(--vscode-button-secondaryForeground); backgro
 button.primary { color: var(--vscode-button-foreground); background: var(--vscode-button-background); }
 button.link { background: none; color: var(--vscode-textLink-foreground); padding: 0; }
 .message { margin: 6px 0; }
+.asks { color: var(--vscode-notificationsWarningIcon-foreground, inherit); }
 </style></head>
 <body data-testid="bestof-root">
 <div class="prompt"><strong>Best of ${st.candidates.length || st.asked.length}:</strong> ${escapeHtml(st.prompt)}</div>
@@ -131,7 +148,7 @@ const vscode = acquireVsCodeApi();
 document.addEventListener('click', (e) => {
   const b = e.target.closest('button[data-action]');
   if (!b || b.disabled) return;
-  vscode.postMessage({ type: b.dataset.action, name: b.dataset.name || null, path: b.dataset.path || null });
+  vscode.postMessage({ type: b.dataset.action, name: b.dataset.name || null, path: b.dataset.path || null, index: b.dataset.index === undefined ? null : Number(b.dataset.index) });
 });
 </script>
 </body></html>`;

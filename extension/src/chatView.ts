@@ -11,7 +11,7 @@ import { settings } from './config';
 import { PreviewDocuments } from './diffs';
 import { describeError } from './errors';
 import { applyPatch, parseUnifiedDiff } from './patch';
-import type { Providers } from './providers';
+import { MissingKeyError, type Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskEvent, TaskService } from './taskService';
 import type { WorkspaceManager } from './workspace';
@@ -105,7 +105,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (taskId !== this.shownTask) return;
         this.flushLive();
         if (summary) this.post({ type: 'runResult', taskId, summary: toPage(summary) });
-        else if (error) this.post({ type: 'runFailed', taskId, message: describeError(error), code: (error as { code?: number }).code });
+        else if (error) {
+          this.post({ type: 'runFailed', taskId, message: describeError(error), code: (error as { code?: number }).code });
+          if (error instanceof MissingKeyError) void providers.offerKey(error.provider);
+        }
       }),
       runtime.onDidChangeState((s) => this.postState(s)),
       runtime.onDidCrash((info) => this.post({ type: 'notice', message: info.restarting ? `The runtime stopped (${info.reason}) and was restarted. A task it was running is marked failed; send a message to continue it.` : `The runtime stopped (${info.reason}) and was not restarted again.` })),
@@ -444,8 +447,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     } catch (err) {
       if (this.replaying?.id === id) this.replaying = undefined;
       this.post({ type: 'error', message: `Could not open the task: ${describeError(err)}` });
-      return;
     }
+    // Its open approvals and questions show even when its history could not be read.
     for (const p of this.tasks.pending.forTask(taskId)) this.postRequest(p.id);
   }
 
@@ -521,14 +524,23 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!this.visible) void this.reveal();
   }
 
+  /**
+   * A request for a task no chat shows: a notification naming the task when it has a label
+   * (a best-of-N candidate names its provider), so two candidates' notices are not one
+   * merged toast that hides the second.
+   */
   private notifyElsewhere(taskId: string, kind: string): void {
     const what = kind === 'approval' ? 'waits for your approval' : 'has a question for you';
-    void vscode.window.showInformationMessage(`task-x: a task ${what}.`, 'Show').then((a) => {
-      if (a === 'Show') {
-        void vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
-        void this.openTask(taskId, null);
-      }
+    const label = this.tasks.labels.get(taskId);
+    void vscode.window.showInformationMessage(`task-x: ${label ?? 'a task'} ${what}.`, 'Show').then((a) => {
+      if (a === 'Show') void this.showTaskRequests(taskId);
     });
+  }
+
+  /** Focuses the chat on a task, so its open approvals and questions show there. */
+  async showTaskRequests(taskId: string): Promise<void> {
+    void vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    await this.openTask(taskId, this.tasks.labels.get(taskId) ?? null);
   }
 
   // ---- approval previews ---------------------------------------------------------------

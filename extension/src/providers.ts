@@ -14,6 +14,22 @@ export type ModelEntry = ModelInfo;
 
 const secretKey = (name: string): string => `taskX.apiKey.${name}`;
 
+/** Whether the runtime refuses this kind without an API key (provider.RequiresAPIKey: all but Ollama). */
+export const needsKey = (kind: ProviderKind): boolean => kind !== 'ollama';
+
+/**
+ * A provider that needs a key has none in this window's SecretStorage (never set, removed, or
+ * the secret store was not carried over, e.g. after a reload in another profile). Thrown before
+ * anything reaches the runtime, so the user reads the provider's name instead of the runtime's
+ * "apiKey is required for kind …"; `offerKey` offers to set it.
+ */
+export class MissingKeyError extends Error {
+  constructor(readonly provider: string) {
+    super(`The provider "${provider}" has no API key in VS Code's secret storage. Set it with "Set API Key".`);
+    this.name = 'MissingKeyError';
+  }
+}
+
 export const KIND_LABELS: Record<ProviderKind, string> = {
   anthropic: 'Anthropic',
   openai: 'OpenAI',
@@ -52,7 +68,39 @@ export class Providers {
     if (p.timeoutMs) out.timeoutMs = p.timeoutMs;
     const key = await this.secrets.get(secretKey(p.name));
     if (key) out.apiKey = key;
+    else if (needsKey(p.kind)) throw new MissingKeyError(p.name);
     return out;
+  }
+
+  /** The named providers that need a key and have none, in the order given. */
+  async missingKeys(names: string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (const n of names) {
+      const p = this.list().find((x) => x.name === n);
+      if (p && needsKey(p.kind) && !(await this.secrets.get(secretKey(p.name)))) out.push(p.name);
+    }
+    return out;
+  }
+
+  /** Asks for a provider's key and stores it; false when dismissed. */
+  async promptKey(name: string): Promise<boolean> {
+    const key = await vscode.window.showInputBox({
+      title: `task-x: API key for ${name}`,
+      prompt: `API key for ${name} (kept in VS Code's secret storage, never in settings)`,
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() === '' ? 'The key is required for this kind of provider' : undefined),
+    });
+    if (!key?.trim()) return false;
+    await this.secrets.store(secretKey(name), key.trim());
+    this.changed.fire();
+    return true;
+  }
+
+  /** Tells that a provider has no key, with "Set API Key"; true when the user set one. */
+  async offerKey(name: string, why = ''): Promise<boolean> {
+    const a = await vscode.window.showErrorMessage(`task-x: ${why}${new MissingKeyError(name).message}`, 'Set API Key');
+    return a === 'Set API Key' ? this.promptKey(name) : false;
   }
 
   async wireByName(name: string, model?: string): Promise<WireProvider | undefined> {

@@ -38,6 +38,8 @@ export function newTaskId(): string {
 
 export class TaskService implements vscode.Disposable {
   readonly pending = new PendingRequests();
+  /** What to call a task in a notification (e.g. a best-of-N candidate by its provider), by task id. */
+  readonly labels = new Map<string, string>();
   private readonly running = new Map<string, AbortController>();
   private readonly eventEmitter = new vscode.EventEmitter<TaskEvent>();
   /** Every agent/event, live and replayed, in the order the runtime sent them. */
@@ -52,6 +54,9 @@ export class TaskService implements vscode.Disposable {
   readonly onDidChangeRunning = this.runningEmitter.event;
   private readonly finishedEmitter = new vscode.EventEmitter<{ taskId: string; summary?: AgentSummary; error?: unknown }>();
   readonly onDidFinish = this.finishedEmitter.event;
+  private readonly answeredEmitter = new vscode.EventEmitter<string>();
+  /** The user answered a pending request (its id). */
+  readonly onDidAnswer = this.answeredEmitter.event;
   private readonly refusedEmitter = new vscode.EventEmitter<string>();
   /** An answer from the page was refused (an id not issued here, or closed). */
   readonly onDidRefuse = this.refusedEmitter.event;
@@ -111,7 +116,7 @@ export class TaskService implements vscode.Disposable {
     if (outcome !== 'accepted') {
       this.log(`[task-x] refused an approval answer for an id this window did not issue or already closed (${outcome})`);
       this.refusedEmitter.fire(id);
-    }
+    } else this.answeredEmitter.fire(id);
     return outcome === 'accepted';
   }
 
@@ -120,7 +125,7 @@ export class TaskService implements vscode.Disposable {
     if (outcome !== 'accepted') {
       this.log(`[task-x] refused a question answer for an id this window did not issue or already closed (${outcome})`);
       this.refusedEmitter.fire(id);
-    }
+    } else this.answeredEmitter.fire(id);
     return outcome === 'accepted';
   }
 

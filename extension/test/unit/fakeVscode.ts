@@ -13,6 +13,8 @@ export interface Shown {
 }
 
 export const shown: Shown[] = [];
+/** Webview panels made, newest last (their html is what the host rendered). */
+export const panels: { webview: { html: string } }[] = [];
 /** Answers in order: for a quick pick, a function picking from its items; for an input box, the text; for a message, the button. */
 export const answers: unknown[] = [];
 const config = new Map<string, unknown>();
@@ -64,6 +66,16 @@ export const fake = {
       shown.push({ kind: 'error', message, buttons });
       return buttons.length ? next() : undefined;
     },
+    createWebviewPanel: () => {
+      const panel = {
+        webview: { html: '', cspSource: 'vscode-resource:', onDidReceiveMessage: () => ({ dispose() {} }) },
+        onDidDispose: () => ({ dispose() {} }),
+        reveal() {},
+        dispose() {},
+      };
+      panels.push(panel);
+      return panel;
+    },
     withProgress: async <T>(_o: unknown, task: () => Promise<T>): Promise<T> => task(),
   },
   commands: {
@@ -89,6 +101,7 @@ export function reset(): void {
   answers.length = 0;
   config.clear();
   commands.length = 0;
+  panels.length = 0;
 }
 
 /** An in-memory SecretStorage. */

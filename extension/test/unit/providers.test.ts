@@ -1,6 +1,6 @@
 import * as assert from 'node:assert';
-import { answers, reset, secrets, shown } from './fakeVscode';
-import { Providers } from '../../src/providers';
+import { answers, fake, reset, secrets, shown } from './fakeVscode';
+import { MissingKeyError, Providers } from '../../src/providers';
 import type { RuntimeClient } from '../../src/runtimeClient';
 
 function runtime(models: string[]): RuntimeClient {
@@ -36,4 +36,24 @@ describe('provider setup flow (Add Provider)', () => {
       for (const s of steps) assert.strictEqual(s.options?.ignoreFocusOut, true, `${s.options?.title} closes when focus leaves it`);
     });
   }
+});
+
+describe('a provider without its key', () => {
+  beforeEach(reset);
+
+  it('is named before anything reaches the runtime, with "Set API Key" that stores the key', async () => {
+    await fake.workspace.getConfiguration('taskX').update('providers', [
+      { name: 'local', kind: 'openaiCompatible', model: 'fake-model', baseUrl: 'http://127.0.0.1:1/v1' },
+      { name: 'llama', kind: 'ollama', model: 'qwen' },
+    ]);
+    const s = secrets();
+    const p = new Providers(s as never, runtime([]));
+    await assert.rejects(p.wireByName('local'), (e: unknown) => e instanceof MissingKeyError && e.provider === 'local' && /"local" has no API key/.test(e.message));
+    assert.deepStrictEqual(await p.wireByName('llama'), { kind: 'ollama', model: 'qwen' }, 'Ollama needs no key');
+    assert.deepStrictEqual(await p.missingKeys(['local', 'llama']), ['local']);
+    answers.push('Set API Key', ' sk-new ');
+    assert.strictEqual(await p.offerKey('local'), true);
+    assert.deepStrictEqual(shown.find((x) => x.kind === 'error')?.buttons, ['Set API Key']);
+    assert.strictEqual((await p.wireByName('local'))?.apiKey, 'sk-new');
+  });
 });

@@ -46,7 +46,7 @@ describe('best of N', () => {
     assert.strictEqual(byModel('best-b-model').status, 'completed');
     assert.strictEqual(byModel('best-c-model').status, 'failed');
     // The panel followed each candidate while they ran (its subagent's start and end).
-    assert.strictEqual(x.bestOf.state?.progress?.['openaiCompatible/best-a-model'], 'completed', JSON.stringify(x.bestOf.state?.progress));
+    assert.strictEqual(x.bestOf.state?.progress?.[0], 'completed', JSON.stringify(x.bestOf.state?.progress));
     const a = byModel('best-a-model').name!;
     const b = byModel('best-b-model').name!;
     // The panel: three columns, the failed one explained, files and counts.
