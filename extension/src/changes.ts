@@ -6,6 +6,7 @@
 // reverted: the runtime reports it as a conflict and the view says why.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { operationLabel } from './words';
 import type { PreviewDocuments } from './diffs';
 import type { EditOperation, PendingFile } from './protocol';
 import { describeError } from './errors';
@@ -101,10 +102,7 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
   getChildren(n?: Node): Node[] {
     if (!n) return this.files.map((file) => ({ kind: 'file', file }));
     if (n.kind === 'file') {
-      return n.file.operations.map((op) => {
-        const o = this.ops.get(String(op));
-        return { kind: 'op' as const, file: n.file, op, label: `#${op} ${o?.tool ?? 'edit'}` };
-      });
+      return n.file.operations.map((op, i) => ({ kind: 'op' as const, file: n.file, op, label: operationLabel(i + 1, this.ops.get(String(op))) }));
     }
     return [];
   }
@@ -114,11 +112,12 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
       const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.None);
       item.contextValue = 'taskX.operation';
       item.iconPath = new vscode.ThemeIcon('history');
-      item.tooltip = `Operation ${n.op} of ${n.file.path}: undo restores what it replaced, unless the file changed since.`;
+      item.id = `op:${n.file.path}:${n.op}`;
+      item.tooltip = `Operation ${n.op} of ${n.file.path}: Undo This Operation restores what it replaced, unless the file changed since.`;
       return item;
     }
     const f = n.file;
-    const item = new vscode.TreeItem(path.posix.basename(f.path), f.operations.length > 1 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(path.posix.basename(f.path), f.operations.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.id = `file:${f.path}`;
     const dir = path.posix.dirname(f.path);
     const state = f.original === null ? 'created' : f.current === null ? 'deleted' : 'modified';
@@ -197,9 +196,15 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
         const p = pathOf(n);
         return p ? guard(() => this.keep([p])) : undefined;
       }),
-      vscode.commands.registerCommand('taskX.changes.revert', (n?: Node | string) => {
+      vscode.commands.registerCommand('taskX.changes.revert', async (n?: Node | string) => {
         const p = pathOf(n);
-        return p ? guard(() => this.revert([p])) : undefined;
+        if (!p) return undefined;
+        // Reverting a file the agent created deletes it: ask first.
+        if (this.files.find((f) => f.path === p)?.original === null) {
+          const a = await vscode.window.showWarningMessage(`Revert ${p}? task-x created it, so reverting deletes the file.`, { modal: true }, 'Delete File');
+          if (a !== 'Delete File') return undefined;
+        }
+        return guard(() => this.revert([p]));
       }),
       vscode.commands.registerCommand('taskX.changes.keepAll', () => guard(() => this.keep())),
       vscode.commands.registerCommand('taskX.changes.revertAll', async () => {

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { settings } from './config';
 import { PreviewDocuments } from './diffs';
-import { describeError } from './errors';
+import { describeError, isCancelled } from './errors';
 import { applyPatch, parseUnifiedDiff } from './patch';
 import { MissingKeyError, type Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
@@ -105,7 +105,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (taskId !== this.shownTask) return;
         this.flushLive();
         if (summary) this.post({ type: 'runResult', taskId, summary: toPage(summary) });
-        else if (error) {
+        else if (error && !isCancelled(error)) {
           this.post({ type: 'runFailed', taskId, message: describeError(error), code: (error as { code?: number }).code });
           if (error instanceof MissingKeyError) void providers.offerKey(error.provider);
         }

@@ -30,3 +30,11 @@ export function describeError(err: unknown): string {
   if (err instanceof ConnectionClosedError) return `${err.message}; it is being restarted`;
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * Whether a request ended because it was cancelled (the user's Stop aborts agent/run at once).
+ * The chat shows no "could not run" error for it: the runtime's done event draws the Stopped card.
+ */
+export function isCancelled(err: unknown): boolean {
+  return err instanceof RpcError && err.code === ErrorCodes.RequestCancelled;
+}

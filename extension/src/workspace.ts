@@ -3,6 +3,7 @@
 // bar, file changes fed to workspace/filesChanged (debounced), the exclude
 // setting, and the summary for the Context view (context/inspect).
 import * as vscode from 'vscode';
+import { plural } from './words';
 import { settings } from './config';
 import { describeError } from './errors';
 import type { ProgressPhase, WorkspaceOpenParams, WorkspaceProgressParams, WorkspaceSummary } from './protocol';
@@ -119,7 +120,7 @@ export class WorkspaceManager implements vscode.Disposable {
         break;
       case 'graph':
         this.phase = 'graph';
-        this.setStatus(`$(loading~spin) task-x: graph`, `task-x: building the project graph of ${files ?? 0} files`);
+        this.setStatus(`$(loading~spin) task-x: graph`, `task-x: building the project graph of ${plural(files ?? 0, 'file')}`);
         break;
       case 'ready':
       case 'updated': {
@@ -127,7 +128,7 @@ export class WorkspaceManager implements vscode.Disposable {
         const stats = p.stats;
         if (this.summary && stats) this.summary.stats = stats;
         const n = stats?.indexedFiles ?? stats?.files ?? 0;
-        this.setStatus(`$(check) task-x: ${n} files`, `task-x: ready, ${n} files indexed${stats?.symbols ? `, ${stats.symbols} symbols` : ''}`);
+        this.setStatus(`$(check) task-x: ${plural(n, 'file')}`, `task-x: ready, ${plural(n, 'file')} indexed${stats?.symbols ? `, ${stats.symbols} symbols` : ''}`);
         break;
       }
       case 'failed':
@@ -218,7 +219,7 @@ export class ContextTree implements vscode.TreeDataProvider<ContextNode> {
       description: (p.kinds ?? []).join(', '),
       icon: 'project',
       children: [
-        ...(p.languages ?? []).slice(0, 8).map((l) => ({ label: l.language, description: `${l.files} files`, icon: 'symbol-file' })),
+        ...(p.languages ?? []).slice(0, 8).map((l) => ({ label: l.language, description: plural(l.files, 'file'), icon: 'symbol-file' })),
         ...Object.entries(p.commands ?? {}).map(([k, v]) => ({ label: k, description: v, icon: 'terminal' })),
         ...(p.git ? [{ label: 'git', description: `${p.git.branch ?? ''} ${p.git.head?.slice(0, 8) ?? ''}${p.git.dirty ? `, ${p.git.dirty} changed` : ''}`, icon: 'git-branch' }] : []),
       ],
@@ -226,7 +227,7 @@ export class ContextTree implements vscode.TreeDataProvider<ContextNode> {
     const st = s.stats ?? {};
     const stats: ContextNode = {
       label: 'Index',
-      description: `${st.indexedFiles ?? st.files ?? 0} files, ${st.symbols ?? 0} symbols${st.truncated ? ' (truncated)' : ''}`,
+      description: `${plural(st.indexedFiles ?? st.files ?? 0, 'file')}, ${plural(st.symbols ?? 0, 'symbol')}${st.truncated ? ' (truncated)' : ''}`,
       icon: 'database',
       children: Object.entries(st.skipped ?? {}).map(([k, v]) => ({ label: `skipped: ${k}`, description: String(v) })),
     };
