@@ -169,10 +169,15 @@ describe('chat', () => {
     await sendFromPage('Think for a long time');
     await fake.requestCount(before + 1);
     const closedBefore = fake.hangsClosed;
+    const errorsBefore = await page.count(tid('error'), CHAT_FRAME);
+    const stoppedBefore = await page.count('.card-title:has-text("Stopped")', CHAT_FRAME);
     await page.click(tid('stop'), CHAT_FRAME);
     const f = await done;
     const status = f.summary?.status ?? ((f.error as { code?: number })?.code === -32800 ? 'cancelled' : String(f.error));
     assert.strictEqual(status, 'cancelled');
+    // Only the Stopped card: no red "The task could not run: cancelled" above it.
+    await page.waitFor(`.card-title:has-text("Stopped") >> nth=${stoppedBefore}`, CHAT_FRAME);
+    assert.strictEqual(await page.count(tid('error'), CHAT_FRAME), errorsBefore, (await page.text(tid('error'), CHAT_FRAME)).join(' | '));
     // The runtime hung up on the model: the stop reached the model call, not only the view.
     await fake.hangClosed(closedBefore + 1);
     const x = await api();
