@@ -1,9 +1,11 @@
 package syntax
 
 import (
+	"cmp"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"sort"
 )
 
@@ -224,9 +226,13 @@ func goASTReceiver(recv *ast.FieldList) string {
 // source order.
 func (x *goAST) collectRefs() {
 	var ids []*ast.Ident
+	// Two walkers, shared by the whole walk (a walker holds no state of
+	// its own): typ and expr switch to the other instead of allocating
+	// one per call.
 	r := &refWalker{x: x, ids: &ids}
+	r.peer = &refWalker{x: x, ids: &ids, inType: true, peer: r}
 	ast.Walk(r, x.f)
-	sort.Slice(ids, func(i, j int) bool { return ids[i].Pos() < ids[j].Pos() })
+	slices.SortFunc(ids, func(a, b *ast.Ident) int { return cmp.Compare(a.Pos(), b.Pos()) })
 	seen := getSeenSet()
 	defer putSeenSet(seen)
 	for _, id := range ids {
@@ -249,28 +255,45 @@ func (x *goAST) collectRefs() {
 	}
 }
 
-// goKeywordNodes are identifiers tree-sitter-go parses as nodes of their
+// goKeywordNode reports the identifiers tree-sitter-go parses as nodes of their
 // own kind in an expression (in a type, `case nil:` of a type switch, they
 // are type_identifier; after a dot, field_identifier).
-var goKeywordNodes = set("nil", "true", "false", "iota")
+func goKeywordNode(name string) bool {
+	switch name {
+	case "nil", "true", "false", "iota":
+		return true
+	}
+	return false
+}
 
 // refWalker gathers identifiers, marking the ones tree-sitter reads as a
 // package_identifier (the package of a qualified type) or a label_name.
+// Its fields never change during a walk; peer is the walker with the
+// other inType.
 type refWalker struct {
 	x      *goAST
 	ids    *[]*ast.Ident
 	inType bool
+	peer   *refWalker
 }
 
 func (r *refWalker) typ(e ast.Expr) {
 	if e != nil {
-		ast.Walk(&refWalker{x: r.x, ids: r.ids, inType: true}, e)
+		w := r
+		if !r.inType {
+			w = r.peer
+		}
+		ast.Walk(w, e)
 	}
 }
 
 func (r *refWalker) expr(e ast.Expr) {
 	if e != nil {
-		ast.Walk(&refWalker{x: r.x, ids: r.ids}, e)
+		w := r
+		if r.inType {
+			w = r.peer
+		}
+		ast.Walk(w, e)
 	}
 }
 
@@ -291,7 +314,7 @@ func (r *refWalker) Visit(n ast.Node) ast.Visitor {
 	case nil:
 		return nil
 	case *ast.Ident:
-		if !r.inType && goKeywordNodes[n.Name] {
+		if !r.inType && goKeywordNode(n.Name) {
 			r.x.keyword[n.Pos()] = true
 		}
 		*r.ids = append(*r.ids, n)
