@@ -2,7 +2,7 @@ import * as assert from 'node:assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { page } from './driver';
+import { CHAT_FRAME, page } from './driver';
 import { FakeProvider } from './fakeProvider';
 import { api, fakeModel, tid, until } from './helpers';
 
@@ -83,5 +83,41 @@ describe('best of N', () => {
     assert.deepStrictEqual(await x.bestOf.cleanUp(true), [b]);
     await x.changes.revert(['best-b.txt']);
     console.log(`[e2e] best of 3 with the panel in ${Date.now() - t0} ms`);
+  });
+
+  it("keeps two providers of one kind and model apart by name, and opens a candidate's approval from the panel", async () => {
+    const x = await api();
+    for (const n of ['d', 'e']) {
+      fakes[n] = new FakeProvider();
+      await fakes[n].start();
+      await x.providers.save({ name: `twin-${n}`, kind: 'openaiCompatible', model: 'twin-model', baseUrl: fakes[n].url }, 'sk-test-twin');
+    }
+    await x.providers.setActive('fake');
+    await cfg().update('policy.mode', undefined, G); // writes are asked
+    fakes.d.play({ text: 'Twin D changed nothing.' });
+    fakes.e.play({ calls: [{ name: 'write_file', input: { path: 'twin-e.txt', content: 'from twin e\n' } }] }, { text: 'Twin E wrote twin-e.txt.' });
+    const run = vscode.commands.executeCommand<{ candidates: { name: string | null; status: string }[] } | undefined>('taskX.bestOf', 'Twins', ['twin-d', 'twin-e']);
+    // The candidate that waits says so on its own row, by its provider's name.
+    await page.waitFor(tid('bestof-show-request'), PANEL);
+    const rows = await page.text(tid('bestof-progress'), PANEL);
+    assert.strictEqual(rows.length, 2, rows.join(' | '));
+    const waiting = rows.filter((r) => /waits for your approval/.test(r));
+    assert.strictEqual(waiting.length, 1, rows.join(' | '));
+    assert.match(rows.join(' | '), /twin-d/);
+    assert.match(rows.join(' | '), /twin-e/);
+    const i = Object.keys(x.bestOf.state?.waiting ?? {}).map(Number)[0];
+    assert.strictEqual(x.bestOf.state?.progress?.[i], 'running');
+    // Show approval opens it in the chat, where it is allowed.
+    await page.click(tid('bestof-show-request'), PANEL);
+    await page.waitFor(tid('approval-allow'), CHAT_FRAME);
+    await page.click(tid('approval-allow'), CHAT_FRAME);
+    const result = await run;
+    assert.ok(result, 'agent/bestOf answered');
+    assert.deepStrictEqual(result.candidates.map((c) => c.status), ['completed', 'completed']);
+    assert.deepStrictEqual(x.bestOf.state?.progress, { 0: 'completed', 1: 'completed' });
+    const heads = await page.text(tid('candidate-provider'), PANEL);
+    assert.ok(/twin-d/.test(heads[0]) && /twin-e/.test(heads[1]), heads.join(' | '));
+    await x.bestOf.cleanUp(true);
+    await cfg().update('policy.mode', 'acceptEdits', G);
   });
 });
