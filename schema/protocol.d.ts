@@ -1399,6 +1399,8 @@ export interface SubagentStartedEvent {
   dir: string | null;
   /** Step is the plan step id, null outside a plan. */
   step: string | null;
+  /** Candidate is the index in agent/bestOf's providers of the provider this subagent runs, absent outside best of N (additive): two providers of one kind and model are told apart by it. */
+  candidate?: number;
 }
 
 /** TaskIDParams is the params of agent/cancelSubagent, agent/task, agent/deleteTask and agent/replay. */

@@ -42,16 +42,21 @@ export class BestOf implements vscode.Disposable {
   ) {
     // Each candidate's progress while the run goes, by its index among the providers asked
     // (two providers of the same kind and model are two rows): its subagent's start and end.
-    // subagentStarted names kind and model only, so a subagent takes the first row of its
-    // kind and model not yet taken; the result's candidates are in the order asked.
+    // subagentStarted's `candidate` is that index; from a runtime without it, a subagent takes
+    // the first row of its kind and model not yet taken. The result's candidates are in the
+    // order asked.
     this.disposables.push(
       tasks.onEvent(({ taskId, event, replay }) => {
         const st = this.state;
         if (replay || !st?.running || taskId !== this.taskId) return;
-        const ev = event as unknown as { type: string; kind?: unknown; model?: unknown; status?: unknown; taskId?: unknown };
+        const ev = event as unknown as { type: string; kind?: unknown; model?: unknown; status?: unknown; taskId?: unknown; candidate?: unknown };
         if (ev.type === 'subagentStarted' && typeof ev.kind === 'string' && typeof ev.model === 'string' && typeof ev.taskId === 'string') {
           const taken = new Set(this.subs.values());
-          const i = st.asked.findIndex((a, j) => !taken.has(j) && a.kind === ev.kind && a.model === ev.model);
+          const c = ev.candidate;
+          const i =
+            typeof c === 'number' && Number.isInteger(c) && c >= 0 && c < st.asked.length && !taken.has(c)
+              ? c
+              : st.asked.findIndex((a, j) => !taken.has(j) && a.kind === ev.kind && a.model === ev.model);
           if (i < 0) return;
           this.subs.set(ev.taskId, i);
           const a = st.asked[i];

@@ -316,6 +316,10 @@ type SubagentStartedEvent struct {
 	Dir *string `json:"dir"`
 	// Step is the plan step id, null outside a plan.
 	Step *string `json:"step"`
+	// Candidate is the index in agent/bestOf's providers of the provider
+	// this subagent runs, absent outside best of N (additive): two providers
+	// of one kind and model are told apart by it.
+	Candidate *int `json:"candidate,omitempty"`
 }
 
 // SubagentEvent carries one event of a subagent's own task.

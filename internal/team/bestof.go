@@ -60,7 +60,7 @@ func (r *Runner) BestOf(ctx context.Context, req BestOfRequest) (BestOfResult, e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = r.Run(ctx, Spec{Role: Implementation, Objective: req.Prompt, Engine: c.Engine, Kind: c.Kind, Model: c.Model,
+			results[i] = r.Run(ctx, Spec{Role: Implementation, Objective: req.Prompt, Engine: c.Engine, Kind: c.Kind, Model: c.Model, Candidate: &i,
 				Policy: req.Policy, Editor: req.Editor, Approve: req.Approve, Hooks: req.Hooks, Emit: req.Emit})
 		}()
 	}

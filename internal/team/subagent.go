@@ -71,6 +71,9 @@ type Spec struct {
 	// Kind and Model name that provider in events.
 	Engine      task.Engine
 	Kind, Model string
+	// Candidate is the provider's index in agent/bestOf's providers (nil
+	// elsewhere), sent in subagentStarted.
+	Candidate *int
 	// Policy is the lead's policy (a read-only role runs it in readOnly
 	// mode).
 	Policy policy.Policy
@@ -208,7 +211,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) Result {
 			dir = &d
 		}
 		emit(protocol.SubagentStartedEvent{Name: name, TaskID: res.TaskID, Role: string(s.Role),
-			Objective: s.Objective, Kind: s.Kind, Model: s.Model, Dir: dir, Step: step})
+			Objective: s.Objective, Kind: s.Kind, Model: s.Model, Dir: dir, Step: step, Candidate: s.Candidate})
 	}
 	defer func() {
 		start()

@@ -307,6 +307,16 @@ func TestBestOf(t *testing.T) {
 	if last := js[len(js)-1]; last["type"] != "bestOfDone" {
 		t.Fatalf("last event %v", last)
 	}
+	// Each subagentStarted names its provider's index (two of one kind and model are told apart).
+	byModel := map[any]any{}
+	for _, e := range js {
+		if e["type"] == "subagentStarted" {
+			byModel[e["model"]] = e["candidate"]
+		}
+	}
+	if fmt.Sprint(byModel) != fmt.Sprint(map[any]any{"a": 0.0, "b": 1.0, "c": 2.0}) {
+		t.Fatalf("subagentStarted candidates by model %v", byModel)
+	}
 	for _, c := range []protocol.FinishedCandidate{c0, c2} {
 		if err := r.Worktrees.Discard(context.Background(), *c.Name); err != nil {
 			t.Fatal(err)

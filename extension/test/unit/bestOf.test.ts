@@ -56,10 +56,12 @@ describe('best of N (host)', () => {
     await tick();
     assert.strictEqual(t.started.length, 1);
     const ev = (event: object) => t.events.fire({ taskId: 'task-best', event, replay: false });
-    ev({ type: 'subagentStarted', taskId: 'sub-1', kind: 'openaiCompatible', model: 'fake-model', name: 'w1' });
-    ev({ type: 'subagentStarted', taskId: 'sub-2', kind: 'openaiCompatible', model: 'fake-model', name: 'w2' });
+    // The second provider's subagent starts first: its `candidate` puts it on its own row.
+    ev({ type: 'subagentStarted', taskId: 'sub-2', kind: 'openaiCompatible', model: 'fake-model', name: 'w2', candidate: 1 });
+    ev({ type: 'subagentStarted', taskId: 'sub-1', kind: 'openaiCompatible', model: 'fake-model', name: 'w1', candidate: 0 });
     ev({ type: 'subagentFinished', taskId: 'sub-2', status: 'completed' });
     assert.deepStrictEqual(best.state?.progress, { 0: 'running', 1: 'completed' });
+    assert.strictEqual(t.svc.labels.get('sub-2'), 'Best of N candidate 2 (local-b, fake-model)');
     const html = panels.at(-1)!.webview.html;
     assert.match(html, /<strong>local-a<\/strong> <span class="muted">fake-model · openaiCompatible<\/span>: running/);
     assert.match(html, /<strong>local-b<\/strong> <span class="muted">fake-model · openaiCompatible<\/span>: completed/);

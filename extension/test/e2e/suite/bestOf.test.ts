@@ -103,6 +103,7 @@ describe('best of N', () => {
     assert.strictEqual(rows.length, 2, rows.join(' | '));
     const waiting = rows.filter((r) => /waits for your approval/.test(r));
     assert.strictEqual(waiting.length, 1, rows.join(' | '));
+    assert.match(waiting[0], /twin-e/, 'the row of the provider whose candidate asks (subagentStarted.candidate)');
     assert.match(rows.join(' | '), /twin-d/);
     assert.match(rows.join(' | '), /twin-e/);
     const i = Object.keys(x.bestOf.state?.waiting ?? {}).map(Number)[0];
