@@ -130,6 +130,7 @@ func sessionTranscript(t *testing.T, color bool) string {
 	if m.ask == nil || !strings.Contains(m.ask.form.View(), "Yes, for the rest of this task (a)") {
 		t.Fatalf("no approval form open")
 	}
+	m.update(approvalArmMsg{m.ask}) // its guard ends (approvalGuard)
 	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'y'}})
 	if a := <-reply; a.decision != "allow" {
 		t.Fatalf("y answered %+v", a)

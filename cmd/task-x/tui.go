@@ -240,6 +240,7 @@ type asking struct {
 	instead  bool   // the second step: what should it do instead
 	guard    bool   // opened while the user typed: keys are held back
 	guarded  bool   // it was held back (the line under it says it takes keys now)
+	typed    bool   // it opened while the prompt held text
 	message  string
 	single   map[string]*string
 	multi    map[string]*[]string
@@ -432,10 +433,14 @@ func (m *tuiModel) bottomView() string {
 	if m.ask != nil {
 		b.WriteString(rule + "\n" + strings.TrimRight(m.ask.form.View(), "\n") + "\n")
 		switch {
-		case m.ask.guard:
+		case m.ask.guard && m.ask.typed:
 			b.WriteString(m.st.warn.Render("⏸ an approval opened while you typed: its keys work in a moment") + "\n")
-		case m.ask.guarded:
+		case m.ask.guard:
+			b.WriteString(m.st.warn.Render("⏸ an approval opened: its keys work in a moment") + "\n")
+		case m.ask.guarded && m.ask.typed:
 			b.WriteString(m.st.dim.Render("▶ the approval takes keys now (what you typed stays in the prompt)") + "\n")
+		case m.ask.guarded:
+			b.WriteString(m.st.dim.Render("▶ the approval takes keys now") + "\n")
 		}
 	} else if m.pick != nil {
 		b.WriteString(rule + "\n" + strings.TrimRight(m.pick.form.View(), "\n") + "\n" + m.st.dim.Render("enter picks · esc closes") + "\n")
@@ -690,9 +695,9 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 
 const ctrlCHint = "(Ctrl-C again to leave)"
 
-// approvalGuard: an approval that opens while the prompt holds text (the
-// user is typing a message to queue) ignores keys for this long, so that a
-// letter typed for the prompt (the "a" of "and") does not answer it.
+// approvalGuard: an approval ignores keys for this long after it opens, so
+// that a letter typed for the prompt (the "a" of "and"), or a key pressed
+// right after sending a prompt (a second Enter), does not answer it.
 const approvalGuard = 700 * time.Millisecond
 
 const escHint = "(Esc again to edit and resend an earlier message)"
@@ -1603,13 +1608,12 @@ func (m *tuiModel) openApproval(msg *approvalMsg) tea.Cmd {
 		huh.NewOption("No, and tell it what to do instead (n)", "deny"),
 	).Value(&a.choice))
 	m.ask = a
-	if m.ta.Value() != "" {
-		// It opened while the user was typing: the next keys were meant
-		// for the prompt, not for y/a/n. They are held back for a moment.
-		a.guard, a.guarded = true, true
-		return tea.Batch(a.form.Init(), tea.Tick(approvalGuard, func(time.Time) tea.Msg { return approvalArmMsg{a} }))
-	}
-	return a.form.Init()
+	// Keys pressed as it opens were meant for something else: for the
+	// prompt the user is typing, or a second Enter or a letter right after
+	// sending one (a fast model asks within 200 ms). Nobody has read the
+	// approval yet, so they are held back for a moment.
+	a.guard, a.guarded, a.typed = true, true, m.ta.Value() != ""
+	return tea.Batch(a.form.Init(), tea.Tick(approvalGuard, func(time.Time) tea.Msg { return approvalArmMsg{a} }))
 }
 
 func (m *tuiModel) openQuestion(msg *questionMsg) tea.Cmd {

@@ -76,9 +76,9 @@ func TestSessionSmallFixes(t *testing.T) {
 	pt.send("write the notes\r")
 	pt.expect("the agent wants to edit NOTES.md (write_file)")
 	pt.expect("Yes, for the rest of this task (a)")
-	pt.send("y")
+	pt.approve("y")
 	pt.expect("the agent wants to edit " + long[:40])
-	pt.send("y")
+	pt.approve("y")
 	pt.expect("completed")
 	pt.expect("zz-tail-marker.md") // the changed-files line wraps
 	pt.send("/revert\r")

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,6 +67,36 @@ func TestApprovalWhileTyping(t *testing.T) {
 	pt.send("\r")
 	pt.expect("completed")
 	pt.expect("check the tests and") // still in the prompt
+	pt.send("\x03\x04")
+	pt.cmd.Wait()
+}
+
+// TestApprovalRightAfterEnter: an approval that opens right after a
+// prompt is sent, with the prompt empty, holds its keys back too: a second
+// Enter or a letter pressed at once does not answer what nobody has read.
+func TestApprovalRightAfterEnter(t *testing.T) {
+	script := []step{
+		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "NOTES.md", "content": "n\n"}}}},
+		{text: "Left it."},
+	}
+	pt, _, _, repo := tuiWithModel(t, script)
+	pt.send("write the notes\r")
+	pt.expect("an approval opened: its keys work in a moment")
+	pt.send("\ra") // held back: neither "allowed once" nor "for the rest of this task"
+	pt.expect("the approval takes keys now")
+	pt.send("n")
+	pt.expect("What should it do instead?")
+	pt.mu.Lock()
+	screen := pt.plain()
+	pt.mu.Unlock()
+	if strings.Contains(screen, "allowed") {
+		t.Fatal("a key pressed as the approval opened answered it")
+	}
+	pt.send("\r")
+	pt.expect("completed")
+	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err == nil {
+		t.Error("NOTES.md was written")
+	}
 	pt.send("\x03\x04")
 	pt.cmd.Wait()
 }

@@ -87,6 +87,14 @@ func (pt *ptyTerm) expect(want string) {
 	pt.seen = end
 }
 
+// approve answers the approval on screen with key once it takes keys (an
+// approval holds keys back for a moment after it opens: approvalGuard).
+func (pt *ptyTerm) approve(key string) {
+	pt.t.Helper()
+	pt.expect("the approval takes keys now")
+	pt.send(key)
+}
+
 // shownSince reports whether want is drawn after the plain-text offset
 // mark (from pt.mark), whatever the order of the frames since: it waits for
 // it (a frame may come after the one the last expect matched).
@@ -224,7 +232,7 @@ func TestTUISession(t *testing.T) {
 		t.Error("the approval's diff is not coloured on a terminal")
 	}
 	pt.expect("Yes, for the rest of this task (a)")
-	pt.send("y")
+	pt.approve("y")
 	pt.expect("allowed once")
 	pt.expect("Renamed the heading.")
 	pt.expect("completed")
@@ -236,7 +244,7 @@ func TestTUISession(t *testing.T) {
 	pt.send("delete the readme\r")
 	pt.expect("wants to use delete_path")
 	pt.expect("No, and tell it what to do instead (n)")
-	pt.send("n")
+	pt.approve("n")
 	pt.expect("What should it do instead?")
 	pt.send("keep the file\r")
 	pt.expect("denied; told it: keep the file")
@@ -257,7 +265,7 @@ func TestTUISession(t *testing.T) {
 	// in place.
 	pt.send("count to twelve\r")
 	pt.expect("wants to run a command (run_command)")
-	pt.send("a")
+	pt.approve("a")
 	pt.expect("allowed for the rest of this task")
 	pt.expect("… 7 earlier lines (ctrl+o expands)")
 	pt.expect("The command counted to twelve.")
@@ -323,7 +331,7 @@ func TestTUINoColor(t *testing.T) {
 	pt.send("write notes\r")
 	pt.expect("wants to edit NOTES.md (write_file)")
 	pt.expect("+notes")
-	pt.send("y")
+	pt.approve("y")
 	pt.expect("Wrote the notes.")
 	pt.expect("completed")
 	pt.send("/help\r")
