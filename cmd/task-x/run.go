@@ -211,6 +211,10 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		switch {
 		case isAnswers:
 			stdin = rest
+			if first := strings.TrimSpace(text); first != "" && prompt != "" {
+				// Not sent with the prompt: say so, never drop it silently.
+				fmt.Fprintf(os.Stderr, "task-x: stdin starts with %q, an approval answer: it answers approvals and is not sent with the prompt (to send it, start it with another line)\n", first)
+			}
 		case strings.TrimSpace(text) != "":
 			prompt, piped = withPiped(prompt, text), true
 		}

@@ -39,7 +39,7 @@ func isAnswerLine(s string) bool {
 
 // pipedText reads the piped text from br. answers is true when stdin holds
 // approval answers (left unread but for the first line, which is put back
-// by returning a reader that starts with it).
+// by returning a reader that starts with it; text is then that line).
 func pipedText(br *bufio.Reader, wait time.Duration) (text string, rest *bufio.Reader, isAnswers bool, err error) {
 	type line struct {
 		s   string
@@ -73,7 +73,8 @@ func pipedText(br *bufio.Reader, wait time.Duration) (text string, rest *bufio.R
 	}
 	first, ferr := l.s, l.err
 	if isAnswerLine(first) {
-		return "", bufio.NewReader(io.MultiReader(strings.NewReader(first), br)), true, nil
+		// text is that first line, for the note run prints.
+		return first, bufio.NewReader(io.MultiReader(strings.NewReader(first), br)), true, nil
 	}
 	if ferr != nil {
 		if ferr == io.EOF {

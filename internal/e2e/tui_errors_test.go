@@ -132,4 +132,10 @@ func TestPipedStdin(t *testing.T) {
 	if code != 0 || !strings.Contains(lastUserText(model.bodies()[1]), "say hi from stdin") {
 		t.Errorf("stdin as the prompt: exit %d\n%s", code, errs)
 	}
+	// A stdin whose first line reads as an answer (seq 1 5) answers
+	// approvals: the user is told it was not sent, never left guessing.
+	_, errs, code = runOneShot(t, "1\n2\n3\n", append([]string{"run", "-C", dir, "-p", "what are these"}, flags...)...)
+	if code != 0 || !strings.Contains(errs, `stdin starts with "1", an approval answer`) {
+		t.Errorf("answer-like stdin: exit %d\n%s", code, errs)
+	}
 }
