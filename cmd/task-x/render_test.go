@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +285,28 @@ func TestUseColor(t *testing.T) {
 	defer f.Close()
 	if useColor(f) {
 		t.Error("colour on a file")
+	}
+}
+
+// TestScrolledUpFollowsAnApproval: after PgUp the view stays where the user
+// put it while output comes, but an approval that opens brings the end
+// (its diff) into view.
+func TestScrolledUpFollowsAnApproval(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}}
+	m := newTUIModel(r, newStyles(false))
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
+	for i := 0; i < 60; i++ {
+		m.add(&item{kind: itemNote, text: "line " + strconv.Itoa(i)})
+	}
+	m.refresh()
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	m.add(&item{kind: itemNote, text: "more output"})
+	m.refresh()
+	if m.vp.AtBottom() {
+		t.Fatal("output moved a view the user scrolled up")
+	}
+	m.Update(approvalMsg{params: json.RawMessage(`{"callId":"c1","tool":"write_file","permission":"edit","preview":"x"}`), reply: make(chan approval, 1)})
+	if !m.vp.AtBottom() {
+		t.Fatal("the approval opened out of view")
 	}
 }

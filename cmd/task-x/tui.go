@@ -257,6 +257,7 @@ type tuiModel struct {
 
 	width, height int
 	ready         bool
+	follow        bool // the next refresh shows the end even when scrolled up (a prompt sent, an approval or question opened)
 
 	busy, stopping bool
 	turnStart      time.Time
@@ -409,8 +410,9 @@ func (m *tuiModel) refresh() {
 	m.vp.Width = m.width
 	m.vp.Height = max(1, m.height-bottom)
 	m.vp.SetContent(renderTranscript(m.st, m.items, m.width))
-	if atBottom {
+	if atBottom || m.follow {
 		m.vp.GotoBottom()
+		m.follow = false
 	}
 }
 
@@ -1027,6 +1029,7 @@ func (m *tuiModel) submit() tea.Cmd {
 		m.clearPrompt()
 		return m.shell(strings.TrimSpace(line[1:]))
 	}
+	m.follow = true // the prompt and its answer are at the end
 	sent := expandPastes(line, m.pastes)
 	if m.busy {
 		// Queued: the running task takes it before its next model call.
@@ -1608,6 +1611,7 @@ func (m *tuiModel) openApproval(msg *approvalMsg) tea.Cmd {
 		huh.NewOption("No, and tell it what to do instead (n)", "deny"),
 	).Value(&a.choice))
 	m.ask = a
+	m.follow = true // what it asks about is at the end
 	// Keys pressed as it opens were meant for something else: for the
 	// prompt the user is typing, or a second Enter or a letter right after
 	// sending one (a fast model asks within 200 ms). Nobody has read the
@@ -1643,6 +1647,7 @@ func (m *tuiModel) openQuestion(msg *questionMsg) tea.Cmd {
 	a.item = m.add(&item{kind: itemNote, text: "\n" + m.st.warn.Render("the agent asks:") + " " + strings.Join(shown, " · ")})
 	a.form = m.newForm(fields...)
 	m.ask = a
+	m.follow = true // what it asks about is at the end
 	return a.form.Init()
 }
 
