@@ -168,7 +168,10 @@ func (r *Repo) gitDirRel() (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-func local(name string) bool { return name != "" && name != "." && name != ".." && !strings.ContainsRune(name, '/') }
+// local reports whether name is one path component (not empty, . or ..).
+func local(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsRune(name, '/')
+}
 
 // copyIndexIn copies the repository's index (GitDir/index; absent: no
 // copy, git starts from an empty index) to dst.
