@@ -22,11 +22,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/task-x/task-x-runtime/bench/internal/rtclient"
 )
 
 var queries = []string{"buffer", "parse", "timeout", "config", "socket", "encode", "hash", "thread", "format", "cache",
@@ -57,13 +58,13 @@ func main() {
 	}
 	start := time.Now()
 	r := start1(*bin, *data, args)
-	res, err := r.call("workspace/open", map[string]any{"root": tree})
+	res, err := r.Call("workspace/open", map[string]any{"root": tree})
 	check(err)
 	fmt.Fprintf(os.Stderr, "cold open %v\n", time.Since(start).Round(time.Millisecond))
 	if *out != "" {
 		answers(r, w, res)
 	}
-	r.stop()
+	r.Stop(false)
 	fmt.Fprintf(os.Stderr, "cold run with save %v\n", time.Since(start).Round(time.Millisecond))
 	if *sum {
 		var names []string
@@ -84,21 +85,21 @@ func main() {
 	if *reopen {
 		start = time.Now()
 		r := start1(*bin, *data, nil)
-		res, err := r.call("workspace/open", map[string]any{"root": tree})
+		res, err := r.Call("workspace/open", map[string]any{"root": tree})
 		check(err)
 		fmt.Fprintf(os.Stderr, "reopen %v\n", time.Since(start).Round(time.Millisecond))
 		fmt.Fprintln(w, `"reopen"`)
 		answers(r, w, res)
-		r.stop()
+		r.Stop(false)
 	}
 }
 
 func answers(r *rt, w io.Writer, open json.RawMessage) {
 	line(w, open)
-	g, err := r.call("graph/project", map[string]any{})
+	g, err := r.Call("graph/project", map[string]any{})
 	check(err)
 	line(w, g)
-	g2, err := r.call("graph/project", map[string]any{"level": "module"})
+	g2, err := r.Call("graph/project", map[string]any{"level": "module"})
 	if err == nil {
 		line(w, g2)
 	}
@@ -110,7 +111,7 @@ func answers(r *rt, w io.Writer, open json.RawMessage) {
 	json.Unmarshal(g, &pr)
 	for i, n := range pr.Nodes {
 		if i%50 == 0 {
-			f, err := r.call("graph/file", map[string]any{"path": n.ID})
+			f, err := r.Call("graph/file", map[string]any{"path": n.ID})
 			if err == nil {
 				line(w, f)
 			}
@@ -122,7 +123,7 @@ func answers(r *rt, w io.Writer, open json.RawMessage) {
 			if budget > 0 {
 				p["budgetTokens"] = budget
 			}
-			res, err := r.call("context/retrieve", p)
+			res, err := r.Call("context/retrieve", p)
 			check(err)
 			line(w, res)
 		}
@@ -156,61 +157,14 @@ func strip(v any) any {
 	return v
 }
 
-type rt struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	next int
-}
+type rt = rtclient.Runtime
 
 func start1(bin, data string, args []string) *rt {
-	cmd := exec.Command(bin, args...)
-	in, err := cmd.StdinPipe()
+	r, err := rtclient.Start(bin, args, os.Stderr)
 	check(err)
-	out, err := cmd.StdoutPipe()
-	check(err)
-	cmd.Stderr = os.Stderr
-	check(cmd.Start())
-	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	_, err = r.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "coldcmp"}, "dataDir": data})
+	_, err = r.Call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "coldcmp"}, "dataDir": data})
 	check(err)
 	return r
-}
-
-func (r *rt) call(method string, params any) (json.RawMessage, error) {
-	r.next++
-	id := r.next
-	l, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := r.in.Write(append(l, '\n')); err != nil {
-		return nil, err
-	}
-	for {
-		l, err := r.out.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("runtime closed its output: %w", err)
-		}
-		var m struct {
-			ID     *int            `json:"id"`
-			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(l, &m) != nil || m.ID == nil || m.Method != "" || *m.ID != id {
-			continue
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("%s: %d %s", method, m.Error.Code, m.Error.Message)
-		}
-		return m.Result, nil
-	}
-}
-
-func (r *rt) stop() {
-	r.in.Close()
-	r.cmd.Wait()
 }
 
 func check(err error) {

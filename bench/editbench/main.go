@@ -10,18 +10,17 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/task-x/task-x-runtime/bench/internal/rtclient"
 )
 
 func main() {
@@ -64,23 +63,23 @@ func run(bin string, edits, size int) error {
 		return err
 	}
 
-	r, err := startRuntime(bin)
+	r, err := rtclient.Start(bin, nil, io.Discard)
 	if err != nil {
 		return err
 	}
-	defer r.stop()
-	if _, err := r.call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "editbench"},
+	defer r.Stop(true)
+	if _, err := r.Call("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "editbench"},
 		"dataDir": dataDir, "sandbox": false}); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	if _, err := r.call("workspace/open", map[string]any{"root": root}); err != nil {
+	if _, err := r.Call("workspace/open", map[string]any{"root": root}); err != nil {
 		return fmt.Errorf("workspace/open: %w", err)
 	}
 	lat := make([]time.Duration, 0, edits)
 	for i := range edits {
 		old := fmt.Sprintf("line %06d: ", i*7)
 		start := time.Now()
-		if _, err := r.call("tools/call", map[string]any{"name": "replace_text",
+		if _, err := r.Call("tools/call", map[string]any{"name": "replace_text",
 			"input": map[string]any{"path": name, "oldText": old, "newText": fmt.Sprintf("LINE %06d! ", i*7)}}); err != nil {
 			return fmt.Errorf("edit %d: %w", i+1, err)
 		}
@@ -88,7 +87,7 @@ func run(bin string, edits, size int) error {
 	}
 	cpBytes, cpFiles := dirSize(filepath.Join(dataDir, "checkpoints"))
 	start := time.Now()
-	if _, err := r.call("edits/revert", map[string]any{"paths": []string{name}}); err != nil {
+	if _, err := r.Call("edits/revert", map[string]any{"paths": []string{name}}); err != nil {
 		return fmt.Errorf("edits/revert: %w", err)
 	}
 	revert := time.Since(start)
@@ -153,75 +152,4 @@ func human(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// rt is a runtime driven over stdio.
-type rt struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	next int
-}
-
-func startRuntime(bin string) (*rt, error) {
-	cmd := exec.Command(bin)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
-}
-
-func (r *rt) call(method string, params any) (json.RawMessage, error) {
-	r.next++
-	id := r.next
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := r.in.Write(append(line, '\n')); err != nil {
-		return nil, err
-	}
-	for {
-		l, err := r.out.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("the runtime closed its output: %w", err)
-		}
-		var m struct {
-			ID     *int            `json:"id"`
-			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(l, &m) != nil || m.ID == nil || m.Method != "" || *m.ID != id {
-			continue // notifications and requests from the runtime
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("%d %s", m.Error.Code, m.Error.Message)
-		}
-		return m.Result, nil
-	}
-}
-
-func (r *rt) stop() {
-	r.call("shutdown", nil)
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	r.in.Write(append(line, '\n'))
-	r.in.Close()
-	done := make(chan struct{})
-	go func() { r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		r.cmd.Process.Kill()
-		<-done
-	}
 }
