@@ -13,6 +13,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/huh"
 	"github.com/creack/pty"
 )
 
@@ -308,5 +309,29 @@ func TestScrolledUpFollowsAnApproval(t *testing.T) {
 	m.Update(approvalMsg{params: json.RawMessage(`{"callId":"c1","tool":"write_file","permission":"edit","preview":"x"}`), reply: make(chan approval, 1)})
 	if !m.vp.AtBottom() {
 		t.Fatal("the approval opened out of view")
+	}
+}
+
+// TestFastRunesWhilePickerOpen: text that arrives in one read while a
+// picker is open goes to the picker, not into the hidden prompt (CI: the
+// "/provider" of "/provider bogus" went into the prompt while its space
+// went to the closing /model picker).
+func TestFastRunesWhilePickerOpen(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	var picked string
+	m.openPicker("Pick", []huh.Option[string]{huh.NewOption("one", "one"), huh.NewOption("two", "two")}, func(v string) tea.Cmd {
+		picked = v
+		return nil
+	})
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/provider")})
+	if got := m.ta.Value(); got != "" {
+		t.Errorf("the prompt behind an open picker took %q", got)
+	}
+	m.update(tea.KeyMsg{Type: tea.KeyEsc})
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/provider")})
+	if got := m.ta.Value(); got != "/provider" || m.pick != nil || picked != "" {
+		t.Errorf("after Esc closed the picker the prompt holds %q (picker open %v, picked %q)", got, m.pick != nil, picked)
 	}
 }

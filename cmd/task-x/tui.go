@@ -563,8 +563,9 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		if msg.Paste {
 			return m.paste(msg)
 		}
-		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && m.ask == nil {
-			// Text typed faster than one read goes into the prompt at once.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && m.ask == nil && m.pick == nil {
+			// Text typed faster than one read goes into the prompt at once
+			// (an open picker or form takes it one key at a time, below).
 			m.typed()
 			m.ta.InsertString(string(msg.Runes))
 			return nil

@@ -46,7 +46,10 @@ func TestModelAndProvider(t *testing.T) {
 	pt.send("/model\r")
 	pt.expect("Model of openaiCompatible")
 	pt.send("\r") // the first: fake
-	pt.expect("model: openaiCompatible/fake")
+	// The status line, not the note: a redraw of the earlier note
+	// "model: openaiCompatible/fake-large" would match too, while the
+	// picker is still open.
+	pt.expect("openaiCompatible/fake · ctrl+o")
 	pt.send("/provider bogus\r")
 	pt.expect(`"bogus" is not a provider kind`)
 	pt.send("/provider\r")
