@@ -16,8 +16,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/task-x/task-x-runtime/bench/internal/rtclient"
 )
 
 // terms are the ~20 queries of the retrieve/rg comparison: words common in
@@ -82,7 +84,7 @@ func main() {
 	cold := openDur + graphDur
 	note := ""
 	if graphErr != nil {
-		note = " (graph/project: " + graphErr.Error() + ")"
+		note = " (" + graphErr.Error() + ")"
 	}
 	var ctagsDur time.Duration
 	ctagsErr := fmt.Errorf("ctags not installed (apt-get install universal-ctags)")
@@ -100,7 +102,7 @@ func main() {
 	// below (a longer session's figure, printed without a goal).
 	first, err := r.timed("context/retrieve", map[string]any{"query": terms[0]})
 	if err != nil {
-		fail(fmt.Errorf("context/retrieve: %w", err))
+		fail(err)
 	}
 	firstHWM, firstFile := r.peakRSS(), r.status("RssFile")
 
@@ -137,7 +139,7 @@ func main() {
 	for _, t := range terms {
 		d, err := r.timed("context/retrieve", map[string]any{"query": t})
 		if err != nil {
-			fail(fmt.Errorf("context/retrieve %q: %w", t, err))
+			fail(fmt.Errorf("%q: %w", t, err))
 		}
 		ours = append(ours, d)
 		if *rg != "" {
@@ -180,7 +182,7 @@ func main() {
 		row("", d+g, "the cold open", cold, nil, 0.1)
 		first, err := r2.timed("context/retrieve", map[string]any{"query": terms[1]})
 		if err != nil {
-			fail(fmt.Errorf("context/retrieve: %w", err))
+			fail(err)
 		}
 		fmt.Printf("%-34s   first retrieve after it: %v\n", "", ms(first))
 		rssRow("peak RSS (VmHWM), "+name, r2.peakRSS(), sum.Stats.Bytes)
@@ -370,12 +372,10 @@ func openCopies(bin, dir string, n int) (time.Duration, int, error) {
 	return d + g, sum.Stats.IndexedFiles, nil
 }
 
-// rt is a runtime process spoken to over stdio, one JSON object a line.
+// rt is a runtime process spoken to over stdio (bench/internal/rtclient),
+// with the head of its stderr and the size of its last ready notification.
 type rt struct {
-	cmd       *exec.Cmd
-	in        io.WriteCloser
-	out       *bufio.Reader
-	next      int
+	*rtclient.Runtime
 	stderr    *headBuffer
 	lastReady int // bytes of the last workspace/progress ready line
 }
@@ -402,69 +402,45 @@ type summary struct {
 // startRuntime starts a runtime and initializes it (with dataDir unless
 // "").
 func startRuntime(bin, dataDir string) (*rt, error) {
-	cmd := exec.Command(bin)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
 	head := &headBuffer{}
-	cmd.Stderr = head
-	if err := cmd.Start(); err != nil {
+	c, err := rtclient.Start(bin, nil, head)
+	if err != nil {
 		return nil, err
 	}
-	r := &rt{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: head}
+	c.StopWait = 2 * time.Minute // it saves the index first
+	r := &rt{Runtime: c, stderr: head}
+	c.Notify = func(method string, line []byte) {
+		if method != "workspace/progress" {
+			return
+		}
+		var m struct {
+			Params struct {
+				Phase string `json:"phase"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Params.Phase == "ready" {
+			r.lastReady = len(line)
+		}
+	}
 	params := map[string]any{"protocolVersion": 1, "clientInfo": map[string]string{"name": "indexbench"}}
 	if dataDir != "" {
 		params["dataDir"] = dataDir
 	}
 	if _, err := r.call("initialize", params); err != nil {
 		r.stop()
-		return nil, fmt.Errorf("initialize: %w", err)
+		return nil, err
 	}
 	return r, nil
 }
 
+// call is Call with the start of the runtime's stderr added when it died.
 func (r *rt) call(method string, params any) (json.RawMessage, error) {
-	r.next++
-	id := r.next
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := r.in.Write(append(line, '\n')); err != nil {
-		return nil, err
+	res, err := r.Call(method, params)
+	if errors.Is(err, rtclient.ErrClosed) {
+		r.Cmd.Wait()
+		return nil, fmt.Errorf("%s: %w (%v); its stderr starts with:\n%s", method, err, r.Cmd.ProcessState, r.stderr.b)
 	}
-	for {
-		l, err := r.out.ReadBytes('\n')
-		if err != nil {
-			r.cmd.Wait()
-			return nil, fmt.Errorf("runtime closed its output (%v): %w; its stderr starts with:\n%s", r.cmd.ProcessState, err, r.stderr.b)
-		}
-		var m struct {
-			ID     *int   `json:"id"`
-			Method string `json:"method"`
-			Params struct {
-				Phase string `json:"phase"`
-			} `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		err = json.Unmarshal(l, &m)
-		if err == nil && m.Method == "workspace/progress" && m.Params.Phase == "ready" {
-			r.lastReady = len(l)
-		}
-		if err != nil || m.ID == nil || m.Method != "" || *m.ID != id {
-			continue // notifications and requests from the runtime
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("%d %s", m.Error.Code, m.Error.Message)
-		}
-		return m.Result, nil
-	}
+	return res, err
 }
 
 func (r *rt) timed(method string, params any) (time.Duration, error) {
@@ -490,7 +466,7 @@ func (r *rt) peakRSS() int64 { return r.status("VmHWM") }
 // status reads a field given in kB from /proc/<pid>/status, in bytes; 0
 // elsewhere.
 func (r *rt) status(field string) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.Cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
@@ -506,20 +482,7 @@ func (r *rt) status(field string) int64 {
 	return 0
 }
 
-func (r *rt) stop() {
-	if r.cmd.Process == nil || r.cmd.ProcessState != nil {
-		return
-	}
-	r.in.Close()
-	done := make(chan struct{})
-	go func() { r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute): // it saves the index first
-		r.cmd.Process.Kill()
-		<-done
-	}
-}
+func (r *rt) stop() { r.Stop(false) }
 
 // warmPageCache reads every regular file under dir (symbolic links are not
 // followed) so the timed runs all find the tree in the page cache.

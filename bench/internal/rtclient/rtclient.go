@@ -1,11 +1,13 @@
 // Package rtclient drives a task-x-runtime over stdio for the bench
 // tools: one JSON-RPC request at a time, notifications and requests from
-// the runtime skipped.
+// the runtime skipped (or shown to Notify).
 package rtclient
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -14,11 +16,22 @@ import (
 
 // Runtime is a runtime process driven over stdio.
 type Runtime struct {
-	Cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	next int
+	Cmd *exec.Cmd
+	// Notify, when set, sees every message from the runtime that has a
+	// method (notifications and requests), as its whole line.
+	Notify func(method string, line []byte)
+	// StopWait is how long Stop waits for the runtime to exit before it
+	// kills it (0: 10 s). A runtime with a data folder saves its index as
+	// it exits.
+	StopWait time.Duration
+	in       io.WriteCloser
+	out      *bufio.Reader
+	next     int
 }
+
+// ErrClosed is wrapped by Call's error when the runtime closed its output
+// (it exited or crashed).
+var ErrClosed = errors.New("the runtime closed its output")
 
 // Start runs bin with args, its stderr to stderr.
 func Start(bin string, args []string, stderr io.Writer) (*Runtime, error) {
@@ -50,7 +63,7 @@ func (r *Runtime) Call(method string, params any) (json.RawMessage, error) {
 	for {
 		l, err := r.out.ReadBytes('\n')
 		if err != nil {
-			return nil, fmt.Errorf("the runtime closed its output: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrClosed, err)
 		}
 		var m struct {
 			ID     *int            `json:"id"`
@@ -61,7 +74,11 @@ func (r *Runtime) Call(method string, params any) (json.RawMessage, error) {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		if json.Unmarshal(l, &m) != nil || m.ID == nil || m.Method != "" || *m.ID != id {
+		err = json.Unmarshal(l, &m)
+		if err == nil && m.Method != "" && r.Notify != nil {
+			r.Notify(m.Method, l)
+		}
+		if err != nil || m.ID == nil || m.Method != "" || *m.ID != id {
 			continue // notifications and requests from the runtime
 		}
 		if m.Error != nil {
@@ -72,8 +89,11 @@ func (r *Runtime) Call(method string, params any) (json.RawMessage, error) {
 }
 
 // Stop ends the runtime: shutdown and exit when graceful, then its stdin
-// closed; killed after 10 s.
+// closed; killed after StopWait. A second Stop does nothing.
 func (r *Runtime) Stop(graceful bool) {
+	if r.Cmd.ProcessState != nil {
+		return
+	}
 	if graceful {
 		r.Call("shutdown", nil)
 		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "exit"})
@@ -84,7 +104,7 @@ func (r *Runtime) Stop(graceful bool) {
 	go func() { r.Cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(cmp.Or(r.StopWait, 10*time.Second)):
 		r.Cmd.Process.Kill()
 		<-done
 	}
