@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +40,49 @@ func TestRunArgs(t *testing.T) {
 		if c.bad != (err != nil) || !c.bad && (d != c.dir || p != c.wantP) {
 			t.Errorf("runArgs(%q, %q, %q) = %q, %q, %v", c.cd, c.p, c.args, d, p, err)
 		}
+	}
+}
+
+// captureStderr is what f writes to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	defer func() { os.Stderr = old }()
+	f()
+	w.Close()
+	os.Stderr = old
+	return string(<-done)
+}
+
+// TestRunPromptWords: a prompt typed without quotes (task-x run fix the
+// bug) is exit 2 with a message that shows it quoted and -p, not cobra's
+// "accepts at most 2 arg(s)"; one quoted argument is the prompt.
+func TestRunPromptWords(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		args  []string
+		words string
+	}{
+		{[]string{"run", "fix", "the", "bug"}, "fix the bug"},
+		{[]string{"fix", "the", "bug"}, "fix the bug"},
+		{[]string{"run", "fix", "it"}, "fix it"},
+	} {
+		args := c.args
+		code := 0
+		msg := captureStderr(t, func() { code = execute(args) })
+		if code != exitUsage || !strings.Contains(msg, `quote it, task-x run "`+c.words+`"`) || !strings.Contains(msg, `-p "`+c.words+`"`) {
+			t.Errorf("task-x %s: exit %d, %q", strings.Join(args, " "), code, msg)
+		}
+	}
+	d, p, err := runArgs("", "", []string{"fix the bug"})
+	if err != nil || d != "" || p != "fix the bug" {
+		t.Errorf(`run "fix the bug" = %q, %q, %v`, d, p, err)
 	}
 }

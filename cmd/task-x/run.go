@@ -87,7 +87,9 @@ error, never a prompt.
   task-x run -p "add a --verbose flag" --provider openai --model gpt-5
   task-x run "where is the config parsed?" --mode ask --output-format json
   task-x run -p "fix the failing test" --output-format stream-json | jq .event.type`,
-		Args: cobra.MaximumNArgs(2),
+		// Any number: runArgs says what is wrong with several prompt words
+		// (cobra's "accepts at most 2 arg(s)" did not).
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, prompt, err := runArgs(f.cd, f.prompt, args)
 			if err != nil {
@@ -125,7 +127,9 @@ func runArgs(cd, prompt string, args []string) (dir, p string, err error) {
 	}
 	switch {
 	case len(rest) > 1:
-		return "", "", fmt.Errorf("give one prompt, in quotes (got %d arguments)", len(rest))
+		// task-x run fix the bug: the shell split the prompt into words.
+		words := strings.Join(rest, " ")
+		return "", "", fmt.Errorf("the prompt is one argument: quote it, task-x run %q, or pass it with -p %q (got %d words)", words, words, len(rest))
 	case len(rest) == 1 && p != "":
 		return "", "", fmt.Errorf("give the prompt once, with -p or as an argument (%q is not a folder)", rest[0])
 	case len(rest) == 1:
