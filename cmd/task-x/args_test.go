@@ -86,3 +86,22 @@ func TestRunPromptWords(t *testing.T) {
 		t.Errorf(`run "fix the bug" = %q, %q, %v`, d, p, err)
 	}
 }
+
+// TestOpenMissingFolder: task-x open of a folder that does not exist (or
+// of a file) is bad usage, exit 2, naming the folder and the command; it
+// was exit 1, "task-x: the folder … does not exist".
+func TestOpenMissingFolder(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct{ arg, want string }{
+		{filepath.Join(dir, "missing"), "does not exist; pass an existing folder"},
+		{file, "is a file, not a folder"},
+	} {
+		code := 0
+		msg := captureStderr(t, func() { code = execute([]string{"open", c.arg}) })
+		if code != exitUsage || !strings.HasPrefix(msg, "task-x open: ") || !strings.Contains(msg, c.arg) || !strings.Contains(msg, c.want) {
+			t.Errorf("task-x open %s: exit %d, %q", c.arg, code, msg)
+		}
+	}
+}

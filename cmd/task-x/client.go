@@ -181,7 +181,9 @@ func openWorkspace(ctx context.Context, dir string, o openOpts) (*session, int) 
 	}
 	root, err := absDir(dir)
 	if err != nil {
-		return fail(err.Error())
+		// A DIR argument that is not a folder: bad usage.
+		fmt.Fprintln(os.Stderr, "task-x:", err)
+		return nil, exitUsage
 	}
 	dataDir, err := resolveDataDir()
 	if err != nil {

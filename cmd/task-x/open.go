@@ -29,6 +29,11 @@ func newOpenCmd() *cobra.Command {
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			// A folder that is not there is bad usage (exit 2), said
+			// before the runtime starts.
+			if _, err := absDir(dir); err != nil {
+				return usageError(c, "%s", err)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			s, code := openWorkspace(ctx, dir, openOpts{})

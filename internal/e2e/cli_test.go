@@ -25,10 +25,11 @@ func TestCLIOpen(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
 	}
-	// A folder that does not exist is a clear error, not a crash.
+	// A folder that does not exist is a clear error naming it, bad usage
+	// (exit 2), not a crash.
 	cmd = exec.Command(filepath.Join(binDir, "task-x"), "open", filepath.Join(repo, "missing"))
 	msg, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(msg), "does not exist; pass an existing folder") {
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(msg), "task-x open: the folder "+filepath.Join(repo, "missing")+" does not exist; pass an existing folder") {
 		t.Fatalf("open of a missing folder: %v %s", err, msg)
 	}
 }
