@@ -335,3 +335,23 @@ func TestFastRunesWhilePickerOpen(t *testing.T) {
 		t.Errorf("after Esc closed the picker the prompt holds %q (picker open %v, picked %q)", got, m.pick != nil, picked)
 	}
 }
+
+// submitLine types line at the prompt and presses Enter.
+func submitLine(m *tuiModel, line string) tea.Cmd {
+	m.ta.SetValue(line)
+	return m.update(tea.KeyMsg{Type: tea.KeyEnter})
+}
+
+// TestClearHeaderModel: after /model and /clear the header names the model
+// of now, not the one the session started with (QA: a stale model).
+func TestClearHeaderModel(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "old-model", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 100, Height: 24})
+	m.update(modelsMsg{want: "new-model"}) // /model new-model, the provider listing nothing
+	submitLine(m, "/clear")
+	got := renderTranscript(m.st, m.items, 100)
+	if !strings.Contains(got, "ollama/new-model") || strings.Contains(got, "old-model") {
+		t.Errorf("after /model new-model and /clear the transcript shows:\n%s", got)
+	}
+}

@@ -319,9 +319,16 @@ func newTUIModel(r *runner, st styles) *tuiModel {
 	} else {
 		m.hist = &history{}
 	}
-	m.add(&item{kind: itemNote, text: fmt.Sprintf("%s %s · %s/%s · %s mode · /help for commands",
-		st.prompt.Render("task-x"), r.s.root, r.prov.Provider, r.prov.Model, r.prov.Mode)})
+	m.add(m.header())
 	return m
+}
+
+// header is the transcript's first line: the folder and the provider,
+// model and mode of now (/clear draws it again).
+func (m *tuiModel) header() *item {
+	r := m.r
+	return &item{kind: itemNote, text: fmt.Sprintf("%s %s · %s/%s · %s mode · /help for commands",
+		m.st.prompt.Render("task-x"), r.s.root, r.prov.Provider, r.prov.Model, r.prov.Mode)}
 }
 
 func (m *tuiModel) Init() tea.Cmd {
@@ -1067,7 +1074,9 @@ func (m *tuiModel) submit() tea.Cmd {
 			m.note("the next prompt starts a new task")
 			return nil
 		case "/clear":
-			m.items = m.items[:1]
+			// The header again, with the model and mode of now (it
+			// kept the one the session started with).
+			m.items = []*item{m.header()}
 			m.newTask()
 			m.note("%s", m.st.dim.Render("cleared: the next prompt starts a new task (task-x resume or /resume brings the earlier one back)"))
 			return nil
