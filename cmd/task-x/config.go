@@ -122,7 +122,11 @@ func trust(dataDir, root string) {
 
 // friendly turns an error into one plain sentence naming the fix; with
 // --verbose the protocol code and data follow.
-func friendly(err error) string {
+func friendly(err error) string { return friendlyIn(err, flagWords) }
+
+// friendlyIn is friendly with the fixes named by w (the session's commands
+// in the session).
+func friendlyIn(err error, w fixWords) string {
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) {
 		if errors.Is(err, jsonrpc.ErrClosed) {
@@ -142,30 +146,30 @@ func friendly(err error) string {
 	case "auth":
 		low = "api key"
 	case "permissionDenied":
-		msg = "the provider does not let this API key use the model; pick another with --model or check the key's permissions"
+		msg = "the provider does not let this API key use the model; pick another with " + w.model + " or check the key's permissions"
 	case "notFound":
-		msg = "the provider does not know this model or address; check --model and --base-url"
+		msg = "the provider does not know this model or address; check " + w.model + " and " + w.baseURL
 	case "rateLimited":
 		msg = "the provider is rate-limiting requests; wait a minute and try again"
 	case "overloaded", "server":
 		msg = "the provider's server failed to answer; try again later"
 	case "network":
-		msg = "the provider could not be reached; check --base-url and that the server is running"
+		msg = "the provider could not be reached; check " + w.baseURL + " and that the server is running"
 	case "timeout":
 		msg = "the provider did not answer in time; try again, or check the server"
 	case "invalidConfig":
-		msg = fmt.Sprintf("the provider settings are not valid (%s); fix them with --provider, --model or --base-url", firstNonEmpty(data.Field, data.Message))
+		msg = fmt.Sprintf("the provider settings are not valid (%s); fix them with %s", firstNonEmpty(data.Field, data.Message), w.settings)
 		if strings.HasSuffix(data.Field, "apiKey") {
 			// Nothing was sent: the runtime refused the key before any
 			// request (protocol.md ProviderConfig), so the provider did not.
 			dm := strings.ToLower(data.Message)
 			switch {
 			case strings.Contains(dm, "https"):
-				host := "the --base-url host"
+				host := "its host"
 				if i := strings.LastIndex(data.Message, " for "); i >= 0 {
 					host = data.Message[i+len(" for "):]
 				}
-				msg = fmt.Sprintf("nothing was sent: a key goes only over https or to this machine (localhost, 127.0.0.1, ::1), and --base-url is plain http to %s; use an https URL, or reach the server through 127.0.0.1 (e.g. ssh -L)", host)
+				msg = fmt.Sprintf("nothing was sent: a key goes only over https or to this machine (localhost, 127.0.0.1, ::1), and %s is plain http to %s; use an https URL, or reach the server through 127.0.0.1 (e.g. ssh -L)", w.baseURL, host)
 			case strings.Contains(dm, "required"):
 				msg = "nothing was sent: this provider needs an API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY"
 			case strings.Contains(dm, "control"):
@@ -180,7 +184,7 @@ func friendly(err error) string {
 	case data.Kind == "auth" || data.Kind == "" && (strings.Contains(low, "api key") || strings.Contains(low, "apikey") || strings.Contains(low, "unauthorized") || strings.Contains(low, "401")):
 		msg = "the provider refused the API key; set ANTHROPIC_API_KEY, OPENAI_API_KEY or TASK_X_API_KEY for this provider"
 	case strings.Contains(low, "baseurl") || strings.Contains(low, "base url"):
-		msg = "this provider needs a server address; pass --base-url URL (e.g. http://127.0.0.1:8000/v1)"
+		msg = "this provider needs a server address; " + w.setURL
 	case strings.Contains(low, "no such file") || strings.Contains(low, "not a directory") || strings.Contains(low, "does not exist"):
 		msg = "the folder does not exist or is not a folder; pass an existing folder"
 	}

@@ -45,7 +45,7 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 	if len(fields) > 1 {
 		arg = fields[1]
 	}
-	fail := func(err error) { fmt.Fprintln(w, st.bad.Render("error:"), friendly(err)) }
+	fail := func(err error) { fmt.Fprintln(w, st.bad.Render("error:"), friendlyIn(err, sessionWords)) }
 	switch fields[0] {
 	case "/help", "/?":
 		fmt.Fprintln(w, sessionHelp)
@@ -187,7 +187,7 @@ func pendingPaths(r *runner) ([]string, error) {
 func revertFiles(r *runner, paths []string, w io.Writer, st styles) {
 	var res protocol.RevertResult
 	if err := r.s.call(context.Background(), "edits/revert", protocol.PathsParams{Paths: paths}, &res); err != nil {
-		fmt.Fprintln(w, st.bad.Render("error:"), friendly(err))
+		fmt.Fprintln(w, st.bad.Render("error:"), friendlyIn(err, sessionWords))
 		return
 	}
 	if len(res.Reverted) > 0 {

@@ -15,6 +15,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/huh"
 	"github.com/creack/pty"
+
+	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -353,5 +356,42 @@ func TestClearHeaderModel(t *testing.T) {
 	got := renderTranscript(m.st, m.items, 100)
 	if !strings.Contains(got, "ollama/new-model") || strings.Contains(got, "old-model") {
 		t.Errorf("after /model new-model and /clear the transcript shows:\n%s", got)
+	}
+}
+
+// TestSessionErrorsNameCommands: in the session a provider error names
+// /model and /provider, which can be typed there, not --model, --provider
+// or --base-url (QA); one-shot mode keeps the flags.
+func TestSessionErrorsNameCommands(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "openaiCompatible", Model: "nope", BaseURL: "http://127.0.0.1:9/v1", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 200, Height: 24})
+	for _, ev := range []string{
+		`{"taskId":"t1","event":{"type":"error","kind":"notFound","status":404,"message":"model not found"}}`,
+		`{"taskId":"t1","event":{"type":"error","kind":"network","message":"dial tcp: connection refused"}}`,
+		`{"taskId":"t1","event":{"type":"error","kind":"invalidConfig","message":"bad"}}`,
+		`{"taskId":"t1","event":{"type":"error","kind":"invalidRequest","status":400,"message":"bad"}}`,
+	} {
+		e, err := parseEvent([]byte(ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.update(eventMsg{e})
+	}
+	m.update(turnDoneMsg{err: &jsonrpc.Error{Code: -32602, Message: "invalid provider config", Data: map[string]any{"kind": "invalidConfig", "field": "provider.baseUrl"}}})
+	m.update(turnDoneMsg{err: &jsonrpc.Error{Code: -32603, Message: "x", Data: map[string]any{"kind": "notFound"}}})
+	got := renderTranscript(m.st, m.items, 200)
+	for _, flag := range []string{"--model", "--provider", "--base-url"} {
+		if strings.Contains(got, flag) {
+			t.Errorf("the session names %s:\n%s", flag, got)
+		}
+	}
+	for _, cmd := range []string{"/model", "/provider"} {
+		if !strings.Contains(got, cmd) {
+			t.Errorf("the session's errors do not name %s:\n%s", cmd, got)
+		}
+	}
+	if s := providerSentence(protocol.ErrKindNotFound, 404, "", r.prov, flagWords); !strings.Contains(s, "--model MODEL") {
+		t.Errorf("one-shot: %s", s)
 	}
 }

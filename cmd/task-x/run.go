@@ -409,7 +409,7 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 		return exitCode(exitCancelled)
 	case sum.Status != "completed":
 		if f.format != "text" && sum.Error != nil {
-			fmt.Fprintln(os.Stderr, "task-x: the task failed:", summaryError(*sum.Error, r.prov))
+			fmt.Fprintln(os.Stderr, "task-x: the task failed:", summaryError(*sum.Error, r.prov, flagWords))
 		}
 		return exitCode(exitFailed)
 	case unasked != "":

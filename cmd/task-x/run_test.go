@@ -161,7 +161,7 @@ func TestSummaryFailedCheckOutput(t *testing.T) {
 		{Name: "lint", Passed: false, ExitCode: 1, Output: "a\nb\nfailed to initialize build cache: permission denied\n"},
 		{Name: "test", Passed: true, Output: "ok\n"},
 	}}
-	got := formatSummary(newStyles(false), sum, time.Second, defaults{}, false, 0)
+	got := formatSummary(newStyles(false), sum, time.Second, defaults{}, false, 0, flagWords)
 	if !strings.Contains(got, "  FAILED lint\n    a\n    b\n    failed to initialize build cache: permission denied\n  passed test\n") {
 		t.Errorf("summary:\n%s", got)
 	}

@@ -366,8 +366,8 @@ func warningText(msg string) string {
 
 // errorLine is the text of an `error` event: a provider error as one
 // sentence naming the fix (the details with --verbose).
-func errorLine(e protocol.ErrorEvent, prov defaults) string {
-	return showProviderError(e, prov)
+func errorLine(e protocol.ErrorEvent, prov defaults, w fixWords) string {
+	return showProviderError(e, prov, w)
 }
 
 func (p *printer) event(params json.RawMessage) {
@@ -443,7 +443,7 @@ func (p *printer) event(params json.RawMessage) {
 		p.flushText()
 		p.spin.clearLine()
 		p.errShown = true
-		fmt.Fprintf(p.ew, "%s %s\n", p.st.bad.Render("error:"), wrapText(errorLine(e, p.prov), p.ewWidth, "  "))
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.bad.Render("error:"), wrapText(errorLine(e, p.prov, flagWords), p.ewWidth, "  "))
 	case protocol.ValidationStartedEvent:
 		p.flushText()
 		p.spin.clearLine()
@@ -499,14 +499,14 @@ func (p *printer) toolFinished(tool, callID string, ok bool, errText string, res
 func (p *printer) printSummary(sum *taskSummary, elapsed time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprint(p.ew, "\n"+formatSummary(p.st, sum, elapsed, p.prov, p.errShown, p.ewWidth))
+	fmt.Fprint(p.ew, "\n"+formatSummary(p.st, sum, elapsed, p.prov, p.errShown, p.ewWidth, flagWords))
 }
 
 // formatSummary is the summary of a turn: a line with the status, counts
 // and time, then the changed files and the checks.
 // The error of a failed turn is left out when an error event showed it
 // (errShown); a provider error is its sentence. Lines wrap at width.
-func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defaults, errShown bool, width int) string {
+func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defaults, errShown bool, width int, w fixWords) string {
 	var b strings.Builder
 	s := st.ok
 	mark := "✓"
@@ -531,7 +531,7 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defa
 		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,
 		usage.InputTokens, usage.OutputTokens, took)
 	if sum.Error != nil && sum.Status != "cancelled" && !errShown {
-		fmt.Fprintln(&b, st.bad.Render("error:"), wrapText(summaryError(*sum.Error, prov), width, "  "))
+		fmt.Fprintln(&b, st.bad.Render("error:"), wrapText(summaryError(*sum.Error, prov, w), width, "  "))
 	}
 	if len(sum.ChangedFiles) > 0 {
 		fmt.Fprintln(&b, "changed files:")

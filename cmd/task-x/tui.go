@@ -522,7 +522,7 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		m.replaying = false
 		m.endAnswer()
 		if msg.err != nil {
-			m.note("%s %s", m.st.bad.Render("error:"), friendly(msg.err))
+			m.note("%s %s", m.st.bad.Render("error:"), friendlyIn(msg.err, sessionWords))
 			return nil
 		}
 		return nil // the replayed marker event ends the transcript
@@ -547,7 +547,7 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 	case revertAskMsg:
 		switch {
 		case msg.err != nil:
-			m.note("%s %s", m.st.bad.Render("error:"), friendly(msg.err))
+			m.note("%s %s", m.st.bad.Render("error:"), friendlyIn(msg.err, sessionWords))
 		case len(msg.paths) == 0:
 			m.note("nothing to revert: no pending changes")
 		default:
@@ -786,7 +786,7 @@ func (m *tuiModel) modelsListed(msg modelsMsg) tea.Cmd {
 	unlisted := msg.err != nil || len(ids) == 0
 	why := "the provider lists no models"
 	if msg.err != nil {
-		why = "the provider's models could not be listed: " + friendly(msg.err)
+		why = "the provider's models could not be listed: " + friendlyIn(msg.err, sessionWords)
 	}
 	if msg.want != "" {
 		switch {
@@ -886,7 +886,7 @@ func (m *tuiModel) setProvider(args []string) {
 // the one picked becomes the session's task and its transcript is shown.
 func (m *tuiModel) pickTask(msg resumeListMsg) tea.Cmd {
 	if msg.err != nil {
-		m.note("%s %s", m.st.bad.Render("error:"), friendly(msg.err))
+		m.note("%s %s", m.st.bad.Render("error:"), friendlyIn(msg.err, sessionWords))
 		return nil
 	}
 	if len(msg.tasks) == 0 {
@@ -1206,7 +1206,7 @@ func (m *tuiModel) compacted(d compactDoneMsg) tea.Cmd {
 		m.note("%s", m.st.warn.Render("■ /compact interrupted: the task goes on as it was"))
 		return nil
 	case d.err != nil:
-		m.note("%s %s", m.st.bad.Render("error:"), friendly(d.err))
+		m.note("%s %s", m.st.bad.Render("error:"), friendlyIn(d.err, sessionWords))
 		return nil
 	case d.sum == nil || d.sum.Status != "completed" || strings.TrimSpace(d.sum.Text) == "":
 		m.note("%s", m.st.warn.Render("/compact got no summary: the task goes on as it was"))
@@ -1239,7 +1239,7 @@ func (m *tuiModel) shell(command string) tea.Cmd {
 // shellDone shows a !command's outcome and keeps it for the next prompt.
 func (m *tuiModel) shellDone(d shellDoneMsg) tea.Cmd {
 	if d.err != nil {
-		d.it.status = m.st.bad.Render("failed: " + friendly(d.err))
+		d.it.status = m.st.bad.Render("failed: " + friendlyIn(d.err, sessionWords))
 		d.it.changed()
 		return nil
 	}
@@ -1298,9 +1298,9 @@ func (m *tuiModel) turnDone(d turnDoneMsg) tea.Cmd {
 	case interrupted:
 		m.note("%s", interruptedSummary(m.st, d.elapsed, m.turnTools, m.tokens, m.turnFiles))
 	case d.err != nil:
-		m.note("%s %s", m.st.bad.Render("error:"), friendly(d.err))
+		m.note("%s %s", m.st.bad.Render("error:"), friendlyIn(d.err, sessionWords))
 	default:
-		m.note("\n%s", strings.TrimRight(formatSummary(m.st, d.sum, d.elapsed, m.r.prov, m.errShown, 0), "\n"))
+		m.note("\n%s", strings.TrimRight(formatSummary(m.st, d.sum, d.elapsed, m.r.prov, m.errShown, 0, sessionWords), "\n"))
 	}
 	return m.flushQueued(interrupted)
 }
@@ -1410,7 +1410,7 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 		m.note("%s %s", m.st.warn.Render("warning:"), warningText(e.Message))
 	case protocol.ErrorEvent:
 		m.errShown = true
-		m.note("%s %s", m.st.bad.Render("error:"), errorLine(e, m.r.prov))
+		m.note("%s %s", m.st.bad.Render("error:"), errorLine(e, m.r.prov, sessionWords))
 	case protocol.ValidationStartedEvent:
 		m.add(&item{kind: itemTool, callID: "check:" + e.Name, head: m.st.tool.Render("● check "+e.Name+":") + " " + e.Command})
 	case protocol.ValidationFinishedEvent:
@@ -1434,7 +1434,7 @@ func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 	case protocol.DoneEvent:
 		sum := &taskSummary{TaskID: ev.TaskID, Status: e.Status, Error: e.Error, ChangedFiles: e.ChangedFiles,
 			Usage: &e.Usage, Model: e.Model, Iterations: e.Iterations, ToolCalls: e.ToolCalls}
-		m.note("\n%s", strings.TrimRight(formatSummary(m.st, sum, -1, m.r.prov, true, 0), "\n"))
+		m.note("\n%s", strings.TrimRight(formatSummary(m.st, sum, -1, m.r.prov, true, 0, sessionWords), "\n"))
 	case protocol.AssistantMessageEvent:
 		// textDelta is not recorded: the whole turn's text is.
 		if strings.TrimSpace(e.Text) != "" {

@@ -9,7 +9,8 @@ import (
 )
 
 // TestProviderErrors: a failed model call is one sentence naming the fix,
-// shown once, without the Go error text; a 404 names --model; --verbose
+// shown once, without the Go error text; a 404 names --model (/model in
+// the session); --verbose
 // adds the provider's details (issue 38, item 6: `Post "http://…": dial
 // tcp …` was printed raw, in the error line and again in the summary).
 func TestProviderErrors(t *testing.T) {
@@ -45,8 +46,8 @@ func TestProviderErrors(t *testing.T) {
 		"--provider", "openaiCompatible", "--base-url", srv.URL+"/wrong/v1", "--model", "no-such-model", "--data-dir", t.TempDir(), "--no-sandbox")
 	pt.expect("/help for commands")
 	pt.send("hi\r")
-	pt.expect("check the name")
-	pt.expect("--model MODEL")
+	// In the session the fix is the session's command, not a flag.
+	pt.expect("/model (it lists the provider's models)")
 	pt.expect("failed")
 	pt.send("\x04")
 	pt.cmd.Wait()
@@ -57,6 +58,9 @@ func TestProviderErrors(t *testing.T) {
 	tail := screen[strings.LastIndex(screen, "› hi"):]
 	if n := strings.Count(tail, "error:"); n != 1 {
 		t.Errorf("the transcript shows %d error lines, want 1:\n%s", n, tail)
+	}
+	if strings.Contains(tail, "--model") || strings.Contains(tail, "--base-url") {
+		t.Errorf("the session names a flag:\n%s", tail)
 	}
 }
 
