@@ -14,7 +14,8 @@ import (
 
 const sessionHelp = `Type a prompt and Enter (Ctrl-J or Alt-Enter for a new line). Esc or Ctrl-C interrupts the
 running turn; Ctrl-C twice at the prompt (or Ctrl-D) leaves. Follow-ups continue the same task.
-Ctrl-O expands or collapses the last command's output; PgUp/PgDn scroll the transcript.
+Ctrl-O expands or collapses the last command's output; PgUp/PgDn scroll the transcript, Home/End
+jump to its start/end (Ctrl-Home/Ctrl-End when the prompt holds text).
 Up/Ctrl-P and Down/Ctrl-N recall earlier prompts of this folder; Esc Esc picks a message of
 this session to edit and send again. @path mentions a file or folder (its content goes with
 the prompt); Tab completes slash commands, @paths and paths. !command runs a shell command in

@@ -395,3 +395,44 @@ func TestSessionErrorsNameCommands(t *testing.T) {
 		t.Errorf("one-shot: %s", s)
 	}
 }
+
+// TestHomeEndScroll: End shows the end of the transcript and Home its
+// start (there was no way back to the end but PgDn, half a screen at a
+// time); with text in the prompt they move its cursor and Ctrl-Home /
+// Ctrl-End scroll.
+func TestHomeEndScroll(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}}
+	m := newTUIModel(r, newStyles(false))
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 12})
+	for i := 0; i < 80; i++ {
+		m.add(&item{kind: itemNote, text: "line " + strconv.Itoa(i)})
+	}
+	m.refresh()
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	m.Update(tea.KeyMsg{Type: tea.KeyPgUp})
+	m.Update(tea.KeyMsg{Type: tea.KeyEnd})
+	if !m.vp.AtBottom() {
+		t.Fatal("End did not show the end")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyHome})
+	if !m.vp.AtTop() || !strings.Contains(m.vp.View(), "task-x /src/demo") {
+		t.Fatalf("Home did not show the start:\n%s", m.vp.View())
+	}
+	if !strings.Contains(m.bottomView(), "home/end") || !strings.Contains(sessionHelp, "Home/End") {
+		t.Error("the footer or /help does not name Home/End")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("abc")})
+	m.Update(tea.KeyMsg{Type: tea.KeyHome})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'x'}})
+	if got := m.ta.Value(); got != "xabc" {
+		t.Errorf("Home in a prompt with text: %q, want the cursor at its start", got)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlEnd})
+	if !m.vp.AtBottom() {
+		t.Fatal("Ctrl-End did not show the end")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlHome})
+	if !m.vp.AtTop() {
+		t.Fatal("Ctrl-Home did not show the start")
+	}
+}

@@ -313,7 +313,7 @@ func newTUIModel(r *runner, st styles) *tuiModel {
 	sp := spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(st.prompt))
 	m := &tuiModel{r: r, st: st, ta: ta, spin: sp, vp: viewport.New(80, 20),
 		waitFrom: map[string]time.Time{}, waited: map[string]time.Duration{}}
-	m.vp.KeyMap = viewport.KeyMap{} // keys go to the prompt; PgUp/PgDn are handled here
+	m.vp.KeyMap = viewport.KeyMap{} // keys go to the prompt; PgUp/PgDn/Home/End are handled here
 	if r.s != nil {
 		m.hist = loadHistory(r.s.dataDir, r.s.root)
 	} else {
@@ -457,7 +457,7 @@ func (m *tuiModel) bottomView() string {
 		b.WriteString(rule + "\n" + m.ta.View() + "\n")
 	}
 	b.WriteString(rule + "\n")
-	b.WriteString(m.st.dim.Render(truncate(fmt.Sprintf("%s mode · %s/%s · ctrl+o expands output · pgup/pgdn scroll · /help",
+	b.WriteString(m.st.dim.Render(truncate(fmt.Sprintf("%s mode · %s/%s · ctrl+o expands output · pgup/pgdn/home/end scroll · /help",
 		m.r.prov.Mode, m.r.prov.Provider, m.r.prov.Model), max(20, m.width))))
 	return b.String()
 }
@@ -610,6 +610,23 @@ func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
 	case "pgdown":
 		m.vp.HalfViewDown()
 		return nil
+	case "ctrl+home":
+		m.vp.GotoTop()
+		return nil
+	case "ctrl+end":
+		m.vp.GotoBottom()
+		return nil
+	case "home", "end":
+		// The start and the end of the transcript, unless they move the
+		// cursor in a prompt that holds text (or in an open form).
+		if m.ask == nil && m.pick == nil && m.ta.Value() == "" {
+			if k.String() == "home" {
+				m.vp.GotoTop()
+			} else {
+				m.vp.GotoBottom()
+			}
+			return nil
+		}
 	case "ctrl+o":
 		m.toggleOutput()
 		return nil
