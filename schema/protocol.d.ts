@@ -1175,6 +1175,8 @@ export interface RequestApprovalParams {
 /** RequestApprovalResult is the client's answer to agent/requestApproval. No answer, or an error, counts as deny. */
 export interface RequestApprovalResult {
   decision: Decision;
+  /** Message (optional, with deny only) is the user's reason for the denial: the model reads it in the denied call's result, in the same turn (docs/events.md). Ignored with allow and allowSession; cut at MaxDenyMessage bytes. */
+  message?: string;
 }
 
 /** Retrieval is the repository excerpts for a query (addendum §3). */

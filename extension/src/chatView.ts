@@ -304,12 +304,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return;
       case 'approvalAnswer': {
         const decision = m.decision === 'allowOnce' ? 'allow' : m.decision === 'allowTask' ? 'allowSession' : 'deny';
-        const p = this.tasks.pending.get(m.id);
-        if (!this.tasks.answerApproval(m.id, decision)) {
+        if (!this.tasks.answerApproval(m.id, decision, m.message)) {
           this.post({ type: 'notice', message: 'That approval is no longer open; nothing was changed.' });
-          return;
         }
-        if (decision === 'deny' && m.message && p) await this.tasks.steer(p.taskId, m.message).catch(() => false);
         return;
       }
       case 'askUserAnswer':

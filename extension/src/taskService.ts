@@ -30,6 +30,8 @@ export interface RunOptions {
 }
 
 type Decision = 'allow' | 'allowSession' | 'deny';
+/** What an approval's pending request resolves with: the decision and, with deny, the user's reason. */
+type ApprovalAnswer = { decision: Decision; message?: string };
 
 /** A task id like the runtime's own (task-<16 hex>), chosen here so the view knows it before any event. */
 export function newTaskId(): string {
@@ -96,10 +98,14 @@ export class TaskService implements vscode.Disposable {
   }
 
   private async approval(params: RequestApprovalParams, signal: AbortSignal): Promise<RequestApprovalResult> {
-    const { id, answer } = this.pending.issue<RequestApprovalParams, Decision>('approval', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
+    const { id, answer } = this.pending.issue<RequestApprovalParams, ApprovalAnswer>('approval', String(params.taskId), String(params.callId), params, signal, (cid) => this.closedEmitter.fire(cid));
     this.requestEmitter.fire(this.pending.get(id)!);
-    const decision = await answer;
-    return { decision: decision ?? 'deny' };
+    const a = await answer;
+    // A deny's reason goes back in the answer itself (RequestApprovalResult.message): the
+    // model reads it with the denied call's result in the same turn, not a turn later as a
+    // steering message that races the runtime's next request did.
+    if (a?.decision === 'deny' && a.message) return { decision: 'deny', message: a.message };
+    return { decision: a?.decision ?? 'deny' };
   }
 
   private async askUser(params: AskUserParams, signal: AbortSignal): Promise<AskUserResult> {
@@ -111,8 +117,9 @@ export class TaskService implements vscode.Disposable {
   }
 
   /** The user's answer to an approval this window issued; false (and logged) for any other id. */
-  answerApproval(id: string, decision: Decision): boolean {
-    const outcome = this.pending.answer(id, 'approval', decision);
+  answerApproval(id: string, decision: Decision, message?: string): boolean {
+    const reason = decision === 'deny' ? message?.trim() : undefined;
+    const outcome = this.pending.answer(id, 'approval', reason ? { decision, message: reason } : { decision });
     if (outcome !== 'accepted') {
       this.log(`[task-x] refused an approval answer for an id this window did not issue or already closed (${outcome})`);
       this.refusedEmitter.fire(id);

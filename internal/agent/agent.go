@@ -662,7 +662,7 @@ func (r *run) gate(c pendingCall, spec tool.Spec, isOffered bool) toolcall.Gate 
 			return decision, reason
 		},
 		Covered: func(*toolcall.Call) bool { return r.grants.covers(c.Name, c.Input) },
-		Approve: func(ctx context.Context, _ *toolcall.Call, preview string) bool {
+		Approve: func(ctx context.Context, _ *toolcall.Call, preview string) (bool, string) {
 			return r.approve(ctx, c, spec, preview)
 		},
 	}
@@ -690,13 +690,13 @@ func (r *run) chatModeLabel() string {
 }
 
 // approve asks the Approver with the approval timeout, showing preview (cut
-// at maxPreview); it reports whether the call may run and remembers
-// allowSession.
-func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) bool {
+// at maxPreview); it reports whether the call may run and, for a deny, the
+// user's reason (the answer's message), and remembers allowSession.
+func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, preview string) (bool, string) {
 	req := task.ApprovalRequest{TaskID: r.p.TaskID, CallID: c.ID, Tool: c.Name, Permission: spec.Permission,
 		Input: c.Input, Preview: toolcall.CutPreview(preview)}
 	r.emit(protocol.ApprovalRequestedEvent{CallID: c.ID, Tool: c.Name, Permission: spec.Permission, Input: c.Input, Preview: req.Preview})
-	d := task.DecisionDeny
+	d, reason := task.DecisionDeny, ""
 	if r.opts.Approve != nil {
 		actx, stop := context.WithTimeout(ctx, r.opts.ApprovalTimeout)
 		got, err := r.opts.Approve(actx, req)
@@ -706,7 +706,10 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 		case actx.Err() != nil:
 			r.log.Info("approval timed out or task ended; counted as deny", "tool", c.Name)
 		default:
-			d = normalise(got)
+			d = normalise(got.Decision)
+			if d == task.DecisionDeny {
+				reason = got.Message
+			}
 		}
 		if actx.Err() != nil {
 			// The task ended (cancelled) or the wait timed out with the
@@ -719,7 +722,7 @@ func (r *run) approve(ctx context.Context, c pendingCall, spec tool.Spec, previe
 	if d == task.DecisionAllowSession {
 		r.grants.remember(c.Name, c.Input)
 	}
-	return d != task.DecisionDeny
+	return d != task.DecisionDeny, reason
 }
 
 // finish stops what the task left running, emits done and returns the

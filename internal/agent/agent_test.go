@@ -204,17 +204,19 @@ func call(id, name, input string) provider.ToolCall {
 type approver struct {
 	mu      sync.Mutex
 	answers map[string]task.Decision
-	asked   []task.ApprovalRequest
+	// messages are the deny reasons given with answers, by call id.
+	messages map[string]string
+	asked    []task.ApprovalRequest
 }
 
-func (a *approver) approve(_ context.Context, req task.ApprovalRequest) (task.Decision, error) {
+func (a *approver) approve(_ context.Context, req task.ApprovalRequest) (task.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, req)
 	if d, ok := a.answers[req.CallID]; ok {
-		return d, nil
+		return task.Answer{Decision: d, Message: a.messages[req.CallID]}, nil
 	}
-	return task.DecisionDeny, nil
+	return task.Answer{Decision: task.DecisionDeny}, nil
 }
 
 func (a *approver) ids() []string {
@@ -541,9 +543,9 @@ func TestAllowAllNeverAsksButDenyWins(t *testing.T) {
 		}},
 		turn{text: "ok"},
 	)
-	h.opts.Approve = func(context.Context, task.ApprovalRequest) (task.Decision, error) {
+	h.opts.Approve = func(context.Context, task.ApprovalRequest) (task.Answer, error) {
 		t.Error("allowAll must never ask")
-		return task.DecisionDeny, nil
+		return task.Answer{Decision: task.DecisionDeny}, nil
 	}
 	pol, err := policy.Parse(json.RawMessage(`{"allowAll":true,"deny":["run_command(rm:*)"]}`))
 	if err != nil {
@@ -562,6 +564,46 @@ func TestAllowAllNeverAsksButDenyWins(t *testing.T) {
 	}
 }
 
+// A deny's reason (RequestApprovalResult.message) reaches the model with
+// the denied call's result, in the request right after the denial, not a
+// turn later; an allow's message is ignored.
+func TestDenyReasonInTheSameTurn(t *testing.T) {
+	ts := tools()
+	h := newHarness(t, ts,
+		turn{calls: []provider.ToolCall{
+			call("c1", "run_command", `{"command":"make deploy"}`),
+			call("c2", "replace_text", `{"path":"main.go","oldText":"a\n","newText":"b\n"}`),
+		}},
+		turn{text: "ok, no deploy"},
+	)
+	h.appr.answers["c1"] = task.DecisionDeny
+	h.appr.answers["c2"] = task.DecisionAllow
+	h.appr.messages = map[string]string{"c1": "  run make check instead, never deploy  ", "c2": "not a reason"}
+	_, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
+	want := resultDenied + " The user said: run make check instead, never deploy"
+	if r := resultsIn(msgs)["c1"]; !r.IsError || r.Content != want {
+		t.Errorf("denied result %+v; want %q", r, want)
+	}
+	if len(h.prov.reqs) != 2 {
+		t.Fatalf("%d model requests; want 2", len(h.prov.reqs))
+	}
+	var seen string
+	for _, p := range h.prov.reqs[1].Messages[len(h.prov.reqs[1].Messages)-1].Content {
+		if p.ToolUseID == "c1" {
+			seen = p.Content
+		}
+		if p.ToolUseID == "c2" && strings.Contains(p.Content, "not a reason") {
+			t.Errorf("an allowed call's result carries the answer's message: %q", p.Content)
+		}
+	}
+	if seen != want {
+		t.Errorf("the turn after the denial saw %q; want %q", seen, want)
+	}
+	if fin := of[protocol.ToolFinishedEvent](h.rec); len(fin) != 2 || fin[0].Error == nil || *fin[0].Error != want {
+		t.Errorf("toolFinished %+v", fin)
+	}
+}
+
 func TestApprovalTimeoutCountsAsDeny(t *testing.T) {
 	ts := tools()
 	h := newHarness(t, ts,
@@ -569,9 +611,9 @@ func TestApprovalTimeoutCountsAsDeny(t *testing.T) {
 		turn{text: "ok"},
 	)
 	h.opts.ApprovalTimeout = 20 * time.Millisecond
-	h.opts.Approve = func(ctx context.Context, _ task.ApprovalRequest) (task.Decision, error) {
+	h.opts.Approve = func(ctx context.Context, _ task.ApprovalRequest) (task.Answer, error) {
 		<-ctx.Done()
-		return task.DecisionAllow, nil // too late: must not count
+		return task.Answer{Decision: task.DecisionAllow}, nil // too late: must not count
 	}
 	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent"})
 	if sum.Status != task.StatusCompleted || ts["run_command"].count() != 0 {
@@ -587,11 +629,13 @@ func TestApprovalTimeoutCountsAsDeny(t *testing.T) {
 
 func TestApproverErrorAndNilApproverDeny(t *testing.T) {
 	for name, appr := range map[string]task.Approver{
-		"error": func(context.Context, task.ApprovalRequest) (task.Decision, error) {
-			return task.DecisionAllow, errors.New("client gone")
+		"error": func(context.Context, task.ApprovalRequest) (task.Answer, error) {
+			return task.Answer{Decision: task.DecisionAllow}, errors.New("client gone")
 		},
-		"bogus": func(context.Context, task.ApprovalRequest) (task.Decision, error) { return "yes please", nil },
-		"nil":   nil,
+		"bogus": func(context.Context, task.ApprovalRequest) (task.Answer, error) {
+			return task.Answer{Decision: "yes please"}, nil
+		},
+		"nil": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
 			ts := tools()
@@ -667,10 +711,10 @@ func TestCancelDuringApproval(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t, ts, turn{calls: []provider.ToolCall{call("c1", "run_command", `{"command":"make"}`)}})
-	h.opts.Approve = func(actx context.Context, _ task.ApprovalRequest) (task.Decision, error) {
+	h.opts.Approve = func(actx context.Context, _ task.ApprovalRequest) (task.Answer, error) {
 		cancel()
 		<-actx.Done()
-		return task.DecisionAllow, nil
+		return task.Answer{Decision: task.DecisionAllow}, nil
 	}
 	sum, msgs := h.run(t, ctx, Params{ChatMode: "agent"})
 	if sum.Status != task.StatusCancelled || ts["run_command"].count() != 0 || resultsIn(msgs)["c1"].Content != resultCancelled {

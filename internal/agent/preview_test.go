@@ -107,11 +107,11 @@ func TestApprovedPlanRechecksTheFile(t *testing.T) {
 		turn{text: "done"},
 	)
 	changed := sixLines + "seven\n"
-	h.opts.Approve = func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+	h.opts.Approve = func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 		if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(changed), 0o644); err != nil {
 			t.Error(err)
 		}
-		return task.DecisionAllow, nil
+		return task.Answer{Decision: task.DecisionAllow}, nil
 	}
 	_, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Policy: policy.Policy{Mode: policy.ModeDefault}})
 	if r := resultsIn(msgs)["c1"]; !r.IsError || !strings.Contains(r.Content, "changed on disk") {

@@ -86,7 +86,7 @@ func (r *run) checkGate(ctx context.Context, command string) (bool, string) {
 	}
 	r.validationAsks++
 	c.ID = fmt.Sprintf("validation_%d", r.validationAsks)
-	if !r.gate(c, spec, true).Approve(ctx, call, toolcall.Preview(spec.Name, input)) {
+	if ok, _ := r.gate(c, spec, true).Approve(ctx, call, toolcall.Preview(spec.Name, input)); !ok {
 		return false, validate.ReasonDenied
 	}
 	return true, ""

@@ -102,11 +102,12 @@ func (p *Permissions) allowed(callID string, d task.Decision) task.Decision {
 // ask asks the user about one call with preview (cut here), reporting
 // approvalRequested and approvalResolved (approvalWithdrawn when the run
 // ended or the 10 minutes passed first), and remembers an allowSession.
-func (p *Permissions) ask(ctx context.Context, name, callID string, input json.RawMessage, preview string) task.Decision {
+// A deny comes with the user's reason when the answer gave one.
+func (p *Permissions) ask(ctx context.Context, name, callID string, input json.RawMessage, preview string) (dec task.Decision, reason string) {
 	class := p.classOf(name)
 	preview = toolcall.CutPreview(preview)
 	p.event(protocol.ApprovalRequestedEvent{CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
-	dec := task.DecisionDeny
+	dec = task.DecisionDeny
 	if p.h.Approve != nil {
 		actx, cancel := context.WithTimeout(ctx, task.ApprovalTimeout)
 		d, err := p.h.Approve(actx, task.ApprovalRequest{TaskID: p.h.TaskID, CallID: callID, Tool: name, Permission: class, Input: input, Preview: preview})
@@ -114,8 +115,10 @@ func (p *Permissions) ask(ctx context.Context, name, callID string, input json.R
 			// The run ended or the wait timed out with the request still
 			// open: the client closes its dialog (deny).
 			p.event(protocol.ApprovalWithdrawnEvent{CallID: callID})
-		} else if err == nil && (d == task.DecisionAllow || d == task.DecisionAllowSession) {
-			dec = d
+		} else if err == nil && (d.Decision == task.DecisionAllow || d.Decision == task.DecisionAllowSession) {
+			dec = d.Decision
+		} else if err == nil {
+			reason = d.Message
 		}
 		cancel()
 	}
@@ -125,7 +128,7 @@ func (p *Permissions) ask(ctx context.Context, name, callID string, input json.R
 		p.session[name] = true
 		p.mu.Unlock()
 	}
-	return dec
+	return dec, reason
 }
 
 // decide judges one permission prompt of the CLI for name (a task-x tool
@@ -154,10 +157,11 @@ func (p *Permissions) decide(ctx context.Context, name, callID string, input jso
 			preview = pv
 		}
 	}
-	if dec := p.ask(ctx, name, callID, input, preview); dec != task.DecisionDeny {
+	dec, why := p.ask(ctx, name, callID, input, preview)
+	if dec != task.DecisionDeny {
 		return p.allowed(callID, dec), ""
 	}
-	return task.DecisionDeny, toolcall.ResultDenied
+	return task.DecisionDeny, toolcall.DeniedWith(why)
 }
 
 // ForwardGate is the gate of the forwarded task-x calls in their
@@ -177,8 +181,9 @@ func (p *Permissions) ForwardGate() toolcall.Middleware {
 			return d, reason
 		},
 		Covered: func(c *toolcall.Call) bool { return p.granted(c.Name) },
-		Approve: func(ctx context.Context, c *toolcall.Call, preview string) bool {
-			return p.ask(ctx, c.Name, c.ID, c.Input, preview) != task.DecisionDeny
+		Approve: func(ctx context.Context, c *toolcall.Call, preview string) (bool, string) {
+			dec, why := p.ask(ctx, c.Name, c.ID, c.Input, preview)
+			return dec != task.DecisionDeny, why
 		},
 	})
 }

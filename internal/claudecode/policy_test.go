@@ -129,11 +129,11 @@ func TestRunPolicyOnForwardedCalls(t *testing.T) {
 	pol := mustPolicy(t, `{"mode":"acceptEdits","deny":["replace_text(b.txt)"]}`).WithRoot(h.dir)
 	o.PermissionMode = PermissionMode("", pol)
 	hooks := Hooks{TaskID: "t1", ClassOf: classOf, Policy: pol,
-		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 			mu.Lock()
 			asked = append(asked, req)
 			mu.Unlock()
-			return task.DecisionAllow, nil
+			return task.Answer{Decision: task.DecisionAllow}, nil
 		}}
 	// As the engine runs them: the forwarded call's pipeline holds the
 	// run's gate (Permissions.ForwardGate), the tool is a recorder.

@@ -40,11 +40,11 @@ func TestRunEditPlannedBeforeApproval(t *testing.T) {
 	defer cancel()
 	srvURL := h.modelURL()
 	h.start(ctx, srvURL, h.options(srvURL), Hooks{TaskID: "t1", ClassOf: classOf, Plan: planner(job),
-		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 			mu.Lock()
 			asked = append(asked, req)
 			mu.Unlock()
-			return task.DecisionAllow, nil
+			return task.Answer{Decision: task.DecisionAllow}, nil
 		}})
 	if _, err := h.run.Wait(); err != nil {
 		t.Fatalf("run: %v (stderr %s)", err, h.run.stderrBuf.String())

@@ -22,9 +22,9 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func denyAll(t *testing.T) task.Approver {
-	return func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+	return func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 		t.Errorf("unexpected approval request for %s", req.Tool)
-		return task.DecisionDeny, nil
+		return task.Answer{Decision: task.DecisionDeny}, nil
 	}
 }
 

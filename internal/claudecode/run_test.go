@@ -39,9 +39,9 @@ func TestRunReadEditApproved(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	h.start(ctx, srvURL, h.options(srvURL), Hooks{TaskID: "t1", ClassOf: classOf,
-		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+		Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 			asked = append(asked, req)
-			return task.DecisionAllow, nil
+			return task.Answer{Decision: task.DecisionAllow}, nil
 		}})
 	sum, err := h.run.Wait()
 	if err != nil {

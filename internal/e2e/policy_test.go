@@ -89,3 +89,47 @@ func TestPolicyShellParsing(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyReasonReachesTheModel: the client's deny with a message (the
+// additive RequestApprovalResult.message) reaches the model inside the
+// denied call's result, in the very next model request, through the
+// binary; a key the session holds is redacted from it and a long reason
+// is cut.
+func TestDenyReasonReachesTheModel(t *testing.T) {
+	repo := smallRepo(t, "unused")
+	model, srv := newScriptedModel(t, "openai", []step{
+		{calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": "make deploy"}}}},
+		{calls: []scriptedCall{{name: "run_command", input: map[string]any{"command": "make long"}}}},
+		{text: "Understood."},
+	})
+	p := start(t)
+	p.onRequest = func(method string, params json.RawMessage) any {
+		if method != "agent/requestApproval" {
+			return nil
+		}
+		if strings.Contains(string(params), "make long") {
+			return map[string]any{"decision": "deny", "message": strings.Repeat("é", 10000)}
+		}
+		return map[string]any{"decision": "deny", "message": "use make check; my key is sk-deny-key"}
+	}
+	p.initialize(map[string]any{"sandbox": false})
+	p.mustCall("workspace/open", map[string]any{"root": repo})
+	p.mustCall("agent/run", map[string]any{"prompt": "Deploy.", "provider": openaiProvider(srv.URL, "sk-deny-key")})
+	bodies := model.bodies()
+	if len(bodies) != 3 {
+		t.Fatalf("%d model requests; want 3", len(bodies))
+	}
+	second := mustJSON(bodies[1])
+	if !strings.Contains(second, "The user denied this tool call. The user said: use make check; my key is") {
+		t.Errorf("the request right after the denial lacks the reason: %s", second)
+	}
+	for i, b := range bodies {
+		if strings.Contains(mustJSON(b), "sk-deny-key") {
+			t.Errorf("request %d carries the key", i)
+		}
+	}
+	third := mustJSON(bodies[2])
+	if n := strings.Count(third, "é"); n == 0 || n > 8<<10/2 {
+		t.Errorf("the long reason reached the model with %d runes; want it cut at 8 KiB", n)
+	}
+}

@@ -358,7 +358,16 @@ type RequestApprovalParams struct {
 // answer, or an error, counts as deny.
 type RequestApprovalResult struct {
 	Decision Decision `json:"decision"`
+	// Message (optional, with deny only) is the user's reason for the
+	// denial: the model reads it in the denied call's result, in the same
+	// turn (docs/events.md). Ignored with allow and allowSession; cut at
+	// MaxDenyMessage bytes.
+	Message string `json:"message,omitempty"`
 }
+
+// MaxDenyMessage is the most of RequestApprovalResult.Message the model
+// is given (bytes, cut at a rune boundary).
+const MaxDenyMessage = 8 << 10
 
 // AskUserParams is the params of agent/askUser (runtime → client), in
 // alphabetical order as the runtime has always sent them.

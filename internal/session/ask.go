@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/agent"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -33,25 +35,31 @@ func (s *Session) askUser(ctx context.Context, taskID, callID string, questions 
 // approver asks the client with agent/requestApproval, the keys the
 // session holds redacted from the input and the preview like from every
 // event. No answer, an error or an unknown decision is deny (protocol.md
-// agent/requestApproval).
+// agent/requestApproval). A deny's message (the user's reason) is kept,
+// cut at protocol.MaxDenyMessage bytes.
 func (s *Session) approver() task.Approver {
-	return func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+	deny := task.Answer{Decision: task.DecisionDeny}
+	return func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 		raw, err := s.client.Call(ctx, protocol.MethodRequestApproval, protocol.RequestApprovalParams{
 			TaskID: req.TaskID, CallID: req.CallID, Tool: req.Tool,
 			Permission: req.Permission, Input: s.secrets.RedactJSON(req.Input), Preview: s.secrets.Redact(req.Preview),
 		})
 		if err != nil {
-			return task.DecisionDeny, err
+			return deny, err
 		}
 		var r protocol.RequestApprovalResult
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return task.DecisionDeny, fmt.Errorf("approval answer: %w", err)
+			return deny, fmt.Errorf("approval answer: %w", err)
 		}
 		switch r.Decision {
-		case task.DecisionAllow, task.DecisionAllowSession, task.DecisionDeny:
-			return r.Decision, nil
+		case task.DecisionAllow, task.DecisionAllowSession:
+			return task.Answer{Decision: r.Decision}, nil
+		case task.DecisionDeny:
+			// The user's reason goes to the model with the denied call's
+			// result: bounded, and never a key the session holds.
+			return task.Answer{Decision: r.Decision, Message: s.secrets.Redact(denyMessage(r.Message))}, nil
 		}
-		return task.DecisionDeny, fmt.Errorf("unknown approval decision %q", r.Decision)
+		return deny, fmt.Errorf("unknown approval decision %q", r.Decision)
 	}
 }
 
@@ -64,3 +72,17 @@ type Grants = agent.Grants
 
 // NewGrants returns an empty set of answers.
 func NewGrants() *Grants { return agent.NewGrants() }
+
+// denyMessage is m trimmed and cut at protocol.MaxDenyMessage bytes on a
+// rune boundary.
+func denyMessage(m string) string {
+	m = strings.TrimSpace(m)
+	if len(m) <= protocol.MaxDenyMessage {
+		return m
+	}
+	cut := protocol.MaxDenyMessage
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + "…"
+}

@@ -118,7 +118,7 @@ func (s *Session) ServedTools(taskID string, pol *policy.Policy, approve func(ct
 				}
 				return d, reason
 			},
-			Approve: approve,
+			Approve: toolcall.NoReason(approve),
 		}))
 	}
 	return sv, nil

@@ -244,8 +244,8 @@ func (p *editorPlan) approveMentions(ctx context.Context, taskID string, read to
 		if approve != nil {
 			actx, stop := context.WithTimeout(ctx, ApprovalTimeout)
 			got, err := approve(actx, req)
-			if err == nil && actx.Err() == nil && (got == DecisionAllow || got == DecisionAllowSession) {
-				d = got
+			if err == nil && actx.Err() == nil && (got.Decision == DecisionAllow || got.Decision == DecisionAllowSession) {
+				d = got.Decision
 			}
 			if actx.Err() != nil {
 				events = append(events, protocol.ApprovalWithdrawnEvent{CallID: req.CallID})

@@ -124,11 +124,19 @@ type ApprovalRequest struct {
 	Preview    string
 }
 
+// Answer is the user's answer to one approval: the decision and, with a
+// deny, the user's reason (protocol RequestApprovalResult.message), which
+// the model reads in the denied call's result.
+type Answer struct {
+	Decision Decision
+	Message  string
+}
+
 // Approver asks the user about one tool call (the server sends
 // agent/requestApproval). ctx ends when the task is cancelled or the approval
 // timeout passes. An error, the end of ctx, or any answer other than allow or
 // allowSession counts as deny.
-type Approver func(ctx context.Context, req ApprovalRequest) (Decision, error)
+type Approver func(ctx context.Context, req ApprovalRequest) (Answer, error)
 
 // ApprovalRequested is the approvalRequested event of req.
 func ApprovalRequested(req ApprovalRequest) protocol.ApprovalRequestedEvent {

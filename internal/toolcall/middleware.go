@@ -3,6 +3,7 @@ package toolcall
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/task-x/task-x-runtime/internal/policy"
@@ -17,6 +18,17 @@ const (
 	// agent/cancelTool).
 	ResultStopped = "Task has been stopped by user. Continue with the next step…"
 )
+
+// DeniedWith is the result of a call the user denied with reason message
+// (ResultDenied when there is none): the model reads the reason with the
+// denied call's result, in the same turn.
+func DeniedWith(message string) string {
+	message = strings.TrimSpace(message)
+	if message == "" {
+		return ResultDenied
+	}
+	return ResultDenied + " The user said: " + message
+}
 
 // Hooks are the PreToolUse and PostToolUse hooks of a task
 // (task.Job.PreToolUse and PostToolUse, which report each run as a hook
@@ -70,9 +82,9 @@ type Gate struct {
 	// call (nil: none does).
 	Covered func(c *Call) bool
 	// Approve asks the user about the call with its preview (already
-	// planned, uncut) and reports whether it may run. Nil denies every
-	// ask.
-	Approve func(ctx context.Context, c *Call, preview string) bool
+	// planned, uncut) and reports whether it may run and, when not, the
+	// user's reason (may be empty). Nil denies every ask.
+	Approve func(ctx context.Context, c *Call, preview string) (ok bool, reason string)
 }
 
 // WithGate decides each call: a deny is a KindDenied error "denied by
@@ -80,7 +92,7 @@ type Gate struct {
 // planned first when the tool can (its Preview is the preview, a Plan
 // error is the call's result and nobody is asked, the approved call
 // applies the plan), then asked; a refusal is a KindDenied error
-// ResultDenied (or the context's error when the task ended meanwhile).
+// DeniedWith the user's reason (or the context's error when the task ended meanwhile).
 func WithGate(g Gate) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, c *Call) Outcome {
@@ -104,11 +116,15 @@ func WithGate(g Gate) Middleware {
 				if plan != nil {
 					c.Plan, prev = plan, plan.Preview
 				}
-				if g.Approve == nil || !g.Approve(ctx, c, prev) {
+				ok, reason := false, ""
+				if g.Approve != nil {
+					ok, reason = g.Approve(ctx, c, prev)
+				}
+				if !ok {
 					if ctx.Err() != nil {
 						return Outcome{Err: ctx.Err()}
 					}
-					return Outcome{Err: &tool.Error{Kind: KindDenied, Message: ResultDenied}}
+					return Outcome{Err: &tool.Error{Kind: KindDenied, Message: DeniedWith(reason)}}
 				}
 			}
 			return next(ctx, c)
@@ -248,6 +264,15 @@ func Sandboxed(env *tool.Env) *tool.Env {
 func PolicyGate(pol policy.Policy, approve func(ctx context.Context, c *Call, preview string) bool) Middleware {
 	return WithGate(Gate{
 		Decide:  func(c *Call) (policy.Decision, string) { return pol.Decide(c.Tool.Spec(), c.Input) },
-		Approve: approve,
+		Approve: NoReason(approve),
 	})
+}
+
+// NoReason is a Gate.Approve of an approve that gives no reason with a
+// denial (nil for nil).
+func NoReason(approve func(ctx context.Context, c *Call, preview string) bool) func(ctx context.Context, c *Call, preview string) (bool, string) {
+	if approve == nil {
+		return nil
+	}
+	return func(ctx context.Context, c *Call, preview string) (bool, string) { return approve(ctx, c, preview), "" }
 }

@@ -202,11 +202,11 @@ var paths = []struct {
 		_, msgs := agent.Run(context.Background(),
 			agent.Params{TaskID: "task-paths", Prompt: "go", ChatMode: "agent", Policy: f.pol, Validation: validateOff(&off)},
 			agent.Options{Provider: &scripted{call: provider.ToolCall{ID: "call_1", Name: name, Input: input}}, Tools: f.tools, Env: env,
-				Hooks: f.hooks, Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+				Hooks: f.hooks, Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 					if f.decide(req.Tool, req.Preview) {
-						return task.DecisionAllow, nil
+						return task.Answer{Decision: task.DecisionAllow}, nil
 					}
-					return task.DecisionDeny, nil
+					return task.Answer{Decision: task.DecisionDeny}, nil
 				}})
 		for _, m := range msgs {
 			for _, p := range m.Content {
@@ -224,11 +224,11 @@ var paths = []struct {
 		// forwarded calls in their pipeline.
 		perms := claudecode.NewPermissions(claudecode.Hooks{Policy: f.pol, TaskID: "task-paths",
 			ClassOf: func(name string) tool.Class { return claudecode.ClassOf(f.tools, name) },
-			Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Decision, error) {
+			Approve: func(ctx context.Context, req task.ApprovalRequest) (task.Answer, error) {
 				if f.decide(req.Tool, req.Preview) {
-					return task.DecisionAllow, nil
+					return task.Answer{Decision: task.DecisionAllow}, nil
 				}
-				return task.DecisionDeny, nil
+				return task.Answer{Decision: task.DecisionDeny}, nil
 			}})
 		fw := claudecode.NewForwarded(f.job(env), perms.ForwardGate())
 		ans := fw.Run(context.Background(), mcp.ToolCall{Name: name, Input: input, CallID: "call_1"})

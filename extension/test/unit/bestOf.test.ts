@@ -92,7 +92,7 @@ describe('best of N (host)', () => {
     assert.deepStrictEqual(opened, [], 'no request at index 0');
     await best.receive({ type: 'showRequest', index: 1 });
     assert.deepStrictEqual(opened, ['sub-2']);
-    t.svc.pending.answer(id, 'approval', 'allow');
+    t.svc.pending.answer(id, 'approval', { decision: 'allow' });
     t.answered.fire(id);
     assert.deepStrictEqual(best.state?.waiting, {});
     assert.ok(!/bestof-show-request/.test(panels.at(-1)!.webview.html));

@@ -194,7 +194,7 @@ export type WebviewToHost =
   | { type: "openWorktree"; path: string }
   /**
    * The answer to "approval" `id`. `message` (deny only, optional) is the
-   * user's reason; the host sends it to the model as a steering message.
+   * user's reason; the host sends it in the approval's answer (RequestApprovalResult.message), so the model reads it with the denied call's result in the same turn.
    */
   | { type: "approvalAnswer"; id: string; decision: ApprovalDecision; message?: string }
   /** Open the preview of approval `id` in VS Code's diff editor. */

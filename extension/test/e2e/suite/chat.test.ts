@@ -121,6 +121,29 @@ describe('chat', () => {
     assert.throws(() => readFileSync(join(root(), 'forged.txt')), 'denied: still nothing written');
   });
 
+  it('gives the model a deny reason typed in the page with the denied call, in the same turn', async () => {
+    const fake = await fakeModel();
+    fake.play(
+      { calls: [{ name: 'write_file', input: { path: 'denied.txt', content: 'no\n' } }] },
+      { text: 'Understood, not writing it.' },
+      { text: 'Anything else?' },
+    );
+    const before = fake.requests.length;
+    const done = finished();
+    await sendFromPage('Write denied.txt');
+    await page.waitFor(tid('approval'), CHAT_FRAME);
+    await page.fill(`${tid('approval')} .deny-reason`, 'write it under docs/ instead', CHAT_FRAME);
+    await page.click(tid('approval-deny'), CHAT_FRAME);
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    // The request right after the denial carries the reason in the denied call's result
+    // (before the fix it went as agent/steer and reached only the turn after).
+    assert.strictEqual(fake.requests.length - before, 2, 'two model turns: the call, then the answer to the denial');
+    const second = JSON.stringify(fake.requests[before + 1]);
+    assert.match(second, /The user denied this tool call\. The user said: write it under docs\/ instead/);
+    assert.throws(() => readFileSync(join(root(), 'denied.txt')), 'nothing written');
+  });
+
   it('shows model output and file contents with HTML in them as text, running nothing', async () => {
     const fake = await fakeModel();
     writeFileSync(join(root(), 'evil.html'), '<img src=x onerror="window.top.__taskxPwned=1"><script>window.__taskxPwned=2</script>\n');
