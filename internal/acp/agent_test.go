@@ -878,3 +878,20 @@ func TestLineCapEndsSession(t *testing.T) {
 	}
 	p.done <- nil // for the cleanup
 }
+
+// A line that is not valid UTF-8 or not valid JSON is -32700 with the
+// request's id when it can be read (JSON-RPC 2.0: id null only when it cannot
+// be determined), and the session goes on.
+func TestParseErrorKeepsID(t *testing.T) {
+	p := startAgent(t, testConfig(t, "http://127.0.0.1:1/v1"))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	p.in.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":78,\"method\":\"session/list\",\"params\":{\"cwd\":\"/\xff\"}}\n"))
+	if _, m := p.reply(78); m.Error == nil || m.Error.Code != -32700 {
+		t.Fatalf("invalid UTF-8: %+v", m.Error)
+	}
+	p.in.Write([]byte(`{"jsonrpc":"2.0","id":79,"method":"session/list","params":{"cwd":}}` + "\n"))
+	if _, m := p.reply(79); m.Error == nil || m.Error.Code != -32700 {
+		t.Fatalf("invalid JSON: %+v", m.Error)
+	}
+	p.call("session/list", map[string]any{})
+}

@@ -117,27 +117,57 @@ func tooLarge(line []byte) error {
 // not show one: the id comes after the cut, the head is not a JSON object,
 // or it is a response (a "result" or "error" member), which nobody answers.
 func headID(head []byte) ID {
-	dec := json.NewDecoder(bytes.NewReader(head))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	id, _ := scanHead(head)
+	return id
+}
+
+// parseErrorID is the id of the -32700 reply to a line that is not valid UTF-8
+// or not valid JSON. JSON-RPC 2.0 answers id null only when the id cannot be
+// determined, so it is the request's id when the line shows one: an object
+// whose valid "id" member and whose "method" key come before the point where the
+// JSON breaks (invalid UTF-8 inside a string does not break it: the scanner
+// reads it as U+FFFD, the id itself must be valid UTF-8). Null otherwise: no
+// "method" key was seen (it may be a response, which nobody answers, and its
+// id is in the other direction's id space), a "result" or "error" member was
+// seen, or the id is not a valid one.
+func parseErrorID(line []byte) ID {
+	id, method := scanHead(line)
+	if !method {
 		return ID{}
 	}
+	return id
+}
+
+// scanHead reads the members of the object at the start of head up to its end
+// or the first point where it stops being JSON. It returns the last valid "id"
+// seen (the zero ID for an invalid one, or when a "result" or "error" key is
+// seen) and whether a "method" key was seen.
+func scanHead(head []byte) (ID, bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ID{}, false
+	}
 	var id ID
+	method := false
 	for {
 		t, err := dec.Token()
 		key, ok := t.(string)
 		if err != nil || !ok {
-			return id // the cut (or a broken line): what was seen so far
+			return id, method // the cut (or a broken line): what was seen so far
 		}
 		if key == "result" || key == "error" {
-			return ID{}
+			return ID{}, false
+		}
+		if key == "method" {
+			method = true
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return id
+			return id, method
 		}
 		if key == "id" {
 			if id, err = DecodeID(v); err != nil {
-				return ID{}
+				return ID{}, method
 			}
 		}
 	}

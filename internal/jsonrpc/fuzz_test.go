@@ -93,7 +93,8 @@ func FuzzDecodeID(f *testing.F) {
 }
 
 // FuzzDecodeMessage checks the message decoder never panics, classifies invalid
-// UTF-8 and JSON as -32700, and that whatever it answers is one valid line.
+// UTF-8 and JSON as -32700 (with an id only when the line has an id and a
+// method), and that whatever it answers is one valid line.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`,
@@ -111,8 +112,11 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("decodeMessage(%q) = %v, %v", line, m, fail)
 		}
 		if !utf8.Valid(line) || !json.Valid(line) {
-			if fail == nil || fail.err.Code != CodeParseError || fail.id.IsValid() {
-				t.Fatalf("decodeMessage(%q) did not fail with -32700 id null", line)
+			if fail == nil || fail.err.Code != CodeParseError {
+				t.Fatalf("decodeMessage(%q) did not fail with -32700", line)
+			}
+			if fail.id.IsValid() && (!bytes.Contains(line, []byte(`"method"`)) || !bytes.Contains(line, []byte(`"id"`))) {
+				t.Fatalf("decodeMessage(%q): id %s without an id and a method", line, fail.id)
 			}
 		}
 		if fail != nil {

@@ -58,16 +58,17 @@ var (
 )
 
 // decodeMessage decodes one line following JSON-RPC 2.0 and protocol.md:
-// invalid UTF-8 or JSON → -32700 id null; a batch, a non-object, id null or an id
+// invalid UTF-8 or JSON → -32700 with the request's id when it can be read
+// (parseErrorID), else null; a batch, a non-object, id null or an id
 // that is neither a string nor an integer → -32600 id null; a bad "jsonrpc",
 // "method" or "params" → -32600 with the id when it was valid. Keys match exactly
 // (encoding/json's case-insensitive struct matching is avoided on purpose).
 func decodeMessage(line []byte) (*message, *decodeFailure) {
 	if !utf8.Valid(line) {
-		return nil, &decodeFailure{err: errParseInvalidUTF8, reply: true}
+		return nil, &decodeFailure{id: parseErrorID(line), err: errParseInvalidUTF8, reply: true}
 	}
 	if !json.Valid(line) {
-		return nil, &decodeFailure{err: errParseInvalidJSON, reply: true}
+		return nil, &decodeFailure{id: parseErrorID(line), err: errParseInvalidJSON, reply: true}
 	}
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	switch trimmed[0] {
