@@ -54,7 +54,7 @@ const empty = el(
   el("div", { class: "muted" }, "Ask a question, plan a change or let the agent make it. Mention files with @; paste or drop images."),
 );
 const scroller = el("div", { class: "scroller" }, empty, log);
-const transcript = new Transcript(log, scroller, post);
+const transcript = new Transcript(log, scroller, post, () => schedule());
 const composer = new Composer(post, saveDraft);
 if (saved.draft) composer.restoreDraft(saved.draft);
 

@@ -124,8 +124,25 @@ const fenceRe = /^ {0,3}(`{3,}|~{3,})/;
 const CHUNK = 4096;
 /** An open tail longer than this is shown as plain text while it streams. */
 const TAIL_PLAIN = 16_384;
+/**
+ * A block (between blank lines outside a fence) longer than this is never
+ * rendered as markdown: it is shown as plain text, in pieces of at most
+ * PLAIN_PIECE characters, one or more a paint. Parsing and sanitizing a
+ * 1.7 MB block in one go blocked the page (and, in VS Code, the workbench
+ * that shares its thread) for seconds; highlight.js already skipped code
+ * over 100 000 characters.
+ */
+export const BLOCK_MAX = 65_536;
+const PLAIN_PIECE = 16_384;
+/** The most characters one paint (one frame) commits, unless it paints `all`. */
+const PAINT_CHARS = 32_768;
 
-/** Incremental rendering of a text that grows by appends. */
+/**
+ * Incremental rendering of a text that grows by appends. Nothing is ever
+ * rendered in one piece larger than CHUNK (markdown) or PLAIN_PIECE (plain
+ * text), and a paint stops at its deadline, so a huge answer, streamed or
+ * replayed, is drawn over many frames without a long task.
+ */
 export class StreamingMarkdown {
   readonly el: HTMLElement;
   private text = "";
@@ -137,6 +154,8 @@ export class StreamingMarkdown {
   private safe = 0; // end of the last blank line outside a fence
   private bounds: number[] = []; // block boundaries after committed, in order
   private dirty = false;
+  private ended = false; // the message ended: paint the rest, highlighted, then stop
+  private plainBlock = false; // committed is inside a block too long for markdown (BLOCK_MAX)
   private tailPlain = false; // the tail was painted without highlighting
   private tailCostMs = 0;
   private lastTailPaint = 0;
@@ -151,8 +170,14 @@ export class StreamingMarkdown {
     this.el.append(this.frozen, this.tail);
   }
 
+  /** True while something is left to paint. */
   get isDirty(): boolean {
     return this.dirty;
+  }
+
+  /** True once the message ended and everything is painted. */
+  get isDone(): boolean {
+    return this.ended && !this.dirty;
   }
 
   get value(): string {
@@ -172,61 +197,122 @@ export class StreamingMarkdown {
     this.committed = this.scanned = this.safe = 0;
     this.bounds = [];
     this.fence = null;
+    this.plainBlock = false;
     this.frozen.replaceChildren();
     this.tail.replaceChildren();
     this.dirty = true;
   }
 
   /**
-   * Paints what changed since the last paint, within `deadline` (a
-   * performance.now() time): closed blocks are rendered once, in chunks of
-   * about CHUNK characters, oldest first; the open tail is rendered again only
-   * when no closed block waits, without highlighting, and less often when it
-   * is slow to render. A tail over TAIL_PLAIN characters (a long code block
-   * still open) is shown as plain text until it closes. `final` paints
-   * everything, highlighted.
+   * The message ended: later paints render the rest (the tail highlighted),
+   * still in pieces and within each paint's deadline.
    */
-  paint(final = false, now = performance.now(), deadline = Infinity): void {
-    // A final paint also redoes a clean tail: it was rendered without highlighting.
-    if (!this.dirty && !(final && this.tailPlain)) {
-      if (final) this.el.removeAttribute("aria-busy");
-      return;
-    }
+  finish(): void {
+    this.ended = true;
+    if (this.tailPlain || this.text.length > this.committed) this.dirty = true;
+    if (!this.dirty) this.el.removeAttribute("aria-busy");
+  }
+
+  /**
+   * Paints what changed since the last paint, within `deadline` (a
+   * performance.now() time), at least one piece a paint so a busy frame
+   * still moves on: closed blocks are rendered once, in chunks of about
+   * CHUNK characters, oldest first (a block over BLOCK_MAX as plain text);
+   * the open tail is rendered again only when no closed block waits, without
+   * highlighting, and less often when it is slow to render. A tail over
+   * TAIL_PLAIN characters (a long code block still open) is shown as plain
+   * text until it closes, one over BLOCK_MAX is committed as plain text.
+   * After finish() the tail is rendered highlighted. `all` ignores the
+   * deadline (a page search wants everything now).
+   */
+  paint(all = false, now = performance.now(), deadline = Infinity): void {
+    if (!this.dirty) return;
+    if (all) deadline = Infinity;
+    const limit = all ? Infinity : PAINT_CHARS;
     this.scan();
-    let first = true; // at least one chunk a paint, so a busy frame still moves on
-    while (this.safe > this.committed && (final || first || performance.now() < deadline)) {
+    let first = true;
+    // Besides the deadline, at most PAINT_CHARS characters a paint: the layout
+    // of what a paint adds comes after it and is not on the clock.
+    const start = this.committed;
+    const more = () => first || (performance.now() < deadline && this.committed - start < limit);
+    for (;;) {
+      if (!more()) return; // stay dirty: the next frame goes on
       first = false;
-      let end = this.safe;
-      if (!final && end - this.committed > CHUNK) {
-        // The first boundary past CHUNK characters, else the last one.
-        const i = this.bounds.findIndex((b) => b - this.committed > CHUNK);
-        end = i > 0 ? this.bounds[i - 1]! : i === 0 ? this.bounds[0]! : this.safe;
+      if (this.plainBlock) {
+        if (!this.commitPlain()) break;
+        continue;
       }
-      // Each committed chunk is its own box, so layout skips the ones off screen.
-      const chunk = document.createElement("div");
-      chunk.className = "md-chunk";
-      chunk.append(renderMarkdown(this.text.slice(this.committed, end)));
-      this.frozen.append(chunk);
-      this.committed = end;
-      this.bounds = this.bounds.filter((b) => b > end);
+      if (this.safe > this.committed) {
+        let end = this.safe;
+        if (end - this.committed > CHUNK) {
+          // The first boundary past CHUNK characters, else the last one.
+          const i = this.bounds.findIndex((b) => b - this.committed > CHUNK);
+          end = i > 0 ? this.bounds[i - 1]! : i === 0 ? this.bounds[0]! : this.safe;
+        }
+        if (end - this.committed > BLOCK_MAX) {
+          this.plainBlock = true;
+          continue;
+        }
+        // Each committed chunk is its own box, so layout skips the ones off screen.
+        const chunk = document.createElement("div");
+        chunk.className = "md-chunk";
+        chunk.append(renderMarkdown(this.text.slice(this.committed, end)));
+        this.frozen.append(chunk);
+        this.committed = end;
+        this.bounds = this.bounds.filter((b) => b > end);
+        continue;
+      }
+      if (this.text.length - this.committed > BLOCK_MAX) {
+        this.plainBlock = true;
+        continue;
+      }
+      break;
     }
-    if (this.safe > this.committed) return; // closed blocks still wait: the tail later
-    if (!final && this.tailCostMs > 4 && now - this.lastTailPaint < this.tailCostMs * 6) return; // stay dirty
-    const t0 = performance.now();
+    // The open tail.
     const rest = this.text.slice(this.committed);
-    if (!final && rest.length > TAIL_PLAIN) {
+    if (!this.ended && this.tailCostMs > 4 && now - this.lastTailPaint < this.tailCostMs * 6) return; // stay dirty
+    const t0 = performance.now();
+    if (this.plainBlock || (!this.ended && rest.length > TAIL_PLAIN)) {
+      // A partial line of a plain block, or a long open block while it streams.
       const pre = document.createElement("pre");
       pre.className = "md-plain";
       pre.textContent = rest;
-      this.tail.replaceChildren(pre);
+      this.tail.replaceChildren(rest ? pre : "");
     } else {
-      this.tail.replaceChildren(rest ? renderMarkdown(rest, final) : "");
+      this.tail.replaceChildren(rest ? renderMarkdown(rest, this.ended) : "");
     }
     this.tailCostMs = performance.now() - t0;
     this.lastTailPaint = now;
     this.dirty = false;
-    this.tailPlain = !final && rest !== "";
-    if (final) this.el.removeAttribute("aria-busy");
+    this.tailPlain = !this.ended && rest !== "";
+    if (this.ended) {
+      this.tailPlain = false;
+      this.el.removeAttribute("aria-busy");
+    }
+  }
+
+  /**
+   * Commits the next piece of a block too long for markdown as plain text:
+   * up to the block's end (its blank line), else up to the last full line
+   * (all of it once the message ended), at most PLAIN_PIECE characters cut
+   * at a line end when there is one. False when nothing can be committed.
+   */
+  private commitPlain(): boolean {
+    const blockEnd = this.bounds.find((b) => b > this.committed);
+    let end = blockEnd ?? (this.ended ? this.text.length : this.scanned);
+    if (end <= this.committed) return false;
+    if (end - this.committed > PLAIN_PIECE) {
+      const nl = this.text.lastIndexOf("\n", this.committed + PLAIN_PIECE - 1);
+      end = nl >= this.committed ? nl + 1 : this.committed + PLAIN_PIECE;
+    }
+    const pre = document.createElement("pre");
+    pre.className = "md-plain md-chunk";
+    pre.textContent = this.text.slice(this.committed, end);
+    this.frozen.append(pre);
+    this.committed = end;
+    this.bounds = this.bounds.filter((b) => b > end);
+    if (end === blockEnd) this.plainBlock = false;
+    return true;
   }
 
   private scan(): void {

@@ -32,6 +32,7 @@ export interface Stats {
 
 const LIVE_TAIL = 4000; // characters of live output shown under a running tool
 const OUTPUT_KEEP = 1 << 20; // characters of live output kept per call
+const LAZY_PLACEHOLDER = 8000; // characters of a not-yet-rendered answer shown as its placeholder
 
 const permissionIcon: Record<string, string> = {
   read: "eye",
@@ -254,8 +255,11 @@ class Lane {
 
   private endText(): void {
     if (this.stream) {
-      this.stream.paint(true);
-      this.t.streams.delete(this.stream);
+      // The rest is painted in the next frames, a piece at a time (a huge answer
+      // in one paint blocked the page for seconds); the transcript drops the
+      // stream from its set once it is done.
+      this.stream.finish();
+      this.t.streams.add(this.stream);
       this.stream = null;
     }
     this.thinkingDone();
@@ -581,6 +585,8 @@ export class Transcript {
     readonly root: HTMLElement,
     private readonly scroller: HTMLElement,
     private readonly post: Post,
+    /** Asks for a paint in a coming frame (something outside an event became dirty). */
+    private readonly onDirty: () => void = () => {},
   ) {
     this.lazy = new IntersectionObserver(
       (entries) => {
@@ -614,27 +620,38 @@ export class Transcript {
 
   /** An answer shown as text now and as markdown once near the viewport. */
   lazyMarkdown(text: string): HTMLElement {
-    const e = el("div", { class: "md answer item lazy", "data-testid": "message-assistant" }, text);
+    // The placeholder holds the start only: laying out a 1.7 MB text node took seconds.
+    const shown = text.length > LAZY_PLACEHOLDER ? `${text.slice(0, LAZY_PLACEHOLDER)} …` : text;
+    const e = el("div", { class: "md answer item lazy", "data-testid": "message-assistant" }, shown);
     this.lazyText.set(e, text);
     this.lazy.observe(e);
     return e;
   }
 
-  private renderLazy(e: HTMLElement): void {
+  /**
+   * Replaces a lazy answer's plain text by its markdown: the first piece now,
+   * the rest in the next frames like a streamed answer (`all`: everything now).
+   */
+  private renderLazy(e: HTMLElement, all = false): void {
     const text = this.lazyText.get(e);
     this.lazy.unobserve(e);
     if (text === undefined) return;
     this.lazyText.delete(e);
     const s = new StreamingMarkdown("md-body");
     s.append(text);
-    s.paint(true);
+    s.finish();
+    s.paint(all, performance.now(), performance.now() + 8);
     e.classList.remove("lazy");
     e.replaceChildren(s.el);
+    if (s.isDirty) {
+      this.streams.add(s);
+      this.onDirty();
+    }
   }
 
   /** Renders every lazy answer now (before a search of the page, or in tests). */
   renderAllLazy(): void {
-    for (const e of Array.from(this.root.querySelectorAll<HTMLElement>(".answer.lazy"))) this.renderLazy(e);
+    for (const e of Array.from(this.root.querySelectorAll<HTMLElement>(".answer.lazy"))) this.renderLazy(e, true);
   }
 
   /** Empties the transcript and forgets every reference into it. */
@@ -1096,7 +1113,8 @@ export class Transcript {
     let pending = false;
     for (const s of this.streams) {
       s.paint(false, now, deadline);
-      // A stream stays in the set until its message ends; it is re-painted only when dirty.
+      // A stream stays in the set until its message ended and all of it is painted.
+      if (s.isDone) this.streams.delete(s);
     }
     for (const th of this.thinkings) {
       if (th.dirty) {

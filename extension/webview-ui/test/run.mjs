@@ -169,6 +169,74 @@ test("a long open code block streams as plain text and is highlighted when it cl
   assert.equal(await page.locator(".answer pre code .hljs-keyword").count(), 2000);
 });
 
+// Counts the page's animation frames until it is idle after the messages.
+async function framesUntilIdle(page, ...messages) {
+  return page.evaluate(async (ms) => {
+    let frames = 0;
+    let on = true;
+    const tick = () => {
+      frames++;
+      if (on) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+    const target = window.taskxHandled().handled + ms.length;
+    for (const m of ms) window.postMessage(m, "*");
+    await new Promise((resolve) => {
+      const check = () => {
+        const st = window.taskxHandled();
+        if (st.handled >= target && st.idle) resolve();
+        else setTimeout(check, 5);
+      };
+      check();
+    });
+    on = false;
+    return frames;
+  }, messages);
+}
+
+test("a 1.7 MB answer is painted in pieces over many frames, never in one: a block too long for markdown as plain text", async (ctx) => {
+  const { page, errors } = await open(ctx);
+  const lines = [];
+  for (let n = 0, i = 0; n < 1_700_000; i++) {
+    const l = `\tx${i} := compute(${i}, "value") // <b>${i}</b>\n`;
+    lines.push(l);
+    n += l.length;
+  }
+  const body = lines.join("");
+  const text = "Intro **here**.\n\n```go\n" + body;
+  const deltas = [];
+  for (let i = 0; i < text.length; i += 100_000) deltas.push({ type: "textDelta", text: text.slice(i, i + 100_000) });
+  await send(page, ev({ type: "iteration", n: 1 }, deltas[0]));
+  // The rest and the end of the message: painted over many frames (a frame commits at
+  // most 32 KB), where the final paint used to render all of it in one task.
+  const frames = await framesUntilIdle(page, ev(...deltas.slice(1)), ev({ type: "assistantMessage", text, toolCalls: [] }));
+  assert.ok(frames >= 10, `painted in ${frames} frames`);
+  const pieces = await page.locator(".answer .md-frozen > .md-chunk").evaluateAll((els) => els.map((e) => e.textContent.length));
+  assert.ok(pieces.length > 50 && Math.max(...pieces) <= 17_000, `${pieces.length} pieces, the longest ${Math.max(...pieces)}`);
+  assert.equal(await page.locator(".answer strong").textContent(), "here", "the short blocks are markdown");
+  assert.ok((await page.locator(".answer .md-plain").count()) > 50, "the huge block is plain text");
+  const shown = await page.locator(".answer").evaluate((e) => e.textContent);
+  assert.ok(shown.includes(body.slice(-200)) && shown.length >= body.length, "all of the text is there");
+  assert.equal(await page.locator(".answer").getAttribute("aria-busy"), null);
+  assert.equal(await page.locator(".answer b").count(), 0, "markup in it stays text");
+  assert.deepEqual(errors, []);
+});
+
+test("a replayed 600 KB answer is rendered as markdown over several frames once near the screen", async (ctx) => {
+  const { page } = await open(ctx);
+  const para = (i) => `Paragraph ${i} with **bold** and \`code\`. ${"lorem ipsum ".repeat(20)}\n\n`;
+  let text = "";
+  for (let i = 0; text.length < 600_000; i++) text += para(i);
+  const frames = await framesUntilIdle(page, { type: "replay", replayId: 1, taskId: T, events: [{ type: "iteration", n: 1 }, { type: "assistantMessage", text, toolCalls: [] }], last: true });
+  await page.waitForFunction(() => document.querySelectorAll(".answer.lazy").length === 0);
+  await page.waitForFunction(() => window.taskxHandled().idle);
+  assert.ok(frames >= 1);
+  const n = await page.locator(".answer strong").count();
+  assert.equal(n, (text.match(/\*\*bold\*\*/g) ?? []).length, "every paragraph rendered");
+  const chunks = await page.locator(".answer .md-chunk").count();
+  assert.ok(chunks > 100, `${chunks} chunks of about 4 KB`);
+});
+
 for (const csp of [true, false]) {
   const label = csp ? "under the CSP" : "without a CSP (sanitizing alone)";
   test(`XSS in a model answer renders as text and runs nothing, ${label}`, async (ctx) => {
