@@ -280,7 +280,26 @@ window.addEventListener("message", (e: MessageEvent) => {
   edgeClasses(): string[] {
     return cy ? [...new Set(cy.edges().map((e) => e.classes().join(" ")))].sort() : [];
   },
+  /** The drawn graph's box against the canvas (rendered pixels), for the tests. */
+  box(): { x1: number; y1: number; x2: number; y2: number; width: number; height: number; cyWidth: number; cyHeight: number } | null {
+    if (!cy) return null;
+    const b = cy.nodes().renderedBoundingBox({ includeLabels: false });
+    return { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2, width: canvas.clientWidth, height: canvas.clientHeight, cyWidth: cy.width(), cyHeight: cy.height() };
+  },
 };
+
+// The panel can be resized or split narrow at any time: cytoscape is told the
+// canvas's new size and the graph fitted again, once a frame at most.
+let refit = 0;
+new ResizeObserver(() => {
+  if (refit) return;
+  refit = requestAnimationFrame(() => {
+    refit = 0;
+    if (!cy || canvas.clientWidth === 0 || canvas.clientHeight === 0) return;
+    cy.resize();
+    cy.fit(undefined, 20);
+  });
+}).observe(canvas);
 
 post({ type: "ready" });
 query();

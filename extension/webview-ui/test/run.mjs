@@ -791,6 +791,30 @@ test("graph: draws a GOROOT-sized graph (600 files, 3 000 edges), cycles, hubs a
   assert.deepEqual(await page.evaluate(() => window.__violations), []);
 });
 
+test("graph: fits its panel when split narrow, and again when the panel is resized", async (ctx) => {
+  const p = await open(ctx, { entry: "graph", viewport: { width: 1000, height: 600 } });
+  const { page } = p;
+  const nodes = [];
+  for (let i = 0; i < 80; i++) nodes.push({ id: `src/p${i % 8}/f${i}.go`, language: "go", symbols: 3, files: 1, degree: 2, inCycle: false });
+  const edges = nodes.slice(1).map((_, i) => ({ from: i, to: i + 1, weight: 1, kind: "import" }));
+  await page.evaluate((r) => window.postMessage({ type: "graph", result: r, query: { type: "query", level: "file", focus: null, depth: 1, importsOnly: false } }, "*"), { nodes, edges, total: 80, stats: { hubs: [], importCycles: [], cycles: 0 } });
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "rendered"));
+  // Every node inside the canvas, and cytoscape's idea of its size the canvas's.
+  const fits = () =>
+    page.waitForFunction(() => {
+      const b = window.taskxGraph.box();
+      return b && b.cyWidth === b.width && b.cyHeight === b.height && b.x1 >= -1 && b.y1 >= -1 && b.x2 <= b.width + 1 && b.y2 <= b.height + 1;
+    }, null, { timeout: 10000 }).then(() => page.evaluate(() => window.taskxGraph.box()));
+  await fits();
+  for (const size of [{ width: 300, height: 600 }, { width: 220, height: 420 }, { width: 1200, height: 700 }]) {
+    await page.setViewportSize(size);
+    const b = await fits().catch(async () => assert.fail(`not fitted at ${size.width}x${size.height}: ${JSON.stringify(await page.evaluate(() => window.taskxGraph.box()))}`));
+    assert.ok(b.width >= size.width * (size.width <= 560 ? 0.9 : 0.7), `the graph gets the panel's width at ${size.width}: ${b.width}`);
+    assert.ok(b.x2 - b.x1 > b.width * 0.5 || b.y2 - b.y1 > b.height * 0.5, `fitted to use the space at ${size.width}: ${JSON.stringify(b)}`);
+  }
+  assert.deepEqual(p.errors, []);
+});
+
 test("graph: node names are drawn as text, never markup", async (ctx) => {
   const p = await open(ctx, { entry: "graph", viewport: { width: 800, height: 600 } });
   const { page } = p;
