@@ -245,7 +245,7 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Dir = o.Dir
 	cmd.Env = o.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = &r.stderrBuf
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -257,7 +257,10 @@ func Start(ctx context.Context, o Options, h Hooks) (*Run, error) {
 		ln.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// The CLI dies with the runtime (kill -9 included): SIGKILL as its
+	// parent-death signal, forked from the spawner thread, since the signal
+	// fires when the forking thread ends (proctree.StartTied).
+	if err := proctree.StartTied(cmd, syscall.SIGKILL); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("starting Claude Code CLI %q: %v; install it with `%s`", path, err, InstallHint)
 	}

@@ -21,6 +21,9 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if pidFile := os.Getenv("TASK_X_E2E_STUBBORN_MCP"); pidFile != "" {
+		os.Exit(stubbornMCP(pidFile)) // the test binary as an MCP server (mcpdeath_test.go)
+	}
 	dir, err := os.MkdirTemp("", "task-x-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -119,9 +119,10 @@ func serverEnv(inherited []string, own map[string]string, secrets []string) []st
 	return env
 }
 
-// startProcess starts c as a stdio server in a new process group, with
-// stdout and stdin on pipes the runtime owns (so the exit of the process
-// never closes them under a reader) and stderr logged at debug level.
+// startProcess starts c as a stdio server in a new process group, tied to
+// the runtime's life (proctree.StartTied), with stdout and stdin on pipes
+// the runtime owns (so the exit of the process never closes them under a
+// reader) and stderr logged at debug level.
 func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Logger, secrets []string) (*process, error) {
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Dir = c.Cwd
@@ -149,7 +150,10 @@ func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Lo
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	// The server dies with the runtime, also a runtime killed with -9 that
+	// could not stop it: SIGKILL as its parent-death signal, forked from the
+	// spawner thread (proctree.StartTied; docs/mcp.md "Lifetime").
+	err = proctree.StartTied(cmd, syscall.SIGKILL)
 	inR.Close()
 	outW.Close()
 	errW.Close()

@@ -1,7 +1,9 @@
 // Package proctree owns the one reading of the process tree from /proc:
 // the parent and state of a process and the descendants of one, those that
 // left its process group or session (setsid) included. The sandbox, the
-// Claude Code engine and the MCP client use it to end a whole tree.
+// Claude Code engine and the MCP client use it to end a whole tree. It also
+// owns the start of a child that must not outlive the runtime (StartTied:
+// the parent-death signal, forked from one spawner thread).
 // Elsewhere than Linux /proc is absent and every answer is empty.
 package proctree
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +18,8 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/task-x/task-x-runtime/internal/proctree"
 )
 
 // Confinement names (Result.Confinement).
@@ -340,7 +341,11 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 		}
 	}
 	cmd.SysProcAttr = attr
-	if err := startOnSpawnerThread(cmd); err != nil {
+	// Forked from the one spawner thread (proctree.StartTied): the
+	// parent-death signal fires when the thread that forked the child
+	// ends, not the process, and Go ends a thread whose locked goroutine
+	// returns.
+	if err := proctree.StartTied(cmd, attr.Pdeathsig); err != nil {
 		closeAll()
 		if cfg.Namespaces {
 			return nil, &nsFailure{fmt.Errorf("namespaces: %w", err)}
@@ -454,40 +459,6 @@ func launch(ctx context.Context, spec Spec, confinement string, abi int, tmp str
 	}
 	go p.supervise(ctx, exited)
 	return p, nil
-}
-
-// spawner starts every helper from one goroutine locked to its OS thread for
-// the life of the process. The parent-death signal fires when the thread
-// that forked the child exits, not the process (go.dev/issue/27505), and Go
-// ends a thread whose locked goroutine returns: a helper started from such a
-// goroutine would be killed, or left without a parent-death signal, long
-// before the runtime exits.
-var spawner struct {
-	once sync.Once
-	reqs chan spawnRequest
-}
-
-type spawnRequest struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// startOnSpawnerThread runs cmd.Start on the spawner thread. cmd must not
-// need copying goroutines (its Stdin, Stdout and Stderr are nil or
-// *os.File), so that nothing of it depends on the calling goroutine.
-func startOnSpawnerThread(cmd *exec.Cmd) error {
-	spawner.once.Do(func() {
-		spawner.reqs = make(chan spawnRequest)
-		go func() {
-			runtime.LockOSThread() // never unlocked
-			for r := range spawner.reqs {
-				r.done <- r.cmd.Start()
-			}
-		}()
-	})
-	done := make(chan error, 1)
-	spawner.reqs <- spawnRequest{cmd: cmd, done: done}
-	return <-done
 }
 
 func orDefault(v, def int) int {
