@@ -29,7 +29,19 @@ func extractJS(x *extractor) {
 			}
 			return true, container
 		case "import_statement":
-			x.imp(i, unquote(t.text(t.field(i, "source"))), "import", jsClauseNames(t, i))
+			if src := t.field(i, "source"); src >= 0 {
+				x.imp(i, unquote(t.text(src)), "import", jsClauseNames(t, i))
+			} else if req := t.childKind(i, "import_require_clause"); req >= 0 {
+				// TypeScript's `import x = require("y")`: the source is the
+				// clause's, and x the name it binds.
+				if src := t.field(req, "source"); src >= 0 {
+					var names []string
+					if n := t.childKind(req, "identifier"); n >= 0 {
+						names = []string{t.text(n)}
+					}
+					x.imp(i, unquote(t.text(src)), "import", names)
+				}
+			}
 		case "function_declaration", "generator_function_declaration", "function_signature":
 			x.def(i, t.field(i, "name"), KindFunction, container, exported(i))
 		case "class_declaration", "abstract_class_declaration", "class":

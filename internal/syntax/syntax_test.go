@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,24 @@ func TestUnsupported(t *testing.T) {
 	}
 	if Supported("markdown") || !Supported("tsx") || !Supported("csharp") {
 		t.Error("Supported is wrong")
+	}
+}
+
+// TestTypeScriptImportRequire: TypeScript's `import x = require("y")` (an
+// import statement with no source field of its own; common in .d.ts files)
+// is an import of y binding x. Its source is the require clause's: reading
+// the statement's own missing source indexed node -1 and panicked the
+// whole cold open.
+func TestTypeScriptImportRequire(t *testing.T) {
+	src := []byte("import ifm = require('../Interfaces');\nimport { a } from \"./a\";\nexport declare class H implements ifm.Handler {}\n")
+	for _, lang := range []string{"typescript", "tsx"} {
+		info, err := Parse(context.Background(), lang, src, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", lang, err)
+		}
+		want := []Import{{Path: "../Interfaces", Kind: "import", Names: []string{"ifm"}, Line: 1}, {Path: "./a", Kind: "import", Names: []string{"a"}, Line: 2}}
+		if !reflect.DeepEqual(info.Imports, want) {
+			t.Errorf("%s: imports %+v, want %+v", lang, info.Imports, want)
+		}
 	}
 }
