@@ -436,3 +436,33 @@ func TestHomeEndScroll(t *testing.T) {
 		t.Fatal("Ctrl-Home did not show the start")
 	}
 }
+
+// TestQueuedMidStream: a message queued while the answer streams goes
+// under the answer, which goes on whole above it (it ended the answer and
+// the rest of the word came after the message: "tes", "› …", "ts now");
+// the next model call's answer comes after it.
+func TestQueuedMidStream(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.busy, m.turnFiles = true, map[string]bool{}
+	ev := func(s string) {
+		e, err := parseEvent([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.update(eventMsg{e})
+	}
+	ev(`{"taskId":"t1","event":{"type":"iteration","iteration":1}}`)
+	ev(`{"taskId":"t1","event":{"type":"textDelta","text":"Looking at the tes"}}`)
+	submitLine(m, "also check the docs")
+	ev(`{"taskId":"t1","event":{"type":"textDelta","text":"ts now."}}`)
+	ev(`{"taskId":"t1","event":{"type":"steered","text":"also check the docs"}}`)
+	ev(`{"taskId":"t1","event":{"type":"iteration","iteration":2}}`)
+	ev(`{"taskId":"t1","event":{"type":"textDelta","text":"The docs are fine."}}`)
+	got := renderTranscript(m.st, m.items, 80)
+	a, q, b := strings.Index(got, "Looking at the tests now."), strings.Index(got, "› also check the docs (joined)"), strings.Index(got, "The docs are fine.")
+	if a < 0 || q < a || b < q {
+		t.Errorf("the answer, the joined message and the next answer are not whole and in order:\n%s", got)
+	}
+}

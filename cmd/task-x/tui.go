@@ -251,9 +251,13 @@ type tuiModel struct {
 	r     *runner
 	st    styles
 	items []*item
-	vp    viewport.Model
-	ta    textarea.Model
-	spin  spinner.Model
+	// stream is the answer the model is streaming (textDelta), until its
+	// model call ends; a message queued meanwhile goes under it without
+	// ending it (it split the answer mid-word).
+	stream *item
+	vp     viewport.Model
+	ta     textarea.Model
+	spin   spinner.Model
 
 	width, height int
 	ready         bool
@@ -393,14 +397,22 @@ func (m *tuiModel) add(it *item) *item {
 	return it
 }
 
+// addAside appends an entry that is not the model's (a message queued
+// while it streams): the streamed answer goes on above it.
+func (m *tuiModel) addAside(it *item) *item {
+	m.items = append(m.items, it)
+	return it
+}
+
 func (m *tuiModel) note(format string, a ...any) {
 	m.add(&item{kind: itemNote, text: fmt.Sprintf(format, a...)})
 }
 
 func (m *tuiModel) endAnswer() {
-	if n := len(m.items); n > 0 && m.items[n-1].kind == itemAnswer && !m.items[n-1].done {
-		m.items[n-1].done = true
-		m.items[n-1].changed()
+	if m.stream != nil {
+		m.stream.done = true
+		m.stream.changed()
+		m.stream = nil
 	}
 }
 
@@ -1061,7 +1073,8 @@ func (m *tuiModel) submit() tea.Cmd {
 		m.hist.add(line, sent)
 		m.sentLog = append(m.sentLog, sentEntry{line: line, pastes: m.pastes})
 		m.clearPrompt()
-		q := &queuedMsg{it: m.add(&item{kind: itemUser, text: line, tag: "queued"}), sent: sent}
+		// Under the answer being streamed, which goes on above it.
+		q := &queuedMsg{it: m.addAside(&item{kind: itemUser, text: line, tag: "queued"}), sent: sent}
 		m.queued = append(m.queued, q)
 		r := m.r
 		return func() tea.Msg {
@@ -1386,12 +1399,17 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 			delete(m.waitFrom, e.CallID)
 		}
 	case protocol.TextDeltaEvent:
-		if n := len(m.items); n > 0 && m.items[n-1].kind == itemAnswer && !m.items[n-1].done {
-			m.items[n-1].text += e.Text
-			m.items[n-1].changed()
+		if m.stream != nil {
+			m.stream.text += e.Text
+			m.stream.changed()
 			return nil
 		}
-		m.add(&item{kind: itemAnswer, text: e.Text})
+		m.stream = m.add(&item{kind: itemAnswer, text: e.Text})
+	case protocol.IterationEvent:
+		// A model call starts: the last one's answer is whole. (Not at
+		// assistantMessage: the answer is re-rendered as markdown with the
+		// turn's summary, in one frame, or when something comes after it.)
+		m.endAnswer()
 	case protocol.ToolStartedEvent:
 		m.add(&item{kind: itemTool, callID: e.CallID, head: m.st.tool.Render("● "+e.Tool) + " " + plainJSON(e.Input)})
 	case protocol.ToolFinishedEvent:
@@ -1412,6 +1430,7 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 		}
 		it.changed()
 	case protocol.SteeredEvent:
+		m.endAnswer() // the model reads it in its next call: a new answer
 		for i, q := range m.queued {
 			if strings.TrimSpace(q.sent) == e.Text {
 				q.it.tag = "joined"
