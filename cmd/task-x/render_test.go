@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -464,5 +465,54 @@ func TestQueuedMidStream(t *testing.T) {
 	a, q, b := strings.Index(got, "Looking at the tests now."), strings.Index(got, "› also check the docs (joined)"), strings.Index(got, "The docs are fine.")
 	if a < 0 || q < a || b < q {
 		t.Errorf("the answer, the joined message and the next answer are not whole and in order:\n%s", got)
+	}
+}
+
+// TestDenyMessageTooLong: a "what should it do instead" longer than the
+// approval's answer carries (protocol.MaxDenyMessage) is refused in the
+// input, which stays open, and nothing says it was sent (QA: over 100 000
+// characters was shown "told it" and never sent); a shorter one goes in
+// the answer with the denial.
+func TestDenyMessageTooLong(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	reply := make(chan approval, 1)
+	m.update(approvalMsg{params: json.RawMessage(`{"taskId":"t1","callId":"c1","tool":"delete_path","permission":"destructive","input":{"path":"README.md"}}`), reply: reply})
+	m.update(approvalArmMsg{m.ask})
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'n'}})
+	if m.ask == nil || !m.ask.instead {
+		t.Fatal("n did not ask what to do instead")
+	}
+	for _, n := range []int{protocol.MaxDenyMessage + 1, 100001} {
+		m.update(tea.KeyMsg{Type: tea.KeyCtrlU})
+		m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(strings.Repeat("x", n)), Paste: true})
+		m.update(tea.KeyMsg{Type: tea.KeyEnter})
+		select {
+		case a := <-reply:
+			t.Fatalf("a message of %d bytes answered the approval (the runtime cuts it at %d): %.80v", n, protocol.MaxDenyMessage, a)
+		default:
+		}
+		if m.ask == nil || !strings.Contains(m.ask.form.View(), fmt.Sprintf("%d bytes: at most %d can be sent", n, protocol.MaxDenyMessage)) {
+			t.Fatalf("the input did not stay open saying a message of %d bytes is too long", n)
+		}
+		if got := renderTranscript(m.st, m.items, 100); strings.Contains(got, "told it") {
+			t.Fatalf("the transcript says it was told:\n%.300s", got)
+		}
+	}
+	// Shortened: in the answer, with the denial.
+	m.update(tea.KeyMsg{Type: tea.KeyCtrlU})
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("keep it"), Paste: true})
+	m.update(tea.KeyMsg{Type: tea.KeyEnter})
+	select {
+	case a := <-reply:
+		if a.decision != "deny" || a.message != "keep it" {
+			t.Errorf("answered %+v", a)
+		}
+	default:
+		t.Fatal("a message of 7 characters was refused")
+	}
+	if got := renderTranscript(m.st, m.items, 100); !strings.Contains(got, "denied; told it: keep it") {
+		t.Errorf("the decision line:\n%s", got)
 	}
 }

@@ -331,14 +331,14 @@ func runTask(c *cobra.Command, dir, prompt, resume string, f runFlags) error {
 					unasked = unaskedAdvice(string(req.Permission), f.noValidate)
 					p.say("%s\n", p.st.bad.Render("denied: no one to ask (stdin is not a terminal); "+unasked))
 				}
-				if a.message != "" {
-					var req protocol.RequestApprovalParams
-					json.Unmarshal(params, &req)
-					// Steered before the denial is answered, so the model
-					// reads it in the turn that follows the denial.
-					r.s.call(ctx, protocol.MethodAgentSteer, protocol.SteerParams{TaskID: req.TaskID, Text: a.message}, nil)
+				if n := len(a.message); n > protocol.MaxDenyMessage {
+					// The runtime would cut it: not sent rather than cut.
+					p.say("%s\n", p.st.bad.Render(fmt.Sprintf("denied; your message was not sent (%d bytes, at most %d)", n, protocol.MaxDenyMessage)))
+					a.message = ""
 				}
-				return map[string]string{"decision": a.decision}, nil
+				// A deny's message goes in the answer: the model reads it
+				// in the denied call's result, in the same turn.
+				return protocol.RequestApprovalResult{Decision: protocol.Decision(a.decision), Message: a.message}, nil
 			case "agent/askUser":
 				if tp := prog.Load(); tp != nil {
 					reply := make(chan map[string][]string, 1)

@@ -1715,6 +1715,9 @@ func (m *tuiModel) askKey(k tea.KeyMsg) tea.Cmd {
 		m.interrupt()
 		return m.next()
 	}
+	if a.approval != nil && a.instead && k.String() == "enter" && denyText(a.message) == nil {
+		return m.insteadDone() // at once (huh would complete the form a message later)
+	}
 	if a.approval != nil && !a.instead {
 		switch k.String() {
 		case "y":
@@ -1745,13 +1748,7 @@ func (m *tuiModel) formUpdate(msg tea.Msg) tea.Cmd {
 	case a.approval != nil && !a.instead:
 		return tea.Batch(cmd, m.approvalChosen())
 	case a.approval != nil:
-		msg := strings.TrimSpace(a.message)
-		shown := "denied"
-		if msg != "" {
-			shown = "denied; told it: " + msg
-		}
-		m.finishApproval(approval{decision: "deny", message: msg}, shown)
-		return tea.Batch(cmd, m.next())
+		return tea.Batch(cmd, m.insteadDone())
 	default:
 		answers := map[string][]string{}
 		answered := false
@@ -1790,8 +1787,32 @@ func (m *tuiModel) approvalChosen() tea.Cmd {
 		return m.next()
 	}
 	a.instead = true
-	a.form = m.newForm(huh.NewInput().Title("What should it do instead? (Enter to just deny)").Value(&a.message))
+	a.form = m.newForm(huh.NewInput().Title("What should it do instead? (Enter to just deny)").Value(&a.message).Validate(denyText))
 	return a.form.Init()
+}
+
+// denyText refuses a "what should it do instead" longer than the approval's
+// answer carries (protocol.MaxDenyMessage; the runtime would cut it), so
+// the input stays open to shorten it (QA: a message over 100 000
+// characters was shown "told it" and never sent).
+func denyText(s string) error {
+	if n := len(strings.TrimSpace(s)); n > protocol.MaxDenyMessage {
+		return fmt.Errorf("%d bytes: at most %d can be sent; shorten it, or empty it to just deny", n, protocol.MaxDenyMessage)
+	}
+	return nil
+}
+
+// insteadDone denies the open approval with what it should do instead, if
+// anything.
+func (m *tuiModel) insteadDone() tea.Cmd {
+	msg := strings.TrimSpace(m.ask.message)
+	shown := "denied"
+	if msg != "" {
+		// In the answer: the model reads it in the denied call's result.
+		shown = "denied; told it: " + msg
+	}
+	m.finishApproval(approval{decision: "deny", message: msg}, shown)
+	return m.next()
 }
 
 func (m *tuiModel) finishApproval(res approval, shown string) {

@@ -158,7 +158,7 @@ func lastUserText(req map[string]any) string {
 // TestTUISession drives the interactive session (a bubbletea program) in a
 // real pseudo-terminal against a scripted model: a prompt whose edit is
 // approved from the real coloured diff, a denied command with what to do
-// instead (steered to the model), a command whose collapsed output is
+// instead (in the answer, to the model), a command whose collapsed output is
 // expanded in place, an interrupt that keeps the session with a summary of
 // the turn, a follow-up in the same task, /undo restoring the file, and
 // Ctrl-C twice leaving with 130.
