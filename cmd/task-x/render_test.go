@@ -516,3 +516,47 @@ func TestDenyMessageTooLong(t *testing.T) {
 		t.Errorf("the decision line:\n%s", got)
 	}
 }
+
+// TestReplayShowsPasteTag: a resumed task shows a prompt with a large paste
+// as the session showed it, "[pasted N lines]", not the pasted text (QA);
+// a large prompt sent elsewhere is shown collapsed.
+func TestReplayShowsPasteTag(t *testing.T) {
+	data := t.TempDir()
+	r := &runner{s: &session{root: "/src/demo", dataDir: data}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	var lines []string
+	for i := 0; i < 40; i++ {
+		lines = append(lines, "log line "+strconv.Itoa(i))
+	}
+	paste := strings.Join(lines, "\n")
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("explain ")})
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(paste), Paste: true})
+	if got := m.ta.Value(); got != "explain [pasted 40 lines]" {
+		t.Fatalf("the prompt holds %q", got)
+	}
+	m.update(tea.KeyMsg{Type: tea.KeyEnter}) // its turn is not run here: the runtime records what was sent
+	sent := "explain " + paste
+
+	// Another session of the folder (task-x resume) replays the task.
+	m2 := newTUIModel(r, newStyles(false))
+	m2.update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	replay := func(text string) string {
+		b, _ := json.Marshal(map[string]any{"taskId": "t1", "replay": true, "event": map[string]any{"type": "userMessage", "text": text, "images": 0}})
+		e, err := parseEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2.update(eventMsg{e})
+		return m2.items[len(m2.items)-1].text
+	}
+	if got := replay(sent); got != "explain [pasted 40 lines]" {
+		t.Errorf("the replayed prompt shows %q, want its tag", got)
+	}
+	if got := replay("summarize\n\n" + paste); got != "summarize [41 more lines]" {
+		t.Errorf("a large prompt sent elsewhere shows %q", got)
+	}
+	if got := replay("a short\nprompt"); got != "a short\nprompt" {
+		t.Errorf("a short prompt shows %q", got)
+	}
+}

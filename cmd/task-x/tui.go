@@ -290,10 +290,11 @@ type tuiModel struct {
 	costUSD     float64 // the task's cost so far (usage events)
 	ctxUsed     int     // the last model call's context use (context events)
 	ctxWindow   int
-	hist        *history    // the folder's prompt history (Up / Ctrl-P)
-	sentLog     []sentEntry // this session's prompts, for Esc Esc
-	escArmed    bool        // Esc was pressed at the idle prompt: Esc again edits an earlier message
-	pick        *picker     // a choice open below the transcript (Esc Esc, /resume, /model)
+	hist        *history      // the folder's prompt history (Up / Ctrl-P)
+	shown       *shownPrompts // prompts sent other than as typed, for a replay
+	sentLog     []sentEntry   // this session's prompts, for Esc Esc
+	escArmed    bool          // Esc was pressed at the idle prompt: Esc again edits an earlier message
+	pick        *picker       // a choice open below the transcript (Esc Esc, /resume, /model)
 
 	interrupts int
 	hint       string
@@ -320,8 +321,9 @@ func newTUIModel(r *runner, st styles) *tuiModel {
 	m.vp.KeyMap = viewport.KeyMap{} // keys go to the prompt; PgUp/PgDn/Home/End are handled here
 	if r.s != nil {
 		m.hist = loadHistory(r.s.dataDir, r.s.root)
+		m.shown = loadShown(r.s.dataDir, r.s.root)
 	} else {
-		m.hist = &history{}
+		m.hist, m.shown = &history{}, &shownPrompts{}
 	}
 	m.add(m.header())
 	return m
@@ -1071,6 +1073,7 @@ func (m *tuiModel) submit() tea.Cmd {
 	if m.busy {
 		// Queued: the running task takes it before its next model call.
 		m.hist.add(line, sent)
+		m.shown.add(line, sent)
 		m.sentLog = append(m.sentLog, sentEntry{line: line, pastes: m.pastes})
 		m.clearPrompt()
 		// Under the answer being streamed, which goes on above it.
@@ -1115,6 +1118,7 @@ func (m *tuiModel) submit() tea.Cmd {
 		case "/init":
 			line = "/init"
 			sent = initPrompt
+			m.shown.add(line, sent)
 			m.add(&item{kind: itemNote, text: m.st.dim.Render("writing AGENTS.md from the project summary…")})
 			return m.startTurn(sent)
 		case "/model":
@@ -1171,6 +1175,7 @@ func (m *tuiModel) submit() tea.Cmd {
 		sent = strings.Join(m.shellCtx, "\n\n") + "\n\n" + sent
 		m.shellCtx = nil
 	}
+	m.shown.add(line, sent) // a replay shows it as typed, its pastes as their tags
 	return m.startTurn(sent)
 }
 
@@ -1359,6 +1364,7 @@ func (m *tuiModel) flushQueued(interrupted bool) tea.Cmd {
 		m.hint = "the messages typed during the turn are back in the prompt"
 		return nil
 	}
+	m.shown.add(strings.Join(lines, "\n"), strings.Join(sent, "\n\n"))
 	return m.startTurn(strings.Join(sent, "\n\n"))
 }
 
@@ -1466,7 +1472,12 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 	switch e := ev.E.(type) {
 	case protocol.UserMessageEvent:
-		m.add(&item{kind: itemUser, text: e.Text})
+		// As it was shown when sent: a large paste as its tag, not whole.
+		text, ok := m.shown.typed(e.Text)
+		if !ok {
+			text = collapsed(e.Text)
+		}
+		m.add(&item{kind: itemUser, text: text})
 	case protocol.DoneEvent:
 		sum := &taskSummary{TaskID: ev.TaskID, Status: e.Status, Error: e.Error, ChangedFiles: e.ChangedFiles,
 			Usage: &e.Usage, Model: e.Model, Iterations: e.Iterations, ToolCalls: e.ToolCalls}
