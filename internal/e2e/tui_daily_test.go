@@ -91,13 +91,25 @@ func TestTUIPasteLarge(t *testing.T) {
 	pt, _, got, _ := tuiWithModel(t, []step{{text: "It is a log."}})
 	text, lines := bigPaste(1 << 20)
 	u := pasteAndSubmit(t, pt, got, text)
-	pt.expect(fmt.Sprintf("[pasted %d lines]", lines))
 	if !strings.Contains(u, "explain this: ") || !strings.Contains(u, "line      0 of the pasted log") ||
 		!strings.Contains(u, fmt.Sprintf("line %6d of the pasted log", lines-1)) {
 		t.Fatalf("the model did not get the whole paste (%d bytes): %.300s", len(u), u)
 	}
 	pt.expect("It is a log.")
 	pt.expect("completed")
+	// The transcript shows the prompt with its tag. Not waited for on the
+	// screen: the prompt showed the same line before it was sent, and a
+	// redraw of it would match. The transcript printed at exit is the
+	// transcript alone.
+	pt.send("\x04")
+	pt.cmd.Wait()
+	pt.mu.Lock()
+	screen := pt.plain()
+	pt.mu.Unlock()
+	tail := screen[max(0, strings.LastIndex(screen, "› explain this: ")):]
+	if want := fmt.Sprintf("› explain this: [pasted %d lines]", lines); !strings.HasPrefix(tail, want) || strings.Contains(tail, "of the pasted log") {
+		t.Errorf("the transcript does not show the prompt as %q:\n%.500s", want, tail)
+	}
 }
 
 // BenchmarkTUIPaste1MB: from the start of a 1 MB paste to the model's
@@ -233,6 +245,18 @@ func byPrompt(steps map[string]int, done int) func(req map[string]any) int {
 	}
 }
 
+// newestPrompt is the text of the request's newest user message (the
+// prompt of the turn, also after tool results).
+func newestPrompt(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m, _ := msgs[i].(map[string]any); m["role"] == "user" {
+			return mustJSON(m["content"])
+		}
+	}
+	return ""
+}
+
 // TestUndoSession: /undo undoes this task's operations, newest first; one
 // whose file changed since says so and the next /undo moves on to the
 // older one; an older task's operation is never picked (issue 38, item 4:
@@ -246,8 +270,24 @@ func TestUndoSession(t *testing.T) {
 		{calls: []scriptedCall{{name: "write_file", input: map[string]any{"path": "NOTES.md", "content": "notes\n"}}}},
 		{calls: []scriptedCall{{name: "replace_text", input: map[string]any{"path": "README.md", "oldText": "# demo\n", "newText": "# demo, renamed\n"}}}},
 		{text: "Done."},
+		{text: "Wrote the notes."},
+		{text: "Renamed the heading."},
 	}
-	pick := byPrompt(map[string]int{"older task": 0, "write notes": 1, "rename the heading": 2}, 3)
+	// Each turn ends with its own answer: "completed" alone can match a
+	// redraw of the summary of the turn before.
+	first := byPrompt(map[string]int{"older task": 0, "write notes": 1, "rename the heading": 2}, 3)
+	pick := func(req map[string]any) int {
+		if lastUserText(req) != "" {
+			return first(req)
+		}
+		switch p := newestPrompt(req); {
+		case strings.Contains(p, "write notes"):
+			return 4
+		case strings.Contains(p, "rename the heading"):
+			return 5
+		}
+		return 3
+	}
 	// An older task writes OLD.md, which is changed afterwards.
 	older, _, _, _ := tuiSession(t, repo, data, script, pick, "--accept-edits")
 	older.send("older task\r")
@@ -258,8 +298,10 @@ func TestUndoSession(t *testing.T) {
 
 	pt, _, _, _ := tuiSession(t, repo, data, script, pick, "--accept-edits")
 	pt.send("write notes\r")
+	pt.expect("Wrote the notes.")
 	pt.expect("completed")
 	pt.send("rename the heading\r")
+	pt.expect("Renamed the heading.")
 	pt.expect("completed")
 	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo, renamed by hand\n"), 0o644)
 
