@@ -983,9 +983,9 @@ func (c client) Call(ctx context.Context, method string, params any) (json.RawMe
 	switch method {
 	case protocol.MethodRequestApproval:
 		return c.a.requestPermission(ctx, params)
+	case protocol.MethodAskUser:
+		return c.a.askUser(ctx, params)
 	}
-	// agent/askUser: ACP v1 has no question request; no answer counts as
-	// dismissed.
 	return nil, fmt.Errorf("acp: %s has no ACP counterpart", method)
 }
 

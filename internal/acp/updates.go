@@ -337,14 +337,19 @@ func (t *translator) diffs(c *callState) []toolCallContent {
 // permissionCall is the toolCall of a permission request: the call as
 // tool_call announced it, with the preview (the change as a diff, or the
 // command) as its content.
+// callRef is the ACP toolCallId of a call of taskID (a subagent's are
+// "<taskId>/<callId>") and the label its titles take.
+func (t *translator) callRef(taskID, callID string) (id, label string) {
+	if taskID != t.s.id {
+		return taskID + "/" + callID, "[subagent] "
+	}
+	return callID, ""
+}
+
 func (t *translator) permissionCall(taskID, callID, tool string, perm protocol.Permission, input json.RawMessage, preview string) toolCall {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	id, label := callID, ""
-	if taskID != t.s.id {
-		id = taskID + "/" + callID
-		label = "[subagent] "
-	}
+	id, label := t.callRef(taskID, callID)
 	tc := toolCall{ToolCallID: id, Title: label + title(tool, input), Kind: toolKind(tool, perm), Status: "pending",
 		Locations: t.locations(input), RawInput: rawInput(input)}
 	if preview != "" {

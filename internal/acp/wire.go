@@ -23,6 +23,7 @@ const (
 	methodRequestPermission = "session/request_permission"
 	methodReadTextFile      = "fs/read_text_file"
 	methodWriteTextFile     = "fs/write_text_file"
+	methodCreateElicitation = "elicitation/create"
 	cancelRequestMethod     = "$/cancel_request"
 )
 
@@ -43,6 +44,11 @@ type clientCapabilities struct {
 		WriteTextFile bool `json:"writeTextFile"`
 	} `json:"fs"`
 	Terminal bool `json:"terminal"`
+	// Elicitation's form is non-nil when the client shows forms
+	// (elicitation/create, mode form): {} advertises it.
+	Elicitation struct {
+		Form *json.RawMessage `json:"form"`
+	} `json:"elicitation"`
 }
 
 type initializeResult struct {

@@ -30,6 +30,13 @@ var acpScenarios = map[string][]step{
 		}}}}},
 		{text: "Planned."},
 	},
+	"scenario:ask-user": {
+		{calls: []scriptedCall{{"ask_user", map[string]any{"questions": []any{
+			map[string]any{"id": "color", "text": "Which color?", "options": []string{"Red", "Blue"}},
+			map[string]any{"id": "parts", "text": "Which parts?", "kind": "checkbox", "options": []string{"a", "b", "c"}},
+		}}}}},
+		{text: "Asked."},
+	},
 	"scenario:allow-once": {
 		{calls: []scriptedCall{{"write_file", map[string]any{"path": "perm/allow-once.txt", "content": "allowed once\n"}}}},
 	},
@@ -126,7 +133,8 @@ func acpPick(offsets map[string]int, lens map[string]int) func(req map[string]an
 // session/cancel and the SDK's $/cancel_request),
 // the client's fs methods (an unsaved buffer edited, the result written
 // back), team mode (its plan and subagents as plan and tool call
-// updates, a subagent's permission request), set mode, then a second runtime loads the saved session and continues
+// updates, a subagent's permission request), ask_user as an elicitation
+// form, set mode, then a second runtime loads the saved session and continues
 // it. The client validates every message both ways against the SDK's
 // schema/v1/schema.json with ajv. Skips only when TASK_X_ACP_NPM is unset.
 func TestACPClient(t *testing.T) {
@@ -194,7 +202,7 @@ func TestACPClient(t *testing.T) {
 	t.Logf("validated %d messages; methods %v; updates %v", report.Validated, report.Methods, report.Updates)
 	for _, m := range []string{"initialize", "session/new", "session/prompt", "session/request_permission", "session/cancel",
 		"session/set_mode", "session/list", "session/load", "session/update", "fs/read_text_file", "fs/write_text_file",
-		"$/cancel_request"} {
+		"$/cancel_request", "elicitation/create"} {
 		if report.Methods[m] == 0 {
 			t.Errorf("no %s message was validated", m)
 		}
@@ -238,6 +246,18 @@ func TestACPClient(t *testing.T) {
 	}
 	if askTools == "" || strings.Contains(askTools, `"write_file"`) || !strings.Contains(askTools, `"read_file"`) {
 		t.Errorf("ask mode's tools: %s", askTools)
+	}
+	// ask_user went to the editor as an elicitation form; the model got
+	// its answers.
+	answered := false
+	for _, body := range model.bodies() {
+		if b := mustJSON(body); strings.Contains(b, "scenario:ask-user") && strings.Contains(b, `\"selected\":[\"Blue\"]`) &&
+			strings.Contains(b, `\"selected\":[\"a\",\"c\"]`) {
+			answered = true
+		}
+	}
+	if !answered {
+		t.Error("the model did not get the answers of the elicitation form")
 	}
 	if !strings.Contains(continued, "Hello from task-x.") || !strings.Contains(continued, "scenario:hello") {
 		t.Errorf("the loaded session did not continue its conversation: %s", tailText(continued, 2000))

@@ -86,3 +86,8 @@ func denyMessage(m string) string {
 	}
 	return m[:cut] + "…"
 }
+
+// ErrCannotAsk is what a front end's client wraps when it has no way to put
+// agent/askUser's questions to its user (tool.ErrCannotAsk): ask_user then
+// tells the model the user could not be asked.
+var ErrCannotAsk = tool.ErrCannotAsk

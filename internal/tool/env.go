@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io/fs"
 	"sync"
 
@@ -46,8 +47,15 @@ type Question struct {
 
 // Asker puts questions to the user of a task (the protocol server sends
 // agent/askUser) and returns the labels picked per question id. An error,
-// or nil answers, means the user dismissed the questions.
+// or nil answers, means the user dismissed the questions; an error that is
+// ErrCannotAsk means the user could not be asked at all.
 type Asker func(ctx context.Context, taskID, callID string, questions []Question) (map[string][]string, error)
+
+// ErrCannotAsk is (wrapped in) an Asker's error when the client has no way
+// to put these questions to its user (an ACP client without a form for a
+// question of several answers): ask_user then tells the model the user
+// could not be asked, with the reason, rather than that they dismissed it.
+var ErrCannotAsk = errors.New("the client cannot put these questions to the user")
 
 // Env is the environment of one task's tool calls: everything a tool uses
 // comes from here, never from a front end. Root is absolute with symlinks

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -81,6 +82,12 @@ func (t *askUser) Run(ctx context.Context, env *tool.Env, input json.RawMessage)
 	var reply struct{ Answers map[string][]string }
 	var err error
 	reply.Answers, err = env.Ask(ctx, env.TaskID, tool.CallID(ctx), in.Questions)
+	if errors.Is(err, tool.ErrCannotAsk) {
+		// The client has no way to ask: say so, so the model neither
+		// waits for nor reads a dismissal into it.
+		t.log.Info("ask_user: the client cannot ask", "err", err)
+		return askUnavailable(err), nil
+	}
 	if err != nil || reply.Answers == nil {
 		// No answer, an error or answers: null all mean dismissed.
 		if err != nil {
@@ -145,6 +152,16 @@ func validateQuestions(qs []askQuestion) error {
 		}
 	}
 	return nil
+}
+
+// askUnavailable is ask_user's result when the client cannot put the
+// questions to the user (tool.ErrCannotAsk): not answered, with the reason
+// and what to do instead.
+func askUnavailable(err error) tool.Result {
+	data := map[string]any{"answered": false, "answers": []askAnswer{},
+		"unavailable": err.Error() + ". The user was not asked: decide yourself and say what you assumed, or ask in your answer."}
+	b, _ := json.Marshal(data)
+	return tool.Result{Content: string(b), Data: data}
 }
 
 func askResult(answered bool, answers []askAnswer) tool.Result {

@@ -110,6 +110,7 @@ let onPermission = async () => ({ outcome: { outcome: "cancelled" } });
 const permissions = []; // session/request_permission params
 const fsReads = []; // fs/read_text_file paths
 const fsWrites = []; // fs/write_text_file params
+const elicitations = []; // elicitation/create params
 // The editor's unsaved buffers by absolute path; other files are read from the disk.
 const buffers = new Map([[path.join(cwd, "src/buffer.txt"), "unsaved buffer text\n"]]);
 
@@ -136,6 +137,10 @@ const app = acp
   .onRequest(methods.client.session.requestPermission, async (c) => {
     permissions.push(c.params);
     return onPermission(c.params, c);
+  })
+  .onRequest(methods.client.elicitation.create, async (c) => {
+    elicitations.push(c.params);
+    return { action: "accept", content: { color: "Blue", parts: ["a", "c"] } };
   })
   .onRequest(methods.client.fs.readTextFile, async (c) => {
     fsReads.push(c.params.path);
@@ -171,7 +176,7 @@ const first = startAgent();
 await app.connectWith(first.stream, async (agent) => {
   const init = await agent.request(methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false, elicitation: { form: {} } },
     clientInfo: { name: "task-x-e2e", version: "0" },
   });
   const caps = init.agentCapabilities;
@@ -197,6 +202,20 @@ await app.connectWith(first.stream, async (agent) => {
   const chunks = since(mark, s1.sessionId, "agent_message_chunk");
   assert(chunks.length >= 2 && text(chunks) === "Hello from task-x.", `streamed ${chunks.length} chunks: ${text(chunks)}`);
   assert(since(mark, s1.sessionId, "usage_update").length > 0, "no usage_update");
+
+  // ask_user as one elicitation form (the client offers elicitation.form):
+  // a single-select and a multi-select field, tied to the ask_user call.
+  const sq = await newSession();
+  mark = updates.length;
+  r = await agent.request(methods.agent.session.prompt, say(sq.sessionId, "scenario:ask-user"));
+  assert(r.stopReason === "end_turn", `ask-user: ${r.stopReason}`);
+  const askCall = since(mark, sq.sessionId, "tool_call")[0]?.update.toolCallId;
+  const form = elicitations[0];
+  assert(
+    elicitations.length === 1 && form.sessionId === sq.sessionId && form.mode === "form" && form.toolCallId === askCall &&
+      JSON.stringify(form.requestedSchema.properties.color.enum) === '["Red","Blue"]' && form.requestedSchema.properties.parts.type === "array",
+    `elicitation: ${JSON.stringify(elicitations)}`,
+  );
 
   // Thinking and update_plan: agent_thought_chunk, a think tool call and a plan.
   const sp = await newSession();
