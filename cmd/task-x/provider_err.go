@@ -23,13 +23,17 @@ type fixWords struct {
 	baseURL  string // the base URL
 	settings string // where the provider settings are fixed
 	setURL   string // how a missing base URL is given
+	window   string // how the model's context window is given
 }
 
 var (
 	flagWords = fixWords{model: "--model", modelArg: "--model MODEL", baseURL: "--base-url",
-		settings: "--provider, --model or --base-url", setURL: "pass --base-url URL (e.g. http://127.0.0.1:8000/v1)"}
+		settings: "--provider, --model or --base-url", setURL: "pass --base-url URL (e.g. http://127.0.0.1:8000/v1)",
+		window: "Pass the model's real window with --context-window TOKENS"}
 	sessionWords = fixWords{model: "/model", modelArg: "/model (it lists the provider's models)", baseURL: "the base URL (/provider KIND URL)",
-		settings: "/provider KIND [BASE-URL] and /model ID", setURL: "give it with /provider openaiCompatible URL (e.g. http://127.0.0.1:8000/v1)"}
+		settings: "/provider KIND [BASE-URL] and /model ID", setURL: "give it with /provider openaiCompatible URL (e.g. http://127.0.0.1:8000/v1)",
+		// No command sets it: the flag, when task-x starts.
+		window: "Start task-x again with --context-window TOKENS, the model's real window"}
 )
 
 // providerSentence is the sentence for a provider error of kind (with its

@@ -122,9 +122,13 @@ func TestFriendly(t *testing.T) {
 // TestWarningNamesFlag: the runtime's hint names limits.contextWindowTokens,
 // which task-x sets with --context-window (issue 38 item 8).
 func TestWarningNamesFlag(t *testing.T) {
-	got := warningText("it may have cut the prompt. Set limits.contextWindowTokens to the model's real window")
+	got := warningText("it may have cut the prompt. Set limits.contextWindowTokens to the model's real window", flagWords)
 	if !strings.Contains(got, "--context-window") || strings.Contains(got, "limits.") {
 		t.Errorf("warningText = %q", got)
+	}
+	// In the session no command sets it: start again with the flag.
+	if got := warningText("Set limits.contextWindowTokens to the model's real window", sessionWords); !strings.HasPrefix(got, "Start task-x again with --context-window") {
+		t.Errorf("in the session: %q", got)
 	}
 	if approvalTitle(protocol.RequestApprovalParams{Tool: "replace_text", Permission: "edit", Input: []byte(`{"path":"a.go"}`)}) != "the agent wants to edit a.go (replace_text)" {
 		t.Error("approvalTitle for an edit")

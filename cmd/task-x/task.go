@@ -358,10 +358,9 @@ func deref(s *string) string {
 }
 
 // warningText is a warning as task-x says it: a setting of agent/run the
-// runtime names is given as the flag that sets it.
-func warningText(msg string) string {
-	return strings.ReplaceAll(msg, "Set limits.contextWindowTokens to the model's real window",
-		"Pass the model's real window with --context-window TOKENS")
+// runtime names is given as the flag that sets it (w.window).
+func warningText(msg string, w fixWords) string {
+	return strings.ReplaceAll(msg, "Set limits.contextWindowTokens to the model's real window", w.window)
 }
 
 // errorLine is the text of an `error` event: a provider error as one
@@ -438,7 +437,7 @@ func (p *printer) event(params json.RawMessage) {
 	case protocol.WarningEvent:
 		p.flushText()
 		p.spin.clearLine()
-		fmt.Fprintf(p.ew, "%s %s\n", p.st.warn.Render("warning:"), wrapText(warningText(e.Message), p.ewWidth, "  "))
+		fmt.Fprintf(p.ew, "%s %s\n", p.st.warn.Render("warning:"), wrapText(warningText(e.Message, flagWords), p.ewWidth, "  "))
 	case protocol.ErrorEvent:
 		p.flushText()
 		p.spin.clearLine()

@@ -1449,7 +1449,7 @@ func (m *tuiModel) event(ev agentEvent) tea.Cmd {
 		m.turnFiles[e.Path] = true
 		m.note("  %s %s", m.st.dim.Render(string(e.Kind)), e.Path)
 	case protocol.WarningEvent:
-		m.note("%s %s", m.st.warn.Render("warning:"), warningText(e.Message))
+		m.note("%s %s", m.st.warn.Render("warning:"), warningText(e.Message, sessionWords))
 	case protocol.ErrorEvent:
 		m.errShown = true
 		m.note("%s %s", m.st.bad.Render("error:"), errorLine(e, m.r.prov, sessionWords))
