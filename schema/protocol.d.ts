@@ -443,6 +443,9 @@ export interface DoneEvent {
   model: string;
   iterations: number;
   toolCalls: number;
+  /** ValidationRan and SkippedChecks repeat the summary's (additive): a client that rebuilds a saved task from its events (agent/replay) shows "no checks ran" and the skipped checks as the live run did. */
+  validationRan: boolean;
+  skippedChecks: SkippedCheck[];
 }
 
 /** EdgeKind is an edge's kind. */

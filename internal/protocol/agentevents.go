@@ -261,6 +261,11 @@ type DoneEvent struct {
 	Model      string `json:"model"`
 	Iterations int    `json:"iterations"`
 	ToolCalls  int    `json:"toolCalls"`
+	// ValidationRan and SkippedChecks repeat the summary's (additive): a
+	// client that rebuilds a saved task from its events (agent/replay)
+	// shows "no checks ran" and the skipped checks as the live run did.
+	ValidationRan bool           `json:"validationRan"`
+	SkippedChecks []SkippedCheck `json:"skippedChecks"`
 }
 
 // PlanStartedEvent starts a run_plan (team mode, docs/team.md).

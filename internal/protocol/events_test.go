@@ -130,7 +130,7 @@ func TestEventWireForm(t *testing.T) {
 		{StepSkippedEvent{Step: "b", Reason: "its dependency a failed"}, `{"type":"stepSkipped","step":"b","reason":"its dependency a failed"}`},
 		{MergedEvent{Step: "a", Name: "task-x-1", OK: true}, `{"type":"merged","step":"a","name":"task-x-1","ok":true,"files":[],"error":null}`},
 		{SubagentFinishedEvent{Name: "n"}, `{"type":"subagentFinished","name":"n","taskId":"","role":"","status":"","error":null,"costUsd":0,"unpricedTokens":0,"tokens":0,"files":0,"added":0,"removed":0,"worktree":null}`},
-		{DoneEvent{Status: "completed"}, `{"type":"done","status":"completed","error":null,"text":"","changedFiles":[],"usage":{"inputTokens":0,"outputTokens":0},"model":"","iterations":0,"toolCalls":0}`},
+		{DoneEvent{Status: "completed"}, `{"type":"done","status":"completed","error":null,"text":"","changedFiles":[],"usage":{"inputTokens":0,"outputTokens":0},"model":"","iterations":0,"toolCalls":0,"validationRan":false,"skippedChecks":[]}`},
 		{SubagentEvent{Name: "w", Event: PlanEvent{}}, `{"type":"subagent","name":"w","taskId":"","event":{"type":"plan","explanation":"","steps":[]}}`},
 	} {
 		b, err := MarshalAgentEvent(tc.ev)

@@ -155,9 +155,14 @@ func Done(sum Summary) protocol.DoneEvent {
 	if sum.Usage != nil {
 		usage = *sum.Usage
 	}
+	skipped := sum.SkippedChecks
+	if skipped == nil {
+		skipped = []protocol.SkippedCheck{}
+	}
 	return protocol.DoneEvent{Status: sum.Status, Error: sum.Error, Text: sum.Text,
 		ChangedFiles: sum.ChangedFiles, Usage: usage, Model: sum.Model,
-		Iterations: sum.Iterations, ToolCalls: sum.ToolCalls}
+		Iterations: sum.Iterations, ToolCalls: sum.ToolCalls,
+		ValidationRan: sum.ValidationRan, SkippedChecks: skipped}
 }
 
 // HookEvent is the `hook` event of one hook run.

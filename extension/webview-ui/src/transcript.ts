@@ -557,6 +557,14 @@ interface OpenRequest {
   answered: boolean;
 }
 
+/** "No checks ran." for a completed run that changed files and ran none, and each skipped check. */
+function checkLines(ran: boolean, status: string, changedFiles: number, hasValidations: boolean, skipped: Ev[]): Node[] {
+  const out: Node[] = [];
+  if (!hasValidations && !ran && status === "completed" && changedFiles) out.push(el("div", { class: "muted", "data-testid": "no-checks" }, "No checks ran."));
+  for (const k of skipped) out.push(el("div", { class: "check check-skip", "data-testid": "check-skipped" }, icon("debug-step-over"), ` ${str(k.name)} skipped: ${str(k.reason)}`));
+  return out;
+}
+
 /** The whole chat transcript. */
 export class Transcript {
   readonly streams = new Set<StreamingMarkdown>();
@@ -1062,6 +1070,12 @@ export class Transcript {
       files.length ? list : null,
       el("div", { class: "muted summary-meta" }, meta.join(" · ")),
     );
+    // A runtime that repeats validationRan and skippedChecks in `done` lets a replay show
+    // what the live run's result showed ("No checks ran.", the skipped checks).
+    if (typeof ev.validationRan === "boolean") {
+      card.append(...checkLines(bool(ev.validationRan), status, files.length, false, arr(ev.skippedChecks).map(obj)));
+      card.dataset.checks = "shown";
+    }
     if (lane.nested) return; // a subagent's done is summed up by subagentFinished
     lane.box.append(card);
     lane.summary = card;
@@ -1088,10 +1102,9 @@ export class Transcript {
         return row;
       });
       extra.push(el("div", { class: "muted" }, "Checks:"), ...rows);
-    } else if (!bool(s.validationRan) && str(s.status) === "completed" && arr(s.changedFiles).length) {
-      extra.push(el("div", { class: "muted" }, "No checks ran."));
     }
-    for (const k of skipped) extra.push(el("div", { class: "check check-skip" }, icon("debug-step-over"), ` ${str(k.name)} skipped: ${str(k.reason)}`));
+    // The done event already showed them (a runtime that sends them there).
+    if (card?.dataset.checks !== "shown") extra.push(...checkLines(bool(s.validationRan), str(s.status), arr(s.changedFiles).length, validations.length > 0, skipped));
     const usd = num(metrics.costUsd);
     const unpriced = num(metrics.unpricedTokens);
     if (usd || unpriced) extra.push(el("div", { class: "muted" }, `Cost ${cost(usd)}${unpriced ? ` (${tokens(unpriced)} tokens of models without a price not counted)` : ""}`));

@@ -49,4 +49,28 @@ describe('validations', () => {
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
     await x.changes.revert(['src/app.ts']);
   });
+
+  it('shows the same "no checks ran" and skipped-check lines when the task is reopened from history', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    x.chat.newTask();
+    rmSync(join(root(), 'Makefile'), { force: true });
+    await cfg().update('policy.mode', 'acceptEdits', G);
+    fake.play({ calls: [{ name: 'write_file', input: { path: 'notes.txt', content: 'no checks for this\n' } }] }, { text: 'Written.' });
+    const done = finished();
+    await sendFromPage('Write notes.txt');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    const lines = `${tid('run-result')} ${tid('no-checks')}, ${tid('run-result')} ${tid('check-skipped')}`;
+    await page.waitFor(lines, CHAT_FRAME, 'attached');
+    const live = await page.text(lines, CHAT_FRAME);
+    assert.ok(live.length > 0 && live.some((l) => /No checks ran|skipped:/.test(l)), JSON.stringify(live));
+    x.chat.newTask();
+    await x.chat.openTask(f.taskId, null);
+    await page.waitFor(lines, CHAT_FRAME, 'attached', 30000).catch(() => undefined);
+    const replayed = await page.text(lines, CHAT_FRAME);
+    assert.deepStrictEqual(replayed, live, 'the replay shows what the live run showed');
+    await x.changes.keep();
+    rmSync(join(root(), 'notes.txt'), { force: true });
+  });
 });
