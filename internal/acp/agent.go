@@ -16,6 +16,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,6 +72,9 @@ type Agent struct {
 	secrets *logx.Secrets
 	sess    *session.Session
 	conn    *jsonrpc.Conn
+	// listPage is session/list's page size (listPageSize when 0; tests
+	// set a small one).
+	listPage int
 
 	mu       sync.Mutex
 	inited   bool
@@ -606,20 +610,86 @@ func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, erro
 
 // listSessions lists the saved tasks of a folder (every folder without
 // cwd), newest first; tasks saved without their folder are left out.
+// listPageSize is how many sessions one session/list page holds.
+const listPageSize = 100
+
+// listCursor is the position after the last session of a session/list
+// page, in its order (updatedAt newest first, then sessionId): a keyset, so
+// a session saved or updated between two pages neither shifts nor repeats
+// the ones after it (an updated session moves to the front, before a later
+// page). On the wire it is opaque: base64url of its JSON.
+type listCursor struct {
+	UpdatedAt time.Time `json:"u"`
+	SessionID string    `json:"s"`
+}
+
+// passed reports whether the session (updated, id) is at or before the
+// cursor's position in the order: it was on an earlier page.
+func (c *listCursor) passed(updated time.Time, id string) bool {
+	if !updated.Equal(c.UpdatedAt) {
+		return updated.After(c.UpdatedAt)
+	}
+	return id <= c.SessionID
+}
+
+func (c listCursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (*listCursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	var c listCursor
+	if err != nil || json.Unmarshal(b, &c) != nil || c.SessionID == "" {
+		return nil, invalid("cursor: not a nextCursor of session/list")
+	}
+	return &c, nil
+}
+
+// listSessions is session/list: the saved tasks with a folder (of cwd
+// when given), newest first, a page of listPageSize at most; nextCursor
+// when more follow (ACP's cursor pagination).
 func (a *Agent) listSessions(raw json.RawMessage) (any, error) {
 	var p listSessionsParams
 	if err := decode(raw, &p); err != nil {
 		return nil, err
 	}
+	var after *listCursor
+	if p.Cursor != nil {
+		c, err := decodeCursor(*p.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		after = c
+	}
 	infos, err := a.sess.Tasks()
 	if err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(infos, func(x, y protocol.TaskInfo) int {
+		if c := y.UpdatedAt.Compare(x.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.TaskID, y.TaskID)
+	})
+	page := a.listPage
+	if page <= 0 {
+		page = listPageSize
+	}
 	out := listSessionsResult{Sessions: []sessionInfo{}}
+	var last listCursor
 	for _, t := range infos {
 		if t.Root == "" || (p.Cwd != nil && filepath.Clean(*p.Cwd) != filepath.Clean(t.Root)) {
 			continue
 		}
+		if after != nil && after.passed(t.UpdatedAt, t.TaskID) {
+			continue
+		}
+		if len(out.Sessions) == page {
+			out.NextCursor = last.encode()
+			break
+		}
+		last = listCursor{UpdatedAt: t.UpdatedAt, SessionID: t.TaskID}
 		out.Sessions = append(out.Sessions, sessionInfo{SessionID: t.TaskID, Cwd: t.Root, Title: t.Title,
 			UpdatedAt: t.UpdatedAt.UTC().Format(time.RFC3339)})
 	}

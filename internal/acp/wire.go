@@ -140,6 +140,8 @@ type listSessionsParams struct {
 
 type listSessionsResult struct {
 	Sessions []sessionInfo `json:"sessions"`
+	// NextCursor is set when more sessions follow: the next page's cursor.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 type sessionInfo struct {
