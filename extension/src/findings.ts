@@ -7,7 +7,7 @@
 // when it is deleted, and rebuilt when it is reopened (agent/replay).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { parseFindings, toFinding, type Finding } from './findingsParse';
+import { clampLine, lineLengths, parseFindings, toFinding, type Finding } from './findingsParse';
 import type { TaskService } from './taskService';
 import type { WorkspaceManager } from './workspace';
 
@@ -22,6 +22,8 @@ interface TaskFindings {
   findings: Finding[];
   keys: Set<string>;
   title: string;
+  /** Bumped by every add: an older publish that finishes late is dropped. */
+  gen: number;
 }
 
 export class FindingsDiagnostics implements vscode.Disposable {
@@ -88,7 +90,7 @@ export class FindingsDiagnostics implements vscode.Disposable {
     if (!root) return;
     let t = this.byTask.get(taskId);
     if (!t) {
-      t = { collection: vscode.languages.createDiagnosticCollection(`task-x-${taskId}`), findings: [], keys: new Set(), title: this.titles.get(taskId) ?? taskId };
+      t = { collection: vscode.languages.createDiagnosticCollection(`task-x-${taskId}`), findings: [], keys: new Set(), title: this.titles.get(taskId) ?? taskId, gen: 0 };
       this.byTask.set(taskId, t);
     }
     let added = false;
@@ -102,10 +104,24 @@ export class FindingsDiagnostics implements vscode.Disposable {
       added = true;
     }
     if (!added) return;
+    const gen = ++t.gen;
+    void this.publish(taskId, t, root, gen);
+  }
+
+  /**
+   * Sets the task's diagnostics, each line clamped to its file (clampLine): the
+   * lines of an open document, else of the file as it is on disk (up to 8 MiB);
+   * a file that cannot be read keeps the finding's line. A newer add or a clear
+   * meanwhile wins.
+   */
+  private async publish(taskId: string, t: TaskFindings, root: string, gen: number): Promise<void> {
+    const lengths = new Map<string, number[] | undefined>();
+    for (const f of t.findings) if (!lengths.has(f.path)) lengths.set(f.path, await this.lineLengthsOf(path.resolve(root, f.path)));
+    if (this.byTask.get(taskId) !== t || t.gen !== gen) return;
     const byFile = new Map<string, vscode.Diagnostic[]>();
     for (const f of t.findings) {
-      const line = Math.max(0, f.line - 1);
-      const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, Number.MAX_SAFE_INTEGER), f.message, SEVERITY[f.severity] ?? vscode.DiagnosticSeverity.Warning);
+      const { line, end } = clampLine(f.line, lengths.get(f.path));
+      const d = new vscode.Diagnostic(new vscode.Range(line, 0, line, end), f.message, SEVERITY[f.severity] ?? vscode.DiagnosticSeverity.Warning);
       d.source = `task-x review: ${t.title}`;
       d.code = taskId;
       const list2 = byFile.get(f.path) ?? [];
@@ -115,6 +131,19 @@ export class FindingsDiagnostics implements vscode.Disposable {
     t.collection.clear();
     for (const [rel, diags] of byFile) t.collection.set(vscode.Uri.file(path.resolve(root, rel)), diags);
     this.changed.fire(taskId);
+  }
+
+  private async lineLengthsOf(file: string): Promise<number[] | undefined> {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === file);
+    if (open) return Array.from({ length: open.lineCount }, (_, i) => open.lineAt(i).text.length);
+    try {
+      const uri = vscode.Uri.file(file);
+      const st = await vscode.workspace.fs.stat(uri);
+      if (st.type !== vscode.FileType.File || st.size > 8 << 20) return undefined;
+      return lineLengths(new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)));
+    } catch {
+      return undefined;
+    }
   }
 
   clear(taskId: string): void {

@@ -92,3 +92,27 @@ export function parseFindings(text: string): Finding[] {
   }
   return out;
 }
+
+/** The largest 0-based line a diagnostic gets when the file's length is unknown. */
+export const MAX_DIAGNOSTIC_LINE = 2 ** 31 - 1;
+
+/**
+ * Where a finding of 1-based `line` goes in a file of `lineLengths` (the length of each
+ * line; undefined when the file could not be read): a line past the end is clamped to the
+ * last line with text (a model's line numbers can be off, and a diagnostic past the end
+ * was dropped or misplaced), the range covers the line's text. 0-based.
+ */
+export function clampLine(line: number, lineLengths: readonly number[] | undefined): { line: number; end: number } {
+  let l = Number.isFinite(line) ? Math.max(0, Math.floor(line) - 1) : 0;
+  if (!lineLengths || lineLengths.length === 0) return { line: Math.min(l, MAX_DIAGNOSTIC_LINE), end: 0 };
+  // The empty line after a final newline holds nothing to point at.
+  let last = lineLengths.length - 1;
+  if (last > 0 && lineLengths[last] === 0) last--;
+  if (l > last) l = last;
+  return { line: l, end: lineLengths[l] ?? 0 };
+}
+
+/** The length of each line of `text` ("\n", "\r\n" or "\r" ends a line), as VS Code counts lines. */
+export function lineLengths(text: string): number[] {
+  return text.split(/\r\n|\r|\n/).map((l) => l.length);
+}

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert';
-import { cleanPath, fencedBlocks, MAX_FINDINGS, parseFindings } from '../../src/findingsParse';
+import { clampLine, cleanPath, fencedBlocks, lineLengths, MAX_DIAGNOSTIC_LINE, MAX_FINDINGS, parseFindings } from '../../src/findingsParse';
 
 describe('review findings (task-x-findings blocks → Problems panel)', () => {
   it('reads the findings of a task-x-findings block at the end of an answer', () => {
@@ -35,5 +35,20 @@ describe('review findings (task-x-findings blocks → Problems panel)', () => {
     assert.strictEqual(cleanPath('src\\win.ts'), 'src/win.ts');
     assert.strictEqual(cleanPath('C:/x.ts'), undefined);
     assert.strictEqual(cleanPath('a\u0000.ts'), undefined);
+  });
+
+  it('clamps a line past the end of the file to its last line with text, and covers that line', () => {
+    const lens = lineLengths('one\ntwo!\r\nthree\n');
+    assert.deepStrictEqual(lens, [3, 4, 5, 0]);
+    assert.deepStrictEqual(clampLine(2, lens), { line: 1, end: 4 });
+    assert.deepStrictEqual(clampLine(3, lens), { line: 2, end: 5 });
+    assert.deepStrictEqual(clampLine(4, lens), { line: 2, end: 5 }, 'the empty line after the last newline');
+    assert.deepStrictEqual(clampLine(9999, lens), { line: 2, end: 5 });
+    assert.deepStrictEqual(clampLine(1e20, lens), { line: 2, end: 5 });
+    assert.deepStrictEqual(clampLine(5, lineLengths('')), { line: 0, end: 0 }, 'an empty file');
+    // A file that could not be read: the line as given, within what VS Code takes.
+    assert.deepStrictEqual(clampLine(7, undefined), { line: 6, end: 0 });
+    assert.deepStrictEqual(clampLine(1e20, undefined), { line: MAX_DIAGNOSTIC_LINE, end: 0 });
+    assert.deepStrictEqual(clampLine(Number.NaN, lens), { line: 0, end: 3 });
   });
 });

@@ -54,6 +54,31 @@ describe('review findings', () => {
     assert.strictEqual(x.findings.forTask(f.taskId).length, 0);
   });
 
+  it('clamps a finding past the end of its file to the last line, in the Problems panel', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    const lines = readFileSync(appUri().fsPath, 'utf8').replace(/\n$/, '').split('\n');
+    fake.play({ text: `Findings.\n\n${block([
+      { path: 'src/app.ts', line: 9999, severity: 'warning', message: 'past the end of app.ts' },
+      { path: 'src/greet.ts', line: 100000000000000000000, severity: 'error', message: 'far past the end of greet.ts' },
+      { path: 'src/gone.ts', line: 4, severity: 'info', message: 'a file that does not exist' },
+    ])}` });
+    const done = finished();
+    await sendFromPage('Review the app');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    const diags = await until(x.findings.onDidChange, () => (ours(appUri()).length > 0 ? ours(appUri()) : undefined), 'the finding as a diagnostic');
+    assert.strictEqual(diags[0].range.start.line, lines.length - 1, 'clamped to the last line');
+    assert.strictEqual(diags[0].range.end.character, lines[lines.length - 1].length);
+    const greet = vscode.Uri.file(join(root(), 'src/greet.ts'));
+    const greetLines = readFileSync(greet.fsPath, 'utf8').replace(/\n$/, '').split('\n').length;
+    assert.strictEqual(ours(greet)[0]?.range.start.line, greetLines - 1);
+    assert.strictEqual(ours(vscode.Uri.file(join(root(), 'src/gone.ts')))[0]?.range.start.line, 3, 'kept where it said');
+    await vscode.commands.executeCommand('workbench.actions.view.problems');
+    await page.waitFor('.markers-panel >> text=/past the end of app\\.ts/');
+    await vscode.commands.executeCommand('taskX.tasks.delete', f.taskId, true);
+  });
+
   it('reviews the uncommitted changes with the Review command (the diff from VS Code Git), findings in Problems', async () => {
     const x = await api();
     const fake = await fakeModel();
