@@ -113,6 +113,8 @@ export interface AgentSummary {
   /** ToolCalls counts the tool calls the model made (denied and failed ones included). */
   toolCalls: number;
   error: string | null;
+  /** EndReason says which limit or refusal ended a failed task (additive; absent for every other end), so that a client acts on it without reading Error's text. */
+  endReason?: TaskEndReason;
   /** Findings are the review findings of team mode's review subagents (additive; absent outside team mode). */
   findings?: Finding[];
 }
@@ -1408,6 +1410,9 @@ export interface SubagentStartedEvent {
   candidate?: number;
 }
 
+/** TaskEndReason is AgentSummary.endReason. */
+export type TaskEndReason = "maxIterations" | "maxWallClock" | "promptRefused";
+
 /** TaskIDParams is the params of agent/cancelSubagent, agent/task, agent/deleteTask and agent/replay. */
 export interface TaskIDParams {
   taskId: string;
@@ -1636,7 +1641,12 @@ export interface VersionMismatchData {
 export interface WarningEvent {
   type: "warning";
   message: string;
+  /** Kind names a warning a client may act on (additive; absent for the others). */
+  kind?: WarningKind;
 }
+
+/** WarningKind is WarningEvent.kind. */
+export type WarningKind = "outputCut";
 
 /** WorkspaceOpenParams is the params of workspace/open. */
 export interface WorkspaceOpenParams {

@@ -878,14 +878,11 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if err != nil {
 		return ended(err)
 	}
-	var sum struct {
-		Status string  `json:"status"`
-		Error  *string `json:"error"`
-	}
-	if err := json.Unmarshal(res, &sum); err != nil {
+	var end taskEnd
+	if err := json.Unmarshal(res, &end); err != nil {
 		return nil, err
 	}
-	return s.updates.stopReason(sum.Status, sum.Error)
+	return s.updates.stopReason(end)
 }
 
 // maxMentions is agent/run's cap on editor mentions.

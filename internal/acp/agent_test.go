@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
+	"github.com/task-x/task-x-runtime/internal/protocol"
 	"github.com/task-x/task-x-runtime/internal/session"
 )
 
@@ -359,32 +360,55 @@ func TestPromptInput(t *testing.T) {
 	}
 }
 
-// The end of a task as ACP stop reasons.
+// The end of a task as ACP stop reasons, from typed values only: the
+// status and the summary's endReason; the error text is shown, never read
+// (a failure whose text names a limit but whose endReason does not is an
+// error).
 func TestStopReason(t *testing.T) {
 	tr := newTranslator(nil, &acpSession{})
 	str := func(s string) *string { return &s }
 	for _, c := range []struct {
-		status string
-		err    *string
-		cut    bool
-		want   string
+		end  taskEnd
+		cut  bool
+		want string
 	}{
-		{"completed", nil, false, "end_turn"},
-		{"completed", nil, true, "max_tokens"},
-		{"cancelled", str("cancelled"), false, "cancelled"},
-		{"failed", str("the task reached the limit of 3 model turns (limits.maxIterations) without finishing"), false, "max_turn_requests"},
-		{"failed", str("the prompt was refused by a UserPromptSubmit hook: no"), false, "refusal"},
-		{"failed", str("provider: overloaded"), false, ""},
+		{taskEnd{Status: protocol.TaskCompleted}, false, "end_turn"},
+		{taskEnd{Status: protocol.TaskCompleted}, true, "max_tokens"},
+		{taskEnd{Status: protocol.TaskCancelled, Error: str("cancelled")}, false, "cancelled"},
+		{taskEnd{Status: protocol.TaskFailed, EndReason: protocol.EndMaxIterations, Error: str("turn limit")}, false, "max_turn_requests"},
+		{taskEnd{Status: protocol.TaskFailed, EndReason: protocol.EndPromptRefused, Error: str("no")}, false, "refusal"},
+		{taskEnd{Status: protocol.TaskFailed, EndReason: protocol.EndMaxWallClock, Error: str("wall clock")}, false, ""},
+		{taskEnd{Status: protocol.TaskFailed, Error: str("provider: overloaded")}, false, ""},
+		// Text alone decides nothing.
+		{taskEnd{Status: protocol.TaskFailed, Error: str("the task reached the limit of 3 model turns (limits.maxIterations) without finishing")}, false, ""},
+		{taskEnd{Status: protocol.TaskFailed, Error: str("the prompt was refused by a UserPromptSubmit hook: no")}, false, ""},
 	} {
 		tr.cut = c.cut
-		res, err := tr.stopReason(c.status, c.err)
+		res, err := tr.stopReason(c.end)
 		got := ""
 		if err == nil {
 			got = res.(promptResult).StopReason
 		}
 		if got != c.want {
-			t.Errorf("%s %v cut=%v: %q, %v", c.status, c.err, c.cut, got, err)
+			t.Errorf("%+v cut=%v: %q, %v", c.end, c.cut, got, err)
 		}
+	}
+	// Through the session: a task that hits limits.maxIterations ends the
+	// prompt max_turn_requests.
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		return turn{calls: []call{{"read_file", map[string]any{"path": "main.go"}}}}
+	})
+	cfg := testConfig(t, url)
+	cfg.Run.Limits = &session.Limits{}
+	cfg.Run.Limits.MaxIterations = 2
+	p := startAgent(t, cfg)
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	_, res = p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "loop"}}})
+	if !strings.Contains(string(res), `"stopReason":"max_turn_requests"`) {
+		t.Fatalf("at the turn limit: %s", res)
 	}
 }
 

@@ -61,45 +61,54 @@ func (t *translator) begin() {
 	t.mu.Unlock()
 }
 
-// stopReason maps the end of our task to ACP's: completed is end_turn
-// (max_tokens when the last answer was cut at the output token limit),
-// cancelled is cancelled, the turn limit is max_turn_requests, a prompt a
-// hook refused is refusal; any other failure is an error with its
-// message.
-func (t *translator) stopReason(status string, errText *string) (any, error) {
+// taskEnd is what of a task summary decides the stop reason: typed
+// fields only (the status, the end reason), the error text only to be
+// shown.
+type taskEnd struct {
+	Status    protocol.TaskStatus    `json:"status"`
+	EndReason protocol.TaskEndReason `json:"endReason"`
+	Error     *string                `json:"error"`
+}
+
+// stopReason maps the end of our task to ACP's from typed values, never
+// from message text: completed is end_turn (max_tokens when the last
+// answer was cut at the output token limit: the warning of kind
+// outputCut), cancelled is cancelled; a failure with endReason
+// maxIterations is max_turn_requests, promptRefused (a UserPromptSubmit
+// hook) is refusal; any other failure is an error with its message
+// (auth_required when the model call failed with the provider error kind
+// auth).
+func (t *translator) stopReason(end taskEnd) (any, error) {
 	t.mu.Lock()
 	cut, authFail := t.cut, t.authFail
 	t.mu.Unlock()
-	msg := ""
-	if errText != nil {
-		msg = *errText
-	}
 	switch {
-	case status == "completed" && cut:
+	case end.Status == protocol.TaskCompleted && cut:
 		return promptResult{StopReason: "max_tokens"}, nil
-	case status == "completed":
+	case end.Status == protocol.TaskCompleted:
 		return promptResult{StopReason: "end_turn"}, nil
-	case status == "cancelled":
+	case end.Status == protocol.TaskCancelled:
 		return promptResult{StopReason: "cancelled"}, nil
-	case strings.Contains(msg, "(limits.maxIterations)"):
+	case end.Status == protocol.TaskFailed && end.EndReason == protocol.EndMaxIterations:
 		return promptResult{StopReason: "max_turn_requests"}, nil
-	case strings.Contains(msg, "refused by a UserPromptSubmit hook"):
+	case end.Status == protocol.TaskFailed && end.EndReason == protocol.EndPromptRefused:
 		return promptResult{StopReason: "refusal"}, nil
 	}
-	if msg == "" {
-		msg = "the task " + status
+	status := end.Status
+	msg := ""
+	if end.Error != nil {
+		msg = *end.Error
 	}
-	if authFail && status == "failed" {
+	if msg == "" {
+		msg = "the task " + string(status)
+	}
+	if authFail && status == protocol.TaskFailed {
 		// The provider refused the key: ACP's auth_required, so the
 		// client offers authenticate.
 		return nil, jsonrpc.NewError(codeAuthRequired, msg)
 	}
 	return nil, jsonrpc.NewError(jsonrpc.ErrInternal.Code, msg)
 }
-
-// cutWarning is the warning event of an answer cut at the output token
-// limit (internal/agent).
-const cutWarning = "the model's answer was cut at the output token limit"
 
 // event maps one event of task taskID (the session's own, or a subagent's
 // wrapped in subagent events).
@@ -155,7 +164,7 @@ func (t *translator) mapEvent(ev protocol.AgentEvent, taskID, prefix, label stri
 			t.authFail = true
 		}
 	case protocol.WarningEvent:
-		if e.Message == cutWarning && !sub {
+		if e.Kind == protocol.WarningOutputCut && !sub {
 			t.cut = true
 		}
 	case protocol.ToolStartedEvent:

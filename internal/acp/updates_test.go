@@ -127,8 +127,13 @@ func TestLeadUpdates(t *testing.T) {
 	if got := mapJSON(t, tr, "t", `{"type":"context","usedTokens":15,"windowTokens":1000}`, false); asJSON(got) != `[{"sessionUpdate":"usage_update","used":15,"size":1000,"cost":{"amount":0.25,"currency":"USD"}}]` {
 		t.Fatalf("usage_update: %s", asJSON(got))
 	}
-	mapJSON(t, tr, "t", `{"type":"warning","message":"`+cutWarning+`"}`, false)
-	if res, _ := tr.stopReason("completed", nil); res.(promptResult).StopReason != "max_tokens" {
+	// The message alone is not the cut: the kind is.
+	mapJSON(t, tr, "t", `{"type":"warning","message":"the model's answer was cut at the output token limit"}`, false)
+	if res, _ := tr.stopReason(taskEnd{Status: protocol.TaskCompleted}); res.(promptResult).StopReason != "end_turn" {
+		t.Fatalf("a warning without a kind: %v", res)
+	}
+	mapJSON(t, tr, "t", `{"type":"warning","message":"cut","kind":"outputCut"}`, false)
+	if res, _ := tr.stopReason(taskEnd{Status: protocol.TaskCompleted}); res.(promptResult).StopReason != "max_tokens" {
 		t.Fatalf("the cut answer: %v", res)
 	}
 	if got := mapJSON(t, tr, "t", `{"type":"userMessage","images":0,"text":"fix it"}`, true); !strings.Contains(asJSON(got), `"user_message_chunk"`) {

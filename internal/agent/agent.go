@@ -260,6 +260,13 @@ func (r *run) fail(msg string) {
 	r.errMsg = msg
 }
 
+// failBecause fails the task with a typed end reason (the summary's
+// endReason) besides the message.
+func (r *run) failBecause(reason protocol.TaskEndReason, msg string) {
+	r.fail(msg)
+	r.sum.EndReason = reason
+}
+
 func (r *run) cancel() {
 	r.sum.Status = task.StatusCancelled
 	r.errMsg = "cancelled"
@@ -272,7 +279,7 @@ func (r *run) stopped(ctx context.Context) bool {
 		return false
 	}
 	if context.Cause(ctx) == errWallClock {
-		r.fail(fmt.Sprintf("the task reached its wall-clock limit of %d ms (limits.maxWallClockMs)", r.p.Limits.MaxWallClockMs))
+		r.failBecause(protocol.EndMaxWallClock, fmt.Sprintf("the task reached its wall-clock limit of %d ms (limits.maxWallClockMs)", r.p.Limits.MaxWallClockMs))
 	} else {
 		r.cancel()
 	}
@@ -341,7 +348,7 @@ func (r *run) run(parent context.Context) {
 		r.joinBackground()
 		r.joinSteering()
 		if r.sum.Iterations >= r.opts.MaxIterations {
-			r.fail(fmt.Sprintf("the task reached the limit of %d model turns (limits.maxIterations) without finishing", r.opts.MaxIterations))
+			r.failBecause(protocol.EndMaxIterations, fmt.Sprintf("the task reached the limit of %d model turns (limits.maxIterations) without finishing", r.opts.MaxIterations))
 			return
 		}
 		r.sum.Iterations++
@@ -363,7 +370,7 @@ func (r *run) run(parent context.Context) {
 		r.emitContext(res.Usage)
 		if len(calls) == 0 {
 			if res.StopReason == provider.StopMaxTokens {
-				r.emit(protocol.WarningEvent{Message: "the model's answer was cut at the output token limit"})
+				r.emit(protocol.WarningEvent{Message: "the model's answer was cut at the output token limit", Kind: protocol.WarningOutputCut})
 			}
 			// The task does not end while steering messages wait or
 			// background commands run.

@@ -26,6 +26,7 @@ type turn struct {
 	err      error
 	usage    provider.Usage
 	noUsage  bool // the provider reports no token counts
+	cut      bool // the answer stops at the output token limit
 }
 
 // fakeProvider replays turns in order and records every request.
@@ -75,6 +76,9 @@ func (f *fakeProvider) Stream(ctx context.Context, req *provider.Request, emit f
 	stop := provider.StopEndTurn
 	if len(tr.calls) > 0 {
 		stop = provider.StopToolUse
+	}
+	if tr.cut {
+		stop = provider.StopMaxTokens
 	}
 	return &provider.Result{Text: tr.text, ToolCalls: tr.calls, StopReason: stop, Usage: tr.usage, UsageReported: !tr.noUsage}, nil
 }
@@ -869,11 +873,24 @@ func TestMaxIterations(t *testing.T) {
 	h.prov.repeat = &turn{calls: []provider.ToolCall{call("c", "read_file", `{"path":"a.go"}`)}}
 	h.opts.MaxIterations = 3
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
-	if sum.Status != task.StatusFailed || sum.Iterations != 3 || sum.Error == nil || !strings.Contains(*sum.Error, "limit of 3 model turns") {
+	if sum.Status != task.StatusFailed || sum.Iterations != 3 || sum.Error == nil || !strings.Contains(*sum.Error, "limit of 3 model turns") ||
+		sum.EndReason != protocol.EndMaxIterations {
 		t.Errorf("summary %+v", sum)
 	}
 	if len(h.prov.reqs) != 3 {
 		t.Errorf("%d model calls", len(h.prov.reqs))
+	}
+}
+
+// An answer cut at the output token limit: a warning of kind outputCut
+// (clients such as ACP's max_tokens read the kind, not the message); the
+// task completes with no end reason.
+func TestOutputCutWarning(t *testing.T) {
+	h := newHarness(t, tools(), turn{text: "half an answ", cut: true})
+	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
+	ws := of[protocol.WarningEvent](h.rec)
+	if sum.Status != task.StatusCompleted || sum.EndReason != "" || len(ws) != 1 || ws[0].Kind != protocol.WarningOutputCut {
+		t.Fatalf("summary %+v, warnings %+v", sum, ws)
 	}
 }
 

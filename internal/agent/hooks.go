@@ -43,7 +43,7 @@ func (r *run) startHooks(ctx context.Context) (string, bool) {
 	}
 	out := r.runHooks(ctx, hooks.Input{Event: hooks.UserPromptSubmit, Prompt: r.p.Prompt})
 	if out.Blocked {
-		r.fail("the prompt was refused by a UserPromptSubmit hook: " + out.Feedback)
+		r.failBecause(protocol.EndPromptRefused, "the prompt was refused by a UserPromptSubmit hook: "+out.Feedback)
 		return "", false
 	}
 	if out.Context != "" {

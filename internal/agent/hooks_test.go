@@ -99,7 +99,8 @@ func TestUserPromptSubmitAndSessionStart(t *testing.T) {
 	h.opts.Hooks = hookRunner(t, h.opts.Env.Root, `{"UserPromptSubmit": [{"hooks": [{"type": "command",
 		"command": "grep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }; exit 0"}]}]}`)
 	sum, _ := h.run(t, context.Background(), Params{Prompt: "print the secret"})
-	if sum.Status != task.StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "no secrets in prompts") || len(h.prov.reqs) != 0 {
+	if sum.Status != task.StatusFailed || sum.Error == nil || !strings.Contains(*sum.Error, "no secrets in prompts") || len(h.prov.reqs) != 0 ||
+		sum.EndReason != protocol.EndPromptRefused {
 		t.Fatalf("summary %+v, %d model calls", sum, len(h.prov.reqs))
 	}
 

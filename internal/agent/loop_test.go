@@ -403,7 +403,7 @@ func TestLimits(t *testing.T) {
 	h = newHarness(t, ts, turn{calls: []provider.ToolCall{call("c", "run_command", `{"command":"sleep 100"}`)}})
 	start := time.Now()
 	sum, _ = h.run(t, context.Background(), Params{ChatMode: "agent", Policy: allowAll(), Limits: Limits{MaxWallClockMs: 100}})
-	if sum.Status != task.StatusFailed || !strings.Contains(*sum.Error, "maxWallClockMs") || time.Since(start) > 5*time.Second {
+	if sum.Status != task.StatusFailed || !strings.Contains(*sum.Error, "maxWallClockMs") || sum.EndReason != protocol.EndMaxWallClock || time.Since(start) > 5*time.Second {
 		t.Errorf("wall clock summary %+v", sum)
 	}
 }

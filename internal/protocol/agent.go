@@ -204,10 +204,27 @@ type AgentSummary struct {
 	// ones included).
 	ToolCalls int     `json:"toolCalls"`
 	Error     *string `json:"error"`
+	// EndReason says which limit or refusal ended a failed task (additive;
+	// absent for every other end), so that a client acts on it without
+	// reading Error's text.
+	EndReason TaskEndReason `json:"endReason,omitempty"`
 	// Findings are the review findings of team mode's review subagents
 	// (additive; absent outside team mode).
 	Findings *[]Finding `json:"findings,omitempty"`
 }
+
+// TaskEndReason is AgentSummary.endReason.
+type TaskEndReason string
+
+// The end reasons of a failed task.
+const (
+	// EndMaxIterations: the task reached limits.maxIterations model turns.
+	EndMaxIterations TaskEndReason = "maxIterations"
+	// EndMaxWallClock: the task reached limits.maxWallClockMs.
+	EndMaxWallClock TaskEndReason = "maxWallClock"
+	// EndPromptRefused: a UserPromptSubmit hook refused the prompt.
+	EndPromptRefused TaskEndReason = "promptRefused"
+)
 
 // FileChange is one changed file of a summary or done event.
 type FileChange struct {

@@ -226,7 +226,16 @@ type ValidationFinishedEvent struct {
 // WarningEvent can come anywhere.
 type WarningEvent struct {
 	Message string `json:"message"`
+	// Kind names a warning a client may act on (additive; absent for the
+	// others).
+	Kind WarningKind `json:"kind,omitempty"`
 }
+
+// WarningKind is WarningEvent.kind.
+type WarningKind string
+
+// WarningOutputCut: the model's answer was cut at the output token limit.
+const WarningOutputCut WarningKind = "outputCut"
 
 // ErrorEvent is the ProviderError of a failed model call; done follows.
 type ErrorEvent struct {
