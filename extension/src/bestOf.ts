@@ -31,6 +31,8 @@ export class BestOf implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   /** Opens a task's open approvals and questions (the chat, set by activate). */
   showTask: ((taskId: string) => Promise<void>) | undefined;
+  /** Shows a starting run in the chat too (set by activate): its candidates' progress. */
+  showInChat: ((taskId: string, prompt: string, providers: string[]) => Promise<void>) | undefined;
 
   constructor(
     private readonly runtime: RuntimeClient,
@@ -134,6 +136,7 @@ export class BestOf implements vscode.Disposable {
     this.show();
     const run = this.tasks.startBestOf(prompt, wired);
     this.taskId = run.taskId;
+    void this.showInChat?.(run.taskId, prompt, names).catch(() => undefined);
     try {
       const r = await run.done;
       this.state.candidates = Array.isArray(r.candidates) ? r.candidates : [];

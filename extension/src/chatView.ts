@@ -46,6 +46,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** A name the page's body carries (an editor tab's chat), for the tests' page driver. */
   private instance = 'sidebar';
   private shownTask: string | null = null;
+  /** The best-of run this chat shows, with its events (at most 20 000) for a page that loads late. */
+  private bestOfShown: { taskId: string; prompt: HostToWebview; events: AgentEvent[] } | undefined;
   private title: string | null = null;
   private mode: ChatMode;
   private model: string | null = null;
@@ -267,7 +269,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.readyEmitter.fire();
         this.postState();
         void this.postModels();
-        if (this.shownTask) await this.openTask(this.shownTask, this.title);
+        if (this.shownTask && this.bestOfShown?.taskId === this.shownTask) {
+          // A best-of run is not a saved task to replay: what it sent so far, again.
+          const b = this.bestOfShown;
+          this.post({ type: 'clear' });
+          this.post(b.prompt);
+          if (b.events.length) this.post({ type: 'events', taskId: b.taskId, events: b.events });
+        } else if (this.shownTask) await this.openTask(this.shownTask, this.title);
         return;
       case 'send':
         await this.send(m);
@@ -370,6 +378,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   newTask(): void {
     this.shownTask = null;
+    this.bestOfShown = undefined;
     this.title = null;
     this.replaying = undefined;
     this.live = [];
@@ -417,6 +426,23 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post({ type: 'userPrompt', taskId: run.taskId, text: shown, images: 0, mentions: [] });
     this.postState();
     return run;
+  }
+
+  /**
+   * Shows a best-of-N run in the chat (QA: its progress was only in the Best of N panel):
+   * the run's own events (each candidate's subagentStarted with its `candidate` index, its
+   * transcript, subagentFinished, bestOfDone) render like a team's subagents.
+   */
+  async showBestOf(taskId: string, prompt: string, providers: string[]): Promise<void> {
+    // Shown before anything is awaited: the run's first events may come right away.
+    this.newTask();
+    this.shownTask = taskId;
+    this.title = `Best of ${providers.length}: ${prompt.split('\n')[0]}`.slice(0, 80);
+    const shown: HostToWebview = { type: 'userPrompt', taskId, text: prompt, images: 0, mentions: [`best of ${providers.length}: ${providers.join(', ')}`] };
+    this.bestOfShown = { taskId, prompt: shown, events: [] };
+    this.post(shown);
+    this.postState();
+    await this.reveal();
   }
 
   /** Continues a saved task with a prompt in a mode (Run this plan), shown in the chat. */
@@ -492,6 +518,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       return;
     }
     this.live.push(event);
+    if (this.bestOfShown?.taskId === e.taskId && this.bestOfShown.events.length < 20_000) this.bestOfShown.events.push(event);
     // Deltas come fast: one message per 16 ms (the page paints once a frame anyway);
     // anything else goes at once so approvals and tool rows are never late.
     if (e.event.type === 'textDelta' || e.event.type === 'toolOutput') {

@@ -79,6 +79,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   context.subscriptions.push(graph, dependencies);
   const bestOf = new BestOf(rt, tasks, providers, changes, previews, () => workspace.folder?.uri.fsPath);
   bestOf.showTask = (taskId) => chat.showTaskRequests(taskId);
+  bestOf.showInChat = (taskId, prompt, names) => chat.showBestOf(taskId, prompt, names);
   // The Claude Code engine: offered in the chat when its CLI is found.
   let claudePath = findClaude(settings.claudePath());
   tasks.claudePath = () => claudePath;

@@ -135,14 +135,14 @@ async function target(req) {
   return webviewFrame(req.frame, req.timeoutMs);
 }
 
-/** Runs fn on the request's frame; a webview that reloads its document (a panel re-rendered) detaches its frame, so it is found again. */
+/** Runs fn on the request's frame; a webview that reloads its document (a panel re-rendered: the best-of panel does on every candidate's progress) detaches its frame, so it is found again, up to 10 times. */
 async function onFrame(req, fn) {
   for (let attempt = 0; ; attempt++) {
     const t = await target(req);
     try {
       return await fn(t);
     } catch (err) {
-      if (attempt < 3 && /detached|Execution context was destroyed|Target closed/i.test(String(err?.message ?? err))) continue;
+      if (attempt < 10 && /detached|Execution context was destroyed|Target closed/i.test(String(err?.message ?? err))) continue;
       throw err;
     }
   }

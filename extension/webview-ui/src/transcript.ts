@@ -940,12 +940,14 @@ export class Transcript {
   subagentStarted(parent: Lane, ev: Ev): void {
     const taskId = str(ev.taskId);
     const name = str(ev.name);
-    const role = str(ev.role);
+    // A best-of-N candidate names its index among the providers asked.
+    const candidate = typeof ev.candidate === "number" && Number.isInteger(ev.candidate) && ev.candidate >= 0 ? ev.candidate + 1 : 0;
+    const role = candidate ? `candidate ${candidate}` : str(ev.role);
     const box = el("div", { class: "sub-body", hidden: true });
     const status = el("span", { class: "sub-status" }, icon("loading", "codicon-modifier-spin"));
     const card = el(
       "div",
-      { class: "subagent card item", "data-task": taskId },
+      { class: "subagent card item", "data-task": taskId, "data-testid": "subagent", ...(candidate ? { "data-candidate": String(candidate) } : {}) },
       el(
         "div",
         { class: "tool-head" },

@@ -47,6 +47,13 @@ describe('best of N', () => {
     assert.strictEqual(byModel('best-c-model').status, 'failed');
     // The panel followed each candidate while they ran (its subagent's start and end).
     assert.strictEqual(x.bestOf.state?.progress?.[0], 'completed', JSON.stringify(x.bestOf.state?.progress));
+    // So did the chat: each candidate as a subagent card with its index and outcome, then the run's end.
+    assert.strictEqual(x.chat.taskShown, x.bestOf.taskId, 'the chat shows the best-of run');
+    await page.waitFor(`${tid('subagent')}[data-candidate="3"] .sub-status >> text=/failed/`, CHAT_FRAME);
+    for (const n of [1, 2]) await page.waitFor(`${tid('subagent')}[data-candidate="${n}"] .sub-status >> text=/completed/`, CHAT_FRAME);
+    assert.strictEqual(await page.count(tid('subagent'), CHAT_FRAME), 3);
+    assert.match((await page.text(`${tid('subagent')}[data-candidate="1"]`, CHAT_FRAME)).join(''), /candidate 1/);
+    await page.waitFor(`text=/3 candidates ready/`, CHAT_FRAME);
     const a = byModel('best-a-model').name!;
     const b = byModel('best-b-model').name!;
     // The panel: three columns, the failed one explained, files and counts.
