@@ -8,7 +8,9 @@
 // from that data folder and its answers are written after a "reopen" line.
 // -sum prints a SHA-256 of every file in the data folder after the cold
 // runtime exited (the saved index bytes). Extra arguments after DIR go to
-// the runtime (e.g. -cpuprofile FILE).
+// the runtime (e.g. -cpuprofile FILE). The runtime's peak RSS (VmHWM) is
+// printed at the open's reply, after the first retrieve and after the
+// answers.
 //
 //	coldcmp -runtime PATH -data DIR -out FILE [-reopen] [-sum] TREE [RUNTIME ARGS...]
 package main
@@ -60,9 +62,10 @@ func main() {
 	r := start1(*bin, *data, args)
 	res, err := r.Call("workspace/open", map[string]any{"root": tree})
 	check(err)
-	fmt.Fprintf(os.Stderr, "cold open %v\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "cold open %v, VmHWM %s at its reply\n", time.Since(start).Round(time.Millisecond), hwm(r))
 	if *out != "" {
 		answers(r, w, res)
+		fmt.Fprintf(os.Stderr, "VmHWM %s after the answers\n", hwm(r))
 	}
 	r.Stop(false)
 	fmt.Fprintf(os.Stderr, "cold run with save %v\n", time.Since(start).Round(time.Millisecond))
@@ -117,6 +120,7 @@ func answers(r *rt, w io.Writer, open json.RawMessage) {
 			}
 		}
 	}
+	first := true
 	for _, q := range queries {
 		for _, budget := range []int{0, 500, 6000} {
 			p := map[string]any{"query": q}
@@ -126,6 +130,10 @@ func answers(r *rt, w io.Writer, open json.RawMessage) {
 			res, err := r.Call("context/retrieve", p)
 			check(err)
 			line(w, res)
+			if first {
+				fmt.Fprintf(os.Stderr, "VmHWM %s after graph/project, graph/file and the first retrieve\n", hwm(r))
+				first = false
+			}
 		}
 	}
 }
@@ -158,6 +166,17 @@ func strip(v any) any {
 }
 
 type rt = rtclient.Runtime
+
+// hwm is the runtime's peak RSS (VmHWM of /proc/PID/status), or "?".
+func hwm(r *rt) string {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.Cmd.Process.Pid))
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
 
 func start1(bin, data string, args []string) *rt {
 	r, err := rtclient.Start(bin, args, os.Stderr)

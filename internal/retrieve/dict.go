@@ -3,7 +3,6 @@ package retrieve
 import (
 	"bytes"
 	"hash/maphash"
-	"math/bits"
 	"slices"
 
 	"github.com/task-x/task-x-runtime/internal/binx"
@@ -133,70 +132,6 @@ func (d *termDict) sorted() []int32 {
 	}
 	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(d.term(a), d.term(b)) })
 	return order
-}
-
-// rankTable finds a term's rank (its index) in a sorted string table: open
-// addressing over []uint32, each slot rank+1 in its low bits (0: empty)
-// and, above them, the high bits of the term's hash, so that a probe
-// compares bytes only when those match (the term's bytes are a cache miss
-// away in the table). Build's second pass looks up every term of every
-// file in it (the shards' dictionaries are gone by then). 1.5-3 slots
-// per term: mixed tree 147 k terms, 1 MB.
-type rankTable struct {
-	seed  maphash.Seed
-	slots []uint32
-	shift uint // rank+1 takes the slot's low shift bits
-	terms *binx.Strings
-}
-
-func newRankTable(terms *binx.Strings) *rankTable {
-	n := 1 << 4
-	for n < terms.Len()+terms.Len()/2 {
-		n <<= 1
-	}
-	t := &rankTable{seed: maphash.MakeSeed(), slots: make([]uint32, n), terms: terms}
-	t.shift = uint(bits.Len32(uint32(terms.Len())))
-	mask := uint64(n - 1)
-	for r := range terms.Len() {
-		h := maphash.String(t.seed, terms.At(r))
-		i := h & mask
-		for t.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = t.tag(h) | uint32(r+1)
-	}
-	return t
-}
-
-// tag is the part of hash h a slot keeps (none when the ranks take all
-// 32 bits).
-func (t *rankTable) tag(h uint64) uint32 {
-	if t.shift >= 32 {
-		return 0
-	}
-	return uint32(h>>32) << t.shift
-}
-
-// find returns b's rank, if b is a term.
-func (t *rankTable) find(b []byte) (int32, bool) {
-	h := maphash.Bytes(t.seed, b)
-	tag := t.tag(h)
-	low := uint32(1)<<t.shift - 1
-	if t.shift >= 32 {
-		low = ^uint32(0)
-	}
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
-			return 0, false
-		}
-		if s&^low == tag {
-			if r := int(s&low) - 1; t.terms.At(r) == string(b) {
-				return int32(r), true
-			}
-		}
-	}
 }
 
 // idListBuilder gathers id lists per key, ids added in increasing order,

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -75,19 +76,20 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	n := len(ix.paths)
 	ix.docLen = make([]uint32, n)
 
-	// Two passes over the files. The first counts: each worker keeps its
-	// own dictionary and, per term, the files holding it (no postings).
-	// The merge then makes one sorted term table and places every term's
-	// postings in one exactly sized array, and the second pass reads and
-	// tokenizes the files again, writing each posting to its place. The
-	// second read costs ~0.25 s of CPU on the mixed tree (43.6 MB); a
-	// single pass kept every (term, posting) pair until the postings
-	// array existed beside them, the open's peak (docs/index.md "Memory:
-	// tenth pass").
+	// One pass over the files: each worker keeps its own dictionary and,
+	// per file, the (local term id, term frequency) pairs it holds,
+	// varint-coded (shard.pairs). The merge then makes one sorted term
+	// table and turns each worker's per-term counts into the place of its
+	// next posting in one exactly sized postings array, and each worker
+	// copies its pairs there, dropping them chunk by chunk. Two passes
+	// (the second read and tokenized every file again to place the
+	// postings) spared the pairs but cost ~1.3 CPU-s of GOROOT/src's cold
+	// open; the pairs add ~1.5 MB to the mixed tree's cold peak
+	// (docs/index.md "Issue 39").
 	workers := make([]*shard, o.Workers)
 	bufs := make([][]byte, o.Workers)
 	for w := range workers {
-		workers[w] = &shard{dict: newTermDict(), countOnly: true}
+		workers[w] = newShard()
 	}
 	ix.readFiles(ctx, o.Workers, func(w, id int, data []byte) {
 		sh := workers[w]
@@ -98,24 +100,18 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	bufs = nil
 	for _, sh := range workers {
-		sh.tf, sh.touched = nil, nil // counted: the merge needs df only
-	}
-	for _, sh := range workers {
+		sh.tf, sh.touched = nil, nil // the merge and the placement need df and the pairs
 		ix.bytes += sh.bytes
 	}
-	// The path and definition terms need no file: built beside the merge.
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		ix.finish()
-	}()
 	ix.merge(workers)
+	ix.place(workers)
 	workers = nil
-	<-finished
-	if err := ix.place(ctx, o.Workers); err != nil {
-		return nil, err
-	}
+	// The path and definition terms need no file. Built after the
+	// placement, not beside the merge: their transient then no longer
+	// adds to the pairs'.
+	ix.finish()
 	// The name table is built here, not in the background as after a
 	// load: a workspace/open's first requests otherwise ran beside it
 	// (GOROOT/src: ~110 ms), and refreshes there took 40-70 ms against
@@ -165,94 +161,36 @@ func (ix *Index) read(buf []byte, root string, id int) ([]byte, error) {
 	return readWhole(buf, filepath.Join(root, filepath.FromSlash(ix.paths[id])), size)
 }
 
-// betweenPasses, when set (tests), runs between Build's two passes.
-var betweenPasses func()
-
-// place is Build's second pass: every file is read and tokenized again and
-// each of its terms' postings written to the term's next free place in
-// the postings array (the merge sized each term's range from the first
-// pass's counts). A file that changed between the passes can have terms
-// the first pass did not see (dropped), more files for a term than
-// counted (dropped) or fewer (a hole, never a posting: a posting's term
-// frequency is at least 1); the holes are then squeezed out.
-func (ix *Index) place(ctx context.Context, workers int) error {
-	if betweenPasses != nil {
-		betweenPasses()
+// place writes every worker's pairs into the postings array (the merge
+// made each shard's df the place of its next posting per local id), each
+// shard on its own goroutine (their places are disjoint), dropping each
+// chunk of pairs once read; then sorts each term's postings by file id.
+func (ix *Index) place(workers []*shard) {
+	ix.posts = make([]uint32, ix.offsets[ix.terms.Len()])
+	var wg sync.WaitGroup
+	for _, sh := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := sh.df
+			sh.each(func(lid int32, posting uint32) {
+				ix.posts[at[lid]] = posting
+				at[lid]++
+			}, func(chunk int) { sh.pairs[chunk] = nil })
+			sh.df, sh.pairs, sh.runs = nil, nil, nil
+		}()
 	}
-	nTerms := ix.terms.Len()
-	total := ix.offsets[nTerms]
-	table := newRankTable(ix.terms)
-	at := make([]uint32, nTerms) // the next free place per term
-	copy(at, ix.offsets[:nTerms])
-	ix.posts = make([]uint32, total)
-	shards := make([]*shard, workers)
-	bufs := make([][]byte, workers)
-	for w := range shards {
-		shards[w] = &shard{ranks: table, tf: make([]uint16, nTerms)}
-	}
-	ix.readFiles(ctx, workers, func(w, id int, data []byte) {
-		sh := shards[w]
-		sh.touched = sh.touched[:0]
-		bufs[w] = sh.tokenize(data, bufs[w])
-		posting := uint32(id) << tfBits
-		for _, r := range sh.touched {
-			tf := uint32(sh.tf[r])
-			sh.tf[r] = 0
-			if i := atomic.AddUint32(&at[r], 1) - 1; i < ix.offsets[r+1] {
-				ix.posts[i] = posting | tf
-			} else {
-				sh.unknown = true
-			}
-		}
-	})
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	changed := false
-	for _, sh := range shards {
-		changed = changed || sh.unknown
-	}
-	shards = nil
-	if !changed {
-		for r, a := range at {
-			if a != ix.offsets[r+1] {
-				changed = true
-				break
-			}
-		}
-	}
-	if changed {
-		ix.squeeze()
-	}
-	ix.sortPostings(workers)
-	return nil
+	wg.Wait()
+	ix.sortPostings(len(workers))
 }
 
-// squeeze removes the holes (0) from the postings, moving each term's
-// range down; a term left without postings keeps an empty range.
-func (ix *Index) squeeze() {
-	w := uint32(0)
-	for r := range ix.terms.Len() {
-		lo, hi := ix.offsets[r], ix.offsets[r+1]
-		ix.offsets[r] = w
-		for _, p := range ix.posts[lo:hi] {
-			if p != 0 {
-				ix.posts[w] = p
-				w++
-			}
-		}
-	}
-	ix.offsets[ix.terms.Len()] = w
-	ix.posts = slices.Clip(ix.posts[:w])
-}
-
-// sortPostings sorts each term's postings by file id (the second pass's
-// workers place them in the order they read the files), so a file's term
+// sortPostings sorts each term's postings by file id (each shard's
+// postings of a term follow the earlier shards'), so a file's term
 // frequency can be found by binary search. In parallel, over ranges of
 // terms of about equal postings.
 func (ix *Index) sortPostings(parts int) {
 	if parts <= 1 {
-		return // one worker read the files in id order
+		return // one worker: the files in id order
 	}
 	var wg sync.WaitGroup
 	total := len(ix.posts)
@@ -280,7 +218,8 @@ func (ix *Index) sortPostings(parts int) {
 
 // merge makes the shards' terms the index's: one sorted string table (a
 // term's id is its rank) and, from the shards' counts, each term's range
-// in the postings array (offsets), which place fills. Each shard sorts its
+// in the postings array (offsets), which place fills: each shard's df
+// becomes, per local id, the place of the shard's first posting of it. Each shard sorts its
 // own terms (in parallel) and one pass merges the sorted lists; no map of
 // every term is built (GOROOT/src: 402 k terms).
 func (ix *Index) merge(workers []*shard) {
@@ -344,7 +283,12 @@ func (ix *Index) merge(workers []*shard) {
 		all = append(all, t...)
 		ends = append(ends, uint32(len(all)))
 		c := offsets[len(offsets)-1]
-		advance(t, func(w int, lid int32) { c += workers[w].df[lid] })
+		advance(t, func(w int, lid int32) {
+			df := workers[w].df
+			n := df[lid]
+			df[lid] = c
+			c += n
+		})
 		offsets = append(offsets, c)
 	}
 	orders = nil
@@ -352,7 +296,7 @@ func (ix *Index) merge(workers []*shard) {
 	all, ends = nil, nil
 	ix.offsets = offsets
 	for _, sh := range workers {
-		sh.dict, sh.df = nil, nil
+		sh.dict = nil
 	}
 }
 
@@ -539,26 +483,20 @@ func addID(m map[string][]uint32, t string, id uint32) {
 }
 
 // shard is one build worker's partial index: its terms (local ids) and,
-// per term, the files holding it. Build's first pass only counts
-// (countOnly); an update of a saved index keeps the postings too, as one
-// flat list of (local term id, posting) pairs in chunks, in the order
-// added (so each term's postings are in file order), rather than a slice
-// per term: a slice header and a separate, doubling array for each of a
-// shard's ~300 k terms cost more than the 8 bytes a posting takes here.
-// Build's second pass tokenizes with ranks set instead of dict: term
-// ids are the index's ranks, and a term not among them is skipped.
+// per term, the files holding it, as one flat list of (local term id,
+// term frequency) pairs file by file (runs) in chunks, in the order added
+// (so each term's postings are in file order), rather than a slice per
+// term: a slice header and a separate, doubling array for each of a
+// shard's ~300 k terms cost more than the ~2 bytes a pair takes here.
+// Build and an update of a saved index both use it.
 type shard struct {
-	dict      *termDict  // term → local id
-	ranks     *rankTable // term → rank (Build's second pass; dict is nil)
-	countOnly bool       // no pairs: counts (df) only
-	unknown   bool       // a term not in ranks was seen, or a posting had no place
-	// pairs holds the shard's (local term id, term frequency) pairs, file
-	// by file (runs), in chunks of pairChunk: one uint32 each, lid<<tfBits
-	// | tf, while lid < 1<<(32-tfBits); a larger lid takes two, tf<<tfBits
-	// (low bits 0, which a tf never is) and then lid. Half the bytes of a
-	// (term, posting) uint64 per pair: ~11 MB less at the peak of
-	// GOROOT/src's build.
-	pairs   [][]uint32
+	dict *termDict // term → local id
+	// pairs holds the pairs, a file's in increasing local id, each
+	// uvarint(gap<<1 | tf>1) (gap: the lid less the file's previous lid,
+	// or the lid itself for its first) and, when tf > 1, uvarint(tf), in
+	// byte chunks of at least pairChunk (a pair is never split): ~2-3
+	// bytes a posting (GOROOT/src 2.8 M), against 4 in a uint32.
+	pairs   [][]byte
 	runs    []shardRun
 	tf      []uint16 // per local id, for the current file (at most maxTF: a posting keeps no more)
 	df      []uint32 // per local id, the files (postings) holding it
@@ -573,13 +511,12 @@ func newShard() *shard { return &shard{dict: newTermDict()} }
 // shardRun is one file's pairs in a shard: the file id and the pair count.
 type shardRun struct{ id, n uint32 }
 
-// pairChunk is the length of a shard's pair chunks (256 KiB each); a
-// variable for tests, like wideLid, the first local term id stored in two
-// words.
-var (
-	pairChunk       = 1 << 16
-	wideLid   int32 = 1 << (32 - tfBits)
-)
+// pairChunk is the least length of a shard's pair chunks (64 KiB); a
+// variable for tests.
+var pairChunk = 1 << 16
+
+// maxPairLen is the most bytes a pair takes.
+const maxPairLen = 2 * binary.MaxVarintLen32
 
 // add indexes data as the content of file id; buf is scratch space,
 // returned for the next file.
@@ -587,31 +524,36 @@ func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 	sh.touched = sh.touched[:0]
 	sh.count = 0
 	buf = sh.tokenize(data, buf)
-	if sh.countOnly {
-		for _, lid := range sh.touched {
-			sh.tf[lid] = 0
-			sh.df[lid]++
-		}
-		sh.last = sh.count
-		return buf
-	}
 	if len(sh.touched) > 0 {
 		sh.runs = append(sh.runs, shardRun{id: id, n: uint32(len(sh.touched))})
 	}
+	var chunk []byte
+	if k := len(sh.pairs) - 1; k >= 0 {
+		chunk = sh.pairs[k]
+	}
+	slices.Sort(sh.touched)
+	prev := int32(0)
 	for _, lid := range sh.touched {
 		tf := uint32(sh.tf[lid])
-		last := len(sh.pairs) - 1
-		if last < 0 || len(sh.pairs[last]) >= pairChunk-1 {
-			sh.pairs = append(sh.pairs, make([]uint32, 0, pairChunk))
-			last++
+		if cap(chunk)-len(chunk) < maxPairLen {
+			if chunk != nil {
+				sh.pairs[len(sh.pairs)-1] = chunk
+			}
+			chunk = make([]byte, 0, max(pairChunk, maxPairLen))
+			sh.pairs = append(sh.pairs, chunk)
 		}
-		if lid < wideLid {
-			sh.pairs[last] = append(sh.pairs[last], uint32(lid)<<tfBits|tf)
+		if d := uint64(lid - prev); tf == 1 {
+			chunk = binary.AppendUvarint(chunk, d<<1)
 		} else {
-			sh.pairs[last] = append(sh.pairs[last], tf<<tfBits, uint32(lid))
+			chunk = binary.AppendUvarint(chunk, d<<1|1)
+			chunk = binary.AppendUvarint(chunk, uint64(tf))
 		}
+		prev = lid
 		sh.tf[lid] = 0
 		sh.df[lid]++
+	}
+	if chunk != nil {
+		sh.pairs[len(sh.pairs)-1] = chunk
 	}
 	sh.last = sh.count
 	return buf
@@ -620,20 +562,10 @@ func (sh *shard) add(id uint32, data []byte, buf []byte) []byte {
 // term counts one occurrence of t in the file being added.
 func (sh *shard) term(t []byte) {
 	sh.count++
-	var lid int32
-	if sh.ranks != nil {
-		r, ok := sh.ranks.find(t)
-		if !ok {
-			sh.unknown = true
-			return
-		}
-		lid = r
-	} else {
-		lid = sh.dict.id(t)
-		if int(lid) == len(sh.tf) {
-			sh.tf = appendDoubling(sh.tf, 0)
-			sh.df = appendDoubling(sh.df, 0)
-		}
+	lid := sh.dict.id(t)
+	if int(lid) == len(sh.tf) {
+		sh.tf = appendDoubling(sh.tf, 0)
+		sh.df = appendDoubling(sh.df, 0)
 	}
 	switch sh.tf[lid] {
 	case 0:
@@ -776,27 +708,30 @@ func isDigitsBytes(b []byte) bool {
 // each calls f with every pair's local term id and posting, in the order
 // added, and drop (when set) after each chunk's last pair.
 func (sh *shard) each(f func(lid int32, posting uint32), drop func(chunk int)) {
-	k, i := 0, 0
+	k := 0
+	var chunk []byte
+	if len(sh.pairs) > 0 {
+		chunk = sh.pairs[0]
+	}
 	for _, r := range sh.runs {
+		lid := int32(0)
 		for range r.n {
-			if i == len(sh.pairs[k]) {
+			if len(chunk) == 0 {
 				if drop != nil {
 					drop(k)
 				}
-				k, i = k+1, 0
+				k++
+				chunk = sh.pairs[k]
 			}
-			w := sh.pairs[k][i]
-			i++
-			var lid int32
-			tf := w & maxTF
-			if tf != 0 {
-				lid = int32(w >> tfBits)
-			} else {
-				tf = w >> tfBits
-				lid = int32(sh.pairs[k][i])
-				i++
+			v, n := binary.Uvarint(chunk)
+			chunk = chunk[n:]
+			tf := uint64(1)
+			if v&1 != 0 {
+				tf, n = binary.Uvarint(chunk)
+				chunk = chunk[n:]
 			}
-			f(lid, r.id<<tfBits|tf)
+			lid += int32(v >> 1)
+			f(lid, r.id<<tfBits|uint32(tf))
 		}
 	}
 	if drop != nil {

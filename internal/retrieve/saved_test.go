@@ -19,9 +19,10 @@ import (
 	"github.com/task-x/task-x-runtime/internal/workspace"
 )
 
-// TestShardPairs: a shard that keeps its pairs (an update of a saved
-// index) lists the same postings with every pair in two words and chunks
-// of 3 words (a wide pair never split) as with the usual layout.
+// TestShardPairs: a shard lists the same postings with chunks of the
+// least size (one pair each: a pair is never split) and of a few pairs as
+// with the usual 64 KiB, and every term's postings in file order with the
+// term frequencies tokenizeASCII counts.
 func TestShardPairs(t *testing.T) {
 	ws, _ := fixture(t)
 	snap := ws.Snapshot()
@@ -40,20 +41,36 @@ func TestShardPairs(t *testing.T) {
 		}
 		return out
 	}
-	defer func(c int, w int32) { pairChunk, wideLid = c, w }(pairChunk, wideLid)
+	defer func(c int) { pairChunk = c }(pairChunk)
 	want := lists()
 	if len(want) < 50 {
 		t.Fatalf("only %d terms in the fixture", len(want))
 	}
-	for _, c := range []struct {
-		chunk int
-		wide  int32
-	}{{3, 0}, {3, 5}, {4, 1 << 20}, {1 << 16, 0}} {
-		pairChunk, wideLid = c.chunk, c.wide
+	for term, ps := range want {
+		for i, p := range ps {
+			if p&maxTF == 0 || i > 0 && p>>tfBits <= ps[i-1]>>tfBits {
+				t.Fatalf("term %q: postings %x", term, ps)
+			}
+		}
+	}
+	for id, rel := range snap.Files() {
+		data, err := os.ReadFile(filepath.Join(snap.Root(), filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms, _ := tokenizeTerms(data)
+		for term, tf := range terms {
+			if !slices.Contains(want[term], uint32(id)<<tfBits|tf) {
+				t.Errorf("%s: term %q tf %d missing from %x", rel, term, tf, want[term])
+			}
+		}
+	}
+	for _, chunk := range []int{1, maxPairLen + 1, 3 * maxPairLen} {
+		pairChunk = chunk
 		got := lists()
-		pairChunk, wideLid = 1<<16, 1<<(32-tfBits)
+		pairChunk = 1 << 16
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("chunk %d, wide from %d: the postings differ", c.chunk, c.wide)
+			t.Errorf("chunk %d: the postings differ", chunk)
 		}
 	}
 }
@@ -87,82 +104,6 @@ func indexTerms(t *testing.T, ix *Index) map[string]map[string]uint32 {
 		}
 	}
 	return out
-}
-
-// TestBuildFileChangedBetweenPasses: a file rewritten and one deleted
-// between Build's two passes leave a well-formed index: every other file's
-// terms exactly as before, the rewritten file with only terms of its
-// first version, at most as often as in its new one, and the deleted
-// file's postings gone.
-func TestBuildFileChangedBetweenPasses(t *testing.T) {
-	ws, want := fixture(t)
-	wantTerms := indexTerms(t, want)
-	snap := ws.Snapshot()
-	files := snap.Files()
-	if len(files) < 3 {
-		t.Fatalf("%d files", len(files))
-	}
-	changed, deleted := files[0], files[1]
-	newText := "zebra quagga " + strings.Repeat("okapi ", 5)
-	for _, workers := range []int{1, 2} {
-		old, err := os.ReadFile(filepath.Join(snap.Root(), changed))
-		if err != nil {
-			t.Fatal(err)
-		}
-		gone, err := os.ReadFile(filepath.Join(snap.Root(), deleted))
-		if err != nil {
-			t.Fatal(err)
-		}
-		betweenPasses = func() {
-			// Keep one old word the first pass counted, drop the rest.
-			first := ""
-			for term := range wantTerms[changed] {
-				if first == "" || term < first {
-					first = term
-				}
-			}
-			os.WriteFile(filepath.Join(snap.Root(), changed), []byte(newText+" "+first+" "+first), 0o644)
-			os.Remove(filepath.Join(snap.Root(), deleted))
-		}
-		got, err := Build(context.Background(), snap, &BuildOptions{Workers: workers, Skip: func(rel string) bool {
-			return strings.HasPrefix(filepath.Base(rel), ".env")
-		}})
-		betweenPasses = nil
-		if err != nil {
-			t.Fatal(err)
-		}
-		gotTerms := indexTerms(t, got)
-		for path, terms := range wantTerms {
-			switch path {
-			case deleted:
-				if len(gotTerms[path]) != 0 {
-					t.Errorf("workers %d: deleted %s still has terms %v", workers, path, gotTerms[path])
-				}
-			case changed:
-				if len(gotTerms[path]) != 1 {
-					t.Errorf("workers %d: rewritten %s has terms %v, want only the one word kept", workers, path, gotTerms[path])
-				}
-				for term, tf := range gotTerms[path] {
-					if _, ok := terms[term]; !ok || tf != 2 {
-						t.Errorf("workers %d: rewritten %s: term %q tf %d", workers, path, term, tf)
-					}
-				}
-			default:
-				if !reflect.DeepEqual(gotTerms[path], terms) {
-					t.Errorf("workers %d: %s: terms differ after another file changed", workers, path)
-				}
-			}
-		}
-		if _, ok := got.terms.Find("zebra"); ok && len(got.postings("zebra")) != 0 {
-			t.Errorf("workers %d: a term only the second pass saw has postings", workers)
-		}
-		if err := os.WriteFile(filepath.Join(snap.Root(), changed), old, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(snap.Root(), deleted), gone, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestWriteSaved: WriteSaved writes AppendSaved's bytes, in chunks or
