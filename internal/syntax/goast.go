@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"bytes"
 	"cmp"
 	"go/ast"
 	"go/parser"
@@ -25,7 +26,10 @@ import (
 // syntax error (then the caller parses it with tree-sitter).
 func parseGoAST(src []byte) (info *FileInfo, ok bool) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.ParseComments|parser.SkipObjectResolution)
+	// No ParseComments: comments are skipped by the scanner (specRange
+	// finds the one it needs in src), which spares go/parser a comment
+	// and a group per comment, ~4.5% of its allocations.
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
 	if err != nil || f == nil {
 		return nil, false
 	}
@@ -155,15 +159,11 @@ func (x *goAST) specRange(d *ast.GenDecl, s ast.Spec) (token.Pos, token.Pos) {
 	if d.Tok == token.VAR {
 		return s.Pos(), s.End()
 	}
-	for _, g := range x.f.Comments {
-		if g.End() <= d.Lparen || g.Pos() >= d.Rparen {
-			continue
-		}
-		for _, c := range g.List {
-			if c.Pos() > d.Lparen && c.End() <= d.Rparen && (c.End() <= s.Pos() || c.Pos() >= s.End()) {
-				return s.Pos(), s.End()
-			}
-		}
+	// Between the parentheses and the one spec there is only white space,
+	// the spec's semicolon and comments, so a '/' there starts a comment.
+	if bytes.IndexByte(x.src[x.off(d.Lparen)+1:x.off(s.Pos())], '/') >= 0 ||
+		bytes.IndexByte(x.src[x.off(s.End()):x.off(d.Rparen)], '/') >= 0 {
+		return s.Pos(), s.End()
 	}
 	return d.Pos(), d.End()
 }

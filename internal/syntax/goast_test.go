@@ -276,3 +276,34 @@ func TestGoDeepNesting(t *testing.T) {
 		t.Errorf("tree-sitter fallback: %+v", info)
 	}
 }
+
+// TestGoASTSpecRangeComments: a parenthesised const or type block with one
+// spec covers the whole declaration unless a comment sits inside the
+// parentheses beside the spec (tree-sitter's tree then has the comment as
+// another named child); go/parser reads no comments, so goast.go finds
+// them in the source. Each case must give tree-sitter's symbol range.
+func TestGoASTSpecRangeComments(t *testing.T) {
+	for _, body := range []string{
+		"const (\n\tA = 1\n)\n",
+		"const (\n\t// doc\n\tA = 1\n)\n",
+		"const (\n\tA = 1 // trailing\n)\n",
+		"const (\n\tA = 1 /* block */\n)\n",
+		"const ( /* x */\n\tA = 1\n)\n",
+		"const (\n\tA = \"a//b\"\n)\n",
+		"const (\n\tA = '/' / 2\n)\n",
+		"type (\n\tT int\n)\n",
+		"type (\n\tT int\n\t// after\n)\n",
+		"type (\n\tT struct{ f int } // c\n)\n",
+		"type (\n\tT = map[string]int\n)\n",
+		"var (\n\tV = 1 // c\n)\n",
+	} {
+		src := []byte("package p\n\n" + body)
+		fast, ok := parseGoAST(src)
+		if !ok {
+			t.Fatalf("%q: go/parser refused it", body)
+		}
+		if d := diffInfo(fast, treeSitterGo(t, src)); d != "" {
+			t.Errorf("%q: go/parser vs tree-sitter: %s", body, d)
+		}
+	}
+}
