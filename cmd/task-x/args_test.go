@@ -81,6 +81,25 @@ func TestRunPromptWords(t *testing.T) {
 			t.Errorf("task-x %s: exit %d, %q", strings.Join(args, " "), code, msg)
 		}
 	}
+	// The advice is pasted into a shell: what it would expand or split is
+	// in single quotes; a folder given first stays; -p and words is the
+	// prompt given twice.
+	os.Mkdir("web", 0o755)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "say", `he said "hi" $HOME`}, `task-x run 'say he said "hi" $HOME', or pass it with -p 'say he said "hi" $HOME'`},
+		{[]string{"run", "don't", "echo", "`id`"}, `task-x run 'don'\''t echo ` + "`id`" + `'`},
+		{[]string{"run", "web", "fix", "the", "bug"}, `task-x run -C web "fix the bug"`},
+		{[]string{"run", "-p", "fix", "the", "bug"}, `give the prompt once: -p fix, and 2 more words ("the bug")`},
+	} {
+		code := 0
+		msg := captureStderr(t, func() { code = execute(c.args) })
+		if code != exitUsage || !strings.Contains(msg, c.want) {
+			t.Errorf("task-x %s: exit %d, %q, want %s", strings.Join(c.args, " "), code, msg, c.want)
+		}
+	}
 	d, p, err := runArgs("", "", []string{"fix the bug"})
 	if err != nil || d != "" || p != "fix the bug" {
 		t.Errorf(`run "fix the bug" = %q, %q, %v`, d, p, err)

@@ -126,16 +126,36 @@ func runArgs(cd, prompt string, args []string) (dir, p string, err error) {
 		dir = cd
 	}
 	switch {
+	case len(rest) > 1 && p != "":
+		return "", "", fmt.Errorf("give the prompt once: -p %s, and %d more words (%s)", shellQuote(p), len(rest), shellQuote(strings.Join(rest, " ")))
 	case len(rest) > 1:
 		// task-x run fix the bug: the shell split the prompt into words.
-		words := strings.Join(rest, " ")
-		return "", "", fmt.Errorf("the prompt is one argument: quote it, task-x run %q, or pass it with -p %q (got %d words)", words, words, len(rest))
+		// The advice is copied into a shell: quoted for it, the folder kept.
+		words := shellQuote(strings.Join(rest, " "))
+		cmd := "task-x run "
+		if dir != "" {
+			cmd += "-C " + shellQuote(dir) + " "
+		}
+		return "", "", fmt.Errorf("the prompt is one argument: quote it, %s%s, or pass it with -p %s (got %d words)", cmd, words, words, len(rest))
 	case len(rest) == 1 && p != "":
 		return "", "", fmt.Errorf("give the prompt once, with -p or as an argument (%q is not a folder)", rest[0])
 	case len(rest) == 1:
 		p = rest[0]
 	}
 	return dir, p, nil
+}
+
+// shellQuote quotes s for a POSIX shell: a plain word as it is, in double quotes when nothing in
+// it is special there, else in single quotes (Go's %q escaped a quote with
+// a backslash and left $ and ` to the shell, which expanded them).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@") == "" {
+		return s // a plain word: a folder such as ../web
+	}
+	if !strings.ContainsAny(s, "\"$`\\!") {
+		return `"` + s + `"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // pathLike reports whether a looks like a path rather than a prompt: one
