@@ -560,3 +560,56 @@ func TestReplayShowsPasteTag(t *testing.T) {
 		t.Errorf("a short prompt shows %q", got)
 	}
 }
+
+// TestReplayShowsSteered: a message typed while a turn ran (steered into
+// it) is shown by a resumed task under the answer it was typed during, as
+// the live session showed it (the replay dropped it: the model's reply
+// to it came with no message above it).
+func TestReplayShowsSteered(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo", dataDir: t.TempDir()}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, s := range []string{
+		`{"type":"userMessage","text":"look at the tests","images":0}`,
+		`{"type":"assistantMessage","text":"Looking at the tests now."}`,
+		`{"type":"steered","text":"also check the docs"}`,
+		`{"type":"assistantMessage","text":"The docs are fine."}`,
+	} {
+		e, err := parseEvent([]byte(`{"taskId":"t1","replay":true,"event":` + s + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.update(eventMsg{e})
+	}
+	got := renderTranscript(m.st, m.items, 100)
+	a, q, b := strings.Index(got, "Looking at the tests now."), strings.Index(got, "› also check the docs (joined)"), strings.Index(got, "The docs are fine.")
+	if a < 0 || q < a || b < q {
+		t.Errorf("the replay does not show the steered message between the answers:\n%s", got)
+	}
+}
+
+// TestEscEscInOneRead: two Escs that arrive in one read come from
+// bubbletea as one alt+esc; they interrupt a running turn as Esc does (they
+// did nothing: pressing Esc twice quickly, or over a slow ssh link, did
+// not stop the agent) and open the earlier messages at the idle prompt.
+func TestEscEscInOneRead(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo", dataDir: t.TempDir()}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	submitLine(m, "first")
+	m.busy = false
+	m.update(tea.KeyMsg{Type: tea.KeyEsc, Alt: true})
+	if m.pick == nil {
+		t.Fatal("Esc Esc in one read did not open the earlier messages")
+	}
+	m.update(tea.KeyMsg{Type: tea.KeyEsc})
+	if m.pick != nil {
+		t.Fatal("Esc did not close the list")
+	}
+	cancelled := false
+	m.busy, m.stopping, m.cancel = true, false, func() { cancelled = true }
+	m.update(tea.KeyMsg{Type: tea.KeyEsc, Alt: true})
+	if !cancelled {
+		t.Error("Esc Esc in one read did not interrupt the turn")
+	}
+}

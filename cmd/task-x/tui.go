@@ -617,6 +617,12 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 // key handles a key press: the session's keys first, then the open form or
 // the prompt.
 func (m *tuiModel) key(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyEsc && k.Alt {
+		// Two Escs in one read (pressed quickly, or over a slow link)
+		// come as one alt+esc: each is an Esc, as typed.
+		esc := tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.Batch(m.key(esc), m.key(esc))
+	}
 	switch k.String() {
 	case "pgup":
 		m.vp.HalfViewUp()
@@ -1473,11 +1479,13 @@ func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 	switch e := ev.E.(type) {
 	case protocol.UserMessageEvent:
 		// As it was shown when sent: a large paste as its tag, not whole.
-		text, ok := m.shown.typed(e.Text)
-		if !ok {
-			text = collapsed(e.Text)
-		}
-		m.add(&item{kind: itemUser, text: text})
+		m.add(&item{kind: itemUser, text: m.asShown(e.Text)})
+	case protocol.SteeredEvent:
+		// A message typed during the turn, as the live session left it
+		// (the live handler only marks a queued entry, which a replay has
+		// not: the message was dropped).
+		m.endAnswer()
+		m.add(&item{kind: itemUser, text: m.asShown(e.Text), tag: "joined"})
 	case protocol.DoneEvent:
 		sum := &taskSummary{TaskID: ev.TaskID, Status: e.Status, Error: e.Error, ChangedFiles: e.ChangedFiles,
 			Usage: &e.Usage, Model: e.Model, Iterations: e.Iterations, ToolCalls: e.ToolCalls}
@@ -1492,7 +1500,7 @@ func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 		m.endAnswer()
 		m.note("%s", m.st.dim.Render(fmt.Sprintf("── resumed %s (%s, %d events): type a follow-up ──", ev.TaskID, e.Status, e.Events)))
 	case protocol.ToolStartedEvent, protocol.ToolFinishedEvent, protocol.FileChangedEvent, protocol.WarningEvent,
-		protocol.ErrorEvent, protocol.ValidationStartedEvent, protocol.ValidationFinishedEvent, protocol.SteeredEvent:
+		protocol.ErrorEvent, protocol.ValidationStartedEvent, protocol.ValidationFinishedEvent:
 		// Shown as live, leaving the running turn's counters alone.
 		ev.Replay = false
 		tools, files, tokens, errShown := m.turnTools, m.turnFiles, m.tokens, m.errShown
@@ -1501,6 +1509,15 @@ func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 		m.turnTools, m.turnFiles, m.tokens, m.errShown = tools, files, tokens, errShown
 	}
 	return nil
+}
+
+// asShown is a recorded prompt as the session showed it when it was sent:
+// a large paste as its tag, not whole.
+func (m *tuiModel) asShown(sent string) string {
+	if text, ok := m.shown.typed(sent); ok {
+		return text
+	}
+	return collapsed(sent)
 }
 
 func (m *tuiModel) toolItem(callID string) *item {
