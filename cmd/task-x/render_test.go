@@ -15,7 +15,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/huh"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
+	"github.com/mattn/go-runewidth"
 
 	"github.com/task-x/task-x-runtime/internal/jsonrpc"
 	"github.com/task-x/task-x-runtime/internal/protocol"
@@ -611,5 +613,29 @@ func TestEscEscInOneRead(t *testing.T) {
 	m.update(tea.KeyMsg{Type: tea.KeyEsc, Alt: true})
 	if !cancelled {
 		t.Error("Esc Esc in one read did not interrupt the turn")
+	}
+}
+
+// TestScreenFitsCodePointWidths: an emoji with a skin tone (one grapheme
+// two cells wide to lipgloss, four to tmux and xterm, which count each code
+// point) in the transcript or the prompt does not push a screen row past
+// the terminal's width (QA: in tmux every row was padded to the width with
+// spaces, so that row wrapped and the screen drew duplicated rows and lost
+// the prompt until a resize).
+func TestScreenFitsCodePointWidths(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo"}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(true))
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 16})
+	m.add(&item{kind: itemUser, text: "thumbs 👍🏽 ok"})
+	m.add(&item{kind: itemAnswer, text: "family 👨‍👩‍👧 and 👍🏽", done: true})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("thumbs 👍🏽 ok")})
+	for i, line := range strings.Split(m.View(), "\n") {
+		w := 0
+		for _, c := range ansi.Strip(line) {
+			w += runewidth.RuneWidth(c)
+		}
+		if w > 60 {
+			t.Errorf("row %d is %d cells wide counted by code point, the terminal 60: %q", i, w, ansi.Strip(line))
+		}
 	}
 }

@@ -496,7 +496,22 @@ func (m *tuiModel) View() string {
 	if !m.ready {
 		return "task-x: starting…"
 	}
-	return m.vp.View() + "\n" + m.bottomView()
+	return unpadRows(m.vp.View() + "\n" + m.bottomView())
+}
+
+// unpadRows drops the spaces that pad each row to the width (bubbletea
+// erases the rest of a shorter row itself). A grapheme the terminal draws
+// wider than lipgloss measures it (an emoji with a skin tone: two cells to
+// lipgloss, four to tmux and xterm, which count code points) then makes
+// its row longer only by that much, instead of pushing a full row past the
+// edge: the row wrapped, and the screen drew rows twice and lost the
+// prompt until a resize (QA).
+func unpadRows(s string) string {
+	rows := strings.Split(s, "\n")
+	for i, r := range rows {
+		rows[i] = strings.TrimRight(r, " ")
+	}
+	return strings.Join(rows, "\n")
 }
 
 func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
