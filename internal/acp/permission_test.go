@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,40 @@ func TestPermissionScope(t *testing.T) {
 	mu.Unlock()
 	if got != "rm a|rm c" {
 		t.Fatalf("asked about %q, want rm a|rm c (the subagent's reject of rm is not its lead's; the lead's reject of touch holds)", got)
+	}
+}
+
+// A permission request the client answers with a line that cannot be read
+// (invalid UTF-8, a response without "jsonrpc") is a failed request, so a
+// deny: the turn goes on instead of waiting for an answer that has come.
+func TestPermissionUnreadableAnswer(t *testing.T) {
+	for name, answer := range map[string]string{
+		"invalid UTF-8": `{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}},"x":"` + "\xff" + `"}`,
+		"no jsonrpc":    `{"id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow_once"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, url := newFakeModel(t, func(prompt string, n int) turn {
+				if n == 0 {
+					return turn{calls: []call{{"write_file", map[string]any{"path": "w.txt", "content": "w\n"}}}}
+				}
+				return turn{text: "done"}
+			})
+			p := startAgent(t, testConfig(t, url))
+			p.call("initialize", map[string]any{"protocolVersion": 1})
+			dir := workspace(t)
+			_, res := p.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+			var ns struct{ SessionID string }
+			json.Unmarshal(res, &ns)
+			id := p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "write"}}})
+			_, req := p.waitMsg(0, func(m msg) bool { return m.Method == "session/request_permission" })
+			fmt.Fprintf(p.in, answer+"\n", req.ID)
+			_, m := p.reply(id)
+			if m.Error != nil || !strings.Contains(string(m.Result), `"end_turn"`) {
+				t.Fatalf("prompt: %s %+v", m.Result, m.Error)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "w.txt")); err == nil {
+				t.Fatal("w.txt was written: an unreadable answer allowed the call")
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 )
@@ -309,6 +310,15 @@ func (c *Conn) handleLine(ctx context.Context, line []byte) {
 		c.log.Debug("jsonrpc: invalid message", "id", fail.id.String(), "code", fail.err.Code, "reason", fail.err.Message)
 		if fail.reply {
 			c.writeError(fail.id, fail.err)
+		}
+		if fail.answers.IsValid() {
+			// The peer answered one of our calls, unreadably: fail the call
+			// rather than leave it waiting for an answer that has come.
+			e := fail.err
+			if !strings.HasPrefix(e.Message, "invalid response") {
+				e = e.WithMessage("invalid response: " + e.Message)
+			}
+			c.routeResponse(&message{kind: kindResponse, id: fail.answers, err: e})
 		}
 		return
 	}

@@ -400,3 +400,53 @@ func TestOutgoingCap(t *testing.T) {
 		p.finish()
 	})
 }
+
+// A response to one of our calls that cannot be read (not UTF-8, broken
+// JSON, no "jsonrpc", a bad error object) fails that call when its id can
+// be read, rather than leaving it waiting for an answer that has come
+// (an ACP permission request would hold the turn until a cancel).
+func TestCallFailsOnUnreadableResponse(t *testing.T) {
+	for name, tc := range map[string]struct {
+		line string
+		code int64
+	}{
+		"invalid UTF-8":   {"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"\xff\"}}", ErrParse.Code},
+		"truncated":       {`{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"sel`, ErrParse.Code},
+		"id after result": {"{\"jsonrpc\":\"2.0\",\"result\":\"\xff\",\"id\":1}", ErrParse.Code},
+		"no jsonrpc":      {`{"id":1,"result":{"ok":true}}`, ErrInvalidRequest.Code},
+		"bad error":       {`{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}`, ErrInvalidRequest.Code},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newPipeConn(t, &testHandler{}, nil)
+				errc := make(chan error, 1)
+				go func() {
+					_, err := p.conn.Call(context.Background(), "session/request_permission", nil)
+					errc <- err
+				}()
+				p.settle()
+				p.send(tc.line)
+				p.settle()
+				select {
+				case err := <-errc:
+					var e *Error
+					if !errors.As(err, &e) || e.Code != tc.code || !strings.HasPrefix(e.Message, "invalid response") {
+						t.Fatalf("Call err = %v, want code %d and an invalid response", err, tc.code)
+					}
+				default:
+					p.conn.Close() // end the call, so the bubble can exit
+					<-errc
+					p.finish()
+					t.Fatal("Call still waiting after its unreadable response")
+				}
+				p.conn.mu.Lock()
+				pending := len(p.conn.outgoing)
+				p.conn.mu.Unlock()
+				if pending != 0 {
+					t.Fatalf("%d outgoing calls still pending", pending)
+				}
+				p.finish()
+			})
+		})
+	}
+}

@@ -117,7 +117,10 @@ func tooLarge(line []byte) error {
 // not show one: the id comes after the cut, the head is not a JSON object,
 // or it is a response (a "result" or "error" member), which nobody answers.
 func headID(head []byte) ID {
-	id, _ := scanHead(head)
+	id, _, response := scanHead(head)
+	if response {
+		return ID{}
+	}
 	return id
 }
 
@@ -131,8 +134,21 @@ func headID(head []byte) ID {
 // id is in the other direction's id space), a "result" or "error" member was
 // seen, or the id is not a valid one.
 func parseErrorID(line []byte) ID {
-	id, method := scanHead(line)
-	if !method {
+	id, method, response := scanHead(line)
+	if !method || response {
+		return ID{}
+	}
+	return id
+}
+
+// answeredID is the id of our call that a line that is not valid UTF-8 or
+// JSON answers: an object with a "result" or "error" member and a valid "id"
+// before the point where the JSON breaks, and no "method" key. The zero ID
+// otherwise. That call fails (the peer answered, unreadably) instead of
+// waiting for an answer that has come.
+func answeredID(line []byte) ID {
+	id, method, response := scanHead(line)
+	if method || !response {
 		return ID{}
 	}
 	return id
@@ -140,34 +156,32 @@ func parseErrorID(line []byte) ID {
 
 // scanHead reads the members of the object at the start of head up to its end
 // or the first point where it stops being JSON. It returns the last valid "id"
-// seen (the zero ID for an invalid one, or when a "result" or "error" key is
-// seen) and whether a "method" key was seen.
-func scanHead(head []byte) (ID, bool) {
+// seen (the zero ID for an invalid one, where it stops), whether a "method" key was seen and
+// whether a "result" or "error" key was seen.
+func scanHead(head []byte) (id ID, method, response bool) {
 	dec := json.NewDecoder(bytes.NewReader(head))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ID{}, false
+		return ID{}, false, false
 	}
-	var id ID
-	method := false
 	for {
 		t, err := dec.Token()
 		key, ok := t.(string)
 		if err != nil || !ok {
-			return id, method // the cut (or a broken line): what was seen so far
+			return id, method, response // the cut (or a broken line): what was seen so far
 		}
-		if key == "result" || key == "error" {
-			return ID{}, false
-		}
-		if key == "method" {
+		switch key {
+		case "result", "error":
+			response = true
+		case "method":
 			method = true
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return id, method
+			return id, method, response
 		}
 		if key == "id" {
 			if id, err = DecodeID(v); err != nil {
-				return ID{}, method
+				return ID{}, method, response
 			}
 		}
 	}

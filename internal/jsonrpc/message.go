@@ -36,11 +36,13 @@ type message struct {
 
 // decodeFailure says how to answer a line that is not a valid message. reply is
 // false for a malformed response, which JSON-RPC forbids answering; the zero id is
-// sent as null.
+// sent as null. answers is the id of our call that an unreadable response
+// answers (the zero ID when none can be read): that call fails with err.
 type decodeFailure struct {
-	id    ID
-	err   *Error
-	reply bool
+	id      ID
+	err     *Error
+	reply   bool
+	answers ID
 }
 
 var (
@@ -65,10 +67,10 @@ var (
 // (encoding/json's case-insensitive struct matching is avoided on purpose).
 func decodeMessage(line []byte) (*message, *decodeFailure) {
 	if !utf8.Valid(line) {
-		return nil, &decodeFailure{id: parseErrorID(line), err: errParseInvalidUTF8, reply: true}
+		return nil, &decodeFailure{id: parseErrorID(line), err: errParseInvalidUTF8, reply: true, answers: answeredID(line)}
 	}
 	if !json.Valid(line) {
-		return nil, &decodeFailure{id: parseErrorID(line), err: errParseInvalidJSON, reply: true}
+		return nil, &decodeFailure{id: parseErrorID(line), err: errParseInvalidJSON, reply: true, answers: answeredID(line)}
 	}
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	switch trimmed[0] {
@@ -138,13 +140,13 @@ func isVersion2(fields map[string]json.RawMessage) bool {
 // reported but never answered.
 func decodeResponse(fields map[string]json.RawMessage, id ID, hasID bool, errObj json.RawMessage) (*message, *decodeFailure) {
 	if !hasID || !isVersion2(fields) {
-		return nil, &decodeFailure{id: id, err: ErrInvalidRequest.WithMessage("invalid response"), reply: false}
+		return nil, &decodeFailure{id: id, err: ErrInvalidRequest.WithMessage(`invalid response: "jsonrpc" must be "2.0"`), reply: false, answers: id}
 	}
 	m := &message{kind: kindResponse, id: id}
 	if len(errObj) > 0 && string(errObj) != "null" {
 		var e Error
 		if err := json.Unmarshal(errObj, &e); err != nil {
-			return nil, &decodeFailure{id: id, err: ErrInvalidRequest.WithMessage("invalid response: " + err.Error()), reply: false}
+			return nil, &decodeFailure{id: id, err: ErrInvalidRequest.WithMessage("invalid response: " + err.Error()), reply: false, answers: id}
 		}
 		m.err = &e
 		return m, nil
