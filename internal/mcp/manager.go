@@ -368,11 +368,14 @@ func (m *Manager) start(s *server, done chan struct{}) {
 		// Removed or closed while starting.
 		s.starting = nil
 		m.mu.Unlock()
-		if sess != nil {
-			_ = sess.Close()
-		}
+		// The tree before the session: closing the session closes the
+		// server's stdin, and a server that exits on it orphans its
+		// children before stop can find them (process.stop).
 		if proc != nil {
 			proc.stop(m.opts.StopGrace)
+		}
+		if sess != nil {
+			_ = sess.Close()
 		}
 		return
 	}
@@ -452,11 +455,12 @@ func (m *Manager) stopAsync(s *server) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		if sess != nil {
-			_ = sess.Close()
-		}
+		// The tree before the session (see start).
 		if proc != nil {
 			proc.stop(m.opts.StopGrace)
+		}
+		if sess != nil {
+			_ = sess.Close()
 		}
 	}()
 }
@@ -494,18 +498,19 @@ func (m *Manager) connect(s *server, timeout time.Duration) (*sdk.ClientSession,
 		transport = &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: m.httpClient(s.cfg.Headers)}
 	}
 	fail := func(sess *sdk.ClientSession, err error) (*sdk.ClientSession, *process, []*sdk.Tool, error) {
-		if sess != nil {
-			_ = sess.Close()
-		}
+		// The tree before the session (see start).
 		if proc != nil {
 			proc.stop(m.opts.StopGrace)
 			select {
 			case <-proc.exited:
-				if proc.err != nil && ctx.Err() == nil {
-					err = fmt.Errorf("%w (the server exited: %v)", err, proc.err)
+				if e := proc.ownExit(); e != nil && ctx.Err() == nil {
+					err = fmt.Errorf("%w (the server exited: %v)", err, e)
 				}
 			default:
 			}
+		}
+		if sess != nil {
+			_ = sess.Close()
 		}
 		if ctx.Err() != nil && s.ctx.Err() == nil {
 			return nil, nil, nil, fmt.Errorf("handshake timed out after %s: %w", timeout, context.DeadlineExceeded)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,6 +93,20 @@ type process struct {
 	exited chan struct{} // closed once Wait returned
 	err    error         // Wait's result, set before exited closes
 	once   sync.Once
+	ending atomic.Bool // stop began
+}
+
+// ownExit is Wait's result after the server exited, nil when that was the
+// SIGTERM or SIGKILL of stop.
+func (p *process) ownExit() error {
+	var ee *exec.ExitError
+	if p.err == nil || !p.ending.Load() || !errors.As(p.err, &ee) {
+		return p.err
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && (ws.Signal() == syscall.SIGTERM || ws.Signal() == syscall.SIGKILL) {
+		return nil
+	}
+	return p.err
 }
 
 // serverEnv is a stdio server's environment: the runtime's without the
@@ -184,23 +199,43 @@ func startProcess(c ServerConfig, defaultCwd string, server string, log *slog.Lo
 	return p, nil
 }
 
-// stop ends the server and its whole tree: the descendants found in /proc
-// (also those that left the group with setsid) and the process group get
-// SIGTERM, then SIGKILL after grace if the server has not exited. It waits
-// for the server's exit and is safe to call more than once.
+// stop ends the server and its whole tree: the server, its process group
+// and every descendant found in /proc (also those that left the group with
+// setsid) are frozen first (proctree.Freeze: SIGSTOP until the walk finds
+// no new process), then get SIGTERM and SIGCONT, then SIGKILL after grace
+// if the server has not exited. The tree is taken while the server is
+// alive and stopped: once it exits, its children are re-parented to init
+// and no walk from it finds them, so nothing may close its pipes (the
+// session) before stop. It waits for the server's exit and is safe to call
+// more than once.
 func (p *process) stop(grace time.Duration) {
 	p.once.Do(func() {
+		p.ending.Store(true)
 		pid := p.cmd.Process.Pid
-		tree := proctree.Descendants(pid)
+		// The server itself is a root of the walk only while it runs: once
+		// reaped, its pid may be another process's.
+		roots := func(tree []int) []int {
+			select {
+			case <-p.exited:
+				return tree
+			default:
+				return append([]int{pid}, tree...)
+			}
+		}
+		_ = syscall.Kill(-pid, syscall.SIGSTOP)
+		tree := proctree.Freeze(roots(nil)...)
 		_ = p.stdin.Close()
-		signalTree(pid, tree, syscall.SIGTERM)
+		p.signalTree(tree, syscall.SIGTERM)
+		p.signalTree(tree, syscall.SIGCONT)
 		select {
 		case <-p.exited:
 		case <-time.After(grace):
 		}
-		// Descendants may outlive the server: kill them all.
-		tree = append(tree, proctree.Descendants(pid)...)
-		signalTree(pid, tree, syscall.SIGKILL)
+		// Descendants may outlive the server, and start others during the
+		// grace: freeze what is left of the tree again and kill it all.
+		_ = syscall.Kill(-pid, syscall.SIGSTOP)
+		tree = append(tree, proctree.Freeze(roots(tree)...)...)
+		p.signalTree(tree, syscall.SIGKILL)
 		select {
 		case <-p.exited:
 		case <-time.After(5 * time.Second):
@@ -209,9 +244,11 @@ func (p *process) stop(grace time.Duration) {
 	})
 }
 
-func signalTree(pid int, tree []int, sig syscall.Signal) {
-	_ = syscall.Kill(-pid, sig)
-	_ = syscall.Kill(pid, sig)
+// signalTree sends sig to the server's process group, the server (through
+// os.Process, which knows when it was reaped) and every process in tree.
+func (p *process) signalTree(tree []int, sig syscall.Signal) {
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	_ = p.cmd.Process.Signal(sig)
 	for _, d := range tree {
 		_ = syscall.Kill(d, sig)
 	}

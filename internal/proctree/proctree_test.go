@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -49,5 +50,48 @@ func TestDescendantsFindsGrandchildInOwnSession(t *testing.T) {
 	}
 	if _, _, ok := Parent(-1); ok {
 		t.Fatal("Parent(-1) found a process")
+	}
+}
+
+// TestFreezeStopsAForkingTree: a shell that keeps starting setsid children
+// while the tree is frozen. When Freeze returns, every process it returned
+// is stopped, and a new walk finds no process it did not return (the tree
+// can no longer grow or lose a member to re-parenting).
+func TestFreezeStopsAForkingTree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc is Linux's")
+	}
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 200 ]; do setsid sh -c 'sleep 30 & wait' & i=$((i+1)); [ $i -eq 1 ] && echo go; done; wait`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var frozen []int
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		for _, p := range frozen {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		cmd.Wait()
+	})
+	if _, err := out.Read(make([]byte, 8)); err != nil { // the loop started its first child
+		t.Fatal(err)
+	}
+	frozen = Freeze(cmd.Process.Pid)
+	if len(frozen) == 0 {
+		t.Fatal("Freeze found no descendant of a forking shell")
+	}
+	for _, p := range append([]int{cmd.Process.Pid}, frozen...) {
+		if !stoppedOrGone(p) {
+			t.Fatalf("process %d not stopped after Freeze", p)
+		}
+	}
+	for _, p := range Descendants(cmd.Process.Pid) {
+		if !slices.Contains(frozen, p) {
+			t.Fatalf("process %d appeared in the frozen tree (Freeze returned %d processes)", p, len(frozen))
+		}
 	}
 }
