@@ -1646,7 +1646,7 @@ export interface WarningEvent {
 }
 
 /** WarningKind is WarningEvent.kind. */
-export type WarningKind = "outputCut";
+export type WarningKind = "outputCut" | "contentFilter";
 
 /** WorkspaceOpenParams is the params of workspace/open. */
 export interface WorkspaceOpenParams {

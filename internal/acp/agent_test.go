@@ -412,6 +412,30 @@ func TestStopReason(t *testing.T) {
 	}
 }
 
+// A model that refuses (its provider's content filter stopped the answer:
+// OpenAI's finish_reason content_filter) ends the prompt with ACP's
+// refusal, not end_turn; the next prompt of the session ends end_turn.
+func TestStopReasonRefusal(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		if strings.HasSuffix(prompt, "forbidden") { // the refused prompt joins the next one's message
+			return turn{finish: "content_filter"}
+		}
+		return turn{text: "fine"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	for _, c := range []struct{ text, want string }{{"something forbidden", "refusal"}, {"something fine", "end_turn"}} {
+		text, want := c.text, c.want
+		_, res = p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+		if !strings.Contains(string(res), `"stopReason":"`+want+`"`) {
+			t.Fatalf("%s: %s, want %s", text, res, want)
+		}
+	}
+}
+
 // LoadConfig: the file's settings, the environment over them, the key
 // from the environment by kind.
 func TestLoadConfig(t *testing.T) {

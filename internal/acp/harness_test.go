@@ -22,6 +22,8 @@ type turn struct {
 	hang  bool
 	// status, when set, is the HTTP status of an error answer.
 	status int
+	// finish, when set, is the finish_reason of the answer.
+	finish string
 }
 
 type call struct {
@@ -107,6 +109,9 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	finish := "stop"
 	if len(st.calls) > 0 {
 		finish = "tool_calls"
+	}
+	if st.finish != "" {
+		finish = st.finish
 	}
 	chunk(map[string]any{}, finish)
 	b, _ := json.Marshal(map[string]any{"id": "c", "object": "chat.completion.chunk", "choices": []any{},

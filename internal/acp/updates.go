@@ -28,6 +28,7 @@ type translator struct {
 	subSteps map[string]string     // subagent task id → its plan step
 	costUSD  float64
 	cut      bool // the answer was cut at the output token limit
+	refused  bool // the provider's content filter stopped the answer (a refusal)
 	authFail bool // the lead's model call failed on the provider's auth (401)
 	streamed bool // text deltas came since the last assistant message
 }
@@ -56,7 +57,7 @@ func newTranslator(a *Agent, s *acpSession) *translator {
 // forgotten).
 func (t *translator) begin() {
 	t.mu.Lock()
-	t.cut, t.streamed, t.authFail = false, false, false
+	t.cut, t.refused, t.streamed, t.authFail = false, false, false, false
 	clear(t.calls)
 	t.mu.Unlock()
 }
@@ -73,16 +74,19 @@ type taskEnd struct {
 // stopReason maps the end of our task to ACP's from typed values, never
 // from message text: completed is end_turn (max_tokens when the last
 // answer was cut at the output token limit: the warning of kind
-// outputCut), cancelled is cancelled; a failure with endReason
-// maxIterations is max_turn_requests, promptRefused (a UserPromptSubmit
-// hook) is refusal; any other failure is an error with its message
+// outputCut; refusal when the provider's content filter stopped it: the
+// warning of kind contentFilter), cancelled is cancelled; a failure with
+// endReason maxIterations is max_turn_requests, promptRefused (a
+// UserPromptSubmit hook) is refusal; any other failure is an error with its message
 // (auth_required when the model call failed with the provider error kind
 // auth).
 func (t *translator) stopReason(end taskEnd) (any, error) {
 	t.mu.Lock()
-	cut, authFail := t.cut, t.authFail
+	cut, refused, authFail := t.cut, t.refused, t.authFail
 	t.mu.Unlock()
 	switch {
+	case end.Status == protocol.TaskCompleted && refused:
+		return promptResult{StopReason: "refusal"}, nil
 	case end.Status == protocol.TaskCompleted && cut:
 		return promptResult{StopReason: "max_tokens"}, nil
 	case end.Status == protocol.TaskCompleted:
@@ -152,6 +156,11 @@ func (t *translator) mapEvent(ev protocol.AgentEvent, taskID, prefix, label stri
 			return chunk("agent_thought_chunk", e.Text)
 		}
 	case protocol.AssistantMessageEvent:
+		if !sub {
+			// A new answer: the stop reason is of the last one (its
+			// warning, if any, follows it).
+			t.cut, t.refused = false, false
+		}
 		// Live, the deltas carried the text; a replay (deltas are not
 		// recorded) or a provider that sent none gets it whole.
 		streamed := t.streamed
@@ -164,8 +173,12 @@ func (t *translator) mapEvent(ev protocol.AgentEvent, taskID, prefix, label stri
 			t.authFail = true
 		}
 	case protocol.WarningEvent:
-		if e.Kind == protocol.WarningOutputCut && !sub {
+		switch {
+		case sub:
+		case e.Kind == protocol.WarningOutputCut:
 			t.cut = true
+		case e.Kind == protocol.WarningContentFilter:
+			t.refused = true
 		}
 	case protocol.ToolStartedEvent:
 		id := prefix + e.CallID

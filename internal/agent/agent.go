@@ -369,8 +369,11 @@ func (r *run) run(parent context.Context) {
 		calls := r.recordAssistant(res)
 		r.emitContext(res.Usage)
 		if len(calls) == 0 {
-			if res.StopReason == provider.StopMaxTokens {
+			switch res.StopReason {
+			case provider.StopMaxTokens:
 				r.emit(protocol.WarningEvent{Message: "the model's answer was cut at the output token limit", Kind: protocol.WarningOutputCut})
+			case provider.StopContentFilter:
+				r.emit(protocol.WarningEvent{Message: "the provider stopped the model's answer: a refusal (its content filter)", Kind: protocol.WarningContentFilter})
 			}
 			// The task does not end while steering messages wait or
 			// background commands run.

@@ -27,6 +27,7 @@ type turn struct {
 	usage    provider.Usage
 	noUsage  bool // the provider reports no token counts
 	cut      bool // the answer stops at the output token limit
+	filtered bool // the provider refused: its content filter stopped the answer
 }
 
 // fakeProvider replays turns in order and records every request.
@@ -79,6 +80,9 @@ func (f *fakeProvider) Stream(ctx context.Context, req *provider.Request, emit f
 	}
 	if tr.cut {
 		stop = provider.StopMaxTokens
+	}
+	if tr.filtered {
+		stop = provider.StopContentFilter
 	}
 	return &provider.Result{Text: tr.text, ToolCalls: tr.calls, StopReason: stop, Usage: tr.usage, UsageReported: !tr.noUsage}, nil
 }
@@ -890,6 +894,19 @@ func TestOutputCutWarning(t *testing.T) {
 	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
 	ws := of[protocol.WarningEvent](h.rec)
 	if sum.Status != task.StatusCompleted || sum.EndReason != "" || len(ws) != 1 || ws[0].Kind != protocol.WarningOutputCut {
+		t.Fatalf("summary %+v, warnings %+v", sum, ws)
+	}
+}
+
+// An answer the provider stopped with its content filter (OpenAI's
+// finish_reason content_filter, Anthropic's stop_reason refusal) is a
+// warning of kind contentFilter: a front end can tell a refusal from an
+// answer (ACP's stopReason refusal).
+func TestContentFilterWarning(t *testing.T) {
+	h := newHarness(t, tools(), turn{filtered: true})
+	sum, _ := h.run(t, context.Background(), Params{ChatMode: "agent"})
+	ws := of[protocol.WarningEvent](h.rec)
+	if sum.Status != task.StatusCompleted || len(ws) != 1 || ws[0].Kind != protocol.WarningContentFilter {
 		t.Fatalf("summary %+v, warnings %+v", sum, ws)
 	}
 }

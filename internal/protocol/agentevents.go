@@ -234,8 +234,14 @@ type WarningEvent struct {
 // WarningKind is WarningEvent.kind.
 type WarningKind string
 
-// WarningOutputCut: the model's answer was cut at the output token limit.
-const WarningOutputCut WarningKind = "outputCut"
+const (
+	// WarningOutputCut: the model's answer was cut at the output token limit.
+	WarningOutputCut WarningKind = "outputCut"
+	// WarningContentFilter: the provider stopped the model's answer with
+	// its content filter, a refusal (OpenAI's finish_reason content_filter,
+	// Anthropic's stop_reason refusal).
+	WarningContentFilter WarningKind = "contentFilter"
+)
 
 // ErrorEvent is the ProviderError of a failed model call; done follows.
 type ErrorEvent struct {
