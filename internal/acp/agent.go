@@ -96,7 +96,10 @@ type Agent struct {
 // acpSession is one ACP session: a task and what the client chose for it.
 type acpSession struct {
 	id  string
-	cwd string
+	cwd string // the client's path of the folder, as it sent it (cleaned)
+	// root is cwd with its symlinks resolved: the project's root, under
+	// which the tools' paths are (fs.go maps them back under cwd).
+	root string
 
 	mu     sync.Mutex
 	mode   string
@@ -528,7 +531,7 @@ func (a *Agent) newSession(ctx context.Context, raw json.RawMessage) (any, error
 }
 
 func (a *Agent) newACPSession(id, cwd, mode string, servers map[string]json.RawMessage) *acpSession {
-	s := &acpSession{id: id, cwd: cwd, mode: mode, rejects: map[string]*session.Grants{}, allows: map[string]*session.Grants{}, mcp: servers}
+	s := &acpSession{id: id, cwd: cwd, root: resolvePath(cwd), mode: mode, rejects: map[string]*session.Grants{}, allows: map[string]*session.Grants{}, mcp: servers}
 	s.updates = newTranslator(a, s)
 	return s
 }
@@ -570,7 +573,7 @@ func (a *Agent) loadSession(ctx context.Context, raw json.RawMessage) (any, erro
 			found = true
 			// The task's edits, index and conversation are of its folder:
 			// loaded in another, its tools would act on the wrong files.
-			if t.Root != "" && filepath.IsAbs(p.Cwd) && filepath.Clean(p.Cwd) != filepath.Clean(t.Root) {
+			if t.Root != "" && filepath.IsAbs(p.Cwd) && !sameFolder(p.Cwd, t.Root) {
 				return nil, invalid("session %s was saved in %s, not %s: load it with that cwd", p.SessionID, t.Root, filepath.Clean(p.Cwd))
 			}
 			if slices.ContainsFunc(modes, func(m sessionMode) bool { return m.ID == string(t.ChatMode) }) {
@@ -678,8 +681,13 @@ func (a *Agent) listSessions(raw json.RawMessage) (any, error) {
 	}
 	out := listSessionsResult{Sessions: []sessionInfo{}}
 	var last listCursor
+	var want string   // the cwd asked for, resolved
+	var same sameRoot // each saved root compared once
+	if p.Cwd != nil {
+		want = resolvePath(*p.Cwd)
+	}
 	for _, t := range infos {
-		if t.Root == "" || (p.Cwd != nil && filepath.Clean(*p.Cwd) != filepath.Clean(t.Root)) {
+		if t.Root == "" || (p.Cwd != nil && !same.is(want, t.Root)) {
 			continue
 		}
 		if after != nil && after.passed(t.UpdatedAt, t.TaskID) {
@@ -690,10 +698,46 @@ func (a *Agent) listSessions(raw json.RawMessage) (any, error) {
 			break
 		}
 		last = listCursor{UpdatedAt: t.UpdatedAt, SessionID: t.TaskID}
-		out.Sessions = append(out.Sessions, sessionInfo{SessionID: t.TaskID, Cwd: t.Root, Title: t.Title,
+		cwd := t.Root
+		if p.Cwd != nil {
+			cwd = filepath.Clean(*p.Cwd) // the folder as the client knows it (through a symlink, say)
+		}
+		out.Sessions = append(out.Sessions, sessionInfo{SessionID: t.TaskID, Cwd: cwd, Title: t.Title,
 			UpdatedAt: t.UpdatedAt.UTC().Format(time.RFC3339)})
 	}
 	return out, nil
+}
+
+// resolvePath is p cleaned with its symlinks resolved (cleaned only when
+// it cannot be resolved): the project root of a folder, as the session
+// layer opens it (a task's saved root is resolved).
+func resolvePath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// sameFolder reports whether the client's folder cwd is a saved task's
+// root: the same path, or the same folder through symlinks.
+func sameFolder(cwd, root string) bool {
+	return filepath.Clean(cwd) == filepath.Clean(root) || resolvePath(cwd) == resolvePath(root)
+}
+
+// sameRoot compares a resolved cwd with saved roots, resolving each root
+// once.
+type sameRoot map[string]string
+
+func (m *sameRoot) is(resolvedCwd, root string) bool {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	r, ok := (*m)[root]
+	if !ok {
+		r = resolvePath(root)
+		(*m)[root] = r
+	}
+	return r == resolvedCwd
 }
 
 func (a *Agent) setMode(ctx context.Context, raw json.RawMessage) (any, error) {

@@ -528,6 +528,69 @@ func TestClientFS(t *testing.T) {
 	}
 }
 
+// A session whose cwd is a symlink to the folder (the editor's path for
+// it; the project root is the resolved folder) is the editor's folder all
+// through: its files go to the editor under the editor's path, session/list
+// of that cwd lists the saved session under it, and session/load with it
+// loads the session (a symlinked project had no fs delegation, an empty
+// history and a load refused as "saved in" the resolved folder).
+func TestSymlinkedCwd(t *testing.T) {
+	_, url := newFakeModel(t, func(prompt string, n int) turn {
+		switch n {
+		case 0:
+			return turn{calls: []call{{"read_file", map[string]any{"path": "main.go"}}}}
+		case 1:
+			return turn{calls: []call{{"write_file", map[string]any{"path": "new.txt", "content": "new\n"}}}}
+		}
+		return turn{text: "done"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(workspace(t), link); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	p.answer = func(method string, params json.RawMessage) any {
+		var r struct{ Path string }
+		json.Unmarshal(params, &r)
+		mu.Lock()
+		defer mu.Unlock()
+		switch method {
+		case "fs/read_text_file":
+			asked = append(asked, "read "+r.Path)
+			return map[string]any{"content": "package main // the editor's buffer\n"}
+		case "fs/write_text_file":
+			asked = append(asked, "write "+r.Path)
+			return map[string]any{}
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}})
+	_, res := p.call("session/new", map[string]any{"cwd": link, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	_, res = p.call("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	if !strings.Contains(string(res), "end_turn") {
+		t.Fatalf("prompt: %s", res)
+	}
+	mu.Lock()
+	got := strings.Join(asked, "|")
+	mu.Unlock()
+	if want := "read " + filepath.Join(link, "main.go") + "|write " + filepath.Join(link, "new.txt"); got != want {
+		t.Fatalf("the editor was asked %q, want %q", got, want)
+	}
+	_, res = p.call("session/list", map[string]any{"cwd": link})
+	var list struct {
+		Sessions []struct{ SessionID, Cwd string }
+	}
+	json.Unmarshal(res, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != ns.SessionID || list.Sessions[0].Cwd != link {
+		t.Fatalf("session/list of the symlinked cwd: %s", res)
+	}
+	p.call("session/load", map[string]any{"sessionId": ns.SessionID, "cwd": link, "mcpServers": []any{}})
+}
+
 // The client's MCP servers become the session's (stdio with its env,
 // http with its headers); a nameless, duplicate or unknown-type server is
 // invalid params.

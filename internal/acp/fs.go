@@ -70,8 +70,10 @@ type writeTextFileParams struct {
 }
 
 // target is the session of taskID when the client offers the capability
-// and abs lies inside the session's folder.
-func (e editorFS) target(taskID, abs string, write bool) *acpSession {
+// and abs lies inside the session's folder, with the path of abs the
+// editor knows: under the session's cwd, which may reach the project root
+// (where the tools' paths are) through a symlink.
+func (e editorFS) target(taskID, abs string, write bool) (*acpSession, string) {
 	a := e.a
 	a.mu.Lock()
 	offered := a.client.FS.ReadTextFile
@@ -81,17 +83,23 @@ func (e editorFS) target(taskID, abs string, write bool) *acpSession {
 	s := a.sessions[taskID] // a subagent's files are in its worktree: never the editor's
 	a.mu.Unlock()
 	if !offered || s == nil {
-		return nil
+		return nil, ""
 	}
-	rel, err := filepath.Rel(s.cwd, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return nil
+	inside := func(dir string) (string, bool) {
+		rel, err := filepath.Rel(dir, abs)
+		return rel, err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 	}
-	return s
+	if _, ok := inside(s.cwd); ok {
+		return s, abs
+	}
+	if rel, ok := inside(s.root); ok {
+		return s, filepath.Join(s.cwd, rel)
+	}
+	return nil, ""
 }
 
 func (e editorFS) Text(ctx context.Context, taskID, abs string) (string, bool) {
-	s := e.target(taskID, abs, false)
+	s, path := e.target(taskID, abs, false)
 	if s == nil {
 		return "", false
 	}
@@ -101,7 +109,7 @@ func (e editorFS) Text(ctx context.Context, taskID, abs string) (string, bool) {
 	if silent {
 		return "", false // it did not answer earlier in this turn
 	}
-	raw, timedOut, err := e.callBounded(ctx, methodReadTextFile, readTextFileParams{SessionID: s.id, Path: abs})
+	raw, timedOut, err := e.callBounded(ctx, methodReadTextFile, readTextFileParams{SessionID: s.id, Path: path})
 	if err != nil {
 		if timedOut {
 			s.mu.Lock()
@@ -121,7 +129,7 @@ func (e editorFS) Text(ctx context.Context, taskID, abs string) (string, bool) {
 }
 
 func (e editorFS) Wrote(ctx context.Context, taskID, abs string, content []byte) {
-	s := e.target(taskID, abs, true)
+	s, path := e.target(taskID, abs, true)
 	if s == nil {
 		return
 	}
@@ -135,7 +143,7 @@ func (e editorFS) Wrote(ctx context.Context, taskID, abs string, content []byte)
 		// the user saved would lose them. The editor reloads it instead.
 		return
 	}
-	params := writeTextFileParams{SessionID: s.id, Path: abs, Content: string(content)}
+	params := writeTextFileParams{SessionID: s.id, Path: path, Content: string(content)}
 	if raw, err := json.Marshal(params); err != nil || len(raw) > maxWriteParams {
 		// The connection would cut the message's longest string to fit the
 		// cap: the editor would hold a truncated buffer. It reloads the
