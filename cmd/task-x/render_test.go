@@ -639,3 +639,36 @@ func TestScreenFitsCodePointWidths(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysBeforePickerOpens: keys typed after /model or /resume but before
+// the list came (the provider or the runtime answering) go to the picker
+// once it opens, in order (QA: "/model", Enter, "j", Enter typed quickly
+// sent "j" to the model as a prompt, then the picker opened); Esc before
+// it opens cancels it.
+func TestKeysBeforePickerOpens(t *testing.T) {
+	r := &runner{s: &session{root: "/src/demo", dataDir: t.TempDir()}, prov: defaults{Provider: "ollama", Model: "m", Mode: "agent"}, p: &printer{}}
+	m := newTUIModel(r, newStyles(false))
+	m.update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	submitLine(m, "/model")
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'j'}})
+	m.update(tea.KeyMsg{Type: tea.KeyEnter})
+	if m.busy || m.ta.Value() != "" {
+		t.Fatalf("keys typed before the picker opened went to the prompt (busy %v, prompt %q)", m.busy, m.ta.Value())
+	}
+	m.update(modelsMsg{models: []protocol.ModelInfo{{ID: "m"}, {ID: "m2"}, {ID: "m3"}}})
+	// huh completes the Select with a message of its own, after Enter.
+	if m.pick == nil || *m.pick.value != "m2" {
+		t.Fatalf("j and Enter before the picker opened: picker open %v, m2 not chosen", m.pick != nil)
+	}
+	m.pick = nil
+	submitLine(m, "/model")
+	m.update(tea.KeyMsg{Type: tea.KeyEsc})
+	m.update(modelsMsg{models: []protocol.ModelInfo{{ID: "m"}, {ID: "m2"}}})
+	if m.pick != nil {
+		t.Error("Esc before the picker opened did not cancel it")
+	}
+	m.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("hi")})
+	if m.ta.Value() != "hi" {
+		t.Errorf("after the cancelled picker the prompt holds %q", m.ta.Value())
+	}
+}

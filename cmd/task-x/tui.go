@@ -276,6 +276,13 @@ type tuiModel struct {
 	ask     *asking
 	pending []tea.Msg // approvals and questions waiting for the open one
 
+	// opening: a /model or /resume list was asked for and its picker is
+	// not open yet; the keys typed meanwhile are held for it. dropLists
+	// counts the lists whose picker Esc cancelled before they came.
+	opening   bool
+	held      []tea.KeyMsg
+	dropLists int
+
 	pastes []pasted    // large pastes shown as their tag in the prompt
 	store  *pasteStore // the texts of the pastes pasteFilter took out
 
@@ -546,7 +553,11 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 	case turnDoneMsg:
 		return m.turnDone(msg)
 	case resumeListMsg:
-		return m.pickTask(msg)
+		if m.dropLists > 0 {
+			m.dropLists--
+			return nil
+		}
+		return m.opened(m.pickTask(msg))
 	case replayDoneMsg:
 		m.replaying = false
 		m.endAnswer()
@@ -556,7 +567,11 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil // the replayed marker event ends the transcript
 	case modelsMsg:
-		return m.modelsListed(msg)
+		if msg.want == "" && m.dropLists > 0 {
+			m.dropLists--
+			return nil
+		}
+		return m.opened(m.modelsListed(msg))
 	case approvalArmMsg:
 		msg.a.guard = false
 		return nil
@@ -596,6 +611,18 @@ func (m *tuiModel) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.KeyMsg:
+		if m.opening {
+			// For the picker about to open, in order (they went to the
+			// prompt: "/model", Enter, "j", Enter typed quickly sent "j"
+			// to the model). Esc or Ctrl-C cancels it.
+			if s := msg.String(); msg.Type == tea.KeyEsc || s == "ctrl+c" {
+				m.opening, m.held, m.hint = false, nil, "not opened"
+				m.dropLists++
+				return nil
+			}
+			m.held = append(m.held, msg)
+			return nil
+		}
 		if msg.Paste {
 			return m.paste(msg)
 		}
@@ -1151,6 +1178,9 @@ func (m *tuiModel) submit() tea.Cmd {
 				want = f[1]
 			}
 			cfg := r.providerConfig()
+			if want == "" {
+				m.listing()
+			}
 			return func() tea.Msg {
 				var res protocol.ModelsResult
 				err := r.s.call(context.Background(), protocol.MethodModels, map[string]any{"provider": cfg}, &res)
@@ -1167,6 +1197,7 @@ func (m *tuiModel) submit() tea.Cmd {
 			return func() tea.Msg { return slashDoneMsg{text: b.String(), leave: leave} }
 		}
 		if line == "/resume" {
+			m.listing()
 			return func() tea.Msg {
 				tasks, err := listTasks(r.s)
 				return resumeListMsg{tasks: tasks, err: err}
@@ -1524,6 +1555,30 @@ func (m *tuiModel) replayed(ev agentEvent) tea.Cmd {
 		m.turnTools, m.turnFiles, m.tokens, m.errShown = tools, files, tokens, errShown
 	}
 	return nil
+}
+
+// listing holds the keys typed until the picker of the list asked for
+// opens (or the list turns out empty or failed).
+func (m *tuiModel) listing() {
+	m.opening, m.held, m.hint = true, nil, "opening the list… (Esc cancels)"
+}
+
+// opened gives the keys held while the list was asked for to the picker
+// it opened, or to the prompt when it opened none.
+func (m *tuiModel) opened(cmd tea.Cmd) tea.Cmd {
+	if !m.opening {
+		return cmd
+	}
+	held := m.held
+	m.opening, m.held = false, nil
+	if m.hint == "opening the list… (Esc cancels)" {
+		m.hint = ""
+	}
+	cmds := []tea.Cmd{cmd}
+	for _, k := range held {
+		cmds = append(cmds, m.update(k))
+	}
+	return tea.Batch(cmds...)
 }
 
 // asShown is a recorded prompt as the session showed it when it was sent:
