@@ -132,16 +132,7 @@ func slashCommand(r *runner, line string, w io.Writer, st styles, width int) boo
 			fail(err)
 			break
 		}
-		shown := 0
-		for _, f := range pend.Files {
-			d := fileDiff(f.Path, f.Original, f.Current)
-			if strings.TrimSpace(d) == "" {
-				continue // back as it was (an edit undone)
-			}
-			shown++
-			fmt.Fprint(w, renderDiff(st, d, 0))
-		}
-		if shown == 0 {
+		if pendingDiffs(w, st, pend.Files) == 0 {
 			fmt.Fprintln(w, "no pending changes: the agent's edits were kept, reverted or undone, or it made none")
 		}
 	case "/keep":
@@ -204,11 +195,40 @@ func revertFiles(r *runner, paths []string, w io.Writer, st styles) {
 // fileDiff is the unified diff of one pending file (nil: absent).
 func fileDiff(path string, original, current *string) string {
 	a, b := "", ""
+	from, to := "a/"+path, "b/"+path
 	if original != nil {
 		a = *original
+	} else {
+		from = "/dev/null" // created, as the approval's preview says
 	}
 	if current != nil {
 		b = *current
+	} else {
+		to = "/dev/null" // deleted
 	}
-	return udiff.Unified("a/"+path, "b/"+path, a, b)
+	return udiff.Unified(from, to, a, b)
+}
+
+// pendingDiffs writes /diff's diff of each pending file and returns how
+// many it wrote (a file back as it was has none). A file the runtime cut
+// to keep its reply under the message cap, or that changed after the
+// agent's edit, says so under its diff (QA: a cut file's diff showed the
+// cut as lines removed, as if the agent had removed them).
+func pendingDiffs(w io.Writer, st styles, files []protocol.PendingFile) int {
+	shown := 0
+	for _, f := range files {
+		d := fileDiff(f.Path, f.Original, f.Current)
+		if strings.TrimSpace(d) == "" {
+			continue // back as it was (an edit undone)
+		}
+		shown++
+		fmt.Fprint(w, renderDiff(st, d, 0))
+		if f.Truncated {
+			fmt.Fprintf(w, "    %s\n", st.warn.Render(fmt.Sprintf("(%s was cut to fit the reply: this diff shows part of it; the agent's edits are +%d -%d lines)", f.Path, f.Added, f.Removed)))
+		}
+		if f.ChangedOutside {
+			fmt.Fprintf(w, "    %s\n", st.warn.Render(fmt.Sprintf("(%s changed outside the agent after its edit)", f.Path)))
+		}
+	}
+	return shown
 }

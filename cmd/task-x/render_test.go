@@ -672,3 +672,31 @@ func TestKeysBeforePickerOpens(t *testing.T) {
 		t.Errorf("after the cancelled picker the prompt holds %q", m.ta.Value())
 	}
 }
+
+// TestDiffCreatedAndCut: /diff names /dev/null for a file the agent
+// created or deleted, as the approval's preview does (it showed
+// "--- a/notes.txt" over "@@ -0,0"), and says when the runtime cut a file
+// to fit its reply or the file changed after the agent's edit (the cut
+// showed as lines changed with nothing saying so).
+func TestDiffCreatedAndCut(t *testing.T) {
+	s := func(v string) *string { return &v }
+	var b bytes.Buffer
+	n := pendingDiffs(&b, newStyles(false), []protocol.PendingFile{
+		{Path: "new.txt", Current: s("hello\n"), Added: 1},
+		{Path: "old.txt", Original: s("bye\n"), Removed: 1},
+		{Path: "big.log", Original: s("a\n[task-x: cut here, 10 more bytes not shown; the file on disk is whole]"), Current: s("b\n[task-x: cut here, 12 more bytes not shown; the file on disk is whole]"), Added: 3, Removed: 1, Truncated: true},
+		{Path: "same.txt", Original: s("x\n"), Current: s("x\n")},
+		{Path: "touched.go", Original: s("x\n"), Current: s("y\n"), ChangedOutside: true},
+	})
+	got := b.String()
+	for _, want := range []string{"--- /dev/null\n", "+++ b/new.txt", "--- a/old.txt", "+++ /dev/null\n",
+		"big.log was cut to fit the reply: this diff shows part of it; the agent's edits are +3 -1 lines",
+		"touched.go changed outside the agent after its edit"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("/diff does not show %q:\n%s", want, got)
+		}
+	}
+	if n != 4 || strings.Contains(got, "same.txt") {
+		t.Errorf("%d diffs shown, want 4 (a file back as it was has none):\n%s", n, got)
+	}
+}
