@@ -362,8 +362,8 @@ func (a *Agent) open(ctx context.Context, cwd string, self *acpSession) error {
 	a.mu.Lock()
 	prev := a.root
 	a.mu.Unlock()
-	if prev == cwd {
-		return nil
+	if prev == cwd || (prev != "" && resolvePath(prev) == resolvePath(cwd)) {
+		return nil // the same folder (through a symlink, say): the project is open
 	}
 	if a.running(self) {
 		return invalid("a prompt runs in %s: %s opens when it ends (one folder at a time)", prev, cwd)

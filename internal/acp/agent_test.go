@@ -591,6 +591,36 @@ func TestSymlinkedCwd(t *testing.T) {
 	p.call("session/load", map[string]any{"sessionId": ns.SessionID, "cwd": link, "mcpServers": []any{}})
 }
 
+// The folder through a symlink and the folder itself are one folder: a
+// session on one while a prompt runs on the other needs no reopening (it
+// was -32602 "a prompt runs in ...: one folder at a time").
+func TestSymlinkedCwdSameFolder(t *testing.T) {
+	m, url := newFakeModel(t, func(prompt string, n int) turn {
+		if prompt == "wait" {
+			return turn{hang: true}
+		}
+		return turn{text: "done"}
+	})
+	p := startAgent(t, testConfig(t, url))
+	dir := workspace(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": link, "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	id := p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}})
+	<-m.hung
+	_, r := p.reply(p.send("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}))
+	p.notify("session/cancel", map[string]any{"sessionId": ns.SessionID})
+	p.reply(id)
+	if r.Error != nil {
+		t.Fatalf("session/new on the folder while a prompt runs on its symlink: %d %s", r.Error.Code, r.Error.Message)
+	}
+}
+
 // The client's MCP servers become the session's (stdio with its env,
 // http with its headers); a nameless, duplicate or unknown-type server is
 // invalid params.
