@@ -352,6 +352,19 @@ function focusNext(): void {
   else composer.focus();
 }
 
+// Enter in an approval's reason box denies with that reason (the box says it is sent when
+// you deny); an empty box answers nothing, so a stray Enter never denies.
+document.addEventListener("keydown", (e) => {
+  const input = e.target as HTMLInputElement | null;
+  if (e.key !== "Enter" || e.isComposing || e.shiftKey || e.altKey || e.ctrlKey || e.metaKey || !input?.classList?.contains("deny-reason")) return;
+  e.preventDefault();
+  if (input.value.trim() === "") return;
+  const id = transcript.requestOf(input);
+  if (!id) return;
+  transcript.answerApproval(id, "deny");
+  focusNext();
+});
+
 // Middle-click on a link would open it without the click handler.
 document.addEventListener("auxclick", (e) => {
   if ((e.target as Element | null)?.closest("a")) e.preventDefault();

@@ -690,6 +690,21 @@ test("team mode: subagents nest their events and can be stopped", async (ctx) =>
   assert.match(await text(page, ".sub-status"), /completed · 1\.2k tokens/);
 });
 
+test("approval: Enter in the reason denies with it; Enter in an empty reason does nothing", async (ctx) => {
+  const { page } = await open(ctx);
+  const params = (callId) => ({ taskId: T, callId, tool: "write_file", permission: "edit", input: { path: "notes/todo.md" }, preview: "" });
+  await send(page, { type: "approval", id: "e1", params: params("c1") }, { type: "approval", id: "e2", params: params("c2") });
+  await clearPosted(page);
+  await page.locator('[data-request="e1"] .deny-reason').press("Enter");
+  assert.deepEqual(await posted(page), [], "an empty reason and Enter answer nothing");
+  await page.locator('[data-request="e1"] .deny-reason').fill("put it in docs/ instead");
+  await page.locator('[data-request="e1"] .deny-reason').press("Enter");
+  assert.deepEqual(await posted(page), [{ type: "approvalAnswer", id: "e1", decision: "deny", message: "put it in docs/ instead" }]);
+  assert.match(await text(page, '[data-request="e1"] .settled-note'), /You denied this: put it in docs\/ instead/);
+  // The focus moves on to the next open request, as after a click.
+  assert.equal(await page.evaluate(() => document.activeElement?.closest("[data-request]")?.dataset.request), "e2");
+});
+
 test("team mode: the plan is a live view of each step (running, done, skipped, merged, conflict) with worktrees to open", async (ctx) => {
   const { page, errors } = await open(ctx);
   const steps = [
