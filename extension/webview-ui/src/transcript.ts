@@ -479,11 +479,13 @@ class Lane {
         break;
       }
       case "bestOfDone": {
-        const rows = arr(ev.candidates).map((c) => {
-          const o = obj(c);
-          return el("li", null, `${str(o.name) || "—"}: ${str(o.kind)}/${str(o.model)}, ${str(o.status)}`);
-        });
-        this.add(el("div", { class: "card item" }, el("div", { class: "card-title" }, icon("versions"), ` ${plural(rows.length, "candidate")} ready (${cost(num(ev.costUsd))})`), el("ul", null, ...rows)));
+        // The candidates come in the order of the providers asked, as the cards number
+        // them ("candidate 2"); only the completed ones are ready to apply.
+        const cands = arr(ev.candidates).map(obj);
+        const rows = cands.map((o, i) => el("li", null, `candidate ${i + 1}: ${str(o.kind)}/${str(o.model)}, ${str(o.status)}`));
+        const ready = cands.filter((o) => str(o.status) === "completed").length;
+        const title = ready === cands.length ? `${plural(cands.length, "candidate")} ready` : `${ready} of ${plural(cands.length, "candidate")} ready`;
+        this.add(el("div", { class: "card item" }, el("div", { class: "card-title" }, icon("versions"), ` ${title} (${cost(num(ev.costUsd))})`), el("ul", null, ...rows)));
         break;
       }
       case "diff":

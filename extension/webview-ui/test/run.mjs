@@ -690,6 +690,30 @@ test("team mode: subagents nest their events and can be stopped", async (ctx) =>
   assert.match(await text(page, ".sub-status"), /completed · 1\.2k tokens/);
 });
 
+test("best of N: a candidate's card keeps its title clear of its status in a narrow chat, the end counts the candidates ready", async (ctx) => {
+  const { page, errors } = await open(ctx, { viewport: { width: 300, height: 700 } });
+  const started = (i) => ({ type: "subagentStarted", name: `implementation-${i}`, taskId: `sub-${i}`, role: "implementation", objective: "Say something long", kind: "openaiCompatible", model: "fake-model", dir: `/tmp/wt/implementation-${i}`, candidate: i });
+  const finished = (i, status) => ({ type: "subagentFinished", name: `implementation-${i}`, taskId: `sub-${i}`, role: "implementation", status, error: status === "failed" ? "invalidRequest (400)" : null, costUsd: 0, unpricedTokens: 0, tokens: 3978, files: 0, added: 0, removed: 0, worktree: null });
+  await send(page, ev(started(0), started(1), finished(0, "failed"), finished(1, "completed")));
+  for (const n of ["1", "2"]) {
+    const card = page.locator(`[data-candidate="${n}"]`);
+    const name = await card.locator(".tool-toggle").boundingBox();
+    const status = await card.locator(".sub-status").boundingBox();
+    const apart = status.y >= name.y + name.height - 1 || status.x >= name.x + name.width - 1;
+    assert.ok(apart, `candidate ${n}: the status ${JSON.stringify(status)} is drawn over the title ${JSON.stringify(name)}`);
+    const nameText = await card.locator(".tool-name").boundingBox();
+    assert.ok(nameText.x + nameText.width <= name.x + name.width + 1, `candidate ${n}: the name runs out of its button`);
+  }
+  await send(page, ev({ type: "bestOfDone", taskId: T, costUsd: 0, candidates: [
+    { name: null, kind: "openaiCompatible", model: "fake-model", status: "failed" },
+    { name: "implementation-1", kind: "openaiCompatible", model: "fake-model", status: "completed" },
+  ] }));
+  const done = page.locator(".card", { hasText: "ready" }).last();
+  assert.match(await done.locator(".card-title").innerText(), /1 of 2 candidates ready/);
+  assert.deepEqual(await done.locator("li").allInnerTexts(), ["candidate 1: openaiCompatible/fake-model, failed", "candidate 2: openaiCompatible/fake-model, completed"]);
+  assert.deepEqual(errors, []);
+});
+
 test("approval: Enter in the reason denies with it; Enter in an empty reason does nothing", async (ctx) => {
   const { page } = await open(ctx);
   const params = (callId) => ({ taskId: T, callId, tool: "write_file", permission: "edit", input: { path: "notes/todo.md" }, preview: "" });

@@ -53,7 +53,7 @@ describe('best of N', () => {
     for (const n of [1, 2]) await page.waitFor(`${tid('subagent')}[data-candidate="${n}"] .sub-status >> text=/completed/`, CHAT_FRAME);
     assert.strictEqual(await page.count(tid('subagent'), CHAT_FRAME), 3);
     assert.match((await page.text(`${tid('subagent')}[data-candidate="1"]`, CHAT_FRAME)).join(''), /candidate 1/);
-    await page.waitFor(`text=/3 candidates ready/`, CHAT_FRAME);
+    await page.waitFor(`text=/2 of 3 candidates ready/`, CHAT_FRAME);
     const a = byModel('best-a-model').name!;
     const b = byModel('best-b-model').name!;
     // The panel: three columns, the failed one explained, files and counts.
