@@ -377,6 +377,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   newTask(): void {
+    this.leaving(null);
     this.shownTask = null;
     this.bestOfShown = undefined;
     this.title = null;
@@ -459,6 +460,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   /** Shows a saved (or running) task: agent/replay rebuilds its transcript, live events follow. */
   async openTask(taskId: string, title: string | null): Promise<void> {
+    this.leaving(taskId);
     this.shownTask = taskId;
     this.title = title;
     this.live = [];
@@ -553,12 +555,25 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    * (a best-of-N candidate names its provider), so two candidates' notices are not one
    * merged toast that hides the second.
    */
-  private notifyElsewhere(taskId: string, kind: string): void {
+  private notifyElsewhere(taskId: string, kind: string, title?: string | null): void {
     const what = kind === 'approval' ? 'waits for your approval' : 'has a question for you';
-    const label = this.tasks.labels.get(taskId);
+    const label = this.tasks.labels.get(taskId) ?? (title ? `"${title.length > 60 ? `${title.slice(0, 59)}…` : title}"` : undefined);
     void vscode.window.showInformationMessage(`task-x: ${label ?? 'a task'} ${what}.`, 'Show').then((a) => {
       if (a === 'Show') void this.showTaskRequests(taskId);
     });
+  }
+
+  /**
+   * The chat is about to show `next` instead of its task: when that task still waits for an
+   * approval or an answer and no other chat shows it, say so, or it would wait unseen (its
+   * row says "running") until the request times out as a deny.
+   */
+  private leaving(next: string | null): void {
+    const prev = this.shownTask;
+    if (!prev || prev === next) return;
+    const open = this.tasks.pending.forTask(prev);
+    if (open.length === 0 || [...ChatViewProvider.all].some((c) => c !== this && c.shows(prev))) return;
+    this.notifyElsewhere(prev, open[0].kind, this.title);
   }
 
   /** Focuses the chat on a task, so its open approvals and questions show there. */

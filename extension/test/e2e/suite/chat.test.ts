@@ -144,6 +144,28 @@ describe('chat', () => {
     assert.throws(() => readFileSync(join(root(), 'denied.txt')), 'nothing written');
   });
 
+  it('says so when the chat leaves a task that waits for an approval, and Show brings the approval back', async () => {
+    const x = await api();
+    const fake = await fakeModel();
+    fake.play({ calls: [{ name: 'write_file', input: { path: 'left.txt', content: 'left\n' } }] }, { text: 'Not written.' });
+    const done = finished();
+    await sendFromPage('Write left.txt');
+    await page.waitFor(tid('approval'), CHAT_FRAME);
+    x.chat.newTask();
+    // Before the fix nothing said the hidden task waited: its row said "running" until the approval timed out.
+    // (The test workbench keeps notifications in the list without toasts: open the list.)
+    await vscode.commands.executeCommand('notifications.showList');
+    const note = '.notifications-center .notification-list-item:has-text("\\"Write left.txt\\" waits for your approval")';
+    await page.waitFor(note);
+    await page.click(`${note} .monaco-button >> text=Show`);
+    await vscode.commands.executeCommand('notifications.hideList');
+    await page.waitFor(tid('approval-deny'), CHAT_FRAME);
+    await page.click(tid('approval-deny'), CHAT_FRAME);
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    assert.throws(() => readFileSync(join(root(), 'left.txt')), 'denied: nothing written');
+  });
+
   it('shows model output and file contents with HTML in them as text, running nothing', async () => {
     const fake = await fakeModel();
     writeFileSync(join(root(), 'evil.html'), '<img src=x onerror="window.top.__taskxPwned=1"><script>window.__taskxPwned=2</script>\n');
