@@ -47,14 +47,15 @@ func openAndRunAllowAll(t *testing.T, p *proc, root, prompt string, prov map[str
 }
 
 // driveMethod is runDriven for any streaming method (claude/run,
-// agent/bestOf), with a bound on the whole run; onEvent and onResponse may be
-// nil.
-func driveMethod(t *testing.T, p *proc, method string, limit time.Duration, params map[string]any, onEvent func(agentEvent), onResponse func(id string, m *message)) *message {
+// agent/bestOf); onEvent and onResponse may be nil. idle bounds the wait for
+// each message, not the whole run: a run that keeps sending events is never
+// cut short by a slow machine (a loaded 2-core CI runner with -race), and one
+// that falls silent for idle fails.
+func driveMethod(t *testing.T, p *proc, method string, idle time.Duration, params map[string]any, onEvent func(agentEvent), onResponse func(id string, m *message)) *message {
 	t.Helper()
 	id := fmt.Sprint(p.request(method, params))
-	deadline := time.Now().Add(limit)
 	for {
-		m := p.next(time.Until(deadline))
+		m := p.next(idle)
 		switch {
 		case m.Method != "" && len(m.ID) > 0:
 			p.answer(m)

@@ -265,7 +265,9 @@ func TestTruncatedPromptCountWarns(t *testing.T) {
 
 // TestEditsPendingStaysUnderMessageCap: edits/pending after the agent
 // rewrote 12 files of 3 MB (36 MB of originals) is one line under the 32 MiB
-// cap, with the cut files marked truncated; edits/list too.
+// cap, with the cut files marked truncated; edits/list too. The run does
+// 36 MB of work (slow with -race on a loaded machine): it is driven by its
+// events, each awaited, not bounded as a whole.
 func TestEditsPendingStaysUnderMessageCap(t *testing.T) {
 	root := t.TempDir()
 	big := strings.Repeat("a line of a large generated file\n", 3<<20/33)
@@ -279,10 +281,14 @@ func TestEditsPendingStaysUnderMessageCap(t *testing.T) {
 	p := start(t)
 	p.initialize(map[string]any{"sandbox": false})
 	p.mustCall("workspace/open", map[string]any{"root": root})
-	p.mustCall("agent/run", map[string]any{"prompt": "shrink", "provider": fakeProvider(srv.URL),
-		"chatMode": "agent", "policy": map[string]any{"mode": "acceptEdits"}})
+	res := runDriven(t, p, map[string]any{"prompt": "shrink", "provider": fakeProvider(srv.URL),
+		"chatMode": "agent", "policy": map[string]any{"mode": "acceptEdits"}}, nil, nil)
+	if res.Error != nil {
+		t.Fatalf("agent/run: %v", res.Error)
+	}
 	for _, method := range []string{"edits/pending", "edits/list"} {
-		m := p.waitFor(itoa(p.request(method, nil)), 60*time.Second)
+		// One reply of up to 32 MiB, the only event to wait for.
+		m := p.waitFor(itoa(p.request(method, nil)), 120*time.Second)
 		if m.Error != nil {
 			t.Fatalf("%s: %v", method, m.Error)
 		}
