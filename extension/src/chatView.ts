@@ -75,6 +75,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** A subagent's task id → the task that started it (from subagentStarted). */
   private readonly parents = new Map<string, string>();
   /** The approval each open "proposed" preview belongs to (its URI → the approval id). */
+  /** The reason typed so far in each open approval's box (any chat's page), for a Deny from the diff editor. */
+  private static readonly denyReasonsAll = new Map<string, string>();
+  private get denyReasons(): Map<string, string> {
+    return ChatViewProvider.denyReasonsAll;
+  }
   private static readonly diffApprovals = new Map<string, string>();
   private get diffApprovals(): Map<string, string> {
     return ChatViewProvider.diffApprovals;
@@ -100,7 +105,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (this.shows(p.taskId)) this.postRequest(p.id);
         else if (this.primary && ![...ChatViewProvider.all].some((c) => c.shows(p.taskId))) this.notifyElsewhere(p.taskId, p.kind);
       }),
-      tasks.onRequestClosed((id) => this.post({ type: 'requestClosed', id })),
+      tasks.onRequestClosed((id) => {
+        this.denyReasons.delete(id);
+        this.post({ type: 'requestClosed', id });
+      }),
       tasks.onDidChangeRunning(() => this.postState()),
       tasks.onDidFinish(({ taskId, summary, error }) => {
         if (summary) this.summaries.set(taskId, summary);
@@ -310,7 +318,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'openCheckOutput':
         await this.openCheckOutput(m.taskId, m.name);
         return;
+      case 'approvalReason': {
+        // Kept for a Deny from the diff editor (answerFromDiff); only for an open approval.
+        const reason = m.message.trim();
+        if (this.tasks.pending.get(m.id)?.kind !== 'approval' || reason === '') this.denyReasons.delete(m.id);
+        else this.denyReasons.set(m.id, reason);
+        return;
+      }
       case 'approvalAnswer': {
+        this.denyReasons.delete(m.id);
         const decision = m.decision === 'allowOnce' ? 'allow' : m.decision === 'allowTask' ? 'allowSession' : 'deny';
         if (!this.tasks.answerApproval(m.id, decision, m.message)) {
           this.post({ type: 'notice', message: 'That approval is no longer open; nothing was changed.' });
@@ -639,11 +655,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const id = key ? this.diffApprovals.get(key) : undefined;
     if (!id) return false;
     this.diffApprovals.delete(key!);
-    if (!this.tasks.answerApproval(id, decision)) {
+    // A reason typed in the page's card goes with a Deny from here too.
+    const message = decision === 'deny' ? this.denyReasons.get(id) : undefined;
+    this.denyReasons.delete(id);
+    if (!this.tasks.answerApproval(id, decision, message)) {
       void vscode.window.showInformationMessage('task-x: that approval is no longer open; nothing was changed.');
       return false;
     }
-    this.post({ type: 'requestClosed', id });
+    this.post({ type: 'requestClosed', id, decision, ...(message ? { message } : {}) });
     void vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     return true;
   }

@@ -207,7 +207,7 @@ function handle(m: HostToWebview): void {
       transcript.askUser(str(m.id), m.params);
       break;
     case "requestClosed":
-      transcript.requestClosed(str(m.id));
+      transcript.requestClosed(str(m.id), m.decision === "allow" || m.decision === "deny" ? m.decision : undefined, typeof m.message === "string" ? m.message : undefined);
       break;
     case "models":
       composer.setModels(Array.isArray(m.models) ? m.models : [], m.selected ?? null);
@@ -363,6 +363,15 @@ document.addEventListener("keydown", (e) => {
   if (!id) return;
   transcript.answerApproval(id, "deny");
   focusNext();
+});
+
+// What a reason box holds goes to the host as it is typed, so a Deny from the diff
+// editor's title bar (outside the page) sends the reason too.
+document.addEventListener("input", (e) => {
+  const input = e.target as HTMLInputElement | null;
+  if (!input?.classList?.contains("deny-reason")) return;
+  const id = transcript.requestOf(input);
+  if (id) post({ type: "approvalReason", id, message: input.value });
 });
 
 // Middle-click on a link would open it without the click handler.

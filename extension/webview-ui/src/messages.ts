@@ -117,8 +117,12 @@ export type HostToWebview =
   | { type: "approval"; id: string; params: RequestApprovalParams }
   /** agent/askUser. `id` is issued by the host. */
   | { type: "askUser"; id: string; params: AskUserParams }
-  /** The request with this id is over (answered elsewhere, withdrawn, timed out). */
-  | { type: "requestClosed"; id: string }
+  /**
+   * The request with this id is over (answered elsewhere, withdrawn, timed out).
+   * `decision` (and the deny's `message`) when the user answered it outside the page,
+   * from the diff editor's title bar.
+   */
+  | { type: "requestClosed"; id: string; decision?: "allow" | "deny"; message?: string }
   /** provider/models for the configured provider. */
   | { type: "models"; models: ModelInfo[]; selected: string | null }
   /** Answer to WebviewToHost "mentionQuery". */
@@ -197,6 +201,11 @@ export type WebviewToHost =
    * user's reason; the host sends it in the approval's answer (RequestApprovalResult.message), so the model reads it with the denied call's result in the same turn.
    */
   | { type: "approvalAnswer"; id: string; decision: ApprovalDecision; message?: string }
+  /**
+   * What approval `id`'s reason box holds, as it is typed: a Deny from the diff
+   * editor's title bar (outside the page) sends it with the answer too.
+   */
+  | { type: "approvalReason"; id: string; message: string }
   /** Open the preview of approval `id` in VS Code's diff editor. */
   | { type: "openApprovalDiff"; id: string }
   /** Open the pending change of one file in the diff editor. */
@@ -221,6 +230,8 @@ export type WebviewToHost =
 
 const MAX_TEXT = 2_000_000;
 const MAX_ID = 200;
+/** The reason box holds at most 2 000 characters (its maxlength); the runtime keeps 8 KiB. */
+const MAX_REASON = 8192;
 const MAX_PATH = 4096;
 const MAX_MENTIONS = 10;
 const MAX_IMAGES = 8;
@@ -331,6 +342,8 @@ export function parseWebviewMessage(m: unknown): WebviewToHost | undefined {
       return str(m.path, MAX_PATH) && m.path !== "" ? { type: "openWorktree", path: m.path } : undefined;
     case "openApprovalDiff":
       return str(m.id, MAX_ID) ? { type: "openApprovalDiff", id: m.id } : undefined;
+    case "approvalReason":
+      return str(m.id, MAX_ID) && str(m.message, MAX_REASON) ? { type: "approvalReason", id: m.id, message: m.message } : undefined;
     case "openFileDiff":
       return str(m.path, MAX_PATH) && m.path !== "" ? { type: "openFileDiff", path: m.path } : undefined;
     case "askUserAnswer": {

@@ -857,9 +857,16 @@ export class Transcript {
     }
   }
 
-  requestClosed(id: string): void {
+  /** The request is over; `decision` when the user answered it outside the page (the diff editor's title bar). */
+  requestClosed(id: string, decision?: "allow" | "deny", message?: string): void {
     const r = this.requests.get(id);
-    if (r) this.settle(r, r.kind === "approval" ? "No longer needed." : "The question was closed.");
+    if (!r) return;
+    if (r.kind === "approval" && decision) {
+      r.answered = true;
+      this.settle(r, decision === "allow" ? "You allowed this once, in the diff editor" : message ? `You denied this in the diff editor: ${message}` : "You denied this in the diff editor");
+      return;
+    }
+    this.settle(r, r.kind === "approval" ? "No longer needed." : "The question was closed.");
   }
 
   askUser(id: string, params_: AskUserParams): void {

@@ -52,6 +52,9 @@ test("parse: accepts well-formed messages and drops unknown fields", async () =>
   assert.deepEqual(parse({ type: "approvalAnswer", id: "a1", decision: "allowTask", x: 1 }), { type: "approvalAnswer", id: "a1", decision: "allowTask" });
   assert.deepEqual(parse({ type: "approvalAnswer", id: "a1", decision: "deny", message: " no " }), { type: "approvalAnswer", id: "a1", decision: "deny", message: " no " });
   assert.deepEqual(parse({ type: "approvalAnswer", id: "a1", decision: "allowOnce", message: "ignored" }), { type: "approvalAnswer", id: "a1", decision: "allowOnce" });
+  assert.deepEqual(parse({ type: "approvalReason", id: "a1", message: "use pnpm", x: 1 }), { type: "approvalReason", id: "a1", message: "use pnpm" });
+  assert.equal(parse({ type: "approvalReason", id: "a1", message: "x".repeat(8193) }), undefined);
+  assert.equal(parse({ type: "approvalReason", id: "a1" }), undefined);
   const send = {
     type: "send", taskId: null, text: "hi", mode: "agent", model: "m", includeEditorContext: true,
     mentions: [{ kind: "file", path: "a.ts", junk: 1 }, { kind: "selection", path: "b.ts", startLine: 2, endLine: 4 }],
@@ -340,12 +343,24 @@ test("approval: allow for this task, deny with a message, keyboard, closed by th
   // Answered by keyboard, the focus moves on to the next open request.
   assert.equal(await page.evaluate(() => document.activeElement?.closest("[data-request]")?.dataset.request), "a3");
   await send(page, { type: "requestClosed", id: "a3" });
-  assert.deepEqual(await posted(page), [
+  assert.deepEqual((await posted(page)).filter((m) => m.type !== "approvalReason"), [
     { type: "approvalAnswer", id: "a1", decision: "allowTask" },
     { type: "approvalAnswer", id: "a2", decision: "deny", message: "use pnpm instead" },
   ]);
   assert.equal(await page.locator('[data-request="a3"] vscode-button').count(), 0);
   assert.match(await text(page, '[data-request="a3"] .settled-note'), /No longer needed/);
+});
+
+test("approval: the reason box reports what it holds; answered in the diff editor, the card says so", async (ctx) => {
+  const { page } = await open(ctx);
+  const params = { taskId: T, callId: "c1", tool: "write_file", permission: "edit", input: { path: "a.txt" }, preview: "" };
+  await send(page, { type: "approval", id: "d1", params }, { type: "approval", id: "d2", params: { ...params, callId: "c2" } });
+  await clearPosted(page);
+  await page.locator('[data-request="d1"] .deny-reason').fill("not there");
+  assert.deepEqual((await posted(page)).at(-1), { type: "approvalReason", id: "d1", message: "not there" });
+  await send(page, { type: "requestClosed", id: "d1", decision: "deny", message: "not there" }, { type: "requestClosed", id: "d2", decision: "allow" });
+  assert.match(await text(page, '[data-request="d1"] .settled-note'), /You denied this in the diff editor: not there/);
+  assert.match(await text(page, '[data-request="d2"] .settled-note'), /You allowed this once, in the diff editor/);
 });
 
 test("askUser: radio and checkbox answers, and dismiss", async (ctx) => {
@@ -723,7 +738,7 @@ test("approval: Enter in the reason denies with it; Enter in an empty reason doe
   assert.deepEqual(await posted(page), [], "an empty reason and Enter answer nothing");
   await page.locator('[data-request="e1"] .deny-reason').fill("put it in docs/ instead");
   await page.locator('[data-request="e1"] .deny-reason').press("Enter");
-  assert.deepEqual(await posted(page), [{ type: "approvalAnswer", id: "e1", decision: "deny", message: "put it in docs/ instead" }]);
+  assert.deepEqual((await posted(page)).filter((m) => m.type !== "approvalReason"), [{ type: "approvalAnswer", id: "e1", decision: "deny", message: "put it in docs/ instead" }]);
   assert.match(await text(page, '[data-request="e1"] .settled-note'), /You denied this: put it in docs\/ instead/);
   // The focus moves on to the next open request, as after a click.
   assert.equal(await page.evaluate(() => document.activeElement?.closest("[data-request]")?.dataset.request), "e2");

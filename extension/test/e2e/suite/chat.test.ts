@@ -85,6 +85,25 @@ describe('chat', () => {
     await x.changes.keep();
   });
 
+  it('sends the reason typed in the card with a Deny from the diff editor, and the card says it was denied', async () => {
+    const fake = await fakeModel();
+    fake.play({ calls: [{ name: 'write_file', input: { path: 'denied-in-diff.txt', content: 'no\n' } }] }, { text: 'Understood.' });
+    const before = fake.requests.length;
+    const done = finished();
+    await sendFromPage('Write denied-in-diff.txt');
+    await page.waitFor(tid('approval'), CHAT_FRAME);
+    await page.fill(`${tid('approval')} .deny-reason`, 'name it docs/notes.txt', CHAT_FRAME);
+    await page.click(tid('approval-open-diff'), CHAT_FRAME);
+    await until(vscode.window.tabGroups.onDidChangeTabs, () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff), 'the diff editor');
+    await page.click('.editor-actions .action-label[aria-label^="Deny this change"]');
+    const f = await done;
+    assert.strictEqual(f.summary?.status, 'completed', String(f.error ?? ''));
+    // Before the fix the model read only "The user denied this tool call." and the card said "No longer needed."
+    assert.match(JSON.stringify(fake.requests[before + 1]), /The user denied this tool call\. The user said: name it docs\/notes\.txt/);
+    await page.waitFor(`${tid('approval')} .settled-note >> text=/You denied this in the diff editor: name it docs\/notes\.txt/`, CHAT_FRAME);
+    assert.throws(() => readFileSync(join(root(), 'denied-in-diff.txt')), 'nothing written');
+  });
+
   it('refuses a forged approval message posted by a script in the page', async () => {
     const x = await api();
     const fake = await fakeModel();
