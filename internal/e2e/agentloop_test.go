@@ -148,7 +148,7 @@ func TestSteerAndCancelToolThroughBinary(t *testing.T) {
 				steered = append(steered, ev.Event["text"].(string))
 			case "toolStarted":
 				callID = ev.Event["callId"].(string)
-				deadline := time.Now().Add(10 * time.Second)
+				deadline := time.Now().Add(60 * time.Second)
 				for len(pids) < 2 && time.Now().Before(deadline) {
 					time.Sleep(20 * time.Millisecond)
 					pids = readPIDs(t, pidFile)
@@ -178,7 +178,7 @@ func TestSteerAndCancelToolThroughBinary(t *testing.T) {
 	if len(pids) < 2 {
 		t.Fatalf("the command did not record its children: %v", pids)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for _, pid := range pids {
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)

@@ -127,7 +127,7 @@ func TestCrashSweptTaskHasFailedSummary(t *testing.T) {
 		}
 	}
 	file := filepath.Join(dataDir, "tasks", taskID+".json")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, err := os.ReadFile(file)
 		if err == nil && strings.Contains(string(b), `"status": "running"`) {

@@ -125,7 +125,7 @@ func TestMCPConfigureThroughRuntime(t *testing.T) {
 	if len(st.Servers) != 0 {
 		t.Fatalf("after removal: %+v", st)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		list.Tools = nil
 		json.Unmarshal(p.mustCall("tools/list", nil), &list)

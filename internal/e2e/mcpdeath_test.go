@@ -131,7 +131,7 @@ func TestACPMCPServerDiesWithRuntime(t *testing.T) {
 
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
-	deadline = time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		_, zombie, ok := proctree.Parent(server)
 		if !ok || zombie {

@@ -166,10 +166,10 @@ func TestShutdownAndExit(t *testing.T) {
 	})
 	sid := p.request("shutdown", nil)
 	// The in-flight request is cancelled; shutdown itself succeeds.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	gotShutdown, gotCancel := false, false
 	for !(gotShutdown && gotCancel) && time.Now().Before(deadline) {
-		m := p.next(10 * time.Second)
+		m := p.next(60 * time.Second)
 		switch string(m.ID) {
 		case itoa(sid):
 			if m.Error != nil {

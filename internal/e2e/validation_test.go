@@ -218,7 +218,7 @@ func TestValidationGoFixRound(t *testing.T) {
 		if len(pids) != 1 {
 			t.Fatalf("pid file: %v", pids)
 		}
-		end := time.Now().Add(5 * time.Second)
+		end := time.Now().Add(60 * time.Second)
 		for alive(pids[0]) && time.Now().Before(end) {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -448,7 +448,7 @@ func TestValidationCancel(t *testing.T) {
 	if len(pids) < 2 {
 		t.Fatalf("the check did not record its children: %v", pids)
 	}
-	end := time.Now().Add(5 * time.Second)
+	end := time.Now().Add(60 * time.Second)
 	for _, pid := range pids {
 		for alive(pid) && time.Now().Before(end) {
 			time.Sleep(20 * time.Millisecond)

@@ -209,7 +209,7 @@ func TestCloseUnblocksRunWhenStdinStaysOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("Run still blocked after Close")
 	}
 }

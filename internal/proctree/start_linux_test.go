@@ -38,7 +38,7 @@ func startOnEndingThread(t *testing.T, cmd *exec.Cmd, start func(*exec.Cmd) erro
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	task := fmt.Sprintf("/proc/self/task/%d", s.tid)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := os.Stat(task); os.IsNotExist(err) {
 			return

@@ -66,7 +66,7 @@ func alive(pid int) bool {
 
 func waitGone(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for _, p := range pids {
 		for alive(p) {
 			if time.Now().After(deadline) {
@@ -204,7 +204,7 @@ func TestSandboxNetwork(t *testing.T) {
 	}
 	select {
 	case <-accepted:
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("control connection not accepted")
 	}
 	select {
@@ -275,7 +275,7 @@ echo started >> ` + pidfile + `
 // process under the helper, in the host's pid view.
 func hostPids(t *testing.T, p *Process, pidfile string) []int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, _ := os.ReadFile(pidfile)
 		if strings.Contains(string(b), "started") {
@@ -492,7 +492,17 @@ func TestKillAll(t *testing.T) {
 		}
 		ps = append(ps, p)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Wait (bounded) until both sleeps of each command run under its helper
+	// (a child subreaper keeps the setsid one), not a fixed pause.
+	deadline := time.Now().Add(60 * time.Second)
+	for _, p := range ps {
+		for sleepsUnder(p.Pid()) < 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the sleeps of helper %d did not start: %v", p.Pid(), proctree.Descendants(p.Pid()))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	var pids []int
 	for _, p := range ps {
 		pids = append(pids, p.Pid())
@@ -521,4 +531,15 @@ func TestKillAll(t *testing.T) {
 	if _, err := Start(context.Background(), Spec{Command: "true", Dir: dir}); err != ErrClosed {
 		t.Fatalf("Start after KillAll: %v", err)
 	}
+}
+
+// sleepsUnder counts the sleep processes below pid.
+func sleepsUnder(pid int) int {
+	n := 0
+	for _, d := range proctree.Descendants(pid) {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", d)); strings.TrimSpace(string(b)) == "sleep" {
+			n++
+		}
+	}
+	return n
 }

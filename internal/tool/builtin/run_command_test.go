@@ -113,7 +113,7 @@ func TestRunCommandBackground(t *testing.T) {
 	var final tool.Result
 	select {
 	case final = <-res.Background.Done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("no final result")
 	}
 	if _, open := <-res.Background.Done; open {
@@ -135,7 +135,7 @@ func TestRunCommandBackgroundCancel(t *testing.T) {
 		"command": "setsid sleep 1000 & echo $! > pids; sleep 1000 & echo $! >> pids; wait", "background": true})
 	cancel() // the call is over; the job goes on
 	var ps []int
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for len(ps) < 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("no pids")
@@ -161,7 +161,7 @@ func TestRunCommandBackgroundCancel(t *testing.T) {
 		if d := cmdData(t, final); !d.Cancelled || !strings.HasSuffix(final.Content, "killed: cancelled") {
 			t.Fatalf("final %+v", d)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("cancel did not end the job")
 	}
 	waitGone(t, ps)
@@ -224,7 +224,7 @@ func pids(t *testing.T, out string) []int {
 
 func waitGone(t *testing.T, ps []int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for _, p := range ps {
 		for alive(p) {
 			if time.Now().After(deadline) {
