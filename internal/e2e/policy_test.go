@@ -110,11 +110,11 @@ func TestDenyReasonReachesTheModel(t *testing.T) {
 		if strings.Contains(string(params), "make long") {
 			return map[string]any{"decision": "deny", "message": strings.Repeat("é", 10000)}
 		}
-		return map[string]any{"decision": "deny", "message": "use make check; my key is sk-deny-key"}
+		return map[string]any{"decision": "deny", "message": "use make check; my key is sk-deny-key-4"}
 	}
 	p.initialize(map[string]any{"sandbox": false})
 	p.mustCall("workspace/open", map[string]any{"root": repo})
-	p.mustCall("agent/run", map[string]any{"prompt": "Deploy.", "provider": openaiProvider(srv.URL, "sk-deny-key")})
+	p.mustCall("agent/run", map[string]any{"prompt": "Deploy.", "provider": openaiProvider(srv.URL, "sk-deny-key-4")})
 	bodies := model.bodies()
 	if len(bodies) != 3 {
 		t.Fatalf("%d model requests; want 3", len(bodies))
@@ -124,7 +124,7 @@ func TestDenyReasonReachesTheModel(t *testing.T) {
 		t.Errorf("the request right after the denial lacks the reason: %s", second)
 	}
 	for i, b := range bodies {
-		if strings.Contains(mustJSON(b), "sk-deny-key") {
+		if strings.Contains(mustJSON(b), "sk-deny-key-4") {
 			t.Errorf("request %d carries the key", i)
 		}
 	}

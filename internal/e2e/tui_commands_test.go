@@ -66,6 +66,5 @@ func TestStatusAndCommands(t *testing.T) {
 	if b := mustJSON(bodies[len(bodies)-1]); !strings.Contains(b, "SKILL-BODY-MARKER: review main.go carefully.") {
 		t.Errorf("the skill was not applied: %.3000s", b)
 	}
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 }

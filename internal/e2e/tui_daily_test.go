@@ -101,8 +101,7 @@ func TestTUIPasteLarge(t *testing.T) {
 	// screen: the prompt showed the same line before it was sent, and a
 	// redraw of it would match. The transcript printed at exit is the
 	// transcript alone.
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 	pt.mu.Lock()
 	screen := pt.plain()
 	pt.mu.Unlock()
@@ -292,8 +291,7 @@ func TestUndoSession(t *testing.T) {
 	older, _, _, _ := tuiSession(t, repo, data, script, pick, "--accept-edits")
 	older.send("older task\r")
 	older.expect("completed")
-	older.send("\x04")
-	older.cmd.Wait()
+	older.quit()
 	os.WriteFile(filepath.Join(repo, "OLD.md"), []byte("changed by hand\n"), 0o644)
 
 	pt, _, _, _ := tuiSession(t, repo, data, script, pick, "--accept-edits")
@@ -320,8 +318,7 @@ func TestUndoSession(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(repo, "README.md")); string(b) != "# demo, renamed by hand\n" {
 		t.Errorf("README.md, changed by hand, was overwritten: %q", b)
 	}
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 }
 
 // TestUsageExit2: bad flag values are usage errors, exit 2, naming the

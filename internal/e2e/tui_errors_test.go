@@ -49,8 +49,7 @@ func TestProviderErrors(t *testing.T) {
 	// In the session the fix is the session's command, not a flag.
 	pt.expect("/model (it lists the provider's models)")
 	pt.expect("failed")
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 	pt.mu.Lock()
 	screen := pt.plain()
 	pt.mu.Unlock()
@@ -106,8 +105,7 @@ func TestSessionSmallFixes(t *testing.T) {
 	pt.expect("no pending changes")
 	pt.send("/revert\r")
 	pt.expect("nothing to revert")
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 
 	// One-shot approvals use the same words.
 	_, srv := newScriptedModel(t, "openai", script[:1:1])

@@ -41,8 +41,7 @@ func TestPromptHistory(t *testing.T) {
 	pt.send("bravo prompt\r")
 	pt.expect("Noted bravo.")
 	pt.expect("completed")
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 	for len(got) > 0 {
 		<-got
 	}
@@ -95,8 +94,7 @@ func TestPromptHistory(t *testing.T) {
 	}
 	pt.expect("Noted echo.")
 	pt.expect("completed")
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 
 	// Another folder: nothing to recall.
 	other, _, got2, _ := tuiSession(t, t.TempDir(), data, script, always)
@@ -106,8 +104,7 @@ func TestPromptHistory(t *testing.T) {
 		t.Fatalf("another folder recalled this one's history: %s", u)
 	}
 	other.expect("completed")
-	other.send("\x04")
-	other.cmd.Wait()
+	other.quit()
 	files, _ := os.ReadDir(filepath.Join(data, "history"))
 	if len(files) != 2 {
 		t.Errorf("history files: %d, want one per folder", len(files))

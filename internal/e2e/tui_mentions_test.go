@@ -41,6 +41,5 @@ func TestMentionsAndCompletion(t *testing.T) {
 	if !strings.Contains(body, "HandlerMarker") || !strings.Contains(body, "GuideMarker") {
 		t.Errorf("the mentioned files did not reach the model: %.2000s", body)
 	}
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 }

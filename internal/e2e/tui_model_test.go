@@ -54,6 +54,5 @@ func TestModelAndProvider(t *testing.T) {
 	pt.expect(`"bogus" is not a provider kind`)
 	pt.send("/provider\r")
 	pt.expect("base URL " + srv.URL)
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 }

@@ -34,8 +34,7 @@ func TestQueuedWhileRunning(t *testing.T) {
 	if !strings.Contains(b, "also check the tests") {
 		t.Errorf("the second model call lacks the queued message: %s", b)
 	}
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 }
 
 // TestApprovalWhileTyping: an approval that opens while the user is typing
@@ -67,8 +66,8 @@ func TestApprovalWhileTyping(t *testing.T) {
 	pt.send("\r")
 	pt.expect("completed")
 	pt.expect("check the tests and") // still in the prompt
-	pt.send("\x03\x04")
-	pt.cmd.Wait()
+	pt.send("\x03") // clears the prompt
+	pt.quit()
 }
 
 // TestApprovalRightAfterEnter: an approval that opens right after a
@@ -97,6 +96,6 @@ func TestApprovalRightAfterEnter(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "NOTES.md")); err == nil {
 		t.Error("NOTES.md was written")
 	}
-	pt.send("\x03\x04")
-	pt.cmd.Wait()
+	pt.send("\x03") // clears the prompt
+	pt.quit()
 }

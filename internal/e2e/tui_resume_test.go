@@ -27,8 +27,7 @@ func TestResumeTranscript(t *testing.T) {
 	pt := at("run")
 	pt.send("first question\r")
 	pt.expect("completed")
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 
 	pt = at("resume")
 	pt.expect("the earlier transcript of task-")
@@ -41,8 +40,7 @@ func TestResumeTranscript(t *testing.T) {
 	if b := mustJSON(last["messages"]); !strings.Contains(b, "first question") || !strings.Contains(b, "a follow-up") {
 		t.Errorf("the follow-up is not in the resumed task: %s", b)
 	}
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 
 	// /resume in a new session.
 	n := len(model.bodies())
@@ -58,6 +56,5 @@ func TestResumeTranscript(t *testing.T) {
 	if b := mustJSON(model.bodies()[n]["messages"]); !strings.Contains(b, "first question") || !strings.Contains(b, "third") {
 		t.Errorf("/resume did not continue the task: %s", b)
 	}
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 }

@@ -20,8 +20,7 @@ func TestShellCommand(t *testing.T) {
 	}
 	pt.expect("It printed the marker.")
 	pt.expect("completed")
-	pt.send("\x04")
-	pt.cmd.Wait()
+	pt.quit()
 	// The transcript printed at exit is on a terminal out of raw mode:
 	// each line starts at the left edge (it was a staircase).
 	pt.mu.Lock()

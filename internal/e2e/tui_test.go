@@ -87,6 +87,34 @@ func (pt *ptyTerm) expect(want string) {
 	pt.seen = end
 }
 
+// quit sends Ctrl-D until task-x exits and returns how it exited. Ctrl-D
+// leaves only at an idle, empty prompt; one that arrives while the turn
+// still runs is a key for the prompt (an expect for a turn's last line can
+// match a redraw of an earlier turn's, which scrolling repaints), and a
+// single Ctrl-D then left the test waiting forever (CI: TestPromptHistory
+// hung until the package's timeout). The repeat is not a sleep to wait
+// for a state: each Ctrl-D either ends the session or does nothing.
+func (pt *ptyTerm) quit() error {
+	pt.t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- pt.cmd.Wait() }()
+	for range 30 {
+		io.WriteString(pt.f, "\x04") // fails once the session has gone: the select sees it
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(2 * time.Second):
+		}
+	}
+	pt.cmd.Process.Kill()
+	<-exited
+	pt.mu.Lock()
+	s := pt.plain()
+	pt.mu.Unlock()
+	pt.t.Fatalf("task-x did not leave on Ctrl-D within a minute; it shows:\n%s", s[max(0, len(s)-1500):])
+	return nil
+}
+
 // approve answers the approval on screen with key once it takes keys (an
 // approval holds keys back for a moment after it opens: approvalGuard).
 func (pt *ptyTerm) approve(key string) {
@@ -351,8 +379,7 @@ func TestTUINoColor(t *testing.T) {
 	if !pt.shownSince(mark, "ask mode · openaiCompatible/other-model") {
 		t.Error("the footer does not show the new model")
 	}
-	pt.send("\x04")
-	if err := pt.cmd.Wait(); err != nil {
+	if err := pt.quit(); err != nil {
 		t.Fatalf("exit after Ctrl-D: %v, want 0", err)
 	}
 	pt.mu.Lock()

@@ -37,8 +37,11 @@ func ParseLevel(s string) (slog.Level, error) {
 }
 
 // Secrets is a set of strings that must never be emitted. It is safe for
-// concurrent use. Strings shorter than 4 bytes are ignored (redacting them
-// would mangle ordinary text and they are not keys).
+// concurrent use. Only strings shaped like a credential are kept
+// (CredentialShaped): a placeholder key such as "test", "ollama",
+// "lm-studio" or "EMPTY", which local servers accept, is an ordinary word,
+// and redacting it would mangle every answer, diff and file the runtime
+// shows, and what the model reads back ("npm [redacted]").
 type Secrets struct {
 	mu   sync.RWMutex
 	list []string
@@ -46,7 +49,7 @@ type Secrets struct {
 
 // Add remembers s as a secret.
 func (s *Secrets) Add(secret string) {
-	if len(secret) < 4 {
+	if !CredentialShaped(secret) {
 		return
 	}
 	s.mu.Lock()
@@ -57,6 +60,22 @@ func (s *Secrets) Add(secret string) {
 		}
 	}
 	s.list = append(s.list, secret)
+}
+
+// CredentialShaped reports whether s looks like a key a provider or a
+// server owner issues rather than a word: at least 12 bytes, or at least 8
+// that mix letters and digits. Real provider keys are 40 bytes or more;
+// placeholders ("test", "ollama", "lm-studio", "not-needed") are words.
+func CredentialShaped(s string) bool {
+	if len(s) >= 12 {
+		return true
+	}
+	if len(s) < 8 {
+		return false
+	}
+	letter := strings.ContainsFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' })
+	digit := strings.ContainsFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	return letter && digit
 }
 
 // List returns a copy of the secrets.

@@ -37,3 +37,22 @@ func TestRedactingHandler(t *testing.T) {
 		t.Fatalf("unexpected output: %s", out)
 	}
 }
+
+// TestPlaceholderKeysAreNotSecrets: a local server's placeholder key is a
+// word and is not redacted (QA: with the key "test" the chat showed "Run npm
+// [redacted] to [redacted] it", and the model read that back); a key shaped
+// like a credential is.
+func TestPlaceholderKeysAreNotSecrets(t *testing.T) {
+	var s Secrets
+	for _, k := range []string{"test", "ollama", "lm-studio", "not-needed", "EMPTY", "12345678"} {
+		s.Add(k)
+	}
+	for _, k := range []string{"sk-ant-api03-abcdefghijklmnop", "hunter2hunter", "passw0rd", "sk-no-key-required"} {
+		s.Add(k)
+	}
+	text := "Run npm test with ollama on lm-studio, not-needed EMPTY 12345678; keys sk-ant-api03-abcdefghijklmnop hunter2hunter passw0rd sk-no-key-required"
+	want := "Run npm test with ollama on lm-studio, not-needed EMPTY 12345678; keys [redacted] [redacted] [redacted] [redacted]"
+	if got := s.Redact(text); got != want {
+		t.Errorf("Redact:\n got %s\nwant %s", got, want)
+	}
+}
