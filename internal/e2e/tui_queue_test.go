@@ -66,7 +66,7 @@ func TestApprovalWhileTyping(t *testing.T) {
 	pt.send("\r")
 	pt.expect("completed")
 	pt.expect("check the tests and") // still in the prompt
-	pt.send("\x03") // clears the prompt
+	pt.send("\x03")                  // clears the prompt
 	pt.quit()
 }
 
