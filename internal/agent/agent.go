@@ -149,6 +149,8 @@ type run struct {
 	messages []provider.Message
 	sum      task.Summary
 	errMsg   string
+	// partial is the text the model call in flight has streamed so far.
+	partial strings.Builder
 	// checkName is the validation check running (toolOutput callId
 	// "validation:<name>").
 	checkName string
@@ -357,6 +359,7 @@ func (r *run) run(parent context.Context) {
 		res, err := r.callModel(ctx, specs)
 		if err != nil {
 			if r.stopped(ctx) {
+				r.keepPartial(ctx)
 				return
 			}
 			pe := provider.AsError(err)
@@ -393,6 +396,31 @@ func (r *run) run(parent context.Context) {
 		}
 		r.runCalls(ctx, calls, offered)
 	}
+}
+
+// stoppedNote and timedOutNote end the text of an answer stopped
+// mid-stream in the history: by the user, or by the wall-clock limit.
+const (
+	stoppedNote  = "\n\n[The user stopped this answer here.]"
+	timedOutNote = "\n\n[This answer was stopped here: the task reached its time limit.]"
+)
+
+// keepPartial records the text an answer had streamed when the task was
+// stopped as the assistant's turn, marked as cut: a follow-up in the same
+// task then shows the model what the user saw (QA: the model read the
+// stopped prompt joined with the follow-up, and never its own answer).
+func (r *run) keepPartial(ctx context.Context) {
+	text := r.partial.String()
+	r.partial.Reset()
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	note := stoppedNote
+	if context.Cause(ctx) == errWallClock {
+		note = timedOutNote
+	}
+	r.messages = append(r.messages, provider.Message{Role: provider.RoleAssistant,
+		Content: []provider.Part{{Type: provider.PartText, Text: text + note}}})
 }
 
 // account adds res's usage and cost to the summary and calibrates the next

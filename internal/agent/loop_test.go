@@ -644,3 +644,54 @@ func TestCompactionEndingAboveWindowWarns(t *testing.T) {
 		t.Fatalf("%d over-window warnings, want 1: %+v", over, of[protocol.WarningEvent](h.rec))
 	}
 }
+
+// stopsMidAnswer streams some text of its first answer, then waits for the
+// task to be stopped.
+type stopsMidAnswer struct {
+	*fakeProvider
+	streamed chan struct{}
+}
+
+func (f stopsMidAnswer) Stream(ctx context.Context, req *provider.Request, emit func(provider.Event)) (*provider.Result, error) {
+	emit(provider.Event{Type: provider.EventTextDelta, Text: "Counting: 1, 2, "})
+	emit(provider.Event{Type: provider.EventTextDelta, Text: "3,"})
+	close(f.streamed)
+	<-ctx.Done()
+	return nil, provider.Errorf(provider.KindCancelled, "cancelled")
+}
+
+// TestStoppedAnswerStaysInHistory: the text an answer streamed before the
+// user stopped it is the assistant's turn in the history, marked as cut
+// (QA: a follow-up after Stop reached the model joined with the stopped
+// prompt, and the model never saw the answer the user had read).
+func TestStoppedAnswerStaysInHistory(t *testing.T) {
+	h := newHarness(t, tools())
+	fake := stopsMidAnswer{fakeProvider: h.prov, streamed: make(chan struct{})}
+	h.opts.Provider = fake
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-fake.streamed; cancel() }()
+	sum, msgs := h.run(t, ctx, Params{ChatMode: "agent", Prompt: "Count for me", Policy: allowAll()})
+	if sum.Status != task.StatusCancelled {
+		t.Fatalf("status %s", sum.Status)
+	}
+	last := msgs[len(msgs)-1]
+	if len(msgs) != 2 || last.Role != provider.RoleAssistant || len(last.Content) != 1 ||
+		last.Content[0].Text != "Counting: 1, 2, 3,"+stoppedNote {
+		t.Fatalf("history after a stop: %+v", msgs)
+	}
+}
+
+// TestTimedOutAnswerStaysInHistory: the same for an answer the wall-clock
+// limit stopped, said as such.
+func TestTimedOutAnswerStaysInHistory(t *testing.T) {
+	h := newHarness(t, tools())
+	h.opts.Provider = stopsMidAnswer{fakeProvider: h.prov, streamed: make(chan struct{})}
+	sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Prompt: "Count for me", Policy: allowAll(),
+		Limits: Limits{MaxWallClockMs: 200}})
+	if sum.Status != task.StatusFailed || sum.EndReason != protocol.EndMaxWallClock {
+		t.Fatalf("status %s, end %s", sum.Status, sum.EndReason)
+	}
+	if last := msgs[len(msgs)-1]; len(msgs) != 2 || last.Content[0].Text != "Counting: 1, 2, 3,"+timedOutNote {
+		t.Fatalf("history after the time limit: %+v", msgs)
+	}
+}

@@ -160,9 +160,11 @@ func (r *run) stream(ctx context.Context, specs []provider.ToolSpec) (*provider.
 		ContextWindow: r.window}
 	r.lastRaw = r.rawEstimate()
 	start := time.Now()
+	r.partial.Reset()
 	res, err := r.prov.Stream(ctx, req, func(ev provider.Event) {
 		switch ev.Type {
 		case provider.EventTextDelta:
+			r.partial.WriteString(ev.Text)
 			r.emit(protocol.TextDeltaEvent{Text: ev.Text})
 		case provider.EventThinkingDelta:
 			r.emit(protocol.ThinkingDeltaEvent{Text: ev.Text})
