@@ -526,8 +526,8 @@ func formatSummary(st styles, sum *taskSummary, elapsed time.Duration, prov defa
 	if elapsed >= 0 {
 		took += ", " + formatDuration(elapsed)
 	}
-	fmt.Fprintf(&b, "%s %s: %s, %d iterations, %d tool calls, %d in / %d out tokens%s\n",
-		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), sum.Iterations, sum.ToolCalls,
+	fmt.Fprintf(&b, "%s %s: %s, %s, %s, %d in / %d out tokens%s\n",
+		s.Render(mark), sum.TaskID, s.Render(string(sum.Status)), plural(sum.Iterations, "iteration"), plural(sum.ToolCalls, "tool call"),
 		usage.InputTokens, usage.OutputTokens, took)
 	if sum.Error != nil && sum.Status != "cancelled" && !errShown {
 		fmt.Fprintln(&b, st.bad.Render("error:"), wrapText(summaryError(*sum.Error, prov, w), width, "  "))

@@ -1427,7 +1427,7 @@ func interruptedSummary(st styles, elapsed time.Duration, tools, tokens int, fil
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	s := fmt.Sprintf("\n%s after %s: %d tool calls, %d tokens", st.warn.Render("■ interrupted"), formatDuration(elapsed), tools, tokens)
+	s := fmt.Sprintf("\n%s after %s: %s, %d tokens", st.warn.Render("■ interrupted"), formatDuration(elapsed), plural(tools, "tool call"), tokens)
 	if len(paths) > 0 {
 		s += ", changed " + strings.Join(paths, ", ")
 	}

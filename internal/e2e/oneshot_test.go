@@ -188,7 +188,7 @@ func TestOneShotInterrupt(t *testing.T) {
 		t.Fatalf("exit after SIGINT: %v, want 130; stderr: %s", err, errb.String())
 	}
 	errs := errb.String()
-	for _, want := range []string{"interrupted after", "1 tool calls", "task-x resume task-"} {
+	for _, want := range []string{"interrupted after", "1 tool call,", "task-x resume task-"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
