@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/task-x/task-x-runtime/internal/fsx"
 )
 
 // Prompt history (issue 38 item 9): what was typed at the session's
@@ -88,17 +91,19 @@ func (h *history) add(typed, sent string) {
 }
 
 // rewrite writes the kept entries (after trimming to historyMax).
-func (h *history) rewrite() {
-	var b strings.Builder
-	for _, e := range h.entries {
+func (h *history) rewrite() { rewriteJSONLines(h.path, h.entries) }
+
+// rewriteJSONLines replaces the file at path with one JSON object a line,
+// atomically (a session writing the same file at once never leaves half
+// of it); it is best effort, as the files it keeps are.
+func rewriteJSONLines[T any](path string, entries []T) {
+	var b bytes.Buffer
+	for _, e := range entries {
 		j, _ := json.Marshal(e)
 		b.Write(j)
 		b.WriteByte('\n')
 	}
-	tmp := h.path + ".tmp"
-	if os.WriteFile(tmp, []byte(b.String()), 0o600) == nil {
-		os.Rename(tmp, h.path)
-	}
+	fsx.WriteFileAtomic(path, b.Bytes(), 0o600)
 }
 
 // prev is the entry before the one shown (current is the prompt's text,
@@ -199,16 +204,7 @@ func (s *shownPrompts) add(typed, sent string) {
 	os.MkdirAll(filepath.Dir(s.path), 0o700)
 	if len(s.entries) > shownMax {
 		s.entries = s.entries[len(s.entries)-shownMax:]
-		var b strings.Builder
-		for _, e := range s.entries {
-			j, _ := json.Marshal(e)
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-		tmp := s.path + ".tmp"
-		if os.WriteFile(tmp, []byte(b.String()), 0o600) == nil {
-			os.Rename(tmp, s.path)
-		}
+		rewriteJSONLines(s.path, s.entries)
 		return
 	}
 	if f, err := os.OpenFile(s.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
