@@ -157,6 +157,9 @@ func (a *Agent) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		CancelMethod:  cancelRequestMethod,
 		CancelIDField: "requestId",
 		CancelOnDone:  true,
+		// A parse error keeps a readable id (JSON-RPC 2.0; the SDK client
+		// leaves a request answered with id null pending).
+		ParseErrorKeepsID: true,
 		OnInternalError: func(err error) {
 			a.log.Error("internal error", "err", err)
 		},

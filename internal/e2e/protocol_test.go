@@ -81,9 +81,11 @@ func TestFramingAndIDs(t *testing.T) {
 		id   string // the reply's id
 		code int
 	}{
-		{"invalid JSON", `{"jsonrpc":"2.0","id":5,"method":`, "5", -32700},
+		// protocol.md's error table: a parse error's reply id is null, even
+		// when the line shows one (the ACP front end keeps it: TestParseErrorKeepsID).
+		{"invalid JSON", `{"jsonrpc":"2.0","id":5,"method":`, "null", -32700},
 		{"invalid JSON, id after the break", `{"jsonrpc":"2.0","method":"x","params":{,"id":5}`, "null", -32700},
-		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"provider/capabilities\",\"params\":{\"x\":\"\xff\xfe\"}}", "6", -32700},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"provider/capabilities\",\"params\":{\"x\":\"\xff\xfe\"}}", "null", -32700},
 		{"float id", `{"jsonrpc":"2.0","id":1.5,"method":"provider/capabilities"}`, "null", -32600},
 		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"provider/capabilities"}`, "null", -32600},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"provider/capabilities"}`, "null", -32600},

@@ -70,6 +70,12 @@ type ConnOptions struct {
 	// Protocol's is "$/cancel_request" with "requestId".
 	CancelMethod  string
 	CancelIDField string
+	// ParseErrorKeepsID makes a -32700 reply carry the request's id when the
+	// line shows it (parseErrorID), as the Agent Client Protocol's clients
+	// need: JSON-RPC 2.0 answers null only when the id cannot be determined,
+	// and an ACP client leaves a request answered with null hanging. Off, the
+	// reply's id is always null, as protocol.md's error table says.
+	ParseErrorKeepsID bool
 }
 
 // cancelReplyWait bounds the wait for the reply to a cancelled call.
@@ -307,6 +313,9 @@ func (c *Conn) readLoop(lines chan<- readResult, stop <-chan struct{}) {
 func (c *Conn) handleLine(ctx context.Context, line []byte) {
 	m, fail := decodeMessage(line)
 	if fail != nil {
+		if fail.err.Code == CodeParseError && !c.opts.ParseErrorKeepsID {
+			fail.id = ID{}
+		}
 		c.log.Debug("jsonrpc: invalid message", "id", fail.id.String(), "code", fail.err.Code, "reason", fail.err.Message)
 		if fail.reply {
 			c.writeError(fail.id, fail.err)

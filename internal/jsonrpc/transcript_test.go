@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the expected lines of testdata/
 //
 // Script lines:
 //
-//	option preempt=M | drain=DUR | max=N   before the first step
+//	option preempt=M | drain=DUR | max=N | parseid=on   before the first step
 //	-> LINE       send LINE to the runtime
 //	->q "..."     send a Go-quoted line (for invalid UTF-8, U+2028, '\r')
 //	sleep DUR     advance the fake clock
@@ -90,6 +90,8 @@ func runTranscript(t *testing.T, file string) {
 					t.Fatalf("%s: %v", where, err)
 				}
 				opts.DrainTimeout = d
+			case "parseid":
+				opts.ParseErrorKeepsID = v == "on"
 			case "max":
 				n, err := strconv.Atoi(v)
 				if err != nil {
