@@ -676,7 +676,12 @@ test("a replayed answer far above the screen stays plain text until scrolled to"
   // The user scrolls up with the wheel (a scroll by script would not unstick the view).
   await page.locator(".scroller").hover();
   for (let i = 0; i < 20 && (await page.locator(".scroller").evaluate((e) => e.scrollTop)) > 0; i++) await page.mouse.wheel(0, -5000);
-  await page.waitForFunction(() => !document.querySelector(".answer").classList.contains("lazy"));
+  // The answer is drawn in pieces over frames once it is no longer lazy:
+  // wait for its markdown, not only for the class.
+  await page.waitForFunction(() => {
+    const a = document.querySelector(".answer");
+    return !a.classList.contains("lazy") && a.querySelector("strong")?.textContent === "bold";
+  });
   assert.equal(await page.locator(".answer").first().locator("strong").innerText(), "bold");
 });
 
