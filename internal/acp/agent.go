@@ -206,6 +206,14 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		res, err = a.prompt(ctx, req)
 	case methodSessionSetMode:
 		res, err = a.setMode(ctx, req.Params)
+	case methodSessionCancel:
+		// ACP sends session/cancel as a notification; a client that sends
+		// it as a request gets the same cancel and a null result rather
+		// than "unknown method" with its prompt still running.
+		var p sessionIDParams
+		if err = decode(req.Params, &p); err == nil {
+			a.cancel(p.SessionID)
+		}
 	default:
 		return nil, jsonrpc.NewError(jsonrpc.ErrMethodNotFound.Code, fmt.Sprintf("unknown method %q", req.Method))
 	}

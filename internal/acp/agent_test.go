@@ -251,6 +251,29 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// session/cancel sent as a request (ACP defines a notification) cancels
+// the prompt as well and is answered with a null result; bad params get
+// -32602.
+func TestCancelAsRequest(t *testing.T) {
+	m, url := newFakeModel(t, func(prompt string, n int) turn { return turn{hang: true} })
+	p := startAgent(t, testConfig(t, url))
+	p.call("initialize", map[string]any{"protocolVersion": 1})
+	_, res := p.call("session/new", map[string]any{"cwd": workspace(t), "mcpServers": []any{}})
+	var ns struct{ SessionID string }
+	json.Unmarshal(res, &ns)
+	id := p.send("session/prompt", map[string]any{"sessionId": ns.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "take long"}}})
+	<-m.hung
+	if _, r := p.reply(p.send("session/cancel", map[string]any{"sessionId": 7})); r.Error == nil || r.Error.Code != -32602 {
+		t.Fatalf("session/cancel with a numeric sessionId: %+v", r.Error)
+	}
+	if _, r := p.reply(p.send("session/cancel", map[string]any{"sessionId": ns.SessionID})); r.Error != nil || string(r.Result) != "null" {
+		t.Fatalf("session/cancel as a request: %s %+v", r.Result, r.Error)
+	}
+	if _, r := p.reply(id); r.Error != nil || !strings.Contains(string(r.Result), `"cancelled"`) {
+		t.Fatalf("cancelled prompt: %s %+v", r.Result, r.Error)
+	}
+}
+
 // session/load in a new agent on the same data folder replays the saved
 // task (the user's prompt, the tool call, the answer) before its reply,
 // then the next prompt continues the conversation.
