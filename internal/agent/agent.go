@@ -365,6 +365,7 @@ func (r *run) run(parent context.Context) {
 			pe := provider.AsError(err)
 			r.emit(protocol.ErrorEvent{Message: pe.Message, Kind: protocol.ProviderErrorKind(pe.Kind), Status: pe.Status, Retryable: pe.Retryable()})
 			r.log.Warn("model call failed", "kind", pe.Kind, "status", pe.Status, "iteration", r.sum.Iterations)
+			r.keepFailed(pe)
 			r.fail(pe.Error())
 			return
 		}
@@ -421,6 +422,22 @@ func (r *run) keepPartial(ctx context.Context) {
 	}
 	r.messages = append(r.messages, provider.Message{Role: provider.RoleAssistant,
 		Content: []provider.Part{{Type: provider.PartText, Text: text + note}}})
+}
+
+// keepFailed records, when a model call failed, the assistant's turn the
+// history lacks: the text streamed before the failure (if any) and a note
+// of the failure's kind. Without it a follow-up in the same task reached
+// the model joined with the prompt that failed, as one user message (QA,
+// ACP), and the model could not tell that prompt went unanswered.
+func (r *run) keepFailed(pe *provider.Error) {
+	text := r.partial.String()
+	r.partial.Reset()
+	note := fmt.Sprintf("[No answer: the model call failed (%s).]", pe.Kind)
+	if strings.TrimSpace(text) != "" {
+		note = text + fmt.Sprintf("\n\n[This answer was cut here: the model call failed (%s).]", pe.Kind)
+	}
+	r.messages = append(r.messages, provider.Message{Role: provider.RoleAssistant,
+		Content: []provider.Part{{Type: provider.PartText, Text: note}}})
 }
 
 // account adds res's usage and cost to the summary and calibrates the next

@@ -674,8 +674,8 @@ func TestProviderErrorFailsTask(t *testing.T) {
 	if string(b) != `{"type":"error","message":"bad key","kind":"auth","status":401,"retryable":false}` {
 		t.Errorf("error event wire %s", b)
 	}
-	if len(msgs) != 3 {
-		t.Errorf("conversation has %d messages; want prompt, tool call, results", len(msgs))
+	if len(msgs) != 4 || msgs[3].Role != provider.RoleAssistant || msgs[3].Content[0].Text != "[No answer: the model call failed (auth).]" {
+		t.Errorf("conversation %+v; want prompt, tool call, results and the failed call's note", msgs)
 	}
 	if len(h.prov.reqs) != 2 {
 		t.Errorf("%d model calls; an auth error is not retried", len(h.prov.reqs))

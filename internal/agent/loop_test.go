@@ -695,3 +695,37 @@ func TestTimedOutAnswerStaysInHistory(t *testing.T) {
 		t.Fatalf("history after the time limit: %+v", msgs)
 	}
 }
+
+// failsMidAnswer streams some text, then fails with a server error.
+type failsMidAnswer struct {
+	*fakeProvider
+	text string
+}
+
+func (f failsMidAnswer) Stream(ctx context.Context, req *provider.Request, emit func(provider.Event)) (*provider.Result, error) {
+	if f.text != "" {
+		emit(provider.Event{Type: provider.EventTextDelta, Text: f.text})
+	}
+	return nil, provider.Errorf(provider.KindServer, "upstream broke")
+}
+
+// TestFailedAnswerStaysInHistory: a model call that fails leaves an
+// assistant turn saying so (with what it streamed first), so a follow-up
+// in the same task is not joined with the prompt that failed.
+func TestFailedAnswerStaysInHistory(t *testing.T) {
+	for _, tc := range []struct{ streamed, want string }{
+		{"", "[No answer: the model call failed (server).]"},
+		{"Counting: 1,", "Counting: 1,\n\n[This answer was cut here: the model call failed (server).]"},
+	} {
+		h := newHarness(t, tools())
+		h.opts.Provider = failsMidAnswer{fakeProvider: h.prov, text: tc.streamed}
+		sum, msgs := h.run(t, context.Background(), Params{ChatMode: "agent", Prompt: "Count for me", Policy: allowAll()})
+		if sum.Status != task.StatusFailed {
+			t.Fatalf("status %s", sum.Status)
+		}
+		last := msgs[len(msgs)-1]
+		if len(msgs) != 2 || last.Role != provider.RoleAssistant || len(last.Content) != 1 || last.Content[0].Text != tc.want {
+			t.Fatalf("history after a failed call (streamed %q): %+v", tc.streamed, msgs)
+		}
+	}
+}
