@@ -217,8 +217,26 @@ export class Providers {
     if (!model) return undefined;
     const np: NamedProvider = { name: name.trim(), kind, model };
     if (baseUrl) np.baseUrl = baseUrl;
+    // Tested before it is saved: a provider that fails its test (a wrong key, a server
+    // not running) is kept only when the user says so, and never replaces the active one
+    // silently (QA: it was saved and made active, and the next task failed).
+    let tested: ProviderTestResult;
+    try {
+      tested = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `task-x: testing ${np.name}…` },
+        () => this.test({ ...probe, model }),
+      );
+    } catch (err) {
+      const a = await vscode.window.showErrorMessage(
+        `task-x: ${np.name} failed its test: ${describeError(err)}. It was not saved.`,
+        'Save Anyway',
+      );
+      if (a !== 'Save Anyway') return undefined;
+      await this.save(np, apiKey);
+      return np;
+    }
     await this.save(np, apiKey);
-    await this.testAndReport(np);
+    this.report(np, tested);
     return np;
   }
 
@@ -226,15 +244,19 @@ export class Providers {
   async testAndReport(p: NamedProvider): Promise<ProviderTestResult | undefined> {
     try {
       const r = await this.test(await this.wire(p));
-      const avail = r.modelAvailable === null ? 'the server does not list models' : r.modelAvailable ? `${p.model} is available` : `${p.model} is NOT among its models`;
-      const msg = `task-x: ${p.name} answered in ${r.latencyMs} ms; ${avail}.`;
-      if (r.modelAvailable === false) void vscode.window.showWarningMessage(msg);
-      else void vscode.window.showInformationMessage(msg);
+      this.report(p, r);
       return r;
     } catch (err) {
       void vscode.window.showErrorMessage(`task-x: ${p.name} failed its test: ${describeError(err)}`);
       return undefined;
     }
+  }
+
+  private report(p: NamedProvider, r: ProviderTestResult): void {
+    const avail = r.modelAvailable === null ? 'the server does not list models' : r.modelAvailable ? `${p.model} is available` : `${p.model} is NOT among its models`;
+    const msg = `task-x: ${p.name} answered in ${r.latencyMs} ms; ${avail}.`;
+    if (r.modelAvailable === false) void vscode.window.showWarningMessage(msg);
+    else void vscode.window.showInformationMessage(msg);
   }
 }
 

@@ -38,6 +38,51 @@ describe('provider setup flow (Add Provider)', () => {
   }
 });
 
+describe('a provider that fails its test in the setup flow', () => {
+  beforeEach(reset);
+
+  function failing(): RuntimeClient {
+    return {
+      request: async (method: string) => {
+        if (method === 'provider/models') return { models: [{ id: 'fake-model' }] };
+        if (method === 'provider/test') throw new Error('connection refused');
+        throw new Error(`unexpected ${method}`);
+      },
+    } as unknown as RuntimeClient;
+  }
+
+  for (const saveAnyway of [false, true]) {
+    it(saveAnyway ? 'is saved and made active only with "Save Anyway"' : 'is not saved nor made active', async () => {
+      const conf = fake.workspace.getConfiguration('taskX');
+      await conf.update('providers', [{ name: 'good', kind: 'ollama', model: 'qwen' }]);
+      await conf.update('provider', 'good');
+      const p = new Providers(secrets() as never, failing());
+      answers.push(
+        (items: { providerKind: string }[]) => items.find((i) => i.providerKind === 'openaiCompatible'),
+        'local',
+        'http://127.0.0.1:9/v1',
+        'sk-test',
+        (items: { id: string }[]) => items[0],
+        saveAnyway ? 'Save Anyway' : undefined,
+      );
+      const np = await p.setupFlow();
+      const err = shown.find((x) => x.kind === 'error');
+      assert.match(String(err?.message), /local failed its test: .*connection refused.*It was not saved/);
+      assert.deepStrictEqual(err?.buttons, ['Save Anyway']);
+      const names = (conf.get('providers') as { name: string }[]).map((x) => x.name);
+      if (saveAnyway) {
+        assert.strictEqual(np?.name, 'local');
+        assert.deepStrictEqual(names, ['good', 'local']);
+        assert.strictEqual(conf.get('provider'), 'local');
+      } else {
+        assert.strictEqual(np, undefined);
+        assert.deepStrictEqual(names, ['good']);
+        assert.strictEqual(conf.get('provider'), 'good');
+      }
+    });
+  }
+});
+
 describe('a provider without its key', () => {
   beforeEach(reset);
 
