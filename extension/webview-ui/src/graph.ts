@@ -186,11 +186,14 @@ async function draw(result: GraphProjectResult, q: GraphQuery): Promise<void> {
   stats.textContent = `${nodes.length} of ${result?.total ?? nodes.length} ${q.level === "module" ? "modules" : "files"}${q.focus ? ` around ${q.focus}` : ""} · ${shown} · ${s?.cycles ?? 0} import cycles · ${hubs.size} hubs`;
   canvas.dataset.nodes = String(nodes.length);
   canvas.dataset.edges = String(cy.edges().length);
+  // An empty list says so (QA: a heading over nothing read as a list that failed to load).
+  const list = (testid: string, items: HTMLElement[], none: string) =>
+    el("ul", { "data-testid": testid }, ...(items.length ? items : [el("li", { class: "none" }, none)]));
   side.replaceChildren(
     el("div", { class: "side-title" }, "Hubs"),
-    el("ul", {}, ...(s?.hubs ?? []).slice(0, 10).map((h) => el("li", {}, `${h.path} (${h.dependents})`))),
+    list("graph-hubs", (s?.hubs ?? []).slice(0, 10).map((h) => el("li", {}, `${h.path} (${h.dependents})`)), "None: no file is imported by many others."),
     el("div", { class: "side-title" }, "Import cycles"),
-    el("ul", { "data-testid": "graph-cycles" }, ...(s?.importCycles ?? []).slice(0, 5).map((c) => el("li", {}, c.slice(0, 6).join(" → ") + (c.length > 6 ? " → …" : "")))),
+    list("graph-cycles", (s?.importCycles ?? []).slice(0, 5).map((c) => el("li", {}, c.slice(0, 6).join(" → ") + (c.length > 6 ? " → …" : ""))), s?.cycles ? `${s.cycles} (none in this view)` : "None: no files import each other in a loop."),
   );
   // Reported after the first frame with the graph on screen.
   requestAnimationFrame(() =>

@@ -888,6 +888,17 @@ test("graph: node names are drawn as text, never markup", async (ctx) => {
   assert.deepEqual(p.errors, []);
 });
 
+test("graph: empty hub and cycle lists say none instead of a bare heading", async (ctx) => {
+  const p = await open(ctx, { entry: "graph", viewport: { width: 800, height: 600 } });
+  const { page } = p;
+  const result = { nodes: [{ id: "a.go", language: "go", symbols: 1, files: 1, degree: 1, inCycle: false }, { id: "b.go", language: "go", symbols: 1, files: 1, degree: 1, inCycle: false }], edges: [{ from: 0, to: 1, weight: 1, kind: "import" }], total: 2, stats: { hubs: [], importCycles: [], cycles: 0 } };
+  await page.evaluate((r) => window.postMessage({ type: "graph", result: r, query: { type: "query", level: "file", focus: null, depth: 1, importsOnly: false } }, "*"), result);
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "rendered"));
+  assert.match(await text(page, '[data-testid="graph-cycles"]'), /^None: no files import each other in a loop\.$/);
+  assert.match(await text(page, '[data-testid="graph-hubs"]'), /^None: no file is imported by many others\.$/);
+  assert.deepEqual(p.errors, []);
+});
+
 test("malformed and unknown events are ignored without errors", async (ctx) => {
   const p = await open(ctx);
   await send(
