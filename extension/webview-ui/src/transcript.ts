@@ -1070,7 +1070,11 @@ export class Transcript {
       str(ev.model),
       plural(num(ev.iterations), "turn"),
       plural(num(ev.toolCalls), "tool call"),
-      `${tokens(num(u.inputTokens))} in / ${tokens(num(u.outputTokens))} out tokens`,
+      // Providers count a call's tokens at its end: a run stopped or failed mid-answer
+      // may have none counted, which is not "0 tokens" (QA: a stopped run's card said 0).
+      num(u.inputTokens) || num(u.outputTokens) || status === "completed"
+        ? `${tokens(num(u.inputTokens))} in / ${tokens(num(u.outputTokens))} out tokens`
+        : "tokens not counted (the provider counts them when an answer ends)",
     ].filter(Boolean);
     const card = el(
       "div",

@@ -899,6 +899,15 @@ test("graph: empty hub and cycle lists say none instead of a bare heading", asyn
   assert.deepEqual(p.errors, []);
 });
 
+test("a run stopped before the provider counted its tokens does not say 0 tokens", async (ctx) => {
+  const { page } = await open(ctx);
+  await send(page, ev({ type: "done", status: "cancelled", error: "stopped by the user", text: "", changedFiles: [], usage: { inputTokens: 0, outputTokens: 0 }, model: "m", iterations: 1, toolCalls: 0 }));
+  const summary = await text(page, ".summary");
+  assert.match(summary, /Stopped/);
+  assert.match(summary, /1 turn · 0 tool calls · tokens not counted \(the provider counts them when an answer ends\)/);
+  assert.doesNotMatch(summary, /0 in \/ 0 out/);
+});
+
 test("malformed and unknown events are ignored without errors", async (ctx) => {
   const p = await open(ctx);
   await send(
