@@ -14,7 +14,7 @@ import { patchFiles, renderBestOf, type ViewState } from './bestOfView';
 import type { ChangesView } from './changes';
 import type { PreviewDocuments } from './diffs';
 import { describeError } from './errors';
-import type { BestOfResult, FinishedCandidate } from './protocol';
+import type { BestOfResult, FinishedCandidate, GitInfo } from './protocol';
 import type { Providers } from './providers';
 import type { RuntimeClient } from './runtimeClient';
 import type { TaskService } from './taskService';
@@ -41,6 +41,9 @@ export class BestOf implements vscode.Disposable {
     private readonly changes: ChangesView,
     private readonly previews: PreviewDocuments,
     private readonly root: () => string | undefined,
+    /** The open workspace's git state (workspace/open's project.git): null outside a git
+     * repository, undefined while unknown (not opened yet). */
+    private readonly git: () => GitInfo | null | undefined = () => undefined,
   ) {
     // Each candidate's progress while the run goes, by its index among the providers asked
     // (two providers of the same kind and model are two rows): its subagent's start and end.
@@ -100,6 +103,7 @@ export class BestOf implements vscode.Disposable {
 
   /** The Best of N command: asks for 2-4 providers and the prompt when not given. */
   async command(prompt?: string, names?: string[]): Promise<BestOfResult | undefined> {
+    if (!this.gitReady()) return undefined;
     if (!names) {
       const picks = await vscode.window.showQuickPick(
         this.providers.list().map((p) => ({ label: p.name, description: `${p.kind} · ${p.model}` })),
@@ -117,7 +121,23 @@ export class BestOf implements vscode.Disposable {
     return this.run(prompt, names);
   }
 
+  /**
+   * Each candidate works in a git worktree of the workspace, so a folder that is not a git
+   * repository, or one without a commit, is told so before anything is asked (QA: the run
+   * failed after the providers and the prompt, with the runtime's "agent/bestOf needs ...").
+   */
+  private gitReady(): boolean {
+    const g = this.git();
+    if (g === undefined || (g && g.head)) return true; // unknown: the runtime decides
+    const why = g === null ? 'this folder is not a git repository' : 'its git repository has no commit yet';
+    void vscode.window.showErrorMessage(
+      `task-x: Best of N runs each candidate in its own git worktree, and ${why}. Make a commit (git init, git add, git commit) and run it again.`,
+    );
+    return false;
+  }
+
   async run(prompt: string, names: string[]): Promise<BestOfResult | undefined> {
+    if (!this.gitReady()) return undefined;
     // Every provider that needs a key has one, before anything starts: the runtime would
     // refuse the whole run with "providers[0].apiKey is required", naming no provider.
     for (const n of await this.providers.missingKeys(names)) {

@@ -77,7 +77,7 @@ export function activate(context: vscode.ExtensionContext): TaskXApi {
   const graph = new GraphPanel(context, rt, workspace);
   const dependencies = new DependenciesTree(rt, workspace);
   context.subscriptions.push(graph, dependencies);
-  const bestOf = new BestOf(rt, tasks, providers, changes, previews, () => workspace.folder?.uri.fsPath);
+  const bestOf = new BestOf(rt, tasks, providers, changes, previews, () => workspace.folder?.uri.fsPath, () => workspace.summary?.project?.git);
   bestOf.showTask = (taskId) => chat.showTaskRequests(taskId);
   bestOf.showInChat = (taskId, prompt, names) => chat.showBestOf(taskId, prompt, names);
   // The Claude Code engine: offered in the chat when its CLI is found.

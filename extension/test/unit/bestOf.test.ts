@@ -50,6 +50,31 @@ const tick = () => new Promise((r) => setImmediate(r));
 describe('best of N (host)', () => {
   beforeEach(reset);
 
+  for (const [git, why] of [[null, /this folder is not a git repository/], [{ branch: 'main', head: '', dirty: 0 }, /has no commit yet/]] as const) {
+    it(`refuses at once, before asking anything, when ${git ? 'the repository has no commit' : 'the folder is no git repository'}`, async () => {
+      const { t, s } = await setup({ 'local-a': 'k1', 'local-b': 'k2' });
+      const providers = new Providers(s as never, {} as RuntimeClient);
+      const best = new BestOf({} as RuntimeClient, t.svc, providers, {} as never, {} as never, () => '/tmp', () => git);
+      assert.strictEqual(await best.command(), undefined);
+      assert.strictEqual(await best.run('Do it', ['local-a', 'local-b']), undefined);
+      assert.strictEqual(t.started.length, 0);
+      const errs = shown.filter((x) => x.kind === 'error');
+      assert.strictEqual(errs.length, 2);
+      assert.match(String(errs[0].message), why);
+      assert.doesNotMatch(String(errs[0].message), /agent\/bestOf/);
+      assert.ok(!shown.some((x) => x.kind === 'quickPick' || x.kind === 'inputBox'), 'nothing is asked first');
+    });
+  }
+
+  it('starts in a repository with a commit', async () => {
+    const { t, s } = await setup({ 'local-a': 'k1', 'local-b': 'k2' });
+    const providers = new Providers(s as never, {} as RuntimeClient);
+    const best = new BestOf({} as RuntimeClient, t.svc, providers, {} as never, {} as never, () => '/tmp', () => ({ branch: 'main', head: 'abc123', dirty: 0 }));
+    void best.run('Do it', ['local-a', 'local-b']);
+    await tick();
+    assert.strictEqual(t.started.length, 1);
+  });
+
   it('keeps two providers of the same kind and model apart, by name, while running and after', async () => {
     const { best, t } = await setup({ 'local-a': 'k1', 'local-b': 'k2' });
     const run = best.run('Do it', ['local-a', 'local-b']);
