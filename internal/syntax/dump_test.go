@@ -48,14 +48,15 @@ func TestDumpTree(t *testing.T) {
 
 // walkParseable calls fn with every file of benchExt's languages under dir
 // (up to 1 MiB, as the workspace), in walk order, skipping .git and
-// node_modules.
+// node_modules (but for dir itself, and any when TASK_X_BENCH_NODE_MODULES=1).
 func walkParseable(dir string, fn func(path, lang string, src []byte)) {
+	modules := os.Getenv("TASK_X_BENCH_NODE_MODULES") == "1"
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return filepath.SkipDir
 		}
 		if d.IsDir() {
-			if name := d.Name(); name == ".git" || name == "node_modules" {
+			if name := d.Name(); name == ".git" || name == "node_modules" && !modules && path != dir {
 				return filepath.SkipDir
 			}
 			return nil

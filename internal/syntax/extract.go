@@ -131,12 +131,15 @@ func (x *extractor) defName(def, name int32, id Name, kind SymbolKind, container
 
 // imp records an import statement at node at.
 func (x *extractor) imp(at int32, path, kind string, names []string) {
+	x.impLine(int(x.t.nodes[at].startRow)+1, path, kind, names)
+}
+
+// impLine records an import statement at 1-based line.
+func (x *extractor) impLine(line int, path, kind string, names []string) {
 	if path == "" {
 		return
 	}
-	x.info.Imports = append(x.info.Imports, Import{
-		Path: path, Kind: kind, Names: names, Line: int(x.t.nodes[at].startRow) + 1,
-	})
+	x.info.Imports = append(x.info.Imports, Import{Path: path, Kind: kind, Names: names, Line: line})
 }
 
 // collectRefs gathers distinct identifiers of x.refKinds, in order of first

@@ -173,9 +173,30 @@ func jsClauseNames(t *tree, stmt int32) []string {
 	return names
 }
 
-// jsRequires records require("x") and dynamic import("x") calls anywhere.
+// jsRequires records require("x") and dynamic import("x") calls anywhere,
+// in document order: the tree's and those lexed from the function bodies
+// left out of the parse (skip_js.go).
 func jsRequires(x *extractor) {
 	t := x.t
+	type call struct {
+		at, row    uint32
+		kind, path string
+	}
+	var lexed []call
+	for _, sp := range x.bodies {
+		if sp.fn {
+			jsBodyRequires(t.src, sp, func(at, row uint32, kind, path string) {
+				lexed = append(lexed, call{at, row, kind, path})
+			})
+		}
+	}
+	k := 0
+	flush := func(before uint32) {
+		for ; k < len(lexed) && lexed[k].at < before; k++ {
+			x.impLine(int(lexed[k].row)+1, lexed[k].path, lexed[k].kind, nil)
+		}
+	}
+	defer flush(^uint32(0))
 	for i := range t.nodes {
 		if t.kind(int32(i)) != "call_expression" {
 			continue
@@ -195,6 +216,7 @@ func jsRequires(x *extractor) {
 			continue
 		}
 		if s := t.nodes[args].first; s >= 0 && t.kind(s) == "string" {
+			flush(t.nodes[i].start)
 			x.imp(int32(i), unquote(t.text(s)), kind, nil)
 		}
 	}

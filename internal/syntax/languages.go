@@ -31,6 +31,9 @@ type grammar struct {
 	// a language parsed whole.
 	bodies     func(src []byte) []bodySpan
 	bodyIdents func(src []byte, sp bodySpan, emit func([]byte) bool)
+	// verify, when set, checks a parse with bodies left out; false means
+	// the bodies were misread and the file is parsed again whole.
+	verify func(t *tree, skip []bodySpan) bool
 
 	once   sync.Once
 	raw    unsafe.Pointer
@@ -60,9 +63,9 @@ func (g *grammar) init() {
 var grammars = map[string]*grammar{
 	"go":         {load: tsgo.Language, extract: extractGo},
 	"rust":       {load: tsrust.Language, extract: extractRust, bodies: rustBodies, bodyIdents: rustBodyIdents},
-	"typescript": {load: tsts.LanguageTypescript, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsBodyIdents},
-	"tsx":        {load: tsts.LanguageTSX, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsBodyIdents},
-	"javascript": {load: tsjs.Language, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsBodyIdents},
+	"typescript": {load: tsts.LanguageTypescript, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsMinifiedIdents},
+	"tsx":        {load: tsts.LanguageTSX, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsMinifiedIdents},
+	"javascript": {load: tsjs.Language, extract: extractJS, bodies: jsBodies, bodyIdents: jsBodyIdents, verify: jsVerify},
 	"python":     {load: tspython.Language, extract: extractPython, bodies: pythonBodies, bodyIdents: pyBodyIdents},
 	"java":       {load: tsjava.Language, extract: extractJava},
 	"c":          {load: tsc.Language, extract: extractC},

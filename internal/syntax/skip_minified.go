@@ -70,6 +70,9 @@ type jsLexer struct {
 	prev   jsTok // the last token's kind (not comments)
 	prevB  byte  // its byte when punctuation
 	prevKw bool  // it was a keyword after which an expression starts
+	// blockClose: the last '}' closed a block, not an object (set by
+	// skip_js.go's tokenizer; a regular expression may follow it).
+	blockClose bool
 }
 
 func jsIdentStart(c byte) bool {
@@ -91,7 +94,7 @@ func (l *jsLexer) regexOK() bool {
 	case jsIdent:
 		return l.prevKw
 	case jsPunct:
-		return l.prevB != ')' && l.prevB != ']' && l.prevB != '}'
+		return l.prevB != ')' && l.prevB != ']' && (l.prevB != '}' || l.blockClose)
 	case jsDivide:
 		return true // an operand follows an operator
 	}
@@ -353,9 +356,10 @@ func jsMinifiedBodies(src []byte) []bodySpan {
 	}
 }
 
-// jsBodyIdents calls emit with the identifiers inside body sp (between
-// its braces) in order, keywords left out, until emit returns false.
-func jsBodyIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
+// jsMinifiedIdents calls emit with the identifiers inside body sp
+// (between its braces) in order, keywords left out, until emit returns
+// false.
+func jsMinifiedIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
 	l := &jsLexer{src: src, i: int(sp.open) + 1, end: int(sp.close)}
 	l.prev, l.prevB = jsPunct, '{'
 	for {

@@ -19,6 +19,7 @@ type bodySpan struct {
 	openRow, closeRow uint32
 	openCol, closeCol uint32
 	tt                bool // inside a token tree (a macro's arguments or rules)
+	fn                bool // a JavaScript function's body (skip_js.go), not a minified file's block
 }
 
 // minSkippedBody is the smallest inside (bytes) worth a range of its own.

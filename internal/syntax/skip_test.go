@@ -175,21 +175,50 @@ func TestRustBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "rust") }
 // TestPythonBodySkipOnTree is TestRustBodySkipOnTree for Python.
 func TestPythonBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "python") }
 
+// TestJavaScriptBodySkipOnTree is TestRustBodySkipOnTree for JavaScript.
+func TestJavaScriptBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "javascript") }
+
+// TestTypeScriptBodySkipOnTree is TestRustBodySkipOnTree for TypeScript.
+func TestTypeScriptBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "typescript") }
+
+// TestTSXBodySkipOnTree is TestRustBodySkipOnTree for TSX.
+func TestTSXBodySkipOnTree(t *testing.T) { bodySkipOnTree(t, "tsx") }
+
 func bodySkipOnTree(t *testing.T, language string) {
 	dir := os.Getenv("TASK_X_BENCH_DIR")
 	if dir == "" {
 		t.Skip("TASK_X_BENCH_DIR not set")
 	}
-	var files, differ int
+	var files, differ, errDiffer, skippedFiles, minified int
+	var bytesAll, bytesSkipped int
 	extra, missing := map[string]int{}, map[string]int{}
+	g := grammars[language]
+	again := wholeAgain.Load()
 	walkParseable(dir, func(path, lang string, src []byte) {
 		if lang != language {
 			return
 		}
 		files++
+		bytesAll += len(src)
+		if language != "rust" && language != "python" && jsMinified(src) {
+			minified++ // skip_minified.go's blocks: not read as a whole parse would
+			return
+		}
+		if spans := g.bodies(src); len(spans) > 0 {
+			skippedFiles++
+			for _, sp := range spans {
+				bytesSkipped += int(sp.close - sp.open - 1)
+			}
+		}
 		skipped, whole := parseBoth(t, lang, src)
 		if !reflect.DeepEqual(skipped.Symbols, whole.Symbols) || !reflect.DeepEqual(skipped.Imports, whole.Imports) {
 			t.Errorf("%s: symbols or imports differ", path)
+			if !reflect.DeepEqual(skipped.Imports, whole.Imports) {
+				t.Logf("imports skipped %v\nwhole %v", skipped.Imports, whole.Imports)
+			}
+		}
+		if skipped.HasErrors != whole.HasErrors {
+			errDiffer++
 		}
 		if !slices.Equal(skipped.Refs, whole.Refs) || skipped.HasErrors != whole.HasErrors {
 			differ++
@@ -226,7 +255,8 @@ func bodySkipOnTree(t *testing.T, language string) {
 		}
 		return strings.Join(out, " ")
 	}
-	t.Logf("%d %s files, %d with other refs or errors\nextra: %s\nmissing: %s", files, language, differ, top(extra), top(missing))
+	t.Logf("%d %s files (%d bytes; %d minified, not compared), bodies found in %d (%d bytes inside; %d parses redone whole), %d with other refs or errors (%d errors)\nextra: %s\nmissing: %s",
+		files, language, bytesAll, minified, skippedFiles, bytesSkipped, wholeAgain.Load()-again, differ, errDiffer, top(extra), top(missing))
 }
 
 // BenchmarkRustBodiesNested: deeply nested struct-like groups in a body

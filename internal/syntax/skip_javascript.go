@@ -1,0 +1,669 @@
+package syntax
+
+import (
+	"bytes"
+	"sync"
+)
+
+// JavaScript function bodies (hand-written files; minified ones are
+// skip_minified.go's) are left out of tree-sitter's parse like Rust's and
+// Python's (skip_rust.go): extractJS never enters a function's body (its
+// walk reads top-level statements, export and namespace bodies, class
+// bodies' member names; a local declaration inside a function is not a
+// symbol), so the index keeps from a body only its identifiers (refs) and
+// its require("x") / import("x") calls (jsRequires). The included ranges
+// keep the braces, so the tree keeps its offsets, rows and every
+// function's full extent; collectRefs merges the lexed identifiers after
+// the body's block node, and jsRequires the lexed calls in document
+// order.
+//
+// jsBodies finds the bodies with jsLexer (skip_minified.go): the '{'
+// after an arrow's "=>", or after the ')' of a parameter list (a ')' whose
+// '(' does not follow if/for/while/switch/catch/with). Every identifier
+// inside is classified as tree-sitter-javascript would read it (jsScan):
+// keywords out, but a keyword after '.' or as an object or class member's
+// name is a property_identifier; contextual words (get, set, static,
+// async, let, of) by what follows them; labels and break/continue labels
+// (statement_identifier) out; private names (#x) out; new.target and
+// import.meta out. A body holding what the lexer cannot read exactly (JSX,
+// a non-ASCII identifier, `async (...)` whose arrow-or-call it cannot
+// tell) is parsed whole, and the bodies around it too; its nested
+// functions can still be skipped. TypeScript and TSX are parsed whole
+// (their types need more than this lexer).
+//
+// Every guess is checked against the skipped parse (jsVerify): each left-
+// out body must be a statement_block of a function, method or arrow, and
+// the tree must have no error; else the file is parsed again whole.
+
+// Brace kinds (jsTokn.f of a '{').
+const (
+	bkBlock  = 1 + iota // a statement block
+	bkFn                // a function's body: a candidate to leave out
+	bkObject            // an object literal (or pattern)
+	bkClass             // a class body
+)
+
+// jsTokn is one token of a tokenized file or body.
+type jsTokn struct {
+	s, e     uint32
+	row, col uint32 // of s (exact for punctuation and identifiers)
+	match    int32  // a bracket's partner, -1 if none
+	kind     jsTok
+	b        byte  // punctuation's byte
+	f        uint8 // '{': its brace kind; ':': 1 when a conditional's
+}
+
+// jsTokPool recycles token slices (a 64 KiB file has ~20 000 tokens).
+var jsTokPool = sync.Pool{New: func() any { s := make([]jsTokn, 0, 4096); return &s }}
+
+// jsTokenizer reads src[start:end) into tokens, deciding each brace's
+// kind. complete is false when it stopped early: an unterminated token,
+// unbalanced brackets, or (jsx) a '<' where an expression starts (JSX,
+// whose text the lexer cannot read).
+type jsTokenizer struct {
+	src  []byte
+	jsx  bool
+	toks []jsTokn
+}
+
+func (z *jsTokenizer) run(start, end, row, lineStart int, firstFn bool) (complete bool) {
+	src := z.src
+	l := &jsLexer{src: src, i: start, end: end, row: row, lineStart: lineStart}
+	var stack []int32 // open brackets
+	var qs []int32    // pending '?' of conditionals per level (qs[0]: outside any)
+	qs = append(qs, 0)
+	pendingClass := -1 // stack depth at which a `class` awaits its body
+	for {
+		exprStart := l.regexOK()
+		tok, s, e := l.next()
+		switch tok {
+		case jsEOF:
+			return len(stack) == 0 && len(l.tmpl) == 0
+		case jsBad:
+			return false
+		}
+		t := jsTokn{s: uint32(s), e: uint32(e), row: uint32(l.row), col: uint32(s - l.lineStart), match: -1, kind: tok}
+		if tok == jsPunct {
+			t.b = src[s]
+		}
+		i := int32(len(z.toks))
+		switch {
+		case tok == jsIdent && e-s == 5 && string(src[s:e]) == "class":
+			if !(i > 0 && z.isPunct(i-1, '.')) && nextByteIdentOrBrace(src, e, end) {
+				pendingClass = len(stack)
+			}
+		case tok != jsPunct:
+		case t.b == '<':
+			if z.jsx && exprStart {
+				return false
+			}
+		case t.b == '(' || t.b == '[':
+			stack = append(stack, i)
+			qs = append(qs, 0)
+		case t.b == '{':
+			switch {
+			case i == 0 && firstFn:
+				t.f = bkFn
+			case pendingClass == len(stack):
+				t.f = bkClass
+				pendingClass = -1
+			default:
+				t.f = z.braceKind(i, stack, qs)
+			}
+			stack = append(stack, i)
+			qs = append(qs, 0)
+		case t.b == ')' || t.b == ']' || t.b == '}':
+			if len(stack) == 0 {
+				return false
+			}
+			o := stack[len(stack)-1]
+			ob := z.toks[o].b
+			if ob == '(' && t.b != ')' || ob == '[' && t.b != ']' || ob == '{' && t.b != '}' {
+				return false
+			}
+			stack = stack[:len(stack)-1]
+			qs = qs[:len(qs)-1]
+			if pendingClass > len(stack) {
+				pendingClass = -1
+			}
+			t.match = o
+			z.toks[o].match = i
+			if t.b == '}' {
+				l.blockClose = z.toks[o].f != bkObject
+			}
+		case t.b == '?':
+			if !optionalOrNullish(src, s, end, i > 0 && z.isPunct(i-1, '?') && z.toks[i-1].e == t.s) {
+				qs[len(qs)-1]++
+			}
+		case t.b == ':':
+			if qs[len(qs)-1] > 0 {
+				qs[len(qs)-1]--
+				t.f = 1
+			}
+		}
+		z.toks = append(z.toks, t)
+	}
+}
+
+// nextByteIdentOrBrace reports whether the first non-space byte from e
+// starts an identifier or is '{' (a class keyword rather than a member
+// named class).
+func nextByteIdentOrBrace(src []byte, e, end int) bool {
+	for ; e < end; e++ {
+		switch c := src[e]; c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c == '{' || jsIdentStart(c)
+		}
+	}
+	return false
+}
+
+// optionalOrNullish reports whether the '?' at s is part of "?." (not
+// "?.5"), "??", or the second '?' of one (afterQ).
+func optionalOrNullish(src []byte, s, end int, afterQ bool) bool {
+	if afterQ {
+		return true
+	}
+	if s+1 < end {
+		switch src[s+1] {
+		case '?':
+			return true
+		case '.':
+			return !(s+2 < end && src[s+2] >= '0' && src[s+2] <= '9')
+		}
+	}
+	return false
+}
+
+func (z *jsTokenizer) isPunct(i int32, b byte) bool {
+	return i >= 0 && int(i) < len(z.toks) && z.toks[i].kind == jsPunct && z.toks[i].b == b
+}
+
+func (z *jsTokenizer) word(i int32) string {
+	if i < 0 || int(i) >= len(z.toks) || z.toks[i].kind != jsIdent {
+		return ""
+	}
+	return string(z.src[z.toks[i].s:z.toks[i].e])
+}
+
+// braceKind decides what the '{' at token i opens from the tokens before it.
+func (z *jsTokenizer) braceKind(i int32, stack, qs []int32) uint8 {
+	if i == 0 {
+		return bkBlock
+	}
+	p := &z.toks[i-1]
+	switch p.kind {
+	case jsPunct:
+		switch p.b {
+		case ')':
+			switch z.word(p.match - 1) {
+			case "if", "for", "while", "switch", "catch", "with", "await":
+				return bkBlock
+			}
+			return bkFn
+		case '>':
+			if z.isPunct(i-2, '=') && z.toks[i-2].e == p.s {
+				return bkFn // =>
+			}
+			return bkObject
+		case '{', '}', ';':
+			return bkBlock
+		case ':':
+			if p.f == 1 || qs[len(qs)-1] > 0 {
+				return bkObject
+			}
+			if len(stack) > 0 {
+				if o := &z.toks[stack[len(stack)-1]]; o.b != '{' || o.f == bkObject {
+					return bkObject
+				}
+			}
+			return bkBlock // case x: {, label: {
+		}
+		return bkObject
+	case jsIdent:
+		switch z.word(i - 1) {
+		case "return", "typeof", "case", "in", "of", "yield", "await", "throw", "delete", "void",
+			"instanceof", "new", "extends", "default", "const", "let", "var":
+			return bkObject
+		}
+		return bkBlock
+	}
+	return bkBlock
+}
+
+// jsBodies is the grammars' bodies for JavaScript: a minified file's
+// top-level blocks (jsMinifiedBodies), else the function bodies jsScan
+// can read exactly, outermost first, each at least minSkippedBody bytes
+// inside; nil when there is none.
+func jsBodies(src []byte) []bodySpan {
+	if len(src) >= 1<<31-1 {
+		return nil
+	}
+	if jsMinified(src) {
+		return jsMinifiedBodies(src)
+	}
+	if !bytes.Contains(src, []byte("function")) && !bytes.Contains(src, []byte("=>")) && !bytes.Contains(src, []byte(") {")) && !bytes.Contains(src, []byte("){")) {
+		return nil
+	}
+	pt := jsTokPool.Get().(*[]jsTokn)
+	defer func() {
+		if cap(*pt) <= 1<<16 {
+			jsTokPool.Put(pt)
+		}
+	}()
+	z := &jsTokenizer{src: src, jsx: true, toks: (*pt)[:0]}
+	z.run(0, len(src), 0, 0, false)
+	*pt = z.toks[:0]
+	sc := &jsScan{src: src, toks: z.toks}
+	return sc.find()
+}
+
+// jsBodyIdents is the grammars' bodyIdents for JavaScript: a function
+// body's identifiers (jsScan), or a minified file's block's
+// (jsMinifiedIdents).
+func jsBodyIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
+	if !sp.fn {
+		jsMinifiedIdents(src, sp, emit)
+		return
+	}
+	jsScanBody(src, sp, emit, nil)
+}
+
+// jsScanBody tokenizes body sp and passes its identifiers to emit (until
+// it returns false) and its require()/import() calls to req.
+func jsScanBody(src []byte, sp bodySpan, emit func([]byte) bool, req func(at, row uint32, kind, path string)) {
+	pt := jsTokPool.Get().(*[]jsTokn)
+	defer func() {
+		if cap(*pt) <= 1<<16 {
+			jsTokPool.Put(pt)
+		}
+	}()
+	z := &jsTokenizer{src: src, jsx: true, toks: (*pt)[:0]}
+	z.run(int(sp.open), int(sp.close)+1, int(sp.openRow), int(sp.open)-int(sp.openCol), true)
+	*pt = z.toks[:0]
+	sc := &jsScan{src: src, toks: z.toks, emit: emit, req: req}
+	sc.scan()
+}
+
+// jsBodyRequires passes the require("x") and import("x") calls inside
+// function body sp to req with their offset and 0-based row.
+func jsBodyRequires(src []byte, sp bodySpan, req func(at, row uint32, kind, path string)) {
+	in := src[sp.open:sp.close]
+	if !bytes.Contains(in, []byte("require")) && !bytes.Contains(in, []byte("import")) {
+		return
+	}
+	jsScanBody(src, sp, nil, req)
+}
+
+// jsScan classifies the identifiers of tokens (jsTokenizer's).
+type jsScan struct {
+	src  []byte
+	toks []jsTokn
+	// emit takes identifiers that are refs (until it returns false), req
+	// the require()/import() calls; both nil when finding bodies.
+	emit func([]byte) bool
+	req  func(at, row uint32, kind, path string)
+
+	stack []int32 // open brackets
+	cands []jsCand
+	spans []bodySpan
+	stop  bool
+}
+
+// jsCand is an open function body while finding bodies.
+type jsCand struct {
+	tok   int32
+	bad   bool
+	spans int // len(spans) when it opened
+}
+
+const (
+	jsSkipIdent = iota
+	jsEmitIdent
+	jsBadIdent
+)
+
+// find returns the bodies to leave out.
+func (sc *jsScan) find() []bodySpan {
+	sc.walk()
+	return sc.spans
+}
+
+// scan emits one body's identifiers and calls.
+func (sc *jsScan) scan() { sc.walk() }
+
+func (sc *jsScan) walk() {
+	finding := sc.emit == nil && sc.req == nil
+	for i := range sc.toks {
+		if sc.stop {
+			return
+		}
+		t := &sc.toks[i]
+		switch t.kind {
+		case jsPunct:
+			switch t.b {
+			case '(', '[':
+				sc.stack = append(sc.stack, int32(i))
+			case '{':
+				sc.stack = append(sc.stack, int32(i))
+				if t.f == bkFn && t.match >= 0 {
+					sc.cands = append(sc.cands, jsCand{tok: int32(i), spans: len(sc.spans)})
+				}
+			case ')', ']', '}':
+				if len(sc.stack) > 0 {
+					sc.stack = sc.stack[:len(sc.stack)-1]
+				}
+				if t.b == '}' && t.match >= 0 && sc.toks[t.match].f == bkFn && len(sc.cands) > 0 {
+					c := sc.cands[len(sc.cands)-1]
+					sc.cands = sc.cands[:len(sc.cands)-1]
+					if c.bad {
+						if len(sc.cands) > 0 {
+							sc.cands[len(sc.cands)-1].bad = true
+						}
+					} else if o := &sc.toks[c.tok]; finding && t.s-o.s-1 >= minSkippedBody {
+						sc.spans = append(sc.spans[:c.spans], bodySpan{
+							open: o.s, openRow: o.row, openCol: o.col,
+							close: t.s, closeRow: t.row, closeCol: t.col, fn: true,
+						})
+					}
+				}
+			}
+		case jsIdent:
+			if finding && len(sc.cands) == 0 {
+				continue // outside every body: tree-sitter reads it
+			}
+			switch sc.classify(i) {
+			case jsEmitIdent:
+				if sc.emit != nil && !sc.emit(sc.src[t.s:t.e]) {
+					sc.stop = true
+				}
+			case jsBadIdent:
+				if len(sc.cands) > 0 {
+					sc.cands[len(sc.cands)-1].bad = true
+				}
+			}
+			if sc.req != nil {
+				sc.call(i)
+			}
+		}
+	}
+}
+
+func (sc *jsScan) tok(i int) *jsTokn {
+	if i < 0 || i >= len(sc.toks) {
+		return nil
+	}
+	return &sc.toks[i]
+}
+
+func (sc *jsScan) isPunct(i int, b byte) bool {
+	t := sc.tok(i)
+	return t != nil && t.kind == jsPunct && t.b == b
+}
+
+func (sc *jsScan) word(i int) string {
+	t := sc.tok(i)
+	if t == nil || t.kind != jsIdent {
+		return ""
+	}
+	return string(sc.src[t.s:t.e])
+}
+
+func (sc *jsScan) isWord(i int, w string) bool {
+	t := sc.tok(i)
+	return t != nil && t.kind == jsIdent && int(t.e-t.s) == len(w) && string(sc.src[t.s:t.e]) == w
+}
+
+// ctx is the kind of the innermost open bracket: a brace kind, '(' or
+// '[' (0 at the top).
+func (sc *jsScan) ctx() (kind uint8, opener int) {
+	if len(sc.stack) == 0 {
+		return 0, -1
+	}
+	o := int(sc.stack[len(sc.stack)-1])
+	if t := &sc.toks[o]; t.b == '{' {
+		return t.f, o
+	}
+	return sc.toks[o].b, o
+}
+
+// memberStart reports whether token i can start a member's name after a
+// modifier (get, set, static, async, ...).
+func (sc *jsScan) memberStart(i int) bool {
+	t := sc.tok(i)
+	if t == nil {
+		return false
+	}
+	switch t.kind {
+	case jsIdent:
+		return true
+	case jsOther:
+		return sc.src[t.s] == '"' || sc.src[t.s] == '\'' || sc.src[t.s] >= '0' && sc.src[t.s] <= '9' || sc.src[t.s] == '.'
+	case jsPunct:
+		return t.b == '[' || t.b == '#' || t.b == '*'
+	}
+	return false
+}
+
+// memberPos reports whether identifier i stands where an object literal's
+// or class body's member name goes.
+func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool {
+	p := sc.tok(i - 1)
+	if p == nil {
+		return false
+	}
+	if p.kind == jsPunct {
+		switch p.b {
+		case '{':
+			return i-1 == opener
+		case ',':
+			return ctx == bkObject
+		case ';', '}':
+			return ctx == bkClass
+		case '*':
+			return true
+		}
+		return false
+	}
+	if p.kind == jsIdent {
+		switch sc.word(i - 1) {
+		case "get", "set", "async":
+			return sc.memberPos(i-1, ctx, opener)
+		case "static":
+			return ctx == bkClass && sc.memberPos(i-1, ctx, opener)
+		}
+	}
+	// A class field without ';' ends its line.
+	return ctx == bkClass && p.row < sc.toks[i].row && p.kind != jsPunct
+}
+
+// jsHardKeywords are never identifiers in tree-sitter-javascript but as a
+// property's name.
+var jsHardKeywords = set("break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete",
+	"do", "else", "export", "extends", "finally", "for", "function", "if", "import", "in", "instanceof",
+	"new", "return", "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with",
+	"yield", "await", "null", "true", "false")
+
+// classify tells how tree-sitter reads identifier token i.
+func (sc *jsScan) classify(i int) int {
+	t := &sc.toks[i]
+	w := sc.src[t.s:t.e]
+	for _, c := range w {
+		if c >= 0x80 || c == '\\' {
+			return jsBadIdent // tree-sitter's identifier rules for these are its own
+		}
+	}
+	if p := sc.tok(i - 1); p != nil && p.kind == jsPunct {
+		switch p.b {
+		case '.':
+			if sc.isPunct(i-2, '.') && sc.toks[i-2].e == p.s {
+				break // a spread
+			}
+			if string(w) == "meta" && sc.isWord(i-2, "import") || string(w) == "target" && sc.isWord(i-2, "new") {
+				return jsSkipIdent
+			}
+			return jsEmitIdent // a property, keywords too
+		case '#':
+			if p.e == t.s {
+				return jsSkipIdent // a private name
+			}
+		}
+	}
+	ctx, opener := sc.ctx()
+	if (ctx == bkObject || ctx == bkClass) && sc.memberPos(i, ctx, opener) {
+		switch string(w) {
+		case "get", "set", "async":
+			if sc.memberStart(i + 1) {
+				return jsSkipIdent
+			}
+		case "static":
+			if ctx == bkClass && (sc.memberStart(i+1) || sc.isPunct(i+1, '{')) {
+				return jsSkipIdent
+			}
+		}
+		return jsEmitIdent // a member's name (a keyword too) or shorthand
+	}
+	if jsHardKeywords[string(w)] {
+		return jsSkipIdent
+	}
+	switch string(w) {
+	case "let":
+		if n := sc.tok(i + 1); n != nil && (n.kind == jsIdent || n.kind == jsPunct && (n.b == '[' || n.b == '{')) {
+			return jsSkipIdent
+		}
+	case "async":
+		if sc.isWord(i+1, "function") {
+			return jsSkipIdent
+		}
+		if n := sc.tok(i + 1); n != nil && n.kind == jsIdent && sc.arrowAt(i+2) {
+			return jsSkipIdent
+		}
+		if sc.isPunct(i+1, '(') {
+			m := int(sc.toks[i+1].match)
+			if m < 0 {
+				return jsBadIdent
+			}
+			if sc.arrowAt(m + 1) {
+				return jsSkipIdent
+			}
+		}
+	case "of":
+		if ctx == '(' && (sc.isWord(opener-1, "for") || sc.isWord(opener-1, "await") && sc.isWord(opener-2, "for")) {
+			if p := sc.tok(i - 1); p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i-1)] && sc.word(i-1) != "let" || p.kind == jsPunct && (p.b == ']' || p.b == '}')) {
+				return jsSkipIdent
+			}
+		}
+	}
+	if p := sc.tok(i - 1); p != nil && p.kind == jsIdent && p.row == t.row && (sc.isWord(i-1, "break") || sc.isWord(i-1, "continue")) {
+		return jsSkipIdent // a label
+	}
+	if n := sc.tok(i + 1); n != nil && n.kind == jsPunct && n.b == ':' && n.f == 0 && (ctx == bkBlock || ctx == bkFn) && sc.labelPrev(i-1) {
+		return jsSkipIdent // a label
+	}
+	return jsEmitIdent
+}
+
+// arrowAt reports whether tokens i, i+1 are "=>".
+func (sc *jsScan) arrowAt(i int) bool {
+	return sc.isPunct(i, '=') && sc.isPunct(i+1, '>') && sc.toks[i].e == sc.toks[i+1].s
+}
+
+// labelPrev reports whether a statement can start after token p (so an
+// identifier there followed by ':' is a label).
+func (sc *jsScan) labelPrev(p int) bool {
+	t := sc.tok(p)
+	if t == nil {
+		return true
+	}
+	switch t.kind {
+	case jsPunct:
+		switch t.b {
+		case '{', '}', ';':
+			return true
+		case ':':
+			return t.f == 0
+		case ')':
+			switch sc.word(int(t.match) - 1) {
+			case "if", "for", "while", "with":
+				return true
+			}
+		}
+	case jsIdent:
+		switch sc.word(p) {
+		case "else", "do":
+			return true
+		}
+	}
+	return t.row < sc.toks[p+1].row && t.kind != jsPunct
+}
+
+// call reports identifier i to sc.req when it is require("x") or
+// import("x") as tree-sitter reads it: a call_expression whose function
+// is the identifier require (not a property, not after new) or import,
+// and whose first argument is a string.
+func (sc *jsScan) call(i int) {
+	t := &sc.toks[i]
+	kind := ""
+	switch {
+	case sc.isWord(i, "require"):
+		kind = "require"
+	case sc.isWord(i, "import"):
+		kind = "import"
+	default:
+		return
+	}
+	if p := sc.tok(i - 1); p != nil && (p.kind == jsPunct && p.b == '.' || sc.isWord(i-1, "new") || sc.isWord(i-1, "function")) {
+		if !(p.b == '.' && sc.isPunct(i-2, '.') && sc.toks[i-2].e == p.s) { // not a spread
+			return
+		}
+	}
+	j := i + 1
+	if sc.isPunct(j, '?') && sc.isPunct(j+1, '.') {
+		j += 2
+	}
+	if !sc.isPunct(j, '(') {
+		return
+	}
+	s := sc.tok(j + 1)
+	if s == nil || s.kind != jsOther || (sc.src[s.s] != '"' && sc.src[s.s] != '\'') {
+		return
+	}
+	if !sc.isPunct(j+2, ')') && !sc.isPunct(j+2, ',') {
+		return
+	}
+	sc.req(t.s, t.row, kind, unquote(string(sc.src[s.s:s.e])))
+}
+
+// jsVerify reports whether each function body in skip came out of the
+// skipped parse as a function's statement_block over the same braces, in
+// a tree without errors.
+func jsVerify(t *tree, skip []bodySpan) bool {
+	if t.hasError {
+		return false
+	}
+	if len(skip) == 0 || !skip[0].fn {
+		return true // a minified file's blocks (skip_minified.go)
+	}
+	j := 0
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		if n.start < skip[j].open {
+			continue
+		}
+		sp := skip[j]
+		if n.start != sp.open || n.end != sp.close+1 || t.kindOf(n) != "statement_block" || n.parent < 0 {
+			return false
+		}
+		switch t.kindOf(&t.nodes[n.parent]) {
+		case "function_declaration", "function_expression", "function", "generator_function_declaration",
+			"generator_function", "arrow_function", "method_definition":
+		default:
+			return false
+		}
+		if j++; j == len(skip) {
+			return true
+		}
+	}
+	return false
+}
