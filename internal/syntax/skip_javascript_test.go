@@ -1,0 +1,100 @@
+package syntax
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// jsTricky is JavaScript written to trip the body finder and the
+// identifier classifier: labels, contextual keywords (get, set, static,
+// async, let, of), keywords as property and member names, private names,
+// new.target and import.meta, regular expressions after blocks and
+// keywords, division, templates with substitutions holding braces,
+// strings and comments with braces, object patterns, generators, nested
+// functions and classes, require() and import() calls in bodies.
+const jsTricky = `'use strict';
+const fs = require("fs");
+import def, { named as alias } from "./module.js";
+export function outer(alpha, { beta, gamma: delta } = {}) {
+  const { install: installs = 0, ctrl: aborter } = alpha;
+  let [first, second] = beta;
+  outerLoop: for (const item of delta) {
+    innerLoop: for (let index = 0; index < item.length; index++) {
+      if (item[index] === "}") continue outerLoop;
+      if (index > 3) break innerLoop;
+    }
+  }
+  const re = /[/}{]+\/"'/g, ratio = first / second / 2;
+  const text = ` + "`a ${alpha.map(x => { return `${x}}`; })} b {`" + `;
+  const helper = require('./helper'), lazy = import("./lazy.js");
+  const { default: imported } = require("./default");
+  return { get value() { return installs; }, set value(v) { aborter = v; }, async load() { await lazy; },
+    static: 1, get: 2, set, of: 3, async: 4, default: 5, delete: obj.delete, new: new.target, meta: import.meta.url };
+}
+export class Service extends Base {
+  static instances = 0;
+  #hiddenState = 1;
+  static { Service.instances = 0; }
+  constructor(options) { super(options); this.#hiddenState = options.secret ?? 2; this.options = options; }
+  get name() { return this.options.name || "service without a name at all"; }
+  set name(value) { this.options.name = value; this.#hiddenState++; return; }
+  static create(...args) { return new Service(...args).init(function inner() { return args.length; }); }
+  async *stream(source) { for await (const chunk of source) { yield chunk; } }
+  delete(key) { return this.store.delete(key) && typeof key === "string" || void 0; }
+}
+function regexAfterBlock(input) {
+  if (input) { prepare(input); }
+  /^\s*$/.test(input) && reportEmpty(input);
+  let async = 1, of = 2, get = 3, set = 4, let_ = 5, static_ = 6;
+  async = get + set + of;
+  const call = async (value) => { await value; }, other = async value => value, plain = async(first, second);
+  switch (input.kind) { case "a": { handle(input); break; } default: fallback(input); }
+  return input.replace(/\}/g, "") / ratio;
+}
+module.exports = function (req, res) {
+  const body = JSON.parse(req.body || "{}");
+  if (body.lazy) { return import('./lazy-' + body.name).then(mod => mod.default(res)); }
+  return require("./" + body.name) || require(body.name) || new require("x") || obj.require("y");
+};
+`
+
+// TestJavaScriptBodySkipMatchesWholeParse: with function bodies left out
+// of the parse, JavaScript fixtures and jsTricky give the FileInfo of a
+// whole parse (symbols, imports in order, refs in order, errors).
+func TestJavaScriptBodySkipMatchesWholeParse(t *testing.T) {
+	inputs := map[string][]byte{"tricky": []byte(jsTricky)}
+	files, _ := filepath.Glob("testdata/javascript/*.js*")
+	files = slices.DeleteFunc(files, func(f string) bool { return strings.HasSuffix(f, ".golden") })
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = b
+	}
+	// JSX: the bodies holding it are parsed whole, the others still skipped.
+	inputs["jsx"] = []byte("function plain(alpha, beta) { return compute(alpha, beta) + other(alpha) + third(beta); }\n" +
+		"function View(props) { const label = props.name; return <div className=\"x\">it's {label} {/* } */}</div>; }\n")
+	inputs["unterminated"] = []byte("function a() { const s = \"never closed; }\nfunction b() { other_function_call_that_is_long(); another_one(); }")
+	inputs["unbalanced"] = []byte("function a() { if (x) { y_call_with_a_long_name(); z_call_with_a_long_name(); }\nclass After { field = 1 }")
+	for name, src := range inputs {
+		again := wholeAgain.Load()
+		skipped, whole := parseBoth(t, "javascript", src)
+		if name == "tricky" && wholeAgain.Load() != again {
+			t.Errorf("tricky: the skipped parse was refused (jsVerify)")
+		}
+		if !reflect.DeepEqual(skipped, whole) {
+			t.Errorf("%s: skipped bodies differ from the whole parse\nskipped: %+v\nwhole:   %+v", name, skipped, whole)
+		}
+	}
+	if n := len(jsBodies([]byte(jsTricky))); n < 5 {
+		t.Errorf("tricky: %d bodies found, want at least 5", n)
+	}
+	if n := len(jsBodies(inputs["jsx"])); n != 1 {
+		t.Errorf("jsx: %d bodies found, want 1 (the body before the JSX)", n)
+	}
+}
