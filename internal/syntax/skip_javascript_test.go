@@ -98,3 +98,51 @@ func TestJavaScriptBodySkipMatchesWholeParse(t *testing.T) {
 		t.Errorf("jsx: %d bodies found, want 1 (the body before the JSX)", n)
 	}
 }
+
+// FuzzJavaScriptBodies: the JavaScript body finder and classifier on any
+// bytes (fuzzBodies: spans are ordered '{' '}' pairs with their rows and
+// columns, identifiers inside them, no panic), and where the whole parse
+// has no error, the skipped parse gives its symbols and imports (calls in
+// bodies included).
+func FuzzJavaScriptBodies(f *testing.F) {
+	seeds := []string{jsTricky,
+		"function f(a) { return a ? { get: 1, set } : async (b) => { for (const c of b) label: { break label; } }; }",
+		"x = function () { return require('a') + import(\"b\") + new require('c') + y.require('d') + `${require('e')}`; }",
+		"class A { static { s(); } get [k]() { return /}/.test(this.#p) / 2; } async *g() { yield* other(); } }",
+		"a = () => { if (x) { y(); } /re{/.exec(z); const { default: d, delete: e } = q; return d; }",
+		"function j() { return <div>{'}'}</div>; } function k() { return '<' + \"{\" + `}`; }",
+		"function u() { const s = `a${ b({ c: `${ d }` }) }e`; return s; }", "function v() {", "f() {}}", "(a) => {/",
+	}
+	g := grammars["javascript"]
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		var last uint32
+		for i, sp := range g.bodies(src) {
+			if sp.open >= sp.close || int(sp.close) >= len(src) || src[sp.open] != '{' || src[sp.close] != '}' || i > 0 && sp.open < last {
+				t.Fatalf("bad span %+v after %d", sp, last)
+			}
+			last = sp.close
+			for _, end := range []struct{ at, row, col uint32 }{{sp.open, sp.openRow, sp.openCol}, {sp.close, sp.closeRow, sp.closeCol}} {
+				row := uint32(strings.Count(string(src[:end.at]), "\n"))
+				col := end.at - uint32(strings.LastIndexByte(string(src[:end.at]), '\n')+1)
+				if end.row != row || end.col != col {
+					t.Fatalf("span %+v: offset %d is at row %d col %d", sp, end.at, row, col)
+				}
+			}
+			g.bodyIdents(src, sp, func(b []byte) bool {
+				off := uint32(cap(src) - cap(b))
+				if off <= sp.open || off+uint32(len(b)) > sp.close {
+					t.Fatalf("identifier %q at %d outside body %+v", b, off, sp)
+				}
+				return true
+			})
+		}
+		skipped, whole := parseBoth(t, "javascript", src)
+		checkSymbolRanges(t, src, skipped)
+		if !whole.HasErrors && (!reflect.DeepEqual(skipped.Symbols, whole.Symbols) || !reflect.DeepEqual(skipped.Imports, whole.Imports)) {
+			t.Fatalf("symbols or imports differ\nskipped: %+v\nwhole:   %+v", skipped, whole)
+		}
+	})
+}
