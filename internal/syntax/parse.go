@@ -95,8 +95,10 @@ func newPooledParser() (*pooledParser, error) {
 // and no symbols. Errors: ErrUnsupported (wrapped) for an unknown language,
 // ctx.Err() when ctx ends first. Parse is safe for concurrent use.
 // Go source that go/parser accepts (up to maxGoAST bytes) is read with
-// go/parser (goast.go), Go's reference grammar; Go with a syntax error and
-// every other language with tree-sitter.
+// go/parser (goast.go), Go's reference grammar, through a fast recognizer
+// that gives the same answer (gofast.go) and falls back to go/parser on
+// anything it is unsure of; Go with a syntax error and every other
+// language with tree-sitter.
 func Parse(ctx context.Context, language string, src []byte, opts *Options) (*FileInfo, error) {
 	g, ok := grammars[language]
 	if !ok {
@@ -132,7 +134,11 @@ func parseGoFile(ctx context.Context, src []byte) (*FileInfo, bool, error) {
 		}
 		defer bigParses.Release(w)
 	}
-	info, ok := parseGoAST(src)
+	// The fast recognizer first (gofast.go); go/parser where it bails.
+	info, ok := parseGoFast(src)
+	if !ok {
+		info, ok = parseGoAST(src)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
