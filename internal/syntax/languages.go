@@ -63,8 +63,8 @@ func (g *grammar) init() {
 var grammars = map[string]*grammar{
 	"go":         {load: tsgo.Language, extract: extractGo},
 	"rust":       {load: tsrust.Language, extract: extractRust, bodies: rustBodies, bodyIdents: rustBodyIdents},
-	"typescript": {load: tsts.LanguageTypescript, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsMinifiedIdents},
-	"tsx":        {load: tsts.LanguageTSX, extract: extractJS, bodies: jsMinifiedBodies, bodyIdents: jsMinifiedIdents},
+	"typescript": {load: tsts.LanguageTypescript, extract: extractJS, bodies: tsBodies, bodyIdents: jsBodyIdents, verify: jsVerify},
+	"tsx":        {load: tsts.LanguageTSX, extract: extractJS, bodies: tsxBodies, bodyIdents: jsBodyIdents, verify: jsVerify},
 	"javascript": {load: tsjs.Language, extract: extractJS, bodies: jsBodies, bodyIdents: jsBodyIdents, verify: jsVerify},
 	"python":     {load: tspython.Language, extract: extractPython, bodies: pythonBodies, bodyIdents: pyBodyIdents},
 	"java":       {load: tsjava.Language, extract: extractJava},

@@ -41,6 +41,7 @@ const (
 	bkFn                // a function's body: a candidate to leave out
 	bkObject            // an object literal (or pattern)
 	bkClass             // a class body
+	bkType              // a TypeScript object type (scan only)
 )
 
 // jsTokn is one token of a tokenized file or body.
@@ -160,7 +161,8 @@ func nextByteIdentOrBrace(src []byte, e, end int) bool {
 }
 
 // optionalOrNullish reports whether the '?' at s is part of "?." (not
-// "?.5"), "??", or the second '?' of one (afterQ).
+// "?.5"), "??", or the second '?' of one (afterQ), or TypeScript's
+// optional mark (x?: T, f(x?) ).
 func optionalOrNullish(src []byte, s, end int, afterQ bool) bool {
 	if afterQ {
 		return true
@@ -172,6 +174,15 @@ func optionalOrNullish(src []byte, s, end int, afterQ bool) bool {
 		case '.':
 			return !(s+2 < end && src[s+2] >= '0' && src[s+2] <= '9')
 		}
+	}
+	for j := s + 1; j < end; j++ {
+		switch src[j] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ':', ',', ')':
+			return true
+		}
+		break
 	}
 	return false
 }
@@ -235,15 +246,20 @@ func (z *jsTokenizer) braceKind(i int32, stack, qs []int32) uint8 {
 // jsBodies is the grammars' bodies for JavaScript: a minified file's
 // top-level blocks (jsMinifiedBodies), else the function bodies jsScan
 // can read exactly, outermost first, each at least minSkippedBody bytes
-// inside; nil when there is none.
-func jsBodies(src []byte) []bodySpan {
+// inside; nil when there is none. tsBodies and tsxBodies are it for
+// TypeScript and TSX.
+func jsBodies(src []byte) []bodySpan  { return scriptBodies(src, false, true) }
+func tsBodies(src []byte) []bodySpan  { return scriptBodies(src, true, false) }
+func tsxBodies(src []byte) []bodySpan { return scriptBodies(src, true, true) }
+
+func scriptBodies(src []byte, ts, jsx bool) []bodySpan {
 	if len(src) >= 1<<31-1 {
 		return nil
 	}
 	if jsMinified(src) {
 		return jsMinifiedBodies(src)
 	}
-	if !bytes.Contains(src, []byte("function")) && !bytes.Contains(src, []byte("=>")) && !bytes.Contains(src, []byte(") {")) && !bytes.Contains(src, []byte("){")) {
+	if !bytes.Contains(src, []byte("function")) && !bytes.Contains(src, []byte("=>")) && !bytes.Contains(src, []byte(") {")) && !bytes.Contains(src, []byte("){")) && !(ts && bytes.Contains(src, []byte("):"))) {
 		return nil
 	}
 	pt := jsTokPool.Get().(*[]jsTokn)
@@ -252,16 +268,20 @@ func jsBodies(src []byte) []bodySpan {
 			jsTokPool.Put(pt)
 		}
 	}()
-	z := &jsTokenizer{src: src, jsx: true, toks: (*pt)[:0]}
+	z := &jsTokenizer{src: src, jsx: jsx, toks: (*pt)[:0]}
 	z.run(0, len(src), 0, 0, false)
 	*pt = z.toks[:0]
-	sc := &jsScan{src: src, toks: z.toks}
-	return sc.find()
+	sc := &jsScan{src: src, toks: z.toks, ts: ts}
+	spans := sc.find()
+	for k := range spans {
+		spans[k].ts, spans[k].jsx = ts, jsx
+	}
+	return spans
 }
 
-// jsBodyIdents is the grammars' bodyIdents for JavaScript: a function
-// body's identifiers (jsScan), or a minified file's block's
-// (jsMinifiedIdents).
+// jsBodyIdents is the grammars' bodyIdents for JavaScript, TypeScript and
+// TSX: a function body's identifiers (jsScan), or a minified file's
+// block's (jsMinifiedIdents).
 func jsBodyIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
 	if !sp.fn {
 		jsMinifiedIdents(src, sp, emit)
@@ -279,10 +299,10 @@ func jsScanBody(src []byte, sp bodySpan, emit func([]byte) bool, req func(at, ro
 			jsTokPool.Put(pt)
 		}
 	}()
-	z := &jsTokenizer{src: src, jsx: true, toks: (*pt)[:0]}
+	z := &jsTokenizer{src: src, jsx: sp.jsx, toks: (*pt)[:0]}
 	z.run(int(sp.open), int(sp.close)+1, int(sp.openRow), int(sp.open)-int(sp.openCol), true)
 	*pt = z.toks[:0]
-	sc := &jsScan{src: src, toks: z.toks, emit: emit, req: req}
+	sc := &jsScan{src: src, toks: z.toks, ts: sp.ts, emit: emit, req: req}
 	sc.scan()
 }
 
@@ -300,15 +320,26 @@ func jsBodyRequires(src []byte, sp bodySpan, req func(at, row uint32, kind, path
 type jsScan struct {
 	src  []byte
 	toks []jsTokn
+	ts   bool // TypeScript or TSX: types and their keywords
 	// emit takes identifiers that are refs (until it returns false), req
 	// the require()/import() calls; both nil when finding bodies.
 	emit func([]byte) bool
 	req  func(at, row uint32, kind, path string)
 
-	stack []int32 // open brackets
-	cands []jsCand
-	spans []bodySpan
-	stop  bool
+	levels []jsLevel // levels[0] is outside every bracket
+	cands  []jsCand
+	spans  []bodySpan
+	stop   bool
+}
+
+// jsLevel is one open bracket ('(', '[', '{' or, in TypeScript, a type's
+// '<') while scanning.
+type jsLevel struct {
+	tok      int32 // the opening token, -1 for the top
+	typ      bool  // its inside is a type (type arguments, a type literal)
+	ann      bool  // a type annotation (after ':', as, satisfies) is being read at this level
+	annRet   bool  // ... a return type (its ':' followed a parameter list's ')')
+	caseOpen bool  // a case or default awaits its ':'
 }
 
 // jsCand is an open function body while finding bodies.
@@ -333,34 +364,78 @@ func (sc *jsScan) find() []bodySpan {
 // scan emits one body's identifiers and calls.
 func (sc *jsScan) scan() { sc.walk() }
 
+func (sc *jsScan) bad() {
+	if len(sc.cands) > 0 {
+		sc.cands[len(sc.cands)-1].bad = true
+	}
+}
+
+func (sc *jsScan) top() *jsLevel { return &sc.levels[len(sc.levels)-1] }
+
 func (sc *jsScan) walk() {
 	finding := sc.emit == nil && sc.req == nil
+	sc.levels = append(sc.levels[:0], jsLevel{tok: -1})
 	for i := range sc.toks {
 		if sc.stop {
 			return
 		}
 		t := &sc.toks[i]
+		retBody := false
+		if sc.ts && sc.top().ann {
+			retBody = sc.endAnnotation(i)
+		}
+		lv := sc.top()
+		inType := sc.ts && (lv.typ || lv.ann)
 		switch t.kind {
 		case jsPunct:
 			switch t.b {
 			case '(', '[':
-				sc.stack = append(sc.stack, int32(i))
+				sc.levels = append(sc.levels, jsLevel{tok: int32(i), typ: inType})
+			case '<':
+				if sc.ts && sc.angleOpens(i, inType) {
+					sc.levels = append(sc.levels, jsLevel{tok: int32(i), typ: true})
+				}
+			case '>':
+				if sc.ts && lv.tok >= 0 && sc.toks[lv.tok].b == '<' && !(sc.isPunct(i-1, '=') && sc.toks[i-1].e == t.s) {
+					sc.levels = sc.levels[:len(sc.levels)-1]
+				}
+			case ';':
+				if sc.ts && lv.tok >= 0 && sc.toks[lv.tok].b == '<' {
+					sc.bad() // a '<' that was a comparison
+					sc.levels = sc.levels[:len(sc.levels)-1]
+				}
+			case ':':
+				if sc.ts && t.f == 0 && sc.annotationColon(i) {
+					lv.ann, lv.annRet = true, sc.isPunct(i-1, ')')
+				}
 			case '{':
-				sc.stack = append(sc.stack, int32(i))
+				if sc.ts {
+					switch {
+					case inType:
+						t.f = bkType
+					case retBody:
+						t.f = bkFn
+					case t.f == bkFn && i > 0 && !sc.isPunct(i-1, ')') && !sc.arrowAt(i-2):
+						t.f = bkBlock
+					}
+				}
+				sc.levels = append(sc.levels, jsLevel{tok: int32(i), typ: t.f == bkType})
 				if t.f == bkFn && t.match >= 0 {
 					sc.cands = append(sc.cands, jsCand{tok: int32(i), spans: len(sc.spans)})
 				}
 			case ')', ']', '}':
-				if len(sc.stack) > 0 {
-					sc.stack = sc.stack[:len(sc.stack)-1]
+				for len(sc.levels) > 1 && sc.toks[sc.top().tok].b == '<' {
+					sc.bad()
+					sc.levels = sc.levels[:len(sc.levels)-1]
 				}
-				if t.b == '}' && t.match >= 0 && sc.toks[t.match].f == bkFn && len(sc.cands) > 0 {
+				if len(sc.levels) > 1 {
+					sc.levels = sc.levels[:len(sc.levels)-1]
+				}
+				if t.b == '}' && t.match >= 0 && sc.toks[t.match].f == bkFn && len(sc.cands) > 0 && sc.cands[len(sc.cands)-1].tok == t.match {
 					c := sc.cands[len(sc.cands)-1]
 					sc.cands = sc.cands[:len(sc.cands)-1]
 					if c.bad {
-						if len(sc.cands) > 0 {
-							sc.cands[len(sc.cands)-1].bad = true
-						}
+						sc.bad()
 					} else if o := &sc.toks[c.tok]; finding && t.s-o.s-1 >= minSkippedBody {
 						sc.spans = append(sc.spans[:c.spans], bodySpan{
 							open: o.s, openRow: o.row, openCol: o.col,
@@ -370,17 +445,30 @@ func (sc *jsScan) walk() {
 				}
 			}
 		case jsIdent:
-			if finding && len(sc.cands) == 0 {
+			if finding && len(sc.cands) == 0 && !sc.ts {
 				continue // outside every body: tree-sitter reads it
 			}
-			switch sc.classify(i) {
+			c := sc.classify(i, inType)
+			if finding && len(sc.cands) == 0 {
+				c = jsSkipIdent // TypeScript's levels were kept up to date
+			}
+			switch c {
 			case jsEmitIdent:
 				if sc.emit != nil && !sc.emit(sc.src[t.s:t.e]) {
 					sc.stop = true
 				}
 			case jsBadIdent:
-				if len(sc.cands) > 0 {
-					sc.cands[len(sc.cands)-1].bad = true
+				sc.bad()
+			case jsSkipIdent:
+				if sc.ts && !inType {
+					switch sc.word(i) {
+					case "as", "satisfies":
+						if !sc.isPunct(i-1, '.') {
+							lv.ann, lv.annRet = true, false
+						}
+					case "case", "default":
+						lv.caseOpen = true
+					}
 				}
 			}
 			if sc.req != nil {
@@ -415,17 +503,144 @@ func (sc *jsScan) isWord(i int, w string) bool {
 	return t != nil && t.kind == jsIdent && int(t.e-t.s) == len(w) && string(sc.src[t.s:t.e]) == w
 }
 
-// ctx is the kind of the innermost open bracket: a brace kind, '(' or
-// '[' (0 at the top).
+// ctx is the kind of the innermost open bracket: a brace kind, '(', '['
+// or '<' (0 at the top), and its token.
 func (sc *jsScan) ctx() (kind uint8, opener int) {
-	if len(sc.stack) == 0 {
+	o := int(sc.top().tok)
+	if o < 0 {
 		return 0, -1
 	}
-	o := int(sc.stack[len(sc.stack)-1])
 	if t := &sc.toks[o]; t.b == '{' {
 		return t.f, o
 	}
 	return sc.toks[o].b, o
+}
+
+// tsPrefixWords are TypeScript words after which a type goes on.
+var tsPrefixWords = set("keyof", "typeof", "infer", "unique", "readonly", "asserts", "is", "extends", "new",
+	"abstract", "as", "satisfies", "in", "instanceof", "void", "return", "case", "yield", "await", "throw", "delete")
+
+// typeEnd reports whether token p can end a type (or an operand).
+func (sc *jsScan) typeEnd(p int) bool {
+	t := sc.tok(p)
+	if t == nil {
+		return false
+	}
+	switch t.kind {
+	case jsIdent:
+		return !tsPrefixWords[sc.word(p)]
+	case jsOther:
+		return true
+	case jsPunct:
+		switch t.b {
+		case ')', ']', '}':
+			return true
+		case '>':
+			return !(sc.isPunct(p-1, '=') && sc.toks[p-1].e == t.s)
+		}
+	}
+	return false
+}
+
+// typeEndIn is typeEnd inside a type, where void is a whole type.
+func (sc *jsScan) typeEndIn(p int) bool { return sc.typeEnd(p) || sc.isWord(p, "void") }
+
+// endAnnotation ends the type annotation read at the top level when token
+// i cannot go on with it; it reports whether i is the '{' of a function
+// body after a return type.
+func (sc *jsScan) endAnnotation(i int) bool {
+	lv := sc.top()
+	t := &sc.toks[i]
+	end := false
+	switch t.kind {
+	case jsPunct:
+		switch t.b {
+		case '=':
+			if n := sc.tok(i + 1); n != nil && n.kind == jsPunct && n.b == '>' && n.s == t.e {
+				end = !sc.isPunct(i-1, ')') // a function type's arrow goes on
+			} else {
+				end = true
+			}
+		case '>':
+			end = !(sc.isPunct(i-1, '=') && sc.toks[i-1].e == t.s)
+		case '{':
+			if sc.typeEndIn(i - 1) {
+				lv.ann = false
+				return lv.annRet
+			}
+		case '|', '&':
+			n := sc.tok(i + 1)
+			end = n != nil && n.kind == jsPunct && n.b == t.b && n.s == t.e // || &&
+		case '.', '[', '(', '<', '?', '-', '$':
+		case ':':
+			end = t.f == 0
+		default:
+			end = true
+		}
+	case jsIdent, jsOther:
+		if sc.typeEndIn(i - 1) {
+			switch w := sc.word(i); {
+			case sc.toks[i-1].row < t.row:
+				end = true // a new statement
+			case t.kind == jsIdent && (w == "is" || w == "extends" || w == "as" || w == "satisfies" || w == "keyof" || w == "infer"):
+			default:
+				end = true
+			}
+		}
+	default:
+		end = true
+	}
+	if end {
+		lv.ann = false
+	}
+	return false
+}
+
+// annotationColon reports whether the ':' at i (not a conditional's)
+// starts a type annotation.
+func (sc *jsScan) annotationColon(i int) bool {
+	if sc.isPunct(i-1, ')') {
+		return true // a return type
+	}
+	lv := sc.top()
+	if lv.typ {
+		return true
+	}
+	switch ctx, _ := sc.ctx(); ctx {
+	case bkObject:
+		return false
+	case bkBlock, bkFn, 0:
+		if lv.caseOpen {
+			lv.caseOpen = false
+			return false
+		}
+		if p := sc.tok(i - 1); p != nil && p.kind == jsIdent && sc.labelPrev(i-2) {
+			return false
+		}
+	}
+	return true
+}
+
+// angleOpens reports whether the '<' at i opens type arguments or
+// parameters (or a type assertion) rather than comparing.
+func (sc *jsScan) angleOpens(i int, inType bool) bool {
+	if inType {
+		return true
+	}
+	p := sc.tok(i - 1)
+	if p == nil {
+		return true
+	}
+	switch p.kind {
+	case jsIdent:
+		if jsHardKeywords[sc.word(i-1)] {
+			return true // return <T>x
+		}
+		return p.e == sc.toks[i].s // f<T>(), not a < b
+	case jsPunct:
+		return p.b != ')' && p.b != ']' && p.b != '}'
+	}
+	return false
 }
 
 // memberStart reports whether token i can start a member's name after a
@@ -458,9 +673,9 @@ func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool {
 		case '{':
 			return i-1 == opener
 		case ',':
-			return ctx == bkObject
+			return ctx == bkObject || ctx == bkType
 		case ';', '}':
-			return ctx == bkClass
+			return ctx == bkClass || ctx == bkType && p.b == ';'
 		case '*':
 			return true
 		}
@@ -473,9 +688,12 @@ func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool {
 		case "static":
 			return ctx == bkClass && sc.memberPos(i-1, ctx, opener)
 		}
+		if sc.ts && tsModifiers[sc.word(i-1)] {
+			return ctx == bkClass && sc.memberPos(i-1, ctx, opener)
+		}
 	}
-	// A class field without ';' ends its line.
-	return ctx == bkClass && p.row < sc.toks[i].row && p.kind != jsPunct
+	// A class field or type member without ';' ends its line.
+	return (ctx == bkClass || ctx == bkType) && p.row < sc.toks[i].row && p.kind != jsPunct
 }
 
 // jsHardKeywords are never identifiers in tree-sitter-javascript but as a
@@ -485,8 +703,17 @@ var jsHardKeywords = set("break", "case", "catch", "class", "const", "continue",
 	"new", "return", "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with",
 	"yield", "await", "null", "true", "false")
 
-// classify tells how tree-sitter reads identifier token i.
-func (sc *jsScan) classify(i int) int {
+// tsTypeWords are keywords inside a TypeScript type (predefined types
+// and type operators) that are identifiers in an expression.
+var tsTypeWords = set("any", "number", "boolean", "string", "symbol", "object", "unknown", "never",
+	"keyof", "infer", "unique", "readonly", "asserts", "is", "abstract")
+
+// tsModifiers are TypeScript's class member and parameter modifiers.
+var tsModifiers = set("public", "private", "protected", "readonly", "override", "accessor", "abstract", "declare")
+
+// classify tells how tree-sitter reads identifier token i (inType: in a
+// TypeScript type).
+func (sc *jsScan) classify(i int, inType bool) int {
 	t := &sc.toks[i]
 	w := sc.src[t.s:t.e]
 	for _, c := range w {
@@ -511,6 +738,42 @@ func (sc *jsScan) classify(i int) int {
 		}
 	}
 	ctx, opener := sc.ctx()
+	if inType {
+		if ctx == bkType && sc.memberPos(i, ctx, opener) {
+			if n := sc.tok(i + 1); n != nil && n.kind == jsPunct && (n.b == ':' || n.b == '?' || n.b == '(' || n.b == ';' || n.b == ',' || n.b == '}' || n.b == '<') {
+				return jsEmitIdent // a member's name
+			}
+			return jsBadIdent // get/set, modifiers, index signatures' names
+		}
+		if jsHardKeywords[string(w)] || tsTypeWords[string(w)] {
+			return jsSkipIdent
+		}
+		if (string(w) == "as" || string(w) == "satisfies") && sc.typeEnd(i-1) {
+			return jsSkipIdent // x as unknown as T
+		}
+		return jsEmitIdent
+	}
+	if sc.ts {
+		switch string(w) {
+		case "as", "satisfies":
+			if sc.typeEnd(i - 1) {
+				return jsSkipIdent
+			}
+		case "enum":
+			if n := sc.tok(i + 1); n != nil && n.kind == jsIdent {
+				return jsSkipIdent
+			}
+		case "type", "interface", "namespace", "module", "declare", "abstract", "global", "implements":
+			if n := sc.tok(i + 1); n != nil && (n.kind == jsIdent || n.kind == jsOther || n.kind == jsPunct && n.b == '{') {
+				return jsBadIdent // a declaration inside a body: not read here
+			}
+		}
+		if tsModifiers[string(w)] {
+			if (ctx == bkClass && sc.memberPos(i, ctx, opener) || ctx == '(') && sc.memberStart(i+1) {
+				return jsSkipIdent
+			}
+		}
+	}
 	if (ctx == bkObject || ctx == bkClass) && sc.memberPos(i, ctx, opener) {
 		switch string(w) {
 		case "get", "set", "async":
@@ -546,6 +809,9 @@ func (sc *jsScan) classify(i int) int {
 			}
 			if sc.arrowAt(m + 1) {
 				return jsSkipIdent
+			}
+			if c := sc.tok(m + 1); sc.ts && c != nil && c.kind == jsPunct && c.b == ':' && c.f == 0 {
+				return jsSkipIdent // async (): T => ... (a call's ':' would be a conditional's)
 			}
 		}
 	case "of":

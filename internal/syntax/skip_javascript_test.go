@@ -84,8 +84,8 @@ func TestJavaScriptBodySkipMatchesWholeParse(t *testing.T) {
 	for name, src := range inputs {
 		again := wholeAgain.Load()
 		skipped, whole := parseBoth(t, "javascript", src)
-		if name == "tricky" && wholeAgain.Load() != again {
-			t.Errorf("tricky: the skipped parse was refused (jsVerify)")
+		if name == "tricky" && (wholeAgain.Load() != again || whole.HasErrors) {
+			t.Errorf("tricky: the skipped parse was refused (jsVerify), or the source has errors (%v)", whole.HasErrors)
 		}
 		if !reflect.DeepEqual(skipped, whole) {
 			t.Errorf("%s: skipped bodies differ from the whole parse\nskipped: %+v\nwhole:   %+v", name, skipped, whole)
@@ -96,6 +96,92 @@ func TestJavaScriptBodySkipMatchesWholeParse(t *testing.T) {
 	}
 	if n := len(jsBodies(inputs["jsx"])); n != 1 {
 		t.Errorf("jsx: %d bodies found, want 1 (the body before the JSX)", n)
+	}
+}
+
+// tsTricky is TypeScript written to trip the type tracking: annotations
+// on locals, parameters and return types (object types, function types,
+// conditional and mapped types), predefined types as names and as types,
+// as/satisfies chains, generic calls against comparisons, type
+// assertions, optional and definite marks, parameter properties,
+// modifiers, index signatures, enums, decorators, async arrows with
+// return types, overloads.
+const tsTricky = `import { Base, type Shape } from "./base";
+export async function load<T extends object = {}>(input: T, opts?: { retries: number; string: string }): Promise<T | undefined> {
+  const count: number = opts?.retries ?? 3, label: string = String(count);
+  let pending!: Map<string, Array<() => void>>;
+  const cast = <unknown>input as unknown as Record<string, any>;
+  const fn = async (value: string): Promise<void> => { await value; };
+  const plain = async(first, second);
+  const checked = { number: 1, string: label, any: cast, object: null } satisfies Partial<Record<string, unknown>>;
+  if (count < limit && limit > count) { record(count); }
+  for (let index = 0; index < count; index++) { pending.get(label)?.push(() => undefined); }
+  const mapped: { [K in keyof T]?: T[K] extends string ? K : never } = {};
+  const guard = (value: unknown): value is string => typeof value === "string";
+  const tuple: [string, number, ...boolean[]] = ["a", 1];
+  enum Color { Red = 1, Green, Blue }
+  return require("./dynamic") as T || import("./lazy").then((mod): T => mod.default as T);
+}
+export class Service extends Base implements Shape {
+  private readonly cache = new Map<string, number>();
+  protected static instances: number = 0;
+  declare public label?: string;
+  [key: string]: unknown;
+  constructor(private readonly options: { name: string }, public override: boolean = false) { super(); this.cache.set(options.name, 1); }
+  @logged() public async fetch<R>(url: string, init?: RequestInit): Promise<R> { const response = await fetch(url, init); return (await response.json()) as R; }
+  get size(): number { return this.cache.size + Service.instances + this.options.name.length; }
+  delete(): void;
+  delete(flag?: boolean): void { this.cache.clear(); this.label = flag ? "on" : "off with a long enough label"; }
+  public compare(left: number, right: number): -1 | 0 | 1 { return left < right ? -1 : left > right ? 1 : 0; }
+}
+export const helper = function (this: Window, event: Event): { handled: boolean } { return { handled: event.defaultPrevented || this.closed }; };
+`
+
+// TestTypeScriptBodySkipMatchesWholeParse is TestJavaScriptBodySkipMatchesWholeParse
+// for TypeScript (tsTricky, the fixtures) and TSX (a body holding JSX is
+// parsed whole).
+func TestTypeScriptBodySkipMatchesWholeParse(t *testing.T) {
+	inputs := map[string][]byte{"tricky": []byte(tsTricky)}
+	files, _ := filepath.Glob("testdata/typescript/*.ts")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = b
+	}
+	for name, src := range inputs {
+		again := wholeAgain.Load()
+		skipped, whole := parseBoth(t, "typescript", src)
+		if name == "tricky" && (wholeAgain.Load() != again || whole.HasErrors) {
+			t.Errorf("tricky: the skipped parse was refused (jsVerify), or the source has errors (%v)", whole.HasErrors)
+		}
+		if !reflect.DeepEqual(skipped, whole) {
+			t.Errorf("%s: skipped bodies differ from the whole parse\nskipped: %+v\nwhole:   %+v", name, skipped, whole)
+		}
+	}
+	if n := len(tsBodies([]byte(tsTricky))); n < 6 {
+		t.Errorf("tricky: %d bodies found, want at least 6", n)
+	}
+	tsx := map[string][]byte{"tricky": []byte(tsTricky[strings.Index(tsTricky, "export class"):])}
+	files, _ = filepath.Glob("testdata/tsx/*.tsx")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tsx[f] = b
+	}
+	tsx["jsx"] = []byte("export function plain(alpha: number, beta: string): string { return compute(alpha, beta) + other(alpha) + third(beta); }\n" +
+		"export function View(props: Props) { const label: string = props.name; return <div className=\"x\">it's {label}</div>; }\n")
+	for name, src := range tsx {
+		skipped, whole := parseBoth(t, "tsx", src)
+		if !reflect.DeepEqual(skipped, whole) {
+			t.Errorf("tsx %s: skipped bodies differ from the whole parse\nskipped: %+v\nwhole:   %+v", name, skipped, whole)
+		}
+	}
+	if n := len(tsxBodies(tsx["jsx"])); n != 1 {
+		t.Errorf("tsx jsx: %d bodies found, want 1", n)
 	}
 }
 
@@ -113,7 +199,26 @@ func FuzzJavaScriptBodies(f *testing.F) {
 		"function j() { return <div>{'}'}</div>; } function k() { return '<' + \"{\" + `}`; }",
 		"function u() { const s = `a${ b({ c: `${ d }` }) }e`; return s; }", "function v() {", "f() {}}", "(a) => {/",
 	}
-	g := grammars["javascript"]
+	fuzzScriptBodies(f, "javascript", seeds...)
+}
+
+// FuzzTypeScriptBodies is FuzzJavaScriptBodies for TypeScript.
+func FuzzTypeScriptBodies(f *testing.F) {
+	fuzzScriptBodies(f, "typescript", tsTricky,
+		"function f(a?: number, b: { c: string } = {}): Promise<void> { const d = <any>a as unknown as T; return g<string>(d) < h ? i : j; }",
+		"class K { private x: number; m(): void { let y!: Map<string, () => void>; y = z satisfies W; } constructor(public a: A) { super(); this.a = a; } }",
+		"const l = async (m: N): Promise<O> => { type P = string; interface Q { r: S } enum T { U } return m; };", "function v(): {", "x = (): void => {")
+}
+
+// FuzzTSXBodies is FuzzJavaScriptBodies for TSX.
+func FuzzTSXBodies(f *testing.F) {
+	fuzzScriptBodies(f, "tsx", "function A(p: P): JSX.Element { const q: string = p.r; return <div>{q}</div>; }",
+		"const b = (c: number): number => { return c < d ? e : f; }; function g() { return h<i>(j); }")
+}
+
+// fuzzScriptBodies is the body of FuzzJavaScriptBodies for language lang.
+func fuzzScriptBodies(f *testing.F, lang string, seeds ...string) {
+	g := grammars[lang]
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
@@ -139,10 +244,11 @@ func FuzzJavaScriptBodies(f *testing.F) {
 				return true
 			})
 		}
-		skipped, whole := parseBoth(t, "javascript", src)
+		skipped, whole := parseBoth(t, lang, src)
 		checkSymbolRanges(t, src, skipped)
 		if !whole.HasErrors && (!reflect.DeepEqual(skipped.Symbols, whole.Symbols) || !reflect.DeepEqual(skipped.Imports, whole.Imports)) {
 			t.Fatalf("symbols or imports differ\nskipped: %+v\nwhole:   %+v", skipped, whole)
 		}
 	})
 }
+

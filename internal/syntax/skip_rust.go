@@ -19,7 +19,8 @@ type bodySpan struct {
 	openRow, closeRow uint32
 	openCol, closeCol uint32
 	tt                bool // inside a token tree (a macro's arguments or rules)
-	fn                bool // a JavaScript function's body (skip_js.go), not a minified file's block
+	fn                bool // a JavaScript function's body (skip_javascript.go), not a minified file's block
+	ts, jsx           bool // fn: of TypeScript, of a dialect with JSX
 }
 
 // minSkippedBody is the smallest inside (bytes) worth a range of its own.
