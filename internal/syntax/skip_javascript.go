@@ -663,9 +663,13 @@ func (sc *jsScan) memberStart(i int) bool {
 
 // memberPos reports whether identifier i stands where an object literal's
 // or class body's member name goes.
-func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool {
+func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool { return sc.memberPosN(i, ctx, opener, 8) }
+
+// memberPosN is memberPos looking back over at most n modifiers (a long
+// run of them must not cost quadratic time).
+func (sc *jsScan) memberPosN(i int, ctx uint8, opener int, n int) bool {
 	p := sc.tok(i - 1)
-	if p == nil {
+	if p == nil || n == 0 {
 		return false
 	}
 	if p.kind == jsPunct {
@@ -684,12 +688,12 @@ func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool {
 	if p.kind == jsIdent {
 		switch sc.word(i - 1) {
 		case "get", "set", "async":
-			return sc.memberPos(i-1, ctx, opener)
+			return sc.memberPosN(i-1, ctx, opener, n-1)
 		case "static":
-			return ctx == bkClass && sc.memberPos(i-1, ctx, opener)
+			return ctx == bkClass && sc.memberPosN(i-1, ctx, opener, n-1)
 		}
 		if sc.ts && tsModifiers[sc.word(i-1)] {
-			return ctx == bkClass && sc.memberPos(i-1, ctx, opener)
+			return ctx == bkClass && sc.memberPosN(i-1, ctx, opener, n-1)
 		}
 	}
 	// A class field or type member without ';' ends its line.
