@@ -16,7 +16,7 @@ import (
 // about half the bytes of the map (no string header, map slot and
 // allocation per term), and a new term costs no allocation.
 type termDict struct {
-	seed  maphash.Seed
+	seed  uint64   // termHash's
 	slots []uint64 // 0: empty; else hash>>32<<32 | (id+1)
 	arena []byte   // the terms' bytes, in id order
 	ends  []uint32 // term id's bytes end at arena[ends[id]]
@@ -41,7 +41,7 @@ func appendDoubling[T any](s []T, v ...T) []T {
 const dictMinSlots = 1 << 12
 
 func newTermDict() *termDict {
-	return &termDict{seed: maphash.MakeSeed(), slots: make([]uint64, dictMinSlots)}
+	return &termDict{seed: newHashSeed(), slots: make([]uint64, dictMinSlots)}
 }
 
 // len is the number of terms.
@@ -58,7 +58,7 @@ func (d *termDict) term(id int32) []byte {
 
 // id returns t's id, adding t (copied) when it is new.
 func (d *termDict) id(t []byte) int32 {
-	h := maphash.Bytes(d.seed, t)
+	h := termHash(d.seed, t)
 	tag := h >> 32 << 32
 	mask := uint64(len(d.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -75,7 +75,7 @@ func (d *termDict) id(t []byte) int32 {
 		}
 		if s&^0xffffffff == tag {
 			id := int32(uint32(s) - 1)
-			if bytes.Equal(d.term(id), t) {
+			if sameTerm(d.term(id), t) {
 				return id
 			}
 		}
@@ -87,7 +87,7 @@ func (d *termDict) find(t []byte) (int32, bool) {
 	if d.slots == nil {
 		return 0, false
 	}
-	h := maphash.Bytes(d.seed, t)
+	h := termHash(d.seed, t)
 	tag := h >> 32 << 32
 	mask := uint64(len(d.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -97,7 +97,7 @@ func (d *termDict) find(t []byte) (int32, bool) {
 		}
 		if s&^0xffffffff == tag {
 			id := int32(uint32(s) - 1)
-			if bytes.Equal(d.term(id), t) {
+			if sameTerm(d.term(id), t) {
 				return id, true
 			}
 		}
@@ -110,7 +110,7 @@ func (d *termDict) grow() {
 	slots := make([]uint64, 2*len(d.slots))
 	mask := uint64(len(slots) - 1)
 	for id := range int32(len(d.ends)) {
-		h := maphash.Bytes(d.seed, d.term(id))
+		h := termHash(d.seed, d.term(id))
 		i := h & mask
 		for slots[i] != 0 {
 			i = (i + 1) & mask

@@ -174,3 +174,54 @@ func TestStringIDs(t *testing.T) {
 		t.Fatal("found an absent string")
 	}
 }
+
+// TestSameTerm holds sameTerm to bytes.Equal on every length a term can
+// have, differing at each byte.
+func TestSameTerm(t *testing.T) {
+	for n := 0; n <= maxTermLen+3; n++ {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte('a' + i%26)
+		}
+		if !sameTerm(a, bytes.Clone(a)) {
+			t.Fatalf("len %d: equal terms differ", n)
+		}
+		if n > 0 && sameTerm(a, a[:n-1]) {
+			t.Fatalf("len %d: a prefix is equal", n)
+		}
+		for i := range n {
+			b := bytes.Clone(a)
+			b[i] ^= 1
+			if sameTerm(a, b) != bytes.Equal(a, b) {
+				t.Fatalf("len %d, byte %d differs: sameTerm says equal", n, i)
+			}
+		}
+	}
+}
+
+// TestTermHashSpreads checks termHash over the lengths terms have: equal
+// bytes hash equal under one seed, and a one-byte change changes the low
+// bits the table's slots use as well as the high bits of its tag. The
+// seed is fixed, so the test is deterministic (a random one would see a
+// 16-bit collision now and then).
+func TestTermHashSpreads(t *testing.T) {
+	const seed = 0x9e3779b97f4a7c15
+	for n := 1; n <= maxTermLen+20; n++ {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte('a' + (i*7)%26)
+		}
+		h := termHash(seed, a)
+		if termHash(seed, bytes.Clone(a)) != h {
+			t.Fatalf("len %d: equal bytes hash differently", n)
+		}
+		for i := range n {
+			b := bytes.Clone(a)
+			b[i]++
+			g := termHash(seed, b)
+			if g&0xffff == h&0xffff || g>>48 == h>>48 {
+				t.Errorf("len %d, byte %d changed: hash %x against %x", n, i, g, h)
+			}
+		}
+	}
+}

@@ -618,10 +618,13 @@ func (sh *shard) tokenize(src []byte, buf []byte) []byte {
 		if seen&(classUpper|classUnder) == 0 {
 			// One part: lower-case letters and digits, starting with a
 			// letter. stemBytes rewrites only an "ies" ending.
-			if m := len(id); m > 4 && id[m-1] == 's' && id[m-2] == 'e' && id[m-3] == 'i' {
+			switch m := len(id); {
+			case id[m-1] != 's':
+				sh.term(id) // no stem
+			case m > 4 && id[m-2] == 'e' && id[m-3] == 'i':
 				buf = append(buf[:0], id...)
 				sh.term(stemBytes(buf))
-			} else {
+			default:
 				sh.term(stemBytes(id))
 			}
 			continue
@@ -653,13 +656,34 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-// identParts is identParts(id, buf, sh.term).
+// identParts is identParts(id, buf, sh.term), in one lower-cased copy of
+// id: the parts are views of it, and the whole term is the copy itself
+// (or the copy squeezed of its underscores once the parts are done), so
+// nothing is copied or lower-cased per part.
 func (sh *shard) identParts(id []byte, buf []byte) []byte {
+	n := len(id)
+	// buf: the lower-cased id, then room for a part whose stem rewrites
+	// its tail ("ies" -> "y"), which must not touch the copy.
+	if cap(buf) < 2*maxTermLen {
+		buf = make([]byte, 2*maxTermLen)
+	}
+	buf = buf[:cap(buf)]
+	low := buf[:n:n]
+	scratch := buf[n:]
+	under := false
+	for k, c := range id {
+		if c == '_' {
+			under = true
+		} else {
+			c |= 0x20 // A-Z to a-z; a-z and 0-9 have the bit already
+		}
+		low[k] = c
+	}
 	parts := 0
 	start := -1
-	for k := 0; k <= len(id); k++ {
+	for k := 0; k <= n; k++ {
 		next := -1 // the start after a split at k
-		if k < len(id) {
+		if k < n {
 			c := id[k]
 			switch {
 			case c == '_':
@@ -668,7 +692,7 @@ func (sh *shard) identParts(id []byte, buf []byte) []byte {
 				continue
 			case isUpper(c):
 				prev := id[k-1]
-				if !(isLower(prev) || isDigit(prev) || (isUpper(prev) && k+1 < len(id) && isLower(id[k+1]))) {
+				if !(isLower(prev) || isDigit(prev) || (isUpper(prev) && k+1 < n && isLower(id[k+1]))) {
 					continue
 				}
 				next = k
@@ -677,20 +701,32 @@ func (sh *shard) identParts(id []byte, buf []byte) []byte {
 			}
 		}
 		if start >= 0 && k > start {
-			p := id[start:k]
+			p := low[start:k]
 			parts++
 			if len(p) >= 2 && !isDigitsBytes(p) || isNumberTerm(p) {
-				buf = append(buf[:0], p...)
-				lowerASCII(buf)
-				sh.term(stemBytes(buf))
+				if m := len(p); m > 4 && p[m-1] == 's' && p[m-2] == 'e' && p[m-3] == 'i' {
+					sh.term(stemBytes(append(scratch[:0], p...)))
+				} else {
+					sh.term(stemBytes(p))
+				}
 			}
 		}
 		start = next
 	}
 	if parts > 1 {
-		buf = joinedLower(buf[:0], id)
-		if len(buf) >= 2 {
-			sh.term(stemBytes(buf))
+		whole := low
+		if under {
+			w := 0
+			for _, c := range low {
+				if c != '_' {
+					low[w] = c
+					w++
+				}
+			}
+			whole = low[:w]
+		}
+		if len(whole) >= 2 {
+			sh.term(stemBytes(whole))
 		}
 	}
 	return buf

@@ -168,6 +168,7 @@ var shardTokenizeSeeds = []string{
 	"XMLHttpRequest v2Client a1b2 A1B2 ABC ABCdef abcDEF _x x_ __ _ a__b 9abc abc9 ab12345",
 	"caf\xc3\xa9 na\xefve \x00abc\xffdef " + strings.Repeat("x", 64) + " " + strings.Repeat("y", 65),
 	"CONSTANT_NAME kHTTPStatus HTTP2Server http2server Http2 h2c S3Bucket s3bucket IO",
+	"retry_entries_x ENTRIES_list fooEntries a_ies Policies_Entries _policies_ x_y_z __ab__cd__ AB_12345 ab_12 Ab_Cd_Eies " + strings.Repeat("Ab_", 21) + "c",
 	strings.Repeat("tick ", maxTF+3) + "tock " + strings.Repeat("TickTock ", maxTF+1),
 }
 
