@@ -177,6 +177,30 @@ func TestMemoryProbe(t *testing.T) {
 			name, mb(m.rss), mb(c.rss), mb(c.file), mb(c.goHeld), mb(c.heapObjects), mb(m.heapObjects), mb(m.goHeld))
 		t.Logf("%s: the Go heap at the rss peak: free slots in used spans %s, free pages kept %s, metadata and stacks %s",
 			name, mb(c.unused), mb(c.free), mb(c.meta))
+		if os.Getenv("TASK_X_MEM_PROBE_SESSION") != "" && name == "cold" {
+			// indexbench's working session: a pause (its ctags run, where
+			// the first save falls), 7 refreshes and 20 retrieves.
+			pk := startPeak()
+			time.Sleep(2 * time.Second)
+			for range 7 {
+				if _, err := p.Refresh(ctx); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(35 * time.Millisecond)
+			}
+			for _, q := range []string{"buffer", "parse", "timeout", "config", "socket", "encode", "hash", "thread", "format", "cache",
+				"request", "signal", "path", "lock", "json", "token", "iterator", "compress", "checksum", "deadline"} {
+				if _, err := p.Retrieve(ctx, retrieve.Query{Text: q}); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(80 * time.Millisecond)
+			}
+			m, c := pk.end()
+			t.Logf("session: peak rss %s (at it: C anon %s, file-backed %s, go held %s, heap objects %s); peak heap objects %s, peak go held %s",
+				mb(m.rss), mb(c.rss), mb(c.file), mb(c.goHeld), mb(c.heapObjects), mb(m.heapObjects), mb(m.goHeld))
+			t.Logf("session: the Go heap at the rss peak: free slots in used spans %s, free pages kept %s, metadata and stacks %s",
+				mb(c.unused), mb(c.free), mb(c.meta))
+		}
 		// The first save runs in the background: wait for it (or make
 		// it), so the live heap is the records and indexes, not its buffers.
 		if err := p.SaveIndex(); err != nil {
