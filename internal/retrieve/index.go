@@ -33,7 +33,7 @@ const (
 // File contents are not kept: snippets read the file again.
 type Index struct {
 	snap    *workspace.Snapshot
-	paths   []string // file id → root-relative path
+	paths   []string // file id → root-relative path, sorted (Search looks paths up by binary search)
 	files   []*workspace.File
 	docLen  []uint32 // terms per file
 	avgLen  float64
