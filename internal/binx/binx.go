@@ -389,6 +389,35 @@ func AppendTable(b []byte, t *Strings) []byte {
 	return append(b, t.all...)
 }
 
+// AppendTableFlushed appends what AppendTable does, calling flush (which
+// returns the buffer to go on with) whenever b holds chunk bytes or more:
+// a writer that streams b (a save) then never grows it to the table's
+// size (the content terms' table: ~1.5 MB of the mixed benchmark tree's
+// retrieval index, which the save's buffer grew to by doubling).
+func AppendTableFlushed(b []byte, t *Strings, chunk int, flush func([]byte) []byte) []byte {
+	b = AppendUint(b, uint64(len(t.ends)))
+	prev := uint32(0)
+	for _, e := range t.ends {
+		b = AppendUint(b, uint64(e-prev))
+		prev = e
+		if len(b) >= chunk {
+			b = flush(b)
+		}
+	}
+	for all := t.all; len(all) > 0; {
+		n := len(all)
+		if room := chunk - len(b); room > 0 && room < n {
+			n = room // else flush kept b whole: the rest at once
+		}
+		b = append(b, all[:n]...)
+		all = all[n:]
+		if len(b) >= chunk {
+			b = flush(b)
+		}
+	}
+	return b
+}
+
 // Size is the memory the table holds (its string and ends).
 func (t *Strings) Size() int { return len(t.all) + 4*len(t.ends) }
 

@@ -307,3 +307,36 @@ func TestStringsOwning(t *testing.T) {
 	}()
 	StringsOwning([]byte("abc"), []uint32{2})
 }
+
+// TestAppendTableFlushed: the flushed bytes, in order, are AppendTable's,
+// whatever the chunk, and a flush that keeps the buffer gets them whole.
+func TestAppendTableFlushed(t *testing.T) {
+	var ss []string
+	for i := range 300 {
+		ss = append(ss, strings.Repeat(string(rune('a'+i%26)), i%37))
+	}
+	for _, tab := range []*Strings{NewStrings(nil), NewStrings([]string{""}), NewStrings(ss)} {
+		want := AppendTable([]byte("head"), tab)
+		for _, chunk := range []int{1, 2, 7, 64, 1000, 1 << 20} {
+			var out []byte
+			most := 0
+			flush := func(b []byte) []byte {
+				most = max(most, len(b))
+				out = append(out, b...)
+				return b[:0]
+			}
+			b := AppendTableFlushed([]byte("head"), tab, chunk, flush)
+			out = append(out, b...)
+			if !bytes.Equal(out, want) {
+				t.Fatalf("chunk %d: %d bytes, not AppendTable's %d", chunk, len(out), len(want))
+			}
+			if limit := max(chunk, len("head")) + 10; most > limit {
+				t.Errorf("chunk %d: flushed %d bytes at once", chunk, most)
+			}
+			kept := AppendTableFlushed([]byte("head"), tab, chunk, func(b []byte) []byte { return b })
+			if !bytes.Equal(kept, want) {
+				t.Fatalf("chunk %d, flush keeping the buffer: %d bytes, not AppendTable's %d", chunk, len(kept), len(want))
+			}
+		}
+	}
+}

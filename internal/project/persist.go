@@ -458,7 +458,11 @@ func writeAtomic(path string, main func(io.Writer) error, tail func(io.Writer) (
 			err = testHookWrite(f, data)
 		}
 	} else {
-		w := bufio.NewWriterSize(f, 1<<20)
+		// The pieces written are chunks of ~256 KiB (mainPart, the
+		// retrieval part's savedChunk) or tables written whole: a larger
+		// buffer only adds to the save's transient, which sits on the
+		// open's live heap in the seconds after it.
+		w := bufio.NewWriterSize(f, 256<<10)
 		pw.w = w
 		if _, err = w.Write(make([]byte, headerLen)); err == nil {
 			err = pw.write(main, tail)

@@ -71,7 +71,7 @@ func (ix *Index) appendSaved(b []byte, flush func([]byte) []byte) []byte {
 	}
 	b = binx.AppendUint(b, uint64(ix.bytes))
 	b = flush(b)
-	b = binx.AppendTable(b, ix.terms)
+	b = binx.AppendTableFlushed(b, ix.terms, savedChunk, flush)
 	b = flush(b)
 	b = binx.AppendUint(b, uint64(len(ix.posts)))
 	for g := range ix.terms.Len() {
@@ -100,7 +100,7 @@ func (ix *Index) appendSaved(b []byte, flush func([]byte) []byte) []byte {
 // appendIDLists appends the sorted keys of l and each key's increasing
 // id list as gaps.
 func appendIDLists(b []byte, l *idLists, flush func([]byte) []byte) []byte {
-	b = binx.AppendTable(b, l.keys)
+	b = binx.AppendTableFlushed(b, l.keys, savedChunk, flush)
 	b = flush(b)
 	for i := range l.len() {
 		b = appendIncreasing(b, l.at(i))
