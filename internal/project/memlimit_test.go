@@ -131,7 +131,7 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 	a.close()
 	a.set(1 << 30) // closed: ignored
 	// No project opening (a closed, b built): b's steady share.
-	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(10<<20)*memLimitSteady); got != want {
+	if got, want := debug.SetMemoryLimit(-1), steadyBase+int64(float64(10<<20)*memLimitSteady); got != want {
 		t.Fatalf("no project opening (a closed, b built): limit %d, want %d", got, want)
 	}
 	if n := afterOpens(); n != 1 {
@@ -142,7 +142,7 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 		t.Fatalf("while a third opens: limit %d, want %d", debug.SetMemoryLimit(-1), want)
 	}
 	c.relax()
-	if got, want := debug.SetMemoryLimit(-1), memLimitBase+int64(float64(30<<20)*memLimitSteady); got != want {
+	if got, want := debug.SetMemoryLimit(-1), steadyBase+int64(float64(30<<20)*memLimitSteady); got != want {
 		t.Fatalf("every open project built: limit %d, want %d", got, want)
 	}
 	c.close()
@@ -163,7 +163,7 @@ func TestMemBudgetFollowsIndexedBytes(t *testing.T) {
 func TestSteadyFloor(t *testing.T) {
 	resetMemLimits(t)
 	debug.SetMemoryLimit(math.MaxInt64)
-	share := func(bytes int64, factor float64) int64 { return memLimitBase + int64(float64(bytes)*factor) }
+	share := func(bytes int64, factor float64) int64 { return steadyBase + int64(float64(bytes)*factor) }
 	a := newMemBudget(10<<20, false)
 	a.relax()
 	if got := debug.SetMemoryLimit(-1); got != share(10<<20, memLimitSteady) {
@@ -301,7 +301,9 @@ func TestFloorFollowsLiveHeap(t *testing.T) {
 	b := newMemBudget(1<<10, false) // another project opens: the open's floor
 	keep = make([]byte, 32<<20)
 	keep[len(keep)-1] = 1
-	waitFloor("32 MiB live while a project opens", func(f int64) bool { return f >= openFloor(memLimitBase, 32<<20) && f < steadyFloor(32<<20) })
+	waitFloor("32 MiB live while a project opens", func(f int64) bool {
+		return f >= openFloor(memLimitBase, 32<<20) && f < openFloor(memLimitBase, 40<<20)
+	})
 	if got := debug.SetMemoryLimit(-1); got < openFloor(memLimitBase, 32<<20) {
 		t.Fatalf("limit %d with 32 MiB live while a project opens, want at least %d", got, openFloor(memLimitBase, 32<<20))
 	}
@@ -364,7 +366,7 @@ func TestMemBudgetParsed(t *testing.T) {
 	}
 	a.relax()
 	a.parsed() // built: stays steady
-	if got, want := limit(), max(memLimitBase+int64(float64(100<<20)*memLimitSteady), steadyFloor(1<<20)); got != want {
+	if got, want := limit(), max(steadyBase+int64(float64(100<<20)*memLimitSteady), steadyFloor(1<<20)); got != want {
 		t.Fatalf("built: limit %d, want %d", got, want)
 	}
 	a.close()

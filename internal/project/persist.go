@@ -336,14 +336,17 @@ func (p *Project) scheduledSave() {
 	}
 	p.saver.pending = false
 	p.saver.mu.Unlock()
-	if err := p.SaveIndex(); err != nil {
-		p.log.Warn("saving the index", "err", err)
-	}
-	// The save of the built index is the open's last big transient
-	// allocation (the string table and records): the heap limit moves to
-	// the steady share after it, saved or not (memlimit.go).
+	// The heap limit moves to the steady share before the first save of
+	// the built index, saved or not (memlimit.go): the GC that starts the
+	// steady share drops the builds' garbage, so the save's transient (its
+	// string table, stamps and buffers, ~5 MB on the mixed tree) sits on
+	// the live heap and not on what the builds left (the session's peak
+	// 64.4-65.5 against 65.5-68.1 MB with the relax after the save).
 	if p.retrievalCache().Current() != nil {
 		p.mem.relax()
+	}
+	if err := p.SaveIndex(); err != nil {
+		p.log.Warn("saving the index", "err", err)
 	}
 }
 
