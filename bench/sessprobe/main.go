@@ -7,7 +7,7 @@
 // TREE go to the runtime (e.g. --memprofile FILE); set GODEBUG=gctrace=1
 // to see its GCs on stderr.
 //
-//	sessprobe -runtime PATH [-idle 2s] [-v] TREE [RUNTIME ARGS...]
+//	sessprobe -runtime PATH [-idle 2s] [-v] [-hold D] TREE [RUNTIME ARGS...]
 package main
 
 import (
@@ -30,6 +30,7 @@ func main() {
 	refreshGap := flag.Duration("refreshgap", 35*time.Millisecond, "pause after each refresh (git status)")
 	retrieveGap := flag.Duration("retrievegap", 80*time.Millisecond, "pause after each retrieve (rg)")
 	verbose := flag.Bool("v", false, "print every step")
+	hold := flag.Duration("hold", 0, "keep the runtime running this long after the session (to read its /proc files; its PID is printed)")
 	flag.Parse()
 	if *bin == "" || flag.NArg() < 1 {
 		fmt.Fprintln(os.Stderr, "usage: sessprobe -runtime PATH TREE [ARGS...]")
@@ -85,6 +86,10 @@ func main() {
 	fmt.Printf("SUMMARY cold HWM %.1f MB, session HWM %.1f MB, refresh p50 %.1f ms, retrieve p50 %.1f ms, session CPU %.2f s\n",
 		mb(coldHWM), mb(s["VmHWM"]), ms(refreshes), ms(p50(durs)), cpu(pid)-coldCPU)
 	fmt.Printf("session HWM %.1f MB (anon now %.1f, file now %.1f)\n", mb(s["VmHWM"]), mb(s["RssAnon"]), mb(s["RssFile"]))
+	if *hold > 0 {
+		fmt.Printf("holding PID %d for %v\n", pid, *hold)
+		time.Sleep(*hold)
+	}
 	r.Stop(false)
 }
 
