@@ -73,15 +73,18 @@ const (
 
 // jsTokn is one token of a tokenized file or body.
 type jsTokn struct {
-	s, e     uint32
-	row, col uint32 // of s (exact for punctuation and identifiers)
-	match    int32  // a bracket's partner, -1 if none
+	s, e  uint32
+	row   uint32 // of e (of s too for punctuation and identifiers)
+	match int32  // a bracket's partner, -1 if none
 	kind     jsTok
 	b        byte  // punctuation's byte
 	f        uint8 // '{': its brace kind; ':': 1 when a conditional's
 }
 
-// jsTokPool recycles token slices (a 64 KiB file has ~20 000 tokens).
+// jsTokPool recycles token slices of up to maxPooledToks tokens (a 64
+// KiB file has ~20 000); bigger ones are left to the GC.
+const maxPooledToks = 8 << 10
+
 var jsTokPool = sync.Pool{New: func() any { s := make([]jsTokn, 0, 4096); return &s }}
 
 // jsTokenizer reads src[start:end) into tokens, deciding each brace's
@@ -110,7 +113,7 @@ func (z *jsTokenizer) run(start, end, row, lineStart int, firstFn bool) (complet
 		case jsBad:
 			return false
 		}
-		t := jsTokn{s: uint32(s), e: uint32(e), row: uint32(l.row), col: uint32(s - l.lineStart), match: -1, kind: tok}
+		t := jsTokn{s: uint32(s), e: uint32(e), row: uint32(l.row), match: -1, kind: tok}
 		if tok == jsPunct {
 			t.b = src[s]
 		}
@@ -291,7 +294,7 @@ func scriptBodies(src []byte, ts, jsx bool) []bodySpan {
 	}
 	pt := jsTokPool.Get().(*[]jsTokn)
 	defer func() {
-		if cap(*pt) <= 1<<16 {
+		if cap(*pt) <= maxPooledToks {
 			jsTokPool.Put(pt)
 		}
 	}()
@@ -322,7 +325,7 @@ func jsBodyIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
 func jsScanBody(src []byte, sp bodySpan, emit func([]byte) bool, req func(at, row uint32, kind, path string)) {
 	pt := jsTokPool.Get().(*[]jsTokn)
 	defer func() {
-		if cap(*pt) <= 1<<16 {
+		if cap(*pt) <= maxPooledToks {
 			jsTokPool.Put(pt)
 		}
 	}()
@@ -465,8 +468,8 @@ func (sc *jsScan) walk() {
 						sc.bad()
 					} else if o := &sc.toks[c.tok]; finding && t.s-o.s-1 >= minSkippedBody {
 						sc.spans = append(sc.spans[:c.spans], bodySpan{
-							open: o.s, openRow: o.row, openCol: o.col,
-							close: t.s, closeRow: t.row, closeCol: t.col, fn: true,
+							open: o.s, openRow: o.row, openCol: sc.col(o.s),
+							close: t.s, closeRow: t.row, closeCol: sc.col(t.s), fn: true,
 						})
 					}
 				}
@@ -503,6 +506,11 @@ func (sc *jsScan) walk() {
 			}
 		}
 	}
+}
+
+// col is the byte column of offset at.
+func (sc *jsScan) col(at uint32) uint32 {
+	return at - uint32(bytes.LastIndexByte(sc.src[:at], '\n')+1)
 }
 
 func (sc *jsScan) tok(i int) *jsTokn {
