@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/task-x/task-x-runtime/internal/syntax"
@@ -1611,7 +1612,19 @@ type searchScratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(searchScratch) }}
 
-func getScratch() *searchScratch { return scratchPool.Get().(*searchScratch) }
+// keptScratch holds one searchScratch across GCs, which empty scratchPool:
+// under the steady heap limit (internal/project memlimit.go) a GC runs
+// every few queries, and a query that found the pool empty grew its
+// buffers again from nothing, its garbage bringing the next GC sooner.
+// Concurrent Searches take the pool's.
+var keptScratch atomic.Pointer[searchScratch]
+
+func getScratch() *searchScratch {
+	if ss := keptScratch.Swap(nil); ss != nil {
+		return ss
+	}
+	return scratchPool.Get().(*searchScratch)
+}
 
 // maxKeptScratch is the largest buffer putScratch keeps: a huge file read
 // once is not held on to for every later query.
@@ -1641,7 +1654,9 @@ func putScratch(ss *searchScratch) {
 		}
 		ps.m = matcher{}
 	}
-	scratchPool.Put(ss)
+	if !keptScratch.CompareAndSwap(nil, ss) {
+		scratchPool.Put(ss)
+	}
 }
 
 // splitLinesInto is splitLines appending to dst (reused across files),
