@@ -47,7 +47,7 @@ import (
 // these two nor the rest of the process (agent tasks) makes the GC run
 // back to back; the limit still makes the runtime return free pages.
 //
-// Since session 34 (issue 39) the steady share is steadyBase (8 MiB) +
+// Since session 34 (issue 39) the steady share is steadyBase (12 MiB) +
 // 0.5 per byte and its floor steadyBase + 1.2 x the live heap (16 MiB +
 // 1.0 per byte and 16 MiB + 1.5 x live before). The issue's goal is the
 // peak RSS after a working session (indexbench: 7 refreshes and 20
@@ -55,19 +55,19 @@ import (
 // never reached, the heap grew at GC percent 50 to 1.5x its live data and
 // the scavenger kept the free pages: the session's peak was 18-20 MB over
 // the cold open's on both trees (GOROOT/src 1.31x, the mixed tree 1.85x).
-// Under the floor the heap keeps ~8 MiB + 0.2 x live over its live data
-// and the runtime returns the rest: GOROOT/src's session peak 125-131 ->
-// 110-112 MB, the mixed tree's 75-83 -> 64-68 MB (docs/index.md "Issue
-// 39: the working session's peak"), for more GC cycles (session CPU
-// +10-20%: a refresh or retrieve allocates 1-3 MB, and the floor leaves
-// room for several). The floor is still over the live heap by more than
-// the runtime's metadata (~4-8 MB on these trees), so the GC never runs
-// back to back, whatever the live heap.
+// Under the floor the heap keeps ~12 MiB + 0.2 x live over its live data
+// (of which the runtime's metadata takes ~5-8 MB on these trees) and the
+// runtime returns the rest (bench/sessprobe, alternated: the mixed tree's
+// session peak 74-80 -> 67-68 MB with the session's CPU unchanged; with 8
+// MiB 63-65 MB but +5-15% CPU: a GC every one or two requests; docs/index.md
+// "Issue 39: the working session's peak"). The floor stays over the
+// live heap plus the metadata, so the GC never runs back to back,
+// whatever the live heap.
 const (
 	memLimitSteady   = 0.5
 	steadyGCPercent  = 50
 	steadyLiveFactor = 1.2
-	steadyBase       = 8 << 20
+	steadyBase       = 12 << 20
 )
 
 // parseGCPercent is the GC percent while a cold open parses (unless GOGC
