@@ -159,8 +159,16 @@ func (z *jsTokenizer) run(start, end, row, lineStart int, firstFn bool) (complet
 			}
 			t.match = o
 			z.toks[o].match = i
-			if t.b == '}' {
+			switch t.b {
+			case '}':
 				l.blockClose = z.toks[o].f != bkObject
+			case ')':
+				switch z.word(o - 1) {
+				case "if", "while", "for", "with":
+					l.headClose = true
+				default:
+					l.headClose = false
+				}
 			}
 		case t.b == '?':
 			if !optionalOrNullish(src, s, end, i > 0 && z.isPunct(i-1, '?') && z.toks[i-1].e == t.s) {
@@ -172,8 +180,28 @@ func (z *jsTokenizer) run(start, end, row, lineStart int, firstFn bool) (complet
 				t.f = 1
 			}
 		}
+		// A '+' or '-' glued to the same before it, after an operand, ends
+		// a postfix ++ or --.
+		l.postfix = tok == jsPunct && (t.b == '+' || t.b == '-') && z.isPunct(i-1, t.b) && z.toks[i-1].e == t.s && z.operand(i-2)
 		z.toks = append(z.toks, t)
 	}
+}
+
+// operand reports whether token i ends an operand (a name that is not a
+// keyword, a literal, a ')' or ']').
+func (z *jsTokenizer) operand(i int32) bool {
+	if i < 0 {
+		return false
+	}
+	switch t := &z.toks[i]; t.kind {
+	case jsIdent:
+		return !jsHardKeywords[z.word(i)] || z.word(i) == "this" || z.word(i) == "super"
+	case jsOther:
+		return true
+	case jsPunct:
+		return t.b == ')' || t.b == ']'
+	}
+	return false
 }
 
 // nextByteIdentOrBrace reports whether the first non-space byte from e

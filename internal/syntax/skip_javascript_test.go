@@ -79,6 +79,9 @@ func TestJavaScriptBodySkipMatchesWholeParse(t *testing.T) {
 	// JSX: the bodies holding it are parsed whole, the others still skipped.
 	inputs["jsx"] = []byte("function plain(alpha, beta) { return compute(alpha, beta) + other(alpha) + third(beta); }\n" +
 		"function View(props) { const label = props.name; return <div className=\"x\">it's {label} {/* } */}</div>; }\n")
+	// A regular expression after an if head's ')', division after a
+	// postfix ++ (each read the other way would make names of its text).
+	inputs["regex after a head"] = []byte("function f(alpha) { if (alpha) /xray yankee/.test(alpha); while (alpha) /zulu/.exec(alpha); return alpha++ / 2 + beta-- / gamma; }\n")
 	inputs["unterminated"] = []byte("function a() { const s = \"never closed; }\nfunction b() { other_function_call_that_is_long(); another_one(); }")
 	inputs["unbalanced"] = []byte("function a() { if (x) { y_call_with_a_long_name(); z_call_with_a_long_name(); }\nclass After { field = 1 }")
 	for name, src := range inputs {

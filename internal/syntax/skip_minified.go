@@ -70,9 +70,12 @@ type jsLexer struct {
 	prev   jsTok // the last token's kind (not comments)
 	prevB  byte  // its byte when punctuation
 	prevKw bool  // it was a keyword after which an expression starts
-	// blockClose: the last '}' closed a block, not an object (set by
-	// skip_js.go's tokenizer; a regular expression may follow it).
-	blockClose bool
+	// Set by skip_javascript.go's tokenizer (false in a minified file):
+	// blockClose, the last '}' closed a block, not an object; headClose,
+	// the last ')' closed an if/while/for/with head (a regular
+	// expression may follow either); postfix, the last token ended a
+	// postfix ++ or -- (a '/' after it divides).
+	blockClose, headClose, postfix bool
 }
 
 func jsIdentStart(c byte) bool {
@@ -94,7 +97,10 @@ func (l *jsLexer) regexOK() bool {
 	case jsIdent:
 		return l.prevKw
 	case jsPunct:
-		return l.prevB != ')' && l.prevB != ']' && (l.prevB != '}' || l.blockClose)
+		if l.postfix {
+			return false
+		}
+		return (l.prevB != ')' || l.headClose) && l.prevB != ']' && (l.prevB != '}' || l.blockClose)
 	case jsDivide:
 		return true // an operand follows an operator
 	}
