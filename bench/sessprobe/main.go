@@ -72,19 +72,23 @@ func main() {
 		show(fmt.Sprintf("idle %d", i), 0)
 	}
 	durs = nil
+	refreshCPU := cpu(pid)
 	for i := range 7 {
 		call(fmt.Sprintf("refresh %d", i), "workspace/refresh", map[string]any{})
 		time.Sleep(*refreshGap)
 	}
 	refreshes := p50(durs)
+	refreshCPU = cpu(pid) - refreshCPU
+	retrieveCPU := cpu(pid)
 	durs = nil
 	for _, t := range terms {
 		call("retrieve "+t, "context/retrieve", map[string]any{"query": t})
 		time.Sleep(*retrieveGap)
 	}
+	retrieveCPU = cpu(pid) - retrieveCPU
 	s := status(pid)
-	fmt.Printf("SUMMARY cold HWM %.1f MB, session HWM %.1f MB, refresh p50 %.1f ms, retrieve p50 %.1f ms, session CPU %.2f s\n",
-		mb(coldHWM), mb(s["VmHWM"]), ms(refreshes), ms(p50(durs)), cpu(pid)-coldCPU)
+	fmt.Printf("SUMMARY cold HWM %.1f MB, session HWM %.1f MB, refresh p50 %.1f ms, retrieve p50 %.1f ms, session CPU %.2f s (refreshes %.2f, retrieves %.2f)\n",
+		mb(coldHWM), mb(s["VmHWM"]), ms(refreshes), ms(p50(durs)), cpu(pid)-coldCPU, refreshCPU, retrieveCPU)
 	fmt.Printf("session HWM %.1f MB (anon now %.1f, file now %.1f)\n", mb(s["VmHWM"]), mb(s["RssAnon"]), mb(s["RssFile"]))
 	if *hold > 0 {
 		fmt.Printf("holding PID %d for %v\n", pid, *hold)
