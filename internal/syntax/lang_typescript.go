@@ -183,11 +183,10 @@ func jsRequires(x *extractor) {
 		kind, path string
 	}
 	var lexed []call
+	keep := func(at, row uint32, kind, path string) { lexed = append(lexed, call{at, row, kind, path}) }
 	for _, sp := range x.bodies {
 		if sp.fn {
-			jsBodyRequires(t.src, sp, func(at, row uint32, kind, path string) {
-				lexed = append(lexed, call{at, row, kind, path})
-			})
+			jsBodyRequires(t.src, sp, keep)
 		}
 	}
 	k := 0

@@ -3,6 +3,7 @@ package syntax
 import (
 	"bytes"
 	"sync"
+	"unsafe"
 )
 
 // JavaScript, TypeScript and TSX function bodies (hand-written files;
@@ -81,11 +82,41 @@ type jsTokn struct {
 	f        uint8 // '{': its brace kind; ':': 1 when a conditional's
 }
 
-// jsTokPool recycles token slices of up to maxPooledToks tokens (a 64
-// KiB file has ~20 000); bigger ones are left to the GC.
-const maxPooledToks = 8 << 10
+// jsWorkPool recycles token slices of up to maxPooledToks tokens (a 64
+// KiB file has ~13 000) with the scans' stacks; bigger ones are left to
+// the GC.
+const maxPooledToks = 32 << 10
 
-var jsTokPool = sync.Pool{New: func() any { s := make([]jsTokn, 0, 4096); return &s }}
+var jsWorkPool = sync.Pool{New: func() any { return &jsWork{toks: make([]jsTokn, 0, 4096)} }}
+
+// jsWork is the scratch of one tokenizing and scan, pooled.
+type jsWork struct {
+	toks      []jsTokn
+	stack, qs []int32
+	levels    []jsLevel
+	cands     []jsCand
+	z         jsTokenizer
+	sc        jsScan
+}
+
+// getJSWork returns scratch whose token slice holds n tokens.
+func getJSWork(n int) *jsWork {
+	w := jsWorkPool.Get().(*jsWork)
+	if cap(w.toks) < n {
+		w.toks = make([]jsTokn, 0, n)
+	}
+	return w
+}
+
+func putJSWork(w *jsWork) {
+	if cap(w.toks) <= maxPooledToks {
+		w.toks, w.stack, w.qs, w.levels, w.cands = w.toks[:0], w.stack[:0], w.qs[:0], w.levels[:0], w.cands[:0]
+		jsWorkPool.Put(w)
+	}
+}
+
+// jsTokensFor estimates the tokens of n bytes (about one per 5 bytes).
+func jsTokensFor(n int) int { return n/5 + 64 }
 
 // jsTokenizer reads src[start:end) into tokens, deciding each brace's
 // kind. complete is false when it stopped early: an unterminated token,
@@ -95,13 +126,15 @@ type jsTokenizer struct {
 	src  []byte
 	jsx  bool
 	toks []jsTokn
+	w    *jsWork // the stacks' scratch
 }
 
 func (z *jsTokenizer) run(start, end, row, lineStart int, firstFn bool) (complete bool) {
 	src := z.src
 	l := &jsLexer{src: src, i: start, end: end, row: row, lineStart: lineStart}
-	var stack []int32 // open brackets
-	var qs []int32    // pending '?' of conditionals per level (qs[0]: outside any)
+	stack := z.w.stack[:0] // open brackets
+	qs := z.w.qs[:0]       // pending '?' of conditionals per level (qs[0]: outside any)
+	defer func() { z.w.stack, z.w.qs = stack[:0], qs[:0] }()
 	qs = append(qs, 0)
 	pendingClass := -1 // stack depth at which a `class` awaits its body
 	for {
@@ -253,7 +286,17 @@ func (z *jsTokenizer) word(i int32) string {
 	if i < 0 || int(i) >= len(z.toks) || z.toks[i].kind != jsIdent {
 		return ""
 	}
-	return string(z.src[z.toks[i].s:z.toks[i].e])
+	return srcString(z.src, z.toks[i].s, z.toks[i].e)
+}
+
+// srcString is src[s:e] as a string without a copy: for comparisons and
+// map look-ups only (src does not change while a file parses, and the
+// string is not kept).
+func srcString(src []byte, s, e uint32) string {
+	if e <= s {
+		return ""
+	}
+	return unsafe.String(&src[s], int(e-s))
 }
 
 // braceKind decides what the '{' at token i opens from the tokens before it.
@@ -320,17 +363,17 @@ func scriptBodies(src []byte, ts, jsx bool) []bodySpan {
 	if !bytes.Contains(src, []byte("function")) && !bytes.Contains(src, []byte("=>")) && !bytes.Contains(src, []byte(") {")) && !bytes.Contains(src, []byte("){")) && !(ts && bytes.Contains(src, []byte("):"))) {
 		return nil
 	}
-	pt := jsTokPool.Get().(*[]jsTokn)
-	defer func() {
-		if cap(*pt) <= maxPooledToks {
-			jsTokPool.Put(pt)
-		}
-	}()
-	z := &jsTokenizer{src: src, jsx: jsx, toks: (*pt)[:0]}
+	w := getJSWork(jsTokensFor(len(src)))
+	defer putJSWork(w)
+	z := &w.z
+	*z = jsTokenizer{src: src, jsx: jsx, toks: w.toks[:0], w: w}
 	z.run(0, len(src), 0, 0, false)
-	*pt = z.toks[:0]
-	sc := &jsScan{src: src, toks: z.toks, ts: ts}
+	w.toks = z.toks[:0]
+	sc := &w.sc
+	*sc = jsScan{src: src, toks: z.toks, ts: ts, levels: w.levels[:0], cands: w.cands[:0]}
 	spans := sc.find()
+	w.levels, w.cands = sc.levels[:0], sc.cands[:0]
+	*z, *sc = jsTokenizer{}, jsScan{} // drop src, the callbacks and the spans
 	for k := range spans {
 		spans[k].ts, spans[k].jsx = ts, jsx
 	}
@@ -351,17 +394,17 @@ func jsBodyIdents(src []byte, sp bodySpan, emit func([]byte) bool) {
 // jsScanBody tokenizes body sp and passes its identifiers to emit (until
 // it returns false) and its require()/import() calls to req.
 func jsScanBody(src []byte, sp bodySpan, emit func([]byte) bool, req func(at, row uint32, kind, path string)) {
-	pt := jsTokPool.Get().(*[]jsTokn)
-	defer func() {
-		if cap(*pt) <= maxPooledToks {
-			jsTokPool.Put(pt)
-		}
-	}()
-	z := &jsTokenizer{src: src, jsx: sp.jsx, toks: (*pt)[:0]}
+	w := getJSWork(jsTokensFor(int(sp.close - sp.open)))
+	defer putJSWork(w)
+	z := &w.z
+	*z = jsTokenizer{src: src, jsx: sp.jsx, toks: w.toks[:0], w: w}
 	z.run(int(sp.open), int(sp.close)+1, int(sp.openRow), int(sp.open)-int(sp.openCol), true)
-	*pt = z.toks[:0]
-	sc := &jsScan{src: src, toks: z.toks, ts: sp.ts, emit: emit, req: req}
+	w.toks = z.toks[:0]
+	sc := &w.sc
+	*sc = jsScan{src: src, toks: z.toks, ts: sp.ts, emit: emit, req: req, levels: w.levels[:0], cands: w.cands[:0]}
 	sc.scan()
+	w.levels, w.cands = sc.levels[:0], sc.cands[:0]
+	*z, *sc = jsTokenizer{}, jsScan{}
 }
 
 // jsBodyRequires passes the require("x") and import("x") calls inside
@@ -388,6 +431,8 @@ type jsScan struct {
 	cands  []jsCand
 	spans  []bodySpan
 	stop   bool
+
+	colAt, lineStart uint32 // col's last offset and the start of its line
 }
 
 // jsLevel is one open bracket ('(', '[', '{' or, in TypeScript, a type's
@@ -403,6 +448,7 @@ type jsLevel struct {
 // jsCand is an open function body while finding bodies.
 type jsCand struct {
 	tok   int32
+	col   uint32 // of its '{'
 	bad   bool
 	spans int // len(spans) when it opened
 }
@@ -479,7 +525,11 @@ func (sc *jsScan) walk() {
 				}
 				sc.levels = append(sc.levels, jsLevel{tok: int32(i), typ: t.f == bkType})
 				if t.f == bkFn && t.match >= 0 {
-					sc.cands = append(sc.cands, jsCand{tok: int32(i), spans: len(sc.spans)})
+					c := jsCand{tok: int32(i), spans: len(sc.spans)}
+					if finding {
+						c.col = sc.col(t.s)
+					}
+					sc.cands = append(sc.cands, c)
 				}
 			case ')', ']', '}':
 				for len(sc.levels) > 1 && sc.toks[sc.top().tok].b == '<' {
@@ -496,7 +546,7 @@ func (sc *jsScan) walk() {
 						sc.bad()
 					} else if o := &sc.toks[c.tok]; finding && t.s-o.s-1 >= minSkippedBody {
 						sc.spans = append(sc.spans[:c.spans], bodySpan{
-							open: o.s, openRow: o.row, openCol: sc.col(o.s),
+							open: o.s, openRow: o.row, openCol: c.col,
 							close: t.s, closeRow: t.row, closeCol: sc.col(t.s), fn: true,
 						})
 					}
@@ -536,9 +586,18 @@ func (sc *jsScan) walk() {
 	}
 }
 
-// col is the byte column of offset at.
+// col is the byte column of offset at, which is never before the last
+// offset asked (the walk's order): a line is searched once however many
+// braces it holds.
 func (sc *jsScan) col(at uint32) uint32 {
-	return at - uint32(bytes.LastIndexByte(sc.src[:at], '\n')+1)
+	if at < sc.colAt {
+		sc.colAt, sc.lineStart = 0, 0
+	}
+	if j := bytes.LastIndexByte(sc.src[sc.colAt:at], '\n'); j >= 0 {
+		sc.lineStart = sc.colAt + uint32(j) + 1
+	}
+	sc.colAt = at
+	return at - sc.lineStart
 }
 
 func (sc *jsScan) tok(i int) *jsTokn {
@@ -558,7 +617,7 @@ func (sc *jsScan) word(i int) string {
 	if t == nil || t.kind != jsIdent {
 		return ""
 	}
-	return string(sc.src[t.s:t.e])
+	return srcString(sc.src, t.s, t.e)
 }
 
 func (sc *jsScan) isWord(i int, w string) bool {

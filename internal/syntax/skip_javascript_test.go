@@ -255,3 +255,16 @@ func fuzzScriptBodies(f *testing.F, lang string, seeds ...string) {
 	})
 }
 
+
+// BenchmarkJSBodiesLongLine: a long line holding thousands of bodies (in
+// a file whose other lines keep it from looking minified) costs linear
+// time: the columns of the braces are found walking forward.
+func BenchmarkJSBodiesLongLine(b *testing.B) {
+	src := []byte(strings.Repeat("f(function () { return first_argument + second_argument + third; }); ", 6000) + "\n" + strings.Repeat("x = 1;\n", 30000))
+	if n := len(jsBodies(src)); n != 6000 {
+		b.Fatalf("%d bodies, want 6000", n)
+	}
+	for b.Loop() {
+		jsBodies(src)
+	}
+}
