@@ -95,6 +95,9 @@ type fnode struct {
 	xs, is  int32 // index: the slots of X and of the index group
 	rname   int32 // goASTReceiver's name event, -1 if none
 	sid     int32 // struct/interface: its id (for members)
+	// For parseTypeSpec's `[name ...` (go/parser's extractName):
+	te       bool // isTypeElem
+	e2f, e2t bool // extractName(x, force) splits x into a name and a type (force false, true)
 }
 
 // fev is one identifier event.
@@ -860,7 +863,12 @@ func (p *fp) slot() int32 {
 func (p *fp) link(child, parent int32) { p.par[child] = parent }
 
 func (p *fp) leaf(kind uint8) fnode {
-	return fnode{kind: kind, inner: kind, slot: p.slot(), ev: -1, rname: -1, xs: -1, is: -1}
+	n := fnode{kind: kind, inner: kind, slot: p.slot(), ev: -1, rname: -1, xs: -1, is: -1}
+	switch kind {
+	case nArrayType, nStructType, nFuncType, nInterfaceType, nMapType, nChanType:
+		n.te = true
+	}
+	return n
 }
 
 // wrap makes a node whose child x is walked with the node's walker.
@@ -1163,13 +1171,23 @@ func (p *fp) parseParamDecl(name *fnode, typeSetsOK bool) (par fparam) {
 // parseParameterList is go/parser's: it returns the receiver name event
 // of the first field's type (goASTReceiver), -1 if none, and the number
 // of entries.
-func (p *fp) parseParameterList(name0 *fnode, closing token.Token, dddok bool) (rname int32, n int) {
+func (p *fp) parseParameterList(name0, typ0 *fnode, closing token.Token, dddok bool) (rname int32, n int) {
 	tparams := closing == token.RBRACK
 	base := len(p.params)
 	named, typed := 0, 0
 	for name0 != nil || p.tok != closing && p.tok != token.EOF {
-		par := p.parseParamDecl(name0, tparams)
-		name0 = nil
+		var par fparam
+		if typ0 != nil {
+			t := *typ0
+			if tparams {
+				t = p.embeddedElem(&t)
+			}
+			p.link(t.slot, sType)
+			par = fparam{name: name0.ev, hasTyp: true, ell: t.kind == nEllipsis, rname: t.rname}
+		} else {
+			par = p.parseParamDecl(name0, tparams)
+		}
+		name0, typ0 = nil, nil
 		if par.name >= 0 || par.hasTyp {
 			p.params = append(p.params, par)
 			if par.name >= 0 && par.hasTyp {
@@ -1227,7 +1245,7 @@ func (p *fp) parseTypeParameters() {
 	p.expect(token.LBRACK)
 	n := 0
 	if p.tok != token.RBRACK {
-		_, n = p.parseParameterList(nil, token.RBRACK, false)
+		_, n = p.parseParameterList(nil, nil, token.RBRACK, false)
 	}
 	p.expect(token.RBRACK)
 	if n == 0 {
@@ -1241,7 +1259,7 @@ func (p *fp) parseParameters(result bool) int32 {
 		p.expect(token.LPAREN)
 		rn := int32(-1)
 		if p.tok != token.RPAREN {
-			rn, _ = p.parseParameterList(nil, token.RPAREN, !result)
+			rn, _ = p.parseParameterList(nil, nil, token.RPAREN, !result)
 		}
 		p.expect(token.RPAREN)
 		return rn
@@ -1319,9 +1337,7 @@ func (p *fp) embeddedElem(x *fnode) fnode {
 	for p.tok == token.OR {
 		p.next()
 		y := p.embeddedTerm()
-		b := p.wrap(nBinary, t)
-		p.link(y.slot, b.slot)
-		t = b
+		t = p.binary(token.OR, t, y)
 	}
 	return t
 }
@@ -1329,7 +1345,9 @@ func (p *fp) embeddedElem(x *fnode) fnode {
 func (p *fp) embeddedTerm() fnode {
 	if p.tok == token.TILDE {
 		p.next()
-		return p.wrap(nUnary, p.parseType())
+		u := p.wrap(nUnary, p.parseType())
+		u.te = true
+		return u
 	}
 	t, ok := p.tryIdentOrType()
 	if !ok {
@@ -1478,7 +1496,7 @@ func (p *fp) tryIdentOrType() (fnode, bool) {
 
 func (p *fp) paren(x fnode) fnode {
 	n := p.wrap(nParen, x)
-	n.inner, n.pg, n.rname = x.inner, x.pg, x.rname
+	n.inner, n.pg, n.rname, n.te = x.inner, x.pg, x.rname, x.te
 	return n
 }
 
@@ -1607,8 +1625,12 @@ func (p *fp) parseCallOrConversion(fun fnode) fnode {
 	p.exprLev++
 	nargs := 0
 	ellipsis := false
+	arg0te := false
 	for p.tok != token.RPAREN && p.tok != token.EOF && !ellipsis {
 		a := p.parseRhs()
+		if nargs == 0 {
+			arg0te = a.te
+		}
 		if nargs == 0 && fun.kind == nIdent && fun.newmake {
 			p.link(a.slot, sType)
 		} else {
@@ -1646,7 +1668,11 @@ func (p *fp) parseCallOrConversion(fun fnode) fnode {
 	default:
 		p.link(fun.slot, sExpr)
 	}
-	return p.leaf(nCall)
+	c := p.leaf(nCall)
+	if fun.kind == nIdent && conv {
+		c.e2f, c.e2t = arg0te, true
+	}
+	return c
 }
 
 func (p *fp) parseValue() fnode {
@@ -1748,8 +1774,11 @@ func (p *fp) parseUnaryExpr() fnode {
 	defer func() { p.nest-- }()
 	switch p.tok {
 	case token.ADD, token.SUB, token.NOT, token.XOR, token.AND, token.TILDE:
+		tilde := p.tok == token.TILDE
 		p.next()
-		return p.wrap(nUnary, p.parseUnaryExpr())
+		u := p.wrap(nUnary, p.parseUnaryExpr())
+		u.te = tilde
+		return u
 	case token.ARROW:
 		p.next()
 		x := p.parseUnaryExpr()
@@ -1797,10 +1826,25 @@ func (p *fp) parseBinaryExpr(x *fnode, prec1 int) fnode {
 		}
 		p.expect(op)
 		y := p.parseBinaryExpr(nil, oprec+1)
-		b := p.wrap(nBinary, n)
-		p.link(y.slot, b.slot)
-		n = b
+		n = p.binary(op, n, y)
 	}
+}
+
+// binary is a BinaryExpr x op y, with isTypeElem and extractName's split.
+func (p *fp) binary(op token.Token, x, y fnode) fnode {
+	b := p.wrap(nBinary, x)
+	p.link(y.slot, b.slot)
+	b.te = x.te || y.te
+	switch op {
+	case token.MUL:
+		b.e2f = x.kind == nIdent && y.te
+		b.e2t = x.kind == nIdent
+	case token.OR:
+		// extractName(x.X, force || isTypeElem(x.Y))
+		b.e2f = x.e2t && y.te || x.e2f
+		b.e2t = x.e2t
+	}
+	return b
 }
 
 func (p *fp) parseExpr() fnode { return p.parseBinaryExpr(nil, token.LowestPrec+1) }
@@ -2239,7 +2283,7 @@ func (p *fp) parseTypeSpec(top bool) {
 				token.TILDE, token.COMMA, token.ARROW:
 				// spec.Name "[" pname ...: type parameters
 				p.link(x.slot, sType)
-				p.parseParameterList(&x, token.RBRACK, false)
+				p.parseParameterList(&x, nil, token.RBRACK, false)
 				p.expect(token.RBRACK)
 				if p.tok == token.ASSIGN {
 					alias = true
@@ -2248,17 +2292,33 @@ func (p *fp) parseTypeSpec(top bool) {
 				t = p.parseType()
 			case token.RBRACK:
 				t = p.parseArrayType(&x)
-			case token.PERIOD, token.ADD, token.SUB, token.QUO, token.REM, token.SHL, token.SHR, token.AND,
-				token.AND_NOT, token.XOR, token.LAND, token.LOR, token.EQL, token.NEQ, token.LSS, token.LEQ,
-				token.GTR, token.GEQ:
-				// an array length expression starting with a name
+			default:
+				// An expression starting with the name: an array
+				// length unless extractName splits it into a name
+				// and a type (then bail: that reading is not kept).
 				p.exprLev++
 				lhs := p.parsePrimaryExpr(&x)
 				ln := p.parseBinaryExpr(&lhs, token.LowestPrec+1)
 				p.exprLev--
+				force := p.tok == token.COMMA
+				if ln.kind == nIdent || ln.kind == nCall && (force || ln.e2f) {
+					p.bail() // P(C) as a parameter: not kept
+				}
+				if force && ln.e2t || !force && ln.e2f {
+					// name *T, name *T|U: a type parameter list
+					// whose first parameter's type is ln without
+					// the name (every part of it, and the name, in
+					// a type context: ln's slot goes to sType).
+					p.parseParameterList(&x, &ln, token.RBRACK, false)
+					p.expect(token.RBRACK)
+					if p.tok == token.ASSIGN {
+						alias = true
+						p.next()
+					}
+					t = p.parseType()
+					break
+				}
 				t = p.parseArrayType(&ln)
-			default:
-				p.bail() // [P *C], [P (C)], [P | C], ...: extractName's cases
 			}
 		} else {
 			t = p.parseArrayType(nil)

@@ -91,7 +91,10 @@ var goFastCases = []struct {
 	{"if else", hdr + "func f() { if x := g(); x > 0 { } else if y { } else { } }\n", false},
 	{"unicode ident", hdr + "var héllo, Ωmega = 1, 2\ntype Ä struct{ ß int }\nfunc (Ä) µs() { _ = héllo + x٣ }\n", false},
 	{"line directive", hdr + "//line foo.go:10\nvar x = 1\n/*line bar.go:1:2*/ var y = 2\n\t//line :0\n", false},
-	{"type param star", hdr + "type T[P *C] struct{}\n", true},
+	{"array length star", hdr + "type T[P *C] struct{}\ntype U [len(x) + 1]int\ntype V [f(x)]int\ntype W [N | M]int\n", false},
+	{"type param star", hdr + "type T[P *C,] struct{}\ntype U[P *C | []int, Q any] = map[P]Q\ntype V[P *pkg.C | pkg.D] struct{}\n", false},
+	{"type param paren", hdr + "type T[P ([]int)] struct{}\n", true},
+	{"type param union", hdr + "type T[P *C | []int] struct{}\n", false},
 }
 
 // TestGoFastRejects: files go/parser or go/scanner reject; the fast path
