@@ -44,7 +44,13 @@ import (
 //
 // FuzzGoFastMatchesGoAST and TestGoFastMatchesGoASTOnTree check both
 // properties: fast accepts ⇒ go/parser accepts, and the FileInfos are
-// reflect.DeepEqual.
+// reflect.DeepEqual (GOROOT/src, Go's test tree, a module cache and this
+// repository: no difference; 1 bail-out in ~14 600 files).
+//
+// Figures (issue 39, docs/index.md "The Go fast path"): BenchmarkParseTree
+// on GOROOT/src's Go files 2.9-3.4 -> 1.1-1.4 CPU-s per pass, 23.6 M ->
+// 0.1 M allocations; the cold open of GOROOT/src ~40% less process CPU,
+// the mixed tree's 11-24% less; peak memory unchanged within the noise.
 
 // fastMaxNest bounds the recognizer's nesting (go/parser's nestLev, same
 // places); go/parser fails at 1e5, so bailing earlier is safe.
