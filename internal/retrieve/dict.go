@@ -161,70 +161,29 @@ func (b *idListBuilder) add(key []byte, id uint32) {
 
 // lists returns the keys sorted and their lists, as flatIDLists would
 // from a map of the same lists.
-func (b *idListBuilder) lists() idLists { return mergedLists([]*idListBuilder{b}) }
-
-// mergedLists returns the lists of bs as one: the keys of all of them,
-// sorted, and each key's ids from bs[0], then bs[1], and so on (so the
-// ids of builders over increasing ranges of files stay in increasing
-// order, as one builder over all of them would give them).
-func mergedLists(bs []*idListBuilder) idLists {
-	orders := make([][]int32, len(bs))
-	nBytes, nPairs := 0, 0
-	for i, b := range bs {
-		b.dict.dropTable()
-		orders[i] = b.dict.sorted()
-		nBytes += len(b.dict.arena)
-		nPairs += len(b.pairs)
+func (b *idListBuilder) lists() idLists {
+	b.dict.dropTable()
+	order := b.dict.sorted()
+	rank := b.last // reused: key → rank
+	all := make([]byte, 0, len(b.dict.arena))
+	ends := make([]uint32, len(order))
+	for r, k := range order {
+		rank[k] = uint32(r)
+		all = append(all, b.dict.term(k)...)
+		ends[r] = uint32(len(all))
 	}
-	// Each builder's last is reused: key → rank.
-	heads := make([]int, len(bs))
-	all := make([]byte, 0, nBytes)
-	var ends []uint32
-	if len(bs) == 1 {
-		ends = make([]uint32, 0, len(orders[0]))
+	l := idLists{keys: binx.NewStringsBytes(all, ends), off: make([]uint32, len(order)+1), ids: make([]uint32, len(b.pairs))}
+	for _, p := range b.pairs {
+		l.off[rank[p>>32]+1]++
 	}
-	for {
-		var t []byte
-		found := false
-		for i, b := range bs {
-			if heads[i] < len(orders[i]) {
-				if u := b.dict.term(orders[i][heads[i]]); !found || bytes.Compare(u, t) < 0 {
-					t, found = u, true
-				}
-			}
-		}
-		if !found {
-			break
-		}
-		r := uint32(len(ends))
-		all = append(all, t...)
-		ends = append(ends, uint32(len(all)))
-		for i, b := range bs {
-			if heads[i] < len(orders[i]) {
-				if k := orders[i][heads[i]]; bytes.Equal(b.dict.term(k), t) {
-					b.last[k] = r
-					heads[i]++
-				}
-			}
-		}
-	}
-	n := len(ends)
-	l := idLists{keys: binx.NewStringsBytes(all, ends), off: make([]uint32, n+1), ids: make([]uint32, nPairs)}
-	for _, b := range bs {
-		for _, p := range b.pairs {
-			l.off[b.last[p>>32]+1]++
-		}
-	}
-	for r := range n {
+	for r := range order {
 		l.off[r+1] += l.off[r]
 	}
-	at := slices.Clone(l.off[:n])
-	for _, b := range bs {
-		for _, p := range b.pairs {
-			r := b.last[p>>32]
-			l.ids[at[r]] = uint32(p)
-			at[r]++
-		}
+	at := slices.Clone(l.off[:len(order)])
+	for _, p := range b.pairs {
+		r := rank[p>>32]
+		l.ids[at[r]] = uint32(p)
+		at[r]++
 	}
 	return l
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -223,44 +222,6 @@ func TestTermHashSpreads(t *testing.T) {
 			if g&0xffff == h&0xffff || g>>48 == h>>48 {
 				t.Errorf("len %d, byte %d changed: hash %x against %x", n, i, g, h)
 			}
-		}
-	}
-}
-
-// names gives the same path and definition lists gathered in two halves
-// of the files (merged) as in one pass, on a tree of enough files to
-// split, with keys in both halves, in one only, and names of several
-// parts.
-func TestNamesSplitMatches(t *testing.T) {
-	files := map[string]string{}
-	for i := range 1300 {
-		files[fmt.Sprintf("pkg%d/file_%d.go", i%17, i)] = fmt.Sprintf(
-			"package pkg%d\n\nfunc Handle%dRequest() {}\n\ntype Shared struct{}\n\nfunc parseHTTPConfig%d() {}\n", i%17, i%50, i)
-	}
-	ix := tempIndex(t, files)
-	if runtime.GOMAXPROCS(0) < 2 || len(ix.paths) < namesSplitFiles {
-		t.Skip("needs two cores and enough files to split")
-	}
-	split := *ix
-	split.names()
-	defer func(n int) { namesSplitFiles = n }(namesSplitFiles)
-	namesSplitFiles = len(ix.paths) + 1
-	one := *ix
-	one.names()
-	for _, c := range []struct {
-		name     string
-		got, one idLists
-	}{{"path", split.pathTrm, one.pathTrm}, {"defs", split.defs, one.defs}} {
-		if c.got.len() != c.one.len() || !slices.Equal(c.got.off, c.one.off) || !slices.Equal(c.got.ids, c.one.ids) {
-			t.Fatalf("%s: split lists differ (%d keys against %d)", c.name, c.got.len(), c.one.len())
-		}
-		for i := range c.got.len() {
-			if c.got.key(i) != c.one.key(i) {
-				t.Fatalf("%s key %d: %q against %q", c.name, i, c.got.key(i), c.one.key(i))
-			}
-		}
-		if c.got.len() < 100 {
-			t.Fatalf("%s: only %d keys", c.name, c.got.len())
 		}
 	}
 }

@@ -111,23 +111,12 @@ func Build(ctx context.Context, snap *workspace.Snapshot, opts *BuildOptions) (*
 	// The path and definition terms need no file. Built after the
 	// placement, not beside the merge: their transient then no longer
 	// adds to the pairs'.
+	ix.finish()
 	// The name table is built here, not in the background as after a
 	// load: a workspace/open's first requests otherwise ran beside it
 	// (GOROOT/src: ~110 ms), and refreshes there took 40-70 ms against
-	// 15-25 (docs/index.md "Memory: tenth pass"). Its first half (the
-	// symbols' distinct names) needs no definition terms, so it runs
-	// beside them.
-	var nt *nameTable
-	var distinct []string
-	named := make(chan struct{})
-	go func() {
-		defer close(named)
-		nt, distinct = ix.nameIDs()
-	}()
-	ix.finish()
-	<-named
-	ix.nameKeyTable(nt, distinct)
-	ix.nt = builtNameTable(nt)
+	// 15-25 (docs/index.md "Memory: tenth pass").
+	ix.nt = builtNameTable(ix.buildNameTable())
 	ix.elapsed = time.Since(start)
 	return ix, nil
 }
@@ -333,65 +322,23 @@ func (ix *Index) setAvgLen() {
 	}
 }
 
-// names fills the path terms and the symbol-definition terms. With more
-// than one core and enough files, two goroutines gather them over the
-// two halves of the files (by bytes), and their lists are merged, the
-// path terms' beside the definitions': this part of the build has the
-// cores to itself (GOROOT/src ~0.2 CPU-s, docs/index.md "Issue 39").
+// names fills the path terms and the symbol-definition terms.
 func (ix *Index) names() {
-	parts := 1
-	if len(ix.paths) >= namesSplitFiles && runtime.GOMAXPROCS(0) > 1 {
-		parts = 2
-	}
-	var total int64
-	for _, f := range ix.files {
-		if f != nil {
-			total += f.Size
-		}
-	}
-	paths, defs := make([]*idListBuilder, parts), make([]*idListBuilder, parts)
-	var wg sync.WaitGroup
-	lo := 0
-	for p := range parts {
-		hi := len(ix.paths)
-		if p < parts-1 {
-			var sum int64
-			hi = lo
-			for hi < len(ix.paths) && sum*int64(parts) < total*int64(p+1) {
-				if f := ix.files[hi]; f != nil {
-					sum += f.Size
-				}
-				hi++
-			}
-		}
-		path, def := newIDListBuilder(), newIDListBuilder()
-		paths[p], defs[p] = path, def
-		from := lo
-		wg.Go(func() {
-			var sp asciiSplit
-			var buf []byte
-			for id := from; id < hi; id++ {
-				fid := uint32(id)
-				ix.nameKeys(id, &sp, &buf, func(isDef bool, key []byte) {
-					if isDef {
-						def.add(key, fid)
-					} else {
-						path.add(key, fid)
-					}
-				})
+	path, defs := newIDListBuilder(), newIDListBuilder()
+	var sp asciiSplit
+	var buf []byte
+	for id := range ix.paths {
+		fid := uint32(id)
+		ix.nameKeys(id, &sp, &buf, func(def bool, key []byte) {
+			if def {
+				defs.add(key, fid)
+			} else {
+				path.add(key, fid)
 			}
 		})
-		lo = hi
 	}
-	wg.Wait()
-	wg.Go(func() { ix.pathTrm = mergedLists(paths) })
-	ix.defs = mergedLists(defs)
-	wg.Wait()
+	ix.pathTrm, ix.defs = path.lists(), defs.lists()
 }
-
-// namesSplitFiles is the least number of files names splits in two (a
-// variable for tests).
-var namesSplitFiles = 1024
 
 // nameMaps holds the path and definition terms while they are gathered.
 type nameMaps struct{ path, defs map[string][]uint32 }

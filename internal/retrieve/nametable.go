@@ -89,17 +89,7 @@ func (ix *Index) waitNameTable() {
 	}
 }
 
-// buildNameTable builds the name table of the index's files and
-// definition terms.
 func (ix *Index) buildNameTable() *nameTable {
-	t, distinct := ix.nameIDs()
-	ix.nameKeyTable(t, distinct)
-	return t
-}
-
-// nameIDs is the name table's first half, which needs only the files'
-// symbols: each symbol's name id (symOff, ids) and the distinct names.
-func (ix *Index) nameIDs() (*nameTable, []string) {
 	t := &nameTable{symOff: make([]uint32, len(ix.files)+1)}
 	var distinct []string
 	total := 0
@@ -124,12 +114,6 @@ func (ix *Index) nameIDs() (*nameTable, []string) {
 	nameID = nil
 	distinct = slices.Clip(distinct)
 	t.names = len(distinct)
-	return t, distinct
-}
-
-// nameKeyTable is the name table's second half: each definition key's
-// names (keyOff, keyNames) and the names no key stands for (always).
-func (ix *Index) nameKeyTable(t *nameTable, distinct []string) {
 	keyIdx := newStringIDs(ix.defs.len(), func(i uint32) string { return ix.defs.key(int(i)) })
 	for i := range ix.defs.len() {
 		keyIdx.add(ix.defs.key(i), uint32(i))
@@ -191,6 +175,7 @@ func (ix *Index) nameKeyTable(t *nameTable, distinct []string) {
 			fill[k]++
 		}
 	}
+	return t
 }
 
 // nameMask marks the names that may match a unit (nameTable); nil when a
