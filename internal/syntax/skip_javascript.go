@@ -77,9 +77,9 @@ type jsTokn struct {
 	s, e  uint32
 	row   uint32 // of e (of s too for punctuation and identifiers)
 	match int32  // a bracket's partner, -1 if none
-	kind     jsTok
-	b        byte  // punctuation's byte
-	f        uint8 // '{': its brace kind; ':': 1 when a conditional's
+	kind  jsTok
+	b     byte  // punctuation's byte
+	f     uint8 // '{': its brace kind; ':': 1 when a conditional's
 }
 
 // jsWorkPool recycles token slices of up to maxPooledToks tokens (a 64
@@ -785,7 +785,9 @@ func (sc *jsScan) memberStart(i int) bool {
 
 // memberPos reports whether identifier i stands where an object literal's
 // or class body's member name goes.
-func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool { return sc.memberPosN(i, ctx, opener, 8) }
+func (sc *jsScan) memberPos(i int, ctx uint8, opener int) bool {
+	return sc.memberPosN(i, ctx, opener, 8)
+}
 
 // memberPosN is memberPos looking back over at most n modifiers (a long
 // run of them must not cost quadratic time).
@@ -942,7 +944,10 @@ func (sc *jsScan) classify(i int, inType bool) int {
 		}
 	case "of":
 		if ctx == '(' && (sc.isWord(opener-1, "for") || sc.isWord(opener-1, "await") && sc.isWord(opener-2, "for")) {
-			if p := sc.tok(i - 1); p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i-1)] && sc.word(i-1) != "let" || p.kind == jsPunct && (p.b == ']' || p.b == '}')) {
+			// after the left side: a name, a pattern's ']' or '}', a
+			// parenthesized expression's ')' (`for ((x) of y)`), or in
+			// TypeScript a non-null '!' after one of these (`for (x! of y)`)
+			if p := sc.tok(i - 1); p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i-1)] && sc.word(i-1) != "let" || p.kind == jsPunct && (p.b == ']' || p.b == '}' || p.b == ')' || sc.ts && p.b == '!' && sc.lhsEnd(i-2))) {
 				return jsSkipIdent
 			}
 		}
@@ -954,6 +959,13 @@ func (sc *jsScan) classify(i int, inType bool) int {
 		return jsSkipIdent // a label
 	}
 	return jsEmitIdent
+}
+
+// lhsEnd reports whether token i can end an expression a postfix '!'
+// follows: a name (not a keyword), ')' or ']'.
+func (sc *jsScan) lhsEnd(i int) bool {
+	p := sc.tok(i)
+	return p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i)] || p.kind == jsPunct && (p.b == ')' || p.b == ']'))
 }
 
 // arrowAt reports whether tokens i, i+1 are "=>".

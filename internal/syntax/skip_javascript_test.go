@@ -255,7 +255,6 @@ func fuzzScriptBodies(f *testing.F, lang string, seeds ...string) {
 	})
 }
 
-
 // BenchmarkJSBodiesLongLine: a long line holding thousands of bodies (in
 // a file whose other lines keep it from looking minified) costs linear
 // time: the columns of the braces are found walking forward.
@@ -266,5 +265,32 @@ func BenchmarkJSBodiesLongLine(b *testing.B) {
 	}
 	for b.Loop() {
 		jsBodies(src)
+	}
+}
+
+// TestScriptBodySkipForOfLeftSides: `of` in a for head after a
+// parenthesized left side or (TypeScript) a non-null '!' is the keyword,
+// not a ref; where it is a name (`!of`, `of` declared) it stays one.
+func TestScriptBodySkipForOfLeftSides(t *testing.T) {
+	cases := []struct{ lang, src string }{
+		{"javascript", "function outer() {\n  for ((first) of items);\n  for ((second.field) of items) use(second);\n}\n"},
+		{"javascript", "async function outer() {\n  for await (first of items);\n  for await ((second) of items);\n}\n"},
+		{"javascript", "function outer() {\n  for (; !of; ) step();\n  for (let index = 0; index < of; index++) step();\n}\n"},
+		{"typescript", "function outer(items: string[]) {\n  for (first! of items);\n  for ((second as any) of items);\n  for (third.field! of items);\n}\n"},
+		{"typescript", "function outer() {\n  for (; !of; ) step();\n  for ([first] of items);\n}\n"},
+		{"tsx", "function outer(items: string[]) {\n  for ((first) of items);\n  for (second! of items);\n}\n"},
+	}
+	for _, c := range cases {
+		src := []byte(c.src)
+		if len(grammars[c.lang].bodies(src)) == 0 {
+			t.Errorf("%s %q: no body left out", c.lang, c.src)
+		}
+		skipped, whole := parseBoth(t, c.lang, src)
+		if whole.HasErrors {
+			t.Errorf("%s %q: the whole parse has errors", c.lang, c.src)
+		}
+		if !reflect.DeepEqual(skipped, whole) {
+			t.Errorf("%s %q: skipped refs %v, whole %v", c.lang, c.src, skipped.Refs, whole.Refs)
+		}
 	}
 }
