@@ -270,7 +270,8 @@ func BenchmarkJSBodiesLongLine(b *testing.B) {
 
 // TestScriptBodySkipForOfLeftSides: `of` in a for head after a
 // parenthesized left side or (TypeScript) a non-null '!' is the keyword,
-// not a ref; where it is a name (`!of`, `of` declared) it stays one.
+// not a ref; where it is a name (`!of`, `of` declared) it stays one. And a
+// name after a number literal's member '.' is read (0n.toString()).
 func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 	cases := []struct{ lang, src string }{
 		{"javascript", "function outer() {\n  for ((first) of items);\n  for ((second.field) of items) use(second);\n}\n"},
@@ -279,6 +280,9 @@ func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 		{"typescript", "function outer(items: string[]) {\n  for (first! of items);\n  for ((second as any) of items);\n  for (third.field! of items);\n}\n"},
 		{"typescript", "function outer() {\n  for (; !of; ) step();\n  for ([first] of items);\n}\n"},
 		{"tsx", "function outer(items: string[]) {\n  for ((first) of items);\n  for (second! of items);\n}\n"},
+		// a member of a number literal: 0n.toLocaleString() (test262)
+		{"javascript", "function outer(locales) {\n  return 0n.toLocaleString(locales) + 1.5.toFixed(2) + 1..toString() + .5.toPrecision(1) + 1e3.toExponential() + 0x1Fn.valueOf() + 1e+3.toFixed() + 08.5.toFixed();\n}\n"},
+		{"typescript", "function outer(locales: string): string {\n  return 0n.toLocaleString(locales) + 1.5.toFixed(2) + 0b101n.toString(2);\n}\n"},
 	}
 	for _, c := range cases {
 		src := []byte(c.src)

@@ -84,6 +84,51 @@ func jsIdentStart(c byte) bool {
 
 func jsIdentPart(c byte) bool { return jsIdentStart(c) || c >= '0' && c <= '9' }
 
+// jsNumberEnd returns the end of the numeric literal starting at i (a
+// digit, or '.' before a digit) as tree-sitter lexes it: a '.' after a
+// complete literal is a member access's, so 0n.toString(), 1.5.toFixed(),
+// 1..toString() and 1e3.toFixed() end before it and the name after it is
+// read. Letters running on (1px, 3in) stay in the literal as before (a
+// whole parse reads those as errors).
+func jsNumberEnd(src []byte, i, end int) int {
+	digits := func(i int, hex bool) int {
+		for i < end && (src[i] >= '0' && src[i] <= '9' || src[i] == '_' || hex && src[i]|0x20 >= 'a' && src[i]|0x20 <= 'f') {
+			i++
+		}
+		return i
+	}
+	rest := func(i int) int {
+		for i < end && jsIdentPart(src[i]) {
+			i++
+		}
+		return i
+	}
+	if src[i] == '0' && i+1 < end && bytes.IndexByte([]byte("xXoObB"), src[i+1]) >= 0 {
+		return rest(digits(i+2, true)) // a BigInt's 'n' runs on
+	}
+	if src[i] == '.' {
+		i = digits(i+1, false)
+	} else {
+		i = digits(i, false)
+		if i < end && src[i] == 'n' {
+			return rest(i)
+		}
+		if i < end && src[i] == '.' {
+			i = digits(i+1, false)
+		}
+	}
+	if i < end && src[i]|0x20 == 'e' {
+		j := i + 1
+		if j < end && (src[j] == '+' || src[j] == '-') {
+			j++
+		}
+		if j < end && src[j] >= '0' && src[j] <= '9' {
+			i = digits(j, false)
+		}
+	}
+	return rest(i)
+}
+
 func (l *jsLexer) newline(at int) {
 	l.row++
 	l.lineStart = at + 1
@@ -191,9 +236,7 @@ func (l *jsLexer) scan() (jsTok, int, int) {
 			return jsIdent, s, l.i
 		case c >= '0' && c <= '9' || c == '.' && l.i+1 < end && src[l.i+1] >= '0' && src[l.i+1] <= '9':
 			s := l.i
-			for l.i < end && (jsIdentPart(src[l.i]) || src[l.i] == '.') {
-				l.i++
-			}
+			l.i = jsNumberEnd(src, l.i, end)
 			return jsOther, s, l.i
 		default:
 			s := l.i
