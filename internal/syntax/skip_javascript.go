@@ -884,7 +884,7 @@ func (sc *jsScan) classify(i int, inType bool) int {
 	if sc.ts {
 		switch string(w) {
 		case "as", "satisfies":
-			if sc.typeEnd(i - 1) {
+			if sc.typeEnd(i-1) || sc.nonNull(i-1) { // x! as T
 				return jsSkipIdent
 			}
 		case "enum":
@@ -942,12 +942,18 @@ func (sc *jsScan) classify(i int, inType bool) int {
 				return jsSkipIdent // async (): T => ... (a call's ':' would be a conditional's)
 			}
 		}
+	case "using":
+		// TypeScript's `using x = ...` (and `await using`): a keyword
+		// before a name, on the same line or not, as tree-sitter reads it
+		if n := sc.tok(i + 1); sc.ts && n != nil && n.kind == jsIdent && !jsHardKeywords[sc.word(i+1)] {
+			return jsSkipIdent
+		}
 	case "of":
 		if ctx == '(' && (sc.isWord(opener-1, "for") || sc.isWord(opener-1, "await") && sc.isWord(opener-2, "for")) {
 			// after the left side: a name, a pattern's ']' or '}', a
 			// parenthesized expression's ')' (`for ((x) of y)`), or in
 			// TypeScript a non-null '!' after one of these (`for (x! of y)`)
-			if p := sc.tok(i - 1); p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i-1)] && sc.word(i-1) != "let" || p.kind == jsPunct && (p.b == ']' || p.b == '}' || p.b == ')' || sc.ts && p.b == '!' && sc.lhsEnd(i-2))) {
+			if p := sc.tok(i - 1); p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i-1)] && sc.word(i-1) != "let" || p.kind == jsPunct && (p.b == ']' || p.b == '}' || p.b == ')') || sc.ts && sc.nonNull(i-1)) {
 				return jsSkipIdent
 			}
 		}
@@ -961,11 +967,12 @@ func (sc *jsScan) classify(i int, inType bool) int {
 	return jsEmitIdent
 }
 
-// lhsEnd reports whether token i can end an expression a postfix '!'
-// follows: a name (not a keyword), ')' or ']'.
-func (sc *jsScan) lhsEnd(i int) bool {
-	p := sc.tok(i)
-	return p != nil && (p.kind == jsIdent && !jsHardKeywords[sc.word(i)] || p.kind == jsPunct && (p.b == ')' || p.b == ']'))
+// nonNull reports whether token i is TypeScript's postfix '!' (x!, f()!,
+// a[0]!): on the line of a name (not a keyword), ')' or ']' before it.
+func (sc *jsScan) nonNull(i int) bool {
+	p := sc.tok(i - 1)
+	return sc.isPunct(i, '!') && p != nil && p.row == sc.toks[i].row &&
+		(p.kind == jsIdent && !jsHardKeywords[sc.word(i-1)] || p.kind == jsPunct && (p.b == ')' || p.b == ']'))
 }
 
 // arrowAt reports whether tokens i, i+1 are "=>".
@@ -1032,6 +1039,9 @@ func (sc *jsScan) call(i int) {
 	s := sc.tok(j + 1)
 	if s == nil || s.kind != jsOther || (sc.src[s.s] != '"' && sc.src[s.s] != '\'') {
 		return
+	}
+	if bytes.IndexByte(sc.src[sc.toks[j].e:s.s], '/') >= 0 {
+		return // a comment before the string is the arguments' first node
 	}
 	if !sc.isPunct(j+2, ')') && !sc.isPunct(j+2, ',') {
 		return

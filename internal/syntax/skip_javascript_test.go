@@ -270,8 +270,11 @@ func BenchmarkJSBodiesLongLine(b *testing.B) {
 
 // TestScriptBodySkipForOfLeftSides: `of` in a for head after a
 // parenthesized left side or (TypeScript) a non-null '!' is the keyword,
-// not a ref; where it is a name (`!of`, `of` declared) it stays one. And a
+// not a ref; where it is a name (`!of`, `of` declared) it stays one. A
 // name after a number literal's member '.' is read (0n.toString()).
+// TypeScript's `using` declarations and `x! as T` are read as a whole parse
+// reads them, and an import()/require() whose path follows a comment is
+// not an import (the whole parse's arguments start with the comment).
 func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 	cases := []struct{ lang, src string }{
 		{"javascript", "function outer() {\n  for ((first) of items);\n  for ((second.field) of items) use(second);\n}\n"},
@@ -283,6 +286,17 @@ func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 		// a member of a number literal: 0n.toLocaleString() (test262)
 		{"javascript", "function outer(locales) {\n  return 0n.toLocaleString(locales) + 1.5.toFixed(2) + 1..toString() + .5.toPrecision(1) + 1e3.toExponential() + 0x1Fn.valueOf() + 1e+3.toFixed() + 08.5.toFixed();\n}\n"},
 		{"typescript", "function outer(locales: string): string {\n  return 0n.toLocaleString(locales) + 1.5.toFixed(2) + 0b101n.toString(2);\n}\n"},
+		// TypeScript's using declarations (deno std); `using` as a name stays a ref
+		{"typescript", "async function outer() {\n  using timer = stub(Deno, \"unrefTimer\");\n  await using handle = open();\n  using\n  other = open();\n}\n"},
+		{"typescript", "function outer() {\n  let using = 1;\n  const { using: renamed } = source.using;\n  return renamed;\n}\n"},
+		{"tsx", "function outer() {\n  using timer = stub(Deno, \"unrefTimer\");\n  return timer;\n}\n"},
+		// x! as T (excalidraw, deno std): `as` is the operator
+		{"typescript", "function outer(glob: string[], index: number) {\n  return chars.includes(glob[index]! as EscapeChar) || (find(glob)! as Element) || value! as Other;\n}\n"},
+		{"typescript", "function outer(as: boolean) {\n  if (!as) return;\n  return check(as) && !as && validate(!as);\n}\n"},
+		// import() with a comment before the path: a whole parse does not
+		// read it (the arguments' first node is the comment) (excalidraw)
+		{"tsx", "async function outer() {\n  const template = (await import(\n    /* webpackChunkName: \"bug\" */ \"../bug-issue-template\"\n  )).default;\n  return require(/* c */ \"x\") + require(\"y\" /* c */);\n}\n"},
+		{"javascript", "async function outer() {\n  const template = (await import(/* webpackChunkName: \"bug\" */ \"../bug-issue-template\")).default;\n  return require(// c\n\"x\") + require(\"y\" /* c */);\n}\n"},
 	}
 	for _, c := range cases {
 		src := []byte(c.src)
