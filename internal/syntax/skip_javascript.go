@@ -915,11 +915,28 @@ func (sc *jsScan) classify(i int, inType bool) int {
 		}
 		return jsEmitIdent // a member's name (a keyword too) or shorthand
 	}
+	switch string(w) {
+	case "yield", "await":
+		// a name in sloppy code (var yield, let a, await = 1, function
+		// yield() {}): a whole parse reads an identifier; not read here
+		if sc.isWord(i-1, "var") || sc.isWord(i-1, "let") || sc.isWord(i-1, "const") || sc.isWord(i-1, "function") || sc.isWord(i-1, "class") ||
+			sc.isPunct(i+1, '=') && !(sc.isPunct(i+2, '=') || sc.isPunct(i+2, '>')) {
+			return jsBadIdent
+		}
+	case "import":
+		// an import declaration in a body (not import() or import.meta)
+		if !sc.isPunct(i+1, '(') && !sc.isPunct(i+1, '.') {
+			return jsBadIdent
+		}
+	}
 	if jsHardKeywords[string(w)] {
 		return jsSkipIdent
 	}
 	switch string(w) {
 	case "let":
+		if sc.isPunct(i+1, '[') && sc.isPunct(i-1, '(') && sc.isWord(i-2, "await") && sc.isWord(i-3, "for") {
+			return jsEmitIdent // tree-sitter reads for await (let [x] of y) as let[x]
+		}
 		if n := sc.tok(i + 1); n != nil && (n.kind == jsIdent || n.kind == jsPunct && (n.b == '[' || n.b == '{')) {
 			return jsSkipIdent
 		}

@@ -274,7 +274,8 @@ func BenchmarkJSBodiesLongLine(b *testing.B) {
 // name after a number literal's member '.' is read (0n.toString()).
 // TypeScript's `using` declarations and `x! as T` are read as a whole parse
 // reads them, and an import()/require() whose path follows a comment is
-// not an import (the whole parse's arguments start with the comment).
+// not an import (the whole parse's arguments start with the comment). The
+// rest: test262's names in sloppy code.
 func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 	cases := []struct{ lang, src string }{
 		{"javascript", "function outer() {\n  for ((first) of items);\n  for ((second.field) of items) use(second);\n}\n"},
@@ -297,6 +298,13 @@ func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 		// read it (the arguments' first node is the comment) (excalidraw)
 		{"tsx", "async function outer() {\n  const template = (await import(\n    /* webpackChunkName: \"bug\" */ \"../bug-issue-template\"\n  )).default;\n  return require(/* c */ \"x\") + require(\"y\" /* c */);\n}\n"},
 		{"javascript", "async function outer() {\n  const template = (await import(/* webpackChunkName: \"bug\" */ \"../bug-issue-template\")).default;\n  return require(// c\n\"x\") + require(\"y\" /* c */);\n}\n"},
+		// test262: yield and await as names in sloppy code, an import
+		// declaration in a body (these bodies are parsed), and tree-sitter's
+		// for await (let [x] of y), where let is a name (let[x])
+		{"javascript", "function outer(arg) {\n  var yield = arg + 1;\n  let other = 1, await = 2;\n  return yield;\n}\nfunction second() {\n  function yield() {}\n  return compute(yield);\n}\nfunction plain(alpha, beta) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"},
+		{"javascript", "function outer() {\n  import value from \"./module\";\n  return value;\n}\nasync function second() {\n  const loaded = await import(\"./lazy\"), address = import.meta.url;\n  return [loaded, address];\n}\n"},
+		{"javascript", "async function outer(source) {\n  for await (let [first] of source) use(first);\n  for (let [second] of source) use(second);\n}\n"},
+		{"typescript", "async function outer(source: Iterable<number[]>) {\n  for await (let [first] of source) use(first);\n  var await = 1;\n}\nfunction plain(alpha: number, beta: number) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"},
 	}
 	for _, c := range cases {
 		src := []byte(c.src)
