@@ -935,7 +935,7 @@ func (sc *jsScan) classify(i int, inType bool) int {
 	switch string(w) {
 	case "let":
 		if sc.isPunct(i+1, '[') && sc.isPunct(i-1, '(') && sc.isWord(i-2, "await") && sc.isWord(i-3, "for") {
-			return jsEmitIdent // tree-sitter reads for await (let [x] of y) as let[x]
+			return jsBadIdent // tree-sitter reads for await (let [x] of y) as let[x], but let [...x] as a declaration
 		}
 		if n := sc.tok(i + 1); n != nil && (n.kind == jsIdent || n.kind == jsPunct && (n.b == '[' || n.b == '{')) {
 			return jsSkipIdent

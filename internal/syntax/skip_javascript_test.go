@@ -268,6 +268,8 @@ func BenchmarkJSBodiesLongLine(b *testing.B) {
 	}
 }
 
+const plainJS = "function plain(alpha, beta) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"
+
 // TestScriptBodySkipForOfLeftSides: `of` in a for head after a
 // parenthesized left side or (TypeScript) a non-null '!' is the keyword,
 // not a ref; where it is a name (`!of`, `of` declared) it stays one. A
@@ -299,11 +301,11 @@ func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 		{"tsx", "async function outer() {\n  const template = (await import(\n    /* webpackChunkName: \"bug\" */ \"../bug-issue-template\"\n  )).default;\n  return require(/* c */ \"x\") + require(\"y\" /* c */);\n}\n"},
 		{"javascript", "async function outer() {\n  const template = (await import(/* webpackChunkName: \"bug\" */ \"../bug-issue-template\")).default;\n  return require(// c\n\"x\") + require(\"y\" /* c */);\n}\n"},
 		// test262: yield and await as names in sloppy code, an import
-		// declaration in a body (these bodies are parsed), and tree-sitter's
-		// for await (let [x] of y), where let is a name (let[x])
+		// declaration in a body, and for await (let [x] of y), where tree-sitter
+		// reads let as a name (let[x]) or not (let [...x]): these bodies are parsed
 		{"javascript", "function outer(arg) {\n  var yield = arg + 1;\n  let other = 1, await = 2;\n  return yield;\n}\nfunction second() {\n  function yield() {}\n  return compute(yield);\n}\nfunction plain(alpha, beta) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"},
 		{"javascript", "function outer() {\n  import value from \"./module\";\n  return value;\n}\nasync function second() {\n  const loaded = await import(\"./lazy\"), address = import.meta.url;\n  return [loaded, address];\n}\n"},
-		{"javascript", "async function outer(source) {\n  for await (let [first] of source) use(first);\n  for (let [second] of source) use(second);\n}\n"},
+		{"javascript", "async function outer(source) {\n  for await (let [first] of source) use(first);\n  for await (let [...rest] of source) use(rest);\n  for (let [second] of source) use(second);\n}\n" + plainJS},
 		{"typescript", "async function outer(source: Iterable<number[]>) {\n  for await (let [first] of source) use(first);\n  var await = 1;\n}\nfunction plain(alpha: number, beta: number) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"},
 	}
 	for _, c := range cases {
