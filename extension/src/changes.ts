@@ -199,8 +199,16 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.FileDe
       vscode.commands.registerCommand('taskX.changes.revert', async (n?: Node | string) => {
         const p = pathOf(n);
         if (!p) return undefined;
+        const f = this.files.find((x) => x.path === p);
+        // Changed after the agent's edit: the runtime keeps the later change and reverts
+        // nothing, so say that at once instead of asking to delete the file first (QA: a
+        // created, then edited, file asked "Delete File?" and was then refused).
+        if (f?.changedOutside) {
+          this.explainConflicts([p], 'reverted');
+          return undefined;
+        }
         // Reverting a file the agent created deletes it: ask first.
-        if (this.files.find((f) => f.path === p)?.original === null) {
+        if (f?.original === null) {
           const a = await vscode.window.showWarningMessage(`Revert ${p}? task-x created it, so reverting deletes the file.`, { modal: true }, 'Delete File');
           if (a !== 'Delete File') return undefined;
         }

@@ -19,6 +19,8 @@ export const panels: { webview: { html: string } }[] = [];
 export const answers: unknown[] = [];
 const config = new Map<string, unknown>();
 const commands: { id: string; args: unknown[] }[] = [];
+/** Commands host code registered (registerCommand), by id. */
+export const registered = new Map<string, (...args: unknown[]) => unknown>();
 
 function next(items?: unknown[]): unknown {
   const a = answers.shift();
@@ -77,10 +79,15 @@ export const fake = {
       return panel;
     },
     withProgress: async <T>(_o: unknown, task: () => Promise<T>): Promise<T> => task(),
+    registerFileDecorationProvider: () => ({ dispose() {} }),
   },
   commands: {
     executeCommand: async (id: string, ...args: unknown[]) => {
       commands.push({ id, args });
+    },
+    registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {
+      registered.set(id, fn);
+      return { dispose: () => registered.delete(id) };
     },
   },
   workspace: {
@@ -102,6 +109,7 @@ export function reset(): void {
   config.clear();
   commands.length = 0;
   panels.length = 0;
+  registered.clear();
 }
 
 /** An in-memory SecretStorage. */
