@@ -47,7 +47,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private instance = 'sidebar';
   private shownTask: string | null = null;
   /** The best-of run this chat shows, with its events (at most 20 000) for a page that loads late. */
-  private bestOfShown: { taskId: string; prompt: HostToWebview; events: AgentEvent[] } | undefined;
+  private bestOfShown: { taskId: string; prompt: HostToWebview; names: HostToWebview; events: AgentEvent[] } | undefined;
   private title: string | null = null;
   private mode: ChatMode;
   private model: string | null = null;
@@ -282,6 +282,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
           const b = this.bestOfShown;
           this.post({ type: 'clear' });
           this.post(b.prompt);
+          this.post(b.names);
           if (b.events.length) this.post({ type: 'events', taskId: b.taskId, events: b.events });
         } else if (this.shownTask) await this.openTask(this.shownTask, this.title);
         return;
@@ -456,8 +457,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.shownTask = taskId;
     this.title = `Best of ${providers.length}: ${prompt.split('\n')[0]}`.slice(0, 80);
     const shown: HostToWebview = { type: 'userPrompt', taskId, text: prompt, images: 0, mentions: [`best of ${providers.length}: ${providers.join(', ')}`] };
-    this.bestOfShown = { taskId, prompt: shown, events: [] };
+    const names: HostToWebview = { type: 'bestOfProviders', taskId, providers };
+    this.bestOfShown = { taskId, prompt: shown, names, events: [] };
     this.post(shown);
+    this.post(names);
     this.postState();
     await this.reveal();
   }

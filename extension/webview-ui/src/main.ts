@@ -191,6 +191,9 @@ function handle(m: HostToWebview): void {
       composer.update({ taskId: null, title: null });
       showTitle();
       break;
+    case "bestOfProviders":
+      transcript.bestOfProviders(str(m.taskId), Array.isArray(m.providers) ? m.providers.map(str) : []);
+      return;
     case "userPrompt":
       transcript.userPrompt(str(m.taskId), str(m.text), typeof m.images === "number" ? m.images : 0, Array.isArray(m.mentions) ? m.mentions.map(str) : []);
       break;

@@ -106,6 +106,8 @@ export type HostToWebview =
   | { type: "clear" }
   /** The prompt the host sent with agent/run, shown as the user's turn. */
   | { type: "userPrompt"; taskId: string; text: string; images: number; mentions: string[] }
+  /** A best-of-N run's providers, by the names the user gave them, in the order asked: its candidate cards are named after them. */
+  | { type: "bestOfProviders"; taskId: string; providers: string[] }
   /** The agent/run (or claude/run) result: the summary with validations. */
   | { type: "runResult"; taskId: string; summary: AgentSummary }
   /** agent/run failed as a request (JSON-RPC error), not as a task. */

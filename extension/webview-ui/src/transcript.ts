@@ -482,7 +482,7 @@ class Lane {
         // The candidates come in the order of the providers asked, as the cards number
         // them ("candidate 2"); only the completed ones are ready to apply.
         const cands = arr(ev.candidates).map(obj);
-        const rows = cands.map((o, i) => el("li", null, `candidate ${i + 1}: ${str(o.kind)}/${str(o.model)}, ${str(o.status)}`));
+        const rows = cands.map((o, i) => el("li", null, `${this.t.candidateLabel(this.taskId, i + 1)}: ${str(o.kind)}/${str(o.model)}, ${str(o.status)}`));
         const ready = cands.filter((o) => str(o.status) === "completed").length;
         const title = ready === cands.length ? `${plural(cands.length, "candidate")} ready` : `${ready} of ${plural(cands.length, "candidate")} ready`;
         this.add(el("div", { class: "card item" }, el("div", { class: "card-title" }, icon("versions"), ` ${title} (${cost(num(ev.costUsd))})`), el("ul", null, ...rows)));
@@ -946,12 +946,25 @@ export class Transcript {
 
   // ----- team
 
+  /** A best-of-N run's provider names (the host's), by candidate index. */
+  private readonly bestOfNames = new Map<string, string[]>();
+
+  bestOfProviders(taskId: string, providers: string[]): void {
+    if (taskId) this.bestOfNames.set(taskId, providers.slice(0, 8));
+  }
+
+  /** "candidate 2" with its provider's name when the host gave it, as the comparison panel names it. */
+  candidateLabel(runTaskId: string, n: number): string {
+    const name = this.bestOfNames.get(runTaskId)?.[n - 1];
+    return name ? `${name} (candidate ${n})` : `candidate ${n}`;
+  }
+
   subagentStarted(parent: Lane, ev: Ev): void {
     const taskId = str(ev.taskId);
     const name = str(ev.name);
     // A best-of-N candidate names its index among the providers asked.
     const candidate = typeof ev.candidate === "number" && Number.isInteger(ev.candidate) && ev.candidate >= 0 ? ev.candidate + 1 : 0;
-    const role = candidate ? `candidate ${candidate}` : str(ev.role);
+    const role = candidate ? this.candidateLabel(parent.taskId, candidate) : str(ev.role);
     const box = el("div", { class: "sub-body", hidden: true });
     const status = el("span", { class: "sub-status" }, icon("loading", "codicon-modifier-spin"));
     const card = el(

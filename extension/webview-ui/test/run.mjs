@@ -734,6 +734,22 @@ test("best of N: a candidate's card keeps its title clear of its status in a nar
   assert.deepEqual(errors, []);
 });
 
+test("best of N: candidate cards carry the provider names the host gave, as the comparison panel does", async (ctx) => {
+  const { page, errors } = await open(ctx);
+  const started = (i) => ({ type: "subagentStarted", name: `implementation-${i}`, taskId: `sub-${i}`, role: "implementation", objective: "Do it", kind: "openaiCompatible", model: "fake-model", dir: `/tmp/wt/implementation-${i}`, candidate: i });
+  await send(page, { type: "userPrompt", taskId: T, text: "Do it", images: 0, mentions: ["best of 2: local-a, local-b"] }, { type: "bestOfProviders", taskId: T, providers: ["local-a", "local-b"] });
+  await send(page, ev(started(1), started(0)));
+  assert.equal(await page.locator('[data-candidate="1"] .tool-name').innerText(), "local-a (candidate 1)");
+  assert.equal(await page.locator('[data-candidate="2"] .tool-name').innerText(), "local-b (candidate 2)");
+  await send(page, ev({ type: "bestOfDone", taskId: T, costUsd: 0, candidates: [
+    { name: "implementation-0", kind: "openaiCompatible", model: "fake-model", status: "completed" },
+    { name: "implementation-1", kind: "openaiCompatible", model: "fake-model", status: "completed" },
+  ] }));
+  const done = page.locator(".card", { hasText: "ready" }).last();
+  assert.deepEqual(await done.locator("li").allInnerTexts(), ["local-a (candidate 1): openaiCompatible/fake-model, completed", "local-b (candidate 2): openaiCompatible/fake-model, completed"]);
+  assert.deepEqual(errors, []);
+});
+
 test("approval: Enter in the reason denies with it; Enter in an empty reason does nothing", async (ctx) => {
   const { page } = await open(ctx);
   const params = (callId) => ({ taskId: T, callId, tool: "write_file", permission: "edit", input: { path: "notes/todo.md" }, preview: "" });
