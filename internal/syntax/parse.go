@@ -32,7 +32,7 @@ var wholeAgain atomic.Int64
 // Version names the extraction rules (symbols, imports, refs): a saved
 // index (internal/project) made under another version is parsed again.
 // Bump it when Parse's output for some input changes.
-const Version = "8"
+const Version = "9"
 
 // DefaultTimeout bounds one file's parse and extraction when
 // Options.Timeout is zero.

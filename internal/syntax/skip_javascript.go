@@ -509,6 +509,13 @@ func (sc *jsScan) walk() {
 					sc.levels = sc.levels[:len(sc.levels)-1]
 				}
 			case ':':
+				if sc.ts && t.f != 0 && sc.isPunct(i-1, ')') {
+					// cond ? (x): T => y : z: an arrow's return type or
+					// the conditional's ':', as tree-sitter decides: not read here
+					if o := int(sc.toks[i-1].match); o > 0 && (sc.isPunct(o-1, '?') || sc.isWord(o-1, "async") || sc.isPunct(o-1, '>')) {
+						sc.bad()
+					}
+				}
 				if sc.ts && t.f == 0 && sc.annotationColon(i) {
 					lv.ann, lv.annRet = true, sc.isPunct(i-1, ')')
 				}
@@ -922,6 +929,10 @@ func (sc *jsScan) classify(i int, inType bool) int {
 		if sc.isWord(i-1, "var") || sc.isWord(i-1, "let") || sc.isWord(i-1, "const") || sc.isWord(i-1, "function") || sc.isWord(i-1, "class") ||
 			sc.isPunct(i+1, '=') && !(sc.isPunct(i+2, '=') || sc.isPunct(i+2, '>')) {
 			return jsBadIdent
+		}
+	case "super":
+		if sc.isPunct(i-1, '@') || sc.isPunct(i-1, '(') && sc.isPunct(i-2, '@') {
+			return jsBadIdent // @super.x, @(super.x): a whole parse reads a name
 		}
 	case "import":
 		// an import declaration in a body (not import() or import.meta)

@@ -306,6 +306,10 @@ func TestScriptBodySkipForOfLeftSides(t *testing.T) {
 		{"javascript", "function outer(arg) {\n  var yield = arg + 1;\n  let other = 1, await = 2;\n  return yield;\n}\nfunction second() {\n  function yield() {}\n  return compute(yield);\n}\nfunction plain(alpha, beta) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"},
 		{"javascript", "function outer() {\n  import value from \"./module\";\n  return value;\n}\nasync function second() {\n  const loaded = await import(\"./lazy\"), address = import.meta.url;\n  return [loaded, address];\n}\n"},
 		{"javascript", "async function outer(source) {\n  for await (let [first] of source) use(first);\n  for await (let [...rest] of source) use(rest);\n  for (let [second] of source) use(second);\n}\n" + plainJS},
+		// typescript-eslint: an arrow with a return type as a conditional's
+		// operand, super in a decorator (these bodies are parsed)
+		{"typescript", "function outer(name: string, leading: boolean) {\n  const check = leading\n    ? (): boolean => name.startsWith('_')\n    : (): boolean => name.endsWith('_');\n  return check() ? (name) : other;\n}\n" + plainJS},
+		{"typescript", "class Outer extends Base {\n  method() {\n    class Inner {\n      @(super.decorate)\n      second() {}\n      @super.decorate\n      third() {}\n    }\n  }\n}\n" + plainJS},
 		{"typescript", "async function outer(source: Iterable<number[]>) {\n  for await (let [first] of source) use(first);\n  var await = 1;\n}\nfunction plain(alpha: number, beta: number) {\n  return compute(alpha, beta) + other(alpha) + third(beta);\n}\n"},
 	}
 	for _, c := range cases {
