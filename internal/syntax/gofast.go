@@ -1306,15 +1306,7 @@ func (p *fp) parseMethodSpec() (method bool, ev int32, t fnode) {
 			if p.atComma(token.RBRACK) {
 				p.exprLev++
 				p.next()
-				for p.tok != token.RBRACK && p.tok != token.EOF {
-					a := p.parseType()
-					p.link(a.slot, group)
-					n++
-					if !p.atComma(token.RBRACK) {
-						break
-					}
-					p.next()
-				}
+				n += p.parseTypeList(group)
 				p.exprLev--
 			}
 			p.expect(token.RBRACK)
@@ -1440,10 +1432,9 @@ func (p *fp) parseChanType() fnode {
 	return n
 }
 
-func (p *fp) parseTypeInstance(t fnode) fnode {
-	p.expect(token.LBRACK)
-	p.exprLev++
-	group := p.slot()
+// parseTypeList parses types up to ']' (a trailing comma allowed), each
+// linked to group, and returns how many it read.
+func (p *fp) parseTypeList(group int32) int {
 	n := 0
 	for p.tok != token.RBRACK && p.tok != token.EOF {
 		a := p.parseType()
@@ -1454,6 +1445,14 @@ func (p *fp) parseTypeInstance(t fnode) fnode {
 		}
 		p.next()
 	}
+	return n
+}
+
+func (p *fp) parseTypeInstance(t fnode) fnode {
+	p.expect(token.LBRACK)
+	p.exprLev++
+	group := p.slot()
+	n := p.parseTypeList(group)
 	p.exprLev--
 	p.expect(token.RBRACK)
 	if n == 0 {
